@@ -1,0 +1,454 @@
+// Proxies of Puppeteer 24's Page, Frame, ElementHandle, JSHandle, Locator,
+// HTTPRequest, HTTPResponse, Dialog and ConsoleMessage, inside the isolate.
+// Each method is a stub that sends (handle id, method name, arguments) to the
+// host; the host decides what is allowed (src/sandbox/methods.ts). The lists
+// below only give scripts the familiar shape and clear errors for what is refused.
+import type { HandleKind, ToHost } from './wire.js';
+
+type AnyFn = (...args: unknown[]) => unknown;
+
+export interface BridgeDeps {
+  callAsync(h: number, m: string, args: readonly unknown[]): Promise<unknown>;
+  callSync(h: number, m: string, args: readonly unknown[]): unknown;
+  send(msg: ToHost): string;
+  defaultTimeoutMs: number;
+  setTimer(fn: unknown, ms: unknown, args: unknown[], repeat: boolean): number;
+  clearTimer(id: unknown): void;
+  reportUncaught(e: unknown, where: string): void;
+}
+
+export interface Bridge {
+  page: object;
+  idOf(v: object): number | undefined;
+  kindOf(v: object): HandleKind | undefined;
+  proxyFor(id: number, kind: HandleKind, snapshot?: Record<string, unknown>): object;
+  emit(h: number, event: string, value: unknown): void;
+  invokeExposed(fid: number, args: unknown[]): Promise<unknown>;
+}
+
+/** The page's handle id; the host always registers the request's page first. */
+export const PAGE_ID = 1;
+
+const REFUSED_REASON = 'pagescript scripts may use only their own page';
+
+// Methods that return a promise and go to the host as they are.
+const QUERY = ['$', '$$', '$eval', '$$eval', 'evaluate', 'evaluateHandle', 'waitForSelector', 'waitForFunction'];
+const ACTIONS = ['click', 'type', 'focus', 'hover', 'select', 'tap'];
+const PAGE_ASYNC = [
+  ...QUERY,
+  ...ACTIONS,
+  'goto',
+  'reload',
+  'goBack',
+  'goForward',
+  'title',
+  'content',
+  'setContent',
+  'waitForNavigation',
+  'waitForNetworkIdle',
+  'setViewport',
+  'setUserAgent',
+  'setExtraHTTPHeaders',
+  'setCookie',
+  'cookies',
+  'deleteCookie',
+  'setJavaScriptEnabled',
+  'emulateMediaType',
+  'emulateTimezone',
+  'setGeolocation',
+  'setOfflineMode',
+  'setCacheEnabled',
+  'setBypassCSP',
+  'authenticate',
+  'setRequestInterception',
+  'screenshot',
+  'pdf',
+  'evaluateOnNewDocument',
+  'removeScriptToEvaluateOnNewDocument',
+  'addScriptTag',
+  'addStyleTag',
+  'bringToFront',
+  'waitForFrame',
+];
+const PAGE_SYNC = ['url', 'viewport', 'isClosed', 'isJavaScriptEnabled', 'mainFrame', 'frames', 'setDefaultTimeout', 'setDefaultNavigationTimeout'];
+const PAGE_REFUSED = [
+  'browser',
+  'browserContext',
+  'target',
+  'createCDPSession',
+  'close',
+  'screencast',
+  'waitForFileChooser',
+  'waitForDevicePrompt',
+  'workers',
+  'openDevTools',
+  'setDownloadBehavior',
+  'emulateNetworkConditions',
+  'removeExposedFunction',
+];
+const FRAME_ASYNC = [
+  ...QUERY,
+  ...ACTIONS,
+  'goto',
+  'title',
+  'content',
+  'setContent',
+  'waitForNavigation',
+  'addScriptTag',
+  'addStyleTag',
+  'frameElement',
+];
+const FRAME_SYNC = ['url', 'name', 'parentFrame', 'childFrames', 'isDetached', 'page'];
+const ELEMENT_ASYNC = [
+  ...QUERY,
+  'click',
+  'hover',
+  'focus',
+  'type',
+  'press',
+  'tap',
+  'select',
+  'boundingBox',
+  'boxModel',
+  'screenshot',
+  'isVisible',
+  'isHidden',
+  'isIntersectingViewport',
+  'scrollIntoView',
+  'contentFrame',
+  'clickablePoint',
+  'getProperty',
+  'getProperties',
+  'jsonValue',
+  'dispose',
+  'toElement',
+];
+const JSHANDLE_ASYNC = ['evaluate', 'evaluateHandle', 'getProperty', 'getProperties', 'jsonValue', 'dispose'];
+const LOCATOR_ASYNC = ['click', 'fill', 'hover', 'scroll', 'wait', 'waitHandle'];
+const LOCATOR_CHAIN = [
+  'setTimeout',
+  'setVisibility',
+  'setWaitForEnabled',
+  'setEnsureElementIsInTheViewport',
+  'setWaitForStableBoundingBox',
+  'filter',
+  'map',
+  'clone',
+];
+const REQUEST_SNAPSHOT = ['url', 'method', 'headers', 'postData', 'hasPostData', 'resourceType', 'isNavigationRequest', 'failure'];
+const RESPONSE_SNAPSHOT = ['url', 'status', 'statusText', 'ok', 'headers', 'fromCache', 'fromServiceWorker'];
+const INPUT = {
+  keyboard: ['down', 'up', 'press', 'type', 'sendCharacter'],
+  mouse: ['move', 'click', 'down', 'up', 'wheel', 'reset', 'drag', 'dragAndDrop'],
+  touchscreen: ['tap', 'touchStart', 'touchMove', 'touchEnd'],
+} as const;
+
+export function createPageApi(deps: BridgeDeps): Bridge {
+  const ids = new WeakMap<object, number>();
+  const kinds = new WeakMap<object, HandleKind>();
+  const snapshots = new WeakMap<object, Record<string, unknown>>();
+  const byId = new Map<number, object>();
+  const listeners = new Map<string, { fn: AnyFn; once: boolean }[]>(); // key: `${h}:${event}`
+  const subscribed = new Set<string>();
+  const exposed = new Map<number, AnyFn>();
+  let nextExposed = 1;
+
+  const idOf = (self: object): number => {
+    const id = ids.get(self);
+    if (id === undefined) throw new TypeError('Illegal invocation: not a pagescript handle');
+    return id;
+  };
+
+  function asyncMethods(proto: object, names: readonly string[], prefix = ''): void {
+    for (const name of names) {
+      Object.defineProperty(proto, name, {
+        value: function (this: object, ...args: unknown[]) {
+          return deps.callAsync(idOf(this), prefix + name, args);
+        },
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
+
+  function syncMethods(proto: object, names: readonly string[]): void {
+    for (const name of names) {
+      Object.defineProperty(proto, name, {
+        value: function (this: object, ...args: unknown[]) {
+          return deps.callSync(idOf(this), name, args);
+        },
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
+
+  function snapshotMethods(proto: object, names: readonly string[]): void {
+    for (const name of names) {
+      Object.defineProperty(proto, name, {
+        value: function (this: object) {
+          return snapshots.get(this)?.[name];
+        },
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
+
+  function refusedMethods(proto: object, label: string, names: readonly string[], reason = REFUSED_REASON): void {
+    for (const name of names) {
+      Object.defineProperty(proto, name, {
+        value: function () {
+          throw new Error(`${label}.${name}() is not available in pagescript: ${reason}`);
+        },
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
+
+  function events(proto: object): void {
+    const on = function (this: object, event: unknown, fn: unknown, once = false): object {
+      if (typeof event !== 'string') throw new TypeError('event name must be a string');
+      if (typeof fn !== 'function') throw new TypeError('listener must be a function');
+      const h = idOf(this);
+      const key = `${h}:${event}`;
+      if (!subscribed.has(key)) {
+        deps.callSync(h, 'subscribe', [event]);
+        subscribed.add(key);
+      }
+      const list = listeners.get(key) ?? [];
+      list.push({ fn: fn as AnyFn, once });
+      listeners.set(key, list);
+      return this;
+    };
+    const off = function (this: object, event: unknown, fn?: unknown): object {
+      const key = `${idOf(this)}:${String(event)}`;
+      const list = listeners.get(key);
+      if (list) {
+        const i = fn === undefined ? -1 : list.findIndex((l) => l.fn === fn);
+        if (fn === undefined) list.length = 0;
+        else if (i >= 0) list.splice(i, 1);
+      }
+      return this;
+    };
+    const define = (name: string, value: unknown): void => {
+      Object.defineProperty(proto, name, { value, writable: true, configurable: true });
+    };
+    define('on', function (this: object, e: unknown, fn: unknown) {
+      return on.call(this, e, fn, false);
+    });
+    define('addListener', function (this: object, e: unknown, fn: unknown) {
+      return on.call(this, e, fn, false);
+    });
+    define('once', function (this: object, e: unknown, fn: unknown) {
+      return on.call(this, e, fn, true);
+    });
+    define('off', off);
+    define('removeListener', off);
+    define('removeAllListeners', function (this: object, e?: unknown) {
+      const h = idOf(this);
+      for (const key of listeners.keys()) if (e === undefined || key === `${h}:${String(e)}`) listeners.delete(key);
+      return this;
+    });
+    define('listenerCount', function (this: object, e: unknown) {
+      return listeners.get(`${idOf(this)}:${String(e)}`)?.length ?? 0;
+    });
+  }
+
+  function waitForEvent(self: object, event: string, what: unknown, options: unknown): Promise<unknown> {
+    const opts = (typeof options === 'object' && options !== null ? options : {}) as { timeout?: unknown };
+    const timeout = typeof opts.timeout === 'number' && opts.timeout >= 0 ? opts.timeout : deps.defaultTimeoutMs;
+    const match =
+      typeof what === 'function'
+        ? (what as AnyFn)
+        : (r: unknown) => (r as { url(): string }).url() === String(what);
+    return new Promise((resolve, reject) => {
+      let timer: number | undefined;
+      const listener = async (r: unknown): Promise<void> => {
+        try {
+          if (await match(r)) {
+            cleanup();
+            resolve(r);
+          }
+        } catch (e) {
+          cleanup();
+          reject(e);
+        }
+      };
+      const cleanup = (): void => {
+        (self as { off(e: string, fn: unknown): void }).off(event, listener);
+        if (timer !== undefined) deps.clearTimer(timer);
+      };
+      (self as { on(e: string, fn: unknown): void }).on(event, listener);
+      if (timeout > 0) {
+        timer = deps.setTimer(
+          () => {
+            cleanup();
+            const err = new Error(`Timed out after waiting ${timeout}ms`);
+            Object.defineProperty(err, 'name', { value: 'TimeoutError' });
+            reject(err);
+          },
+          timeout,
+          [],
+          false,
+        );
+      }
+    });
+  }
+
+  function inspectable(proto: object, kind: HandleKind): void {
+    Object.defineProperty(proto, '__psInspect', {
+      value: function (this: object) {
+        const s = snapshots.get(this);
+        return s && typeof s.url === 'string' ? `${kind} { url: '${s.url}' }` : `${kind} {}`;
+      },
+    });
+    Object.defineProperty(proto, Symbol.toStringTag, { value: kind });
+  }
+
+  // ------------------------------------------------------------ classes
+  class Page {}
+  class Frame {}
+  class ElementHandle {}
+  class JSHandle {}
+  class Locator {}
+  class HTTPRequest {}
+  class HTTPResponse {}
+  class Dialog {}
+  class ConsoleMessage {}
+
+  asyncMethods(Page.prototype, PAGE_ASYNC);
+  syncMethods(Page.prototype, PAGE_SYNC);
+  refusedMethods(Page.prototype, 'page', PAGE_REFUSED);
+  events(Page.prototype);
+  for (const prop of ['tracing', 'coverage']) {
+    Object.defineProperty(Page.prototype, prop, {
+      get() {
+        throw new Error(`page.${prop} is not available in pagescript: ${REFUSED_REASON}`);
+      },
+    });
+  }
+
+  asyncMethods(Frame.prototype, FRAME_ASYNC);
+  syncMethods(Frame.prototype, FRAME_SYNC);
+  asyncMethods(ElementHandle.prototype, ELEMENT_ASYNC);
+  refusedMethods(ElementHandle.prototype, 'elementHandle', ['uploadFile', 'remoteObject'], 'it would read files from the server');
+  asyncMethods(JSHandle.prototype, JSHANDLE_ASYNC);
+  refusedMethods(JSHandle.prototype, 'jsHandle', ['remoteObject']);
+  asyncMethods(Locator.prototype, LOCATOR_ASYNC);
+  syncMethods(Locator.prototype, LOCATOR_CHAIN);
+  snapshotMethods(HTTPRequest.prototype, REQUEST_SNAPSHOT);
+  asyncMethods(HTTPRequest.prototype, ['abort', 'continue', 'respond']);
+  syncMethods(HTTPRequest.prototype, ['response', 'frame', 'redirectChain', 'isInterceptResolutionHandled']);
+  snapshotMethods(HTTPResponse.prototype, RESPONSE_SNAPSHOT);
+  asyncMethods(HTTPResponse.prototype, ['text', 'json', 'buffer', 'content']);
+  syncMethods(HTTPResponse.prototype, ['request', 'frame']);
+  refusedMethods(HTTPResponse.prototype, 'response', ['remoteAddress', 'securityDetails'], 'the address is the egress guard\'s');
+  snapshotMethods(Dialog.prototype, ['type', 'message', 'defaultValue']);
+  asyncMethods(Dialog.prototype, ['accept', 'dismiss']);
+  snapshotMethods(ConsoleMessage.prototype, ['type', 'text', 'location']);
+  Object.defineProperty(ConsoleMessage.prototype, 'args', { value: () => [], writable: true, configurable: true });
+
+  // asElement(): an ElementHandle is its own element; a JSHandle is none.
+  Object.defineProperty(ElementHandle.prototype, 'asElement', { value: function (this: object) { return this; } });
+  Object.defineProperty(JSHandle.prototype, 'asElement', { value: () => null });
+
+  // locator() is synchronous in Puppeteer: the host builds it at once.
+  for (const proto of [Page.prototype, Frame.prototype]) {
+    syncMethods(proto, ['locator']);
+  }
+
+  // waitForRequest/waitForResponse: a URL goes to the host; a predicate runs here.
+  for (const [name, event] of [
+    ['waitForRequest', 'request'],
+    ['waitForResponse', 'response'],
+  ] as const) {
+    Object.defineProperty(Page.prototype, name, {
+      value: function (this: object, what: unknown, options?: unknown) {
+        return waitForEvent(this, event, what, options);
+      },
+      writable: true,
+      configurable: true,
+    });
+  }
+
+  // exposeFunction: the function stays here; the page calls it through the host.
+  Object.defineProperty(Page.prototype, 'exposeFunction', {
+    value: function (this: object, name: unknown, fn: unknown) {
+      if (typeof name !== 'string') return Promise.reject(new TypeError('name must be a string'));
+      if (typeof fn !== 'function') return Promise.reject(new TypeError('exposeFunction needs a function'));
+      const fid = nextExposed++;
+      exposed.set(fid, fn as AnyFn);
+      return deps.callAsync(idOf(this), 'exposeFunction', [name, fid]);
+    },
+    writable: true,
+    configurable: true,
+  });
+
+  const protos: Record<HandleKind, object> = {
+    Page: Page.prototype,
+    Frame: Frame.prototype,
+    ElementHandle: ElementHandle.prototype,
+    JSHandle: JSHandle.prototype,
+    Locator: Locator.prototype,
+    HTTPRequest: HTTPRequest.prototype,
+    HTTPResponse: HTTPResponse.prototype,
+    Dialog: Dialog.prototype,
+    ConsoleMessage: ConsoleMessage.prototype,
+  };
+  for (const [kind, proto] of Object.entries(protos)) {
+    inspectable(proto, kind as HandleKind);
+    // SECURITY: nothing depends on this, but a handle serialised by mistake must not
+    // look like data; run() turns it into a clear error.
+  }
+
+  function proxyFor(id: number, kind: HandleKind, snapshot?: Record<string, unknown>): object {
+    let p = byId.get(id);
+    if (!p) {
+      const proto = protos[kind] ?? protos.JSHandle;
+      p = Object.create(proto) as object;
+      ids.set(p, id);
+      kinds.set(p, kind);
+      byId.set(id, p);
+      if (kind === 'Page') {
+        for (const [prop, methods] of Object.entries(INPUT)) {
+          const device: Record<string, unknown> = {};
+          asyncMethods(device, methods, `${prop}.`);
+          ids.set(device, id);
+          Object.defineProperty(p, prop, { value: Object.freeze(device), enumerable: true });
+        }
+      }
+    }
+    if (snapshot) snapshots.set(p, snapshot);
+    return p;
+  }
+
+  const page = proxyFor(PAGE_ID, 'Page');
+
+  return {
+    page,
+    idOf: (v) => ids.get(v),
+    kindOf: (v) => kinds.get(v),
+    proxyFor,
+    emit(h, event, value) {
+      const key = `${h}:${event}`;
+      const list = listeners.get(key);
+      if (!list || list.length === 0) return;
+      for (const l of [...list]) {
+        if (l.once) list.splice(list.indexOf(l), 1);
+        try {
+          const r = l.fn.call(byId.get(h), value);
+          if (r instanceof Promise) r.catch((e: unknown) => deps.reportUncaught(e, `in ${event} listener`));
+        } catch (e) {
+          deps.reportUncaught(e, `in ${event} listener`);
+        }
+      }
+    },
+    async invokeExposed(fid, args) {
+      const fn = exposed.get(fid);
+      if (!fn) throw new Error('exposed function is gone');
+      return await fn(...args);
+    },
+  };
+}

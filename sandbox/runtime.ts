@@ -1,0 +1,343 @@
+// The script's world. This file is bundled (tsup → dist/sandbox/runtime.js) and
+// evaluated INSIDE the V8 isolate of each request, before the user's script.
+//
+// It reaches the host through exactly one function, __ps_host(json) → json,
+// which the host installs as an isolated-vm Callback and which this file takes
+// off the global object before any user code runs. Everything the script sees
+// (page, console, timers, URL, …) is built here from that one function and
+// plain JavaScript; no host object is ever reachable from here.
+//
+// Nothing here is trusted by the host: a script can rewrite any of it. The host
+// validates every message on its side (src/sandbox/membrane.ts).
+import coreAtob from 'core-js-pure/stable/atob.js';
+import coreBtoa from 'core-js-pure/stable/btoa.js';
+import coreStructuredClone from 'core-js-pure/stable/structured-clone.js';
+import CoreURLSearchParams from 'core-js-pure/stable/url-search-params/index.js';
+import CoreURL from 'core-js-pure/stable/url/index.js';
+import { format } from './inspect.js';
+import { createPageApi, type Bridge } from './proxies.js';
+import { TextDecoder, TextEncoder } from './textcodec.js';
+import type { HandleKind, RunOutcome, ToHost, ToIsolate, WireError } from './wire.js';
+import { isTagged } from './wire.js';
+
+interface Settings {
+  targetUrl: string;
+  maxLogLines: number;
+  maxLogBytes: number;
+  maxResultBytes: number;
+  defaultTimeoutMs: number;
+}
+
+type AnyFn = (...args: unknown[]) => unknown;
+const G = globalThis as unknown as Record<string, unknown>;
+
+// SECURITY: take the host callback and settings off the global object before user
+// code exists, so the only holder of the callback is this closure.
+const hostFn = G.__ps_host as (json: string) => string;
+const settings = JSON.parse(G.__ps_settings as string) as Settings;
+delete G.__ps_host;
+delete G.__ps_settings;
+
+// Captured now so that a script that replaces them changes nothing here.
+const stringify = JSON.stringify;
+const parse = JSON.parse;
+const reflectApply = Reflect.apply;
+const fnToString = Function.prototype.toString;
+const btoa = coreBtoa as (s: string) => string;
+const atob = coreAtob as (s: string) => string;
+
+function send(msg: ToHost): string {
+  return hostFn(stringify(msg));
+}
+
+// ---------------------------------------------------------------- errors
+export function makeError(e: WireError): Error {
+  const err = e.name === 'TypeError' ? new TypeError(e.message) : e.name === 'RangeError' ? new RangeError(e.message) : new Error(e.message);
+  if (err.name !== e.name) Object.defineProperty(err, 'name', { value: e.name, writable: true, configurable: true, enumerable: false });
+  return err;
+}
+
+// ---------------------------------------------------------------- values
+function bytesToBase64(b: Uint8Array): string {
+  let s = '';
+  for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+
+function base64ToBytes(d: string): Uint8Array {
+  const s = atob(d);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+/** The source text of a function, with a toString captured before user code ran. */
+function sourceOf(fn: AnyFn): string {
+  return reflectApply(fnToString, fn, []) as string;
+}
+
+let bridge: Bridge;
+
+/** Encodes one argument of a host call: handles, bytes, functions and undefined get tags. */
+function encodeArg(v: unknown): unknown {
+  if (v === undefined) return { $ps: 'u' };
+  if (typeof v === 'function') return { $ps: 'f', src: sourceOf(v as AnyFn) };
+  if (typeof v !== 'object' || v === null) return v;
+  const id = bridge.idOf(v);
+  if (id !== undefined) return { $ps: 'h', id };
+  if (v instanceof Uint8Array) return { $ps: 'b', d: bytesToBase64(v) };
+  // Plain data: JSON semantics, but handles nested in it still become tags.
+  return parse(
+    stringify(v, (_k, x: unknown) => {
+      if (typeof x === 'object' && x !== null) {
+        const hid = bridge.idOf(x);
+        if (hid !== undefined) return { $ps: 'h', id: hid };
+        if (x instanceof Uint8Array) return { $ps: 'b', d: bytesToBase64(x) };
+      }
+      return x;
+    }) ?? 'null',
+  );
+}
+
+function decode(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) return v.map(decode);
+  if (isTagged(v)) {
+    switch (v.$ps) {
+      case 'u':
+        return undefined;
+      case 'b':
+        return base64ToBytes(v.d);
+      case 'h':
+        return bridge.proxyFor(v.id, v.k as HandleKind, v.s);
+      default:
+        return undefined;
+    }
+  }
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) out[k] = decode((v as Record<string, unknown>)[k]);
+  return out;
+}
+
+// ---------------------------------------------------------------- host calls
+let nextCallId = 1;
+const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
+
+function callAsync(h: number, m: string, args: readonly unknown[]): Promise<unknown> {
+  const id = nextCallId++;
+  const a = args.map(encodeArg);
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject });
+    send({ op: 'call', id, h, m, a });
+  });
+}
+
+function callSync(h: number, m: string, args: readonly unknown[]): unknown {
+  const reply = parse(send({ op: 'sync', h, m, a: args.map(encodeArg) })) as { ok: boolean; v?: unknown; e?: WireError };
+  if (!reply.ok) throw makeError(reply.e ?? { name: 'Error', message: 'host call failed' });
+  return decode(reply.v);
+}
+
+// ---------------------------------------------------------------- console
+let logLines = 0;
+let logBytes = 0;
+let droppedLines = 0;
+let droppedBytes = 0;
+
+function writeLog(level: string, args: unknown[]): void {
+  let text: string;
+  try {
+    text = format(args);
+  } catch (e) {
+    text = `[unprintable value: ${e instanceof Error ? e.message : String(e)}]`;
+  }
+  if (logLines >= settings.maxLogLines || logBytes + text.length > settings.maxLogBytes) {
+    droppedLines++;
+    droppedBytes += text.length;
+    // The host learns of drops now and then, not once per line: a logging loop
+    // must not keep the host's event loop busy.
+    if (droppedLines === 1 || droppedLines % 1000 === 0) send({ op: 'log', level: 'dropped', text: `${droppedLines} ${droppedBytes}` });
+    return;
+  }
+  logLines++;
+  logBytes += text.length;
+  send({ op: 'log', level, text });
+}
+
+const consoleObject = Object.freeze({
+  log: (...a: unknown[]) => writeLog('log', a),
+  info: (...a: unknown[]) => writeLog('info', a),
+  debug: (...a: unknown[]) => writeLog('debug', a),
+  warn: (...a: unknown[]) => writeLog('warn', a),
+  error: (...a: unknown[]) => writeLog('error', a),
+  trace: (...a: unknown[]) => writeLog('trace', a),
+});
+
+function reportUncaught(e: unknown, where: string): void {
+  writeLog('error', [`Uncaught ${where}:`, e]);
+}
+
+// ---------------------------------------------------------------- timers
+interface Timer {
+  fn: AnyFn;
+  args: unknown[];
+  repeatMs?: number;
+}
+const timers = new Map<number, Timer>();
+let nextTimerId = 1;
+
+function clampDelay(ms: unknown): number {
+  const n = Number(ms);
+  return Number.isFinite(n) && n > 0 ? Math.min(n, 2 ** 31 - 1) : 0;
+}
+
+function schedule(id: number, ms: number): void {
+  const reply = parse(send({ op: 'timer', id, ms })) as { ok: boolean; e?: WireError };
+  if (!reply.ok) {
+    timers.delete(id);
+    throw makeError(reply.e ?? { name: 'RangeError', message: 'too many timers' });
+  }
+}
+
+function addTimer(fn: unknown, ms: unknown, args: unknown[], repeat: boolean): number {
+  if (typeof fn !== 'function') throw new TypeError('The "callback" argument must be of type function');
+  const id = nextTimerId++;
+  const delay = clampDelay(ms);
+  timers.set(id, { fn: fn as AnyFn, args, repeatMs: repeat ? Math.max(delay, 1) : undefined });
+  schedule(id, delay);
+  return id;
+}
+
+function clearTimer(id: unknown): void {
+  if (typeof id === 'number' && timers.delete(id)) send({ op: 'clearTimer', id });
+}
+
+function fireTimer(id: number): void {
+  const t = timers.get(id);
+  if (!t) return;
+  if (t.repeatMs === undefined) timers.delete(id);
+  else schedule(id, t.repeatMs);
+  try {
+    const r = reflectApply(t.fn, undefined, t.args) as unknown;
+    if (r instanceof Promise) r.catch((e: unknown) => reportUncaught(e, 'in timer callback'));
+  } catch (e) {
+    reportUncaught(e, 'in timer callback');
+  }
+}
+
+// ---------------------------------------------------------------- page API
+bridge = createPageApi({ callAsync, callSync, send, defaultTimeoutMs: settings.defaultTimeoutMs, setTimer: addTimer, clearTimer, reportUncaught });
+
+// ---------------------------------------------------------------- globals
+function defineGlobal(name: string, value: unknown): void {
+  Object.defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
+}
+defineGlobal('page', bridge.page);
+defineGlobal('targetUrl', settings.targetUrl);
+defineGlobal('console', consoleObject);
+defineGlobal('setTimeout', (fn: unknown, ms?: unknown, ...a: unknown[]) => addTimer(fn, ms, a, false));
+defineGlobal('setInterval', (fn: unknown, ms?: unknown, ...a: unknown[]) => addTimer(fn, ms, a, true));
+defineGlobal('clearTimeout', clearTimer);
+defineGlobal('clearInterval', clearTimer);
+defineGlobal('URL', CoreURL);
+defineGlobal('URLSearchParams', CoreURLSearchParams);
+defineGlobal('TextEncoder', TextEncoder);
+defineGlobal('TextDecoder', TextDecoder);
+defineGlobal('atob', atob);
+defineGlobal('btoa', btoa);
+defineGlobal('structuredClone', coreStructuredClone);
+defineGlobal('queueMicrotask', (fn: unknown) => {
+  if (typeof fn !== 'function') throw new TypeError('The "callback" argument must be of type function');
+  void Promise.resolve().then(() => (fn as AnyFn)());
+});
+
+// ---------------------------------------------------------------- entry points for the host
+/** Messages from the host: call results, timers, page events, exposed-function calls. */
+export function receive(json: string): unknown {
+  const msg = parse(json) as ToIsolate;
+  switch (msg.op) {
+    case 'settle': {
+      const p = pending.get(msg.id);
+      if (!p) return undefined;
+      pending.delete(msg.id);
+      if (msg.ok) p.resolve(decode(msg.v));
+      else p.reject(makeError(msg.e));
+      return undefined;
+    }
+    case 'timer':
+      fireTimer(msg.id);
+      return undefined;
+    case 'event':
+      bridge.emit(msg.h, msg.event, decode(msg.v));
+      return undefined;
+    case 'exposed':
+      return bridge
+        .invokeExposed(msg.fid, (msg.a as unknown[]).map(decode))
+        .then((v) => stringify({ ok: true, v: encodeArg(v) }))
+        .catch((e: unknown) => stringify({ ok: false, e: describeError(e) }));
+  }
+}
+
+function describeError(e: unknown): WireError & { line?: number; column?: number } {
+  if (e instanceof Error) {
+    const out: WireError & { line?: number; column?: number } = { name: String(e.name), message: String(e.message) };
+    // The first frame in the user's script names the line: "at script.js:3:7".
+    const m = /script\.js:(\d+):(\d+)/.exec(String(e.stack ?? ''));
+    if (m) {
+      out.line = Number(m[1]);
+      out.column = Number(m[2]);
+    }
+    return out;
+  }
+  let message: string;
+  try {
+    message = typeof e === 'string' ? e : format([e]);
+  } catch {
+    message = 'a non-Error value was thrown';
+  }
+  return { name: 'Error', message: `Uncaught ${message}` };
+}
+
+function resultReplacer(_k: string, v: unknown): unknown {
+  if (typeof v === 'object' && v !== null) {
+    if (v instanceof Uint8Array) return bytesToBase64(v);
+    const kind = bridge.kindOf(v);
+    if (kind !== undefined) {
+      throw new TypeError(`a ${kind} cannot be returned; return plain values instead (e.g. await handle.jsonValue())`);
+    }
+  }
+  return v;
+}
+
+/**
+ * Runs the user's function and serialises its result here, inside the isolate,
+ * under its memory limit; only the finished JSON text is copied to the host.
+ */
+export async function run(fn: AnyFn): Promise<RunOutcome> {
+  let value: unknown;
+  try {
+    value = await reflectApply(fn, undefined, []);
+  } catch (e) {
+    return { ok: false, error: describeError(e) };
+  }
+  let json: string | undefined;
+  try {
+    json = value === undefined ? undefined : stringify(value, resultReplacer);
+  } catch (e) {
+    const d = describeError(e);
+    return { ok: false, error: { name: d.name, message: `the result cannot be serialised as JSON: ${d.message}` } };
+  }
+  if (json !== undefined && json.length > settings.maxResultBytes) {
+    return {
+      ok: false,
+      code: 'RESULT_TOO_LARGE',
+      error: { name: 'RangeError', message: `the result is larger than ${settings.maxResultBytes} bytes` },
+    };
+  }
+  return json === undefined ? { ok: true } : { ok: true, json };
+}
+
+/** Counters the host reads at the end of a finished run. */
+export function stats(): string {
+  return stringify({ droppedLines, droppedBytes });
+}

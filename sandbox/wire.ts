@@ -1,0 +1,84 @@
+// The wire format between the isolate and the host. Both sides import this
+// file: it holds only types and pure functions, no state.
+//
+// Every message is a JSON string. Values that JSON cannot carry are tagged
+// objects with a "$ps" key:
+//   {"$ps":"h","id":7,"k":"ElementHandle","s":{...}}  a handle in the request's table (s: snapshot)
+//   {"$ps":"b","d":"<base64>"}                          bytes (Uint8Array in the isolate)
+//   {"$ps":"u"}                                          undefined
+//   {"$ps":"f","src":"(el) => el.textContent"}         a function, as source text, for the page only
+
+export type HandleKind =
+  | 'Page'
+  | 'Frame'
+  | 'ElementHandle'
+  | 'JSHandle'
+  | 'HTTPRequest'
+  | 'HTTPResponse'
+  | 'Dialog'
+  | 'ConsoleMessage'
+  | 'Locator';
+
+export interface WireHandle {
+  $ps: 'h';
+  id: number;
+  k: HandleKind;
+  /** Values the isolate answers synchronously (request.url(), response.status(), …). */
+  s?: Record<string, unknown>;
+}
+export interface WireBytes {
+  $ps: 'b';
+  d: string;
+}
+export interface WireUndefined {
+  $ps: 'u';
+}
+export interface WireFunction {
+  $ps: 'f';
+  src: string;
+}
+export type WireTagged = WireHandle | WireBytes | WireUndefined | WireFunction;
+
+/** Messages from the isolate to the host (the argument of the one host callback). */
+export type ToHost =
+  | { op: 'call'; id: number; h: number; m: string; a: unknown[] }
+  | { op: 'sync'; h: number; m: string; a: unknown[] }
+  | { op: 'log'; level: string; text: string }
+  | { op: 'timer'; id: number; ms: number }
+  | { op: 'clearTimer'; id: number };
+
+/** Messages from the host to the isolate (the argument of the isolate's receive()). */
+export type ToIsolate =
+  | { op: 'settle'; id: number; ok: true; v: unknown }
+  | { op: 'settle'; id: number; ok: false; e: WireError }
+  | { op: 'timer'; id: number }
+  | { op: 'event'; h: number; event: string; v: unknown }
+  | { op: 'exposed'; fid: number; a: unknown[] };
+
+export interface WireError {
+  name: string;
+  message: string;
+}
+
+/** What the isolate's run() resolves to. */
+export type RunOutcome =
+  | { ok: true; json?: string }
+  | { ok: false; code?: 'RESULT_TOO_LARGE'; error: WireError & { line?: number; column?: number } };
+
+export function isTagged(v: unknown): v is WireTagged {
+  return typeof v === 'object' && v !== null && typeof (v as { $ps?: unknown }).$ps === 'string';
+}
+
+/** Node's own error names that Puppeteer uses, kept when errors cross the boundary. */
+export const KNOWN_ERROR_NAMES: ReadonlySet<string> = new Set([
+  'Error',
+  'TypeError',
+  'RangeError',
+  'SyntaxError',
+  'ReferenceError',
+  'TimeoutError',
+  'TargetCloseError',
+  'ProtocolError',
+  'UnsupportedOperation',
+  'AbortError',
+]);

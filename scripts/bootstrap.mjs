@@ -1,0 +1,178 @@
+#!/usr/bin/env node
+// Prepares a machine for pagescript and then runs one of its commands on Node 24.
+//
+//   node scripts/bootstrap.mjs start   -> build if stale, then run the service
+//   node scripts/bootstrap.mjs test    -> build, type-check, run the test suite
+//   node scripts/bootstrap.mjs run F…  -> run a script file (bench, key tools) on Node 24
+//
+// This file runs on whatever Node the machine has (18 or later) and uses nothing
+// but Node's standard library, because it is what installs everything else:
+//   1. a Node 24 runtime from the npm registry (node-<platform>-<arch>) when the
+//      system Node is older, kept in .runtime/ and never installed system-wide;
+//   2. Chromium: PUPPETEER_EXECUTABLE_PATH, or Debian's chromium, installed with
+//      apt-get when we are root on Debian and it is missing;
+//   3. node_modules, installed by npm running on the Node 24 runtime so that
+//      native addons (isolated-vm) match it.
+// Each step leaves a stamp and is skipped on the next run when nothing changed.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+const RUNTIME_VERSION = pkg.pagescript.nodeRuntime; // exact version, e.g. "24.21.0"
+const REQUIRED_MAJOR = Number(RUNTIME_VERSION.split('.')[0]);
+const DEBIAN_CHROMIUM = '/usr/lib/chromium/chromium';
+
+function say(msg) {
+  process.stderr.write(`[pagescript setup] ${msg}\n`);
+}
+
+function fail(msg) {
+  say(`error: ${msg}`);
+  process.exit(1);
+}
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: ROOT, ...opts });
+  if (r.error) fail(`could not run ${cmd}: ${r.error.message}`);
+  return r.status ?? 1;
+}
+
+function mustRun(cmd, args, opts = {}) {
+  const status = run(cmd, args, opts);
+  if (status !== 0) fail(`${cmd} ${args.join(' ')} exited with ${status}`);
+}
+
+/** Returns the path of a Node binary of the required major version. */
+function ensureNode() {
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major === REQUIRED_MAJOR) return process.execPath;
+  const pkgName = `node-${process.platform}-${process.arch}`;
+  const prefix = join(ROOT, '.runtime');
+  const bin = join(prefix, 'node_modules', pkgName, 'bin', 'node');
+  const stamp = join(prefix, 'version');
+  if (existsSync(bin) && existsSync(stamp) && readFileSync(stamp, 'utf8') === RUNTIME_VERSION) return bin;
+  say(`system Node is ${process.versions.node}; installing Node ${RUNTIME_VERSION} (${pkgName}) into .runtime/`);
+  mkdirSync(prefix, { recursive: true });
+  writeFileSync(join(prefix, 'package.json'), '{"private":true}\n');
+  mustRun('npm', ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--ignore-scripts', `${pkgName}@${RUNTIME_VERSION}`]);
+  if (!existsSync(bin)) fail(`${pkgName}@${RUNTIME_VERSION} did not provide ${bin}`);
+  writeFileSync(stamp, RUNTIME_VERSION);
+  return bin;
+}
+
+/** Returns the Chromium executable, installing Debian's package when we may. */
+function ensureChromium() {
+  const fromEnv = process.env.PUPPETEER_EXECUTABLE_PATH;
+  if (fromEnv) {
+    if (!existsSync(fromEnv)) fail(`PUPPETEER_EXECUTABLE_PATH=${fromEnv} does not exist`);
+    return fromEnv;
+  }
+  if (existsSync(DEBIAN_CHROMIUM)) return DEBIAN_CHROMIUM;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (process.platform === 'linux' && isRoot && existsSync('/etc/debian_version') && existsSync('/usr/bin/apt-get')) {
+    say("Chromium is missing; installing Debian's chromium package (apt-get)");
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    mustRun('apt-get', ['update'], { env });
+    mustRun('apt-get', ['install', '-y', '--no-install-recommends', 'chromium', 'fonts-liberation'], { env });
+    if (existsSync(DEBIAN_CHROMIUM)) return DEBIAN_CHROMIUM;
+    fail(`apt-get installed chromium but ${DEBIAN_CHROMIUM} is missing; set PUPPETEER_EXECUTABLE_PATH`);
+  }
+  fail(
+    'no Chromium found. Install Chromium (or Chrome) and set PUPPETEER_EXECUTABLE_PATH to its executable, ' +
+      `e.g. PUPPETEER_EXECUTABLE_PATH=/usr/lib/chromium/chromium npm start`,
+  );
+}
+
+function withNodeOnPath(nodeBin, extra = {}) {
+  return { ...process.env, PATH: `${dirname(nodeBin)}:${process.env.PATH ?? ''}`, ...extra };
+}
+
+/** Installs node_modules with npm running on the Node 24 runtime. */
+function ensureDependencies(nodeBin) {
+  const lock = join(ROOT, 'package-lock.json');
+  const hash = createHash('sha256')
+    .update(readFileSync(join(ROOT, 'package.json')))
+    .update(existsSync(lock) ? readFileSync(lock) : '')
+    .update(RUNTIME_VERSION)
+    .digest('hex');
+  const stamp = join(ROOT, 'node_modules', '.pagescript-install');
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) return;
+  say('installing dependencies (npm install)');
+  // Native addons are built against the runtime we run on, never the system headers.
+  const env = withNodeOnPath(nodeBin, { PUPPETEER_SKIP_DOWNLOAD: '1', npm_config_nodedir: '' });
+  // `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional
+  // packages (rollup's) out of the lock file and `npm ci` then refuses it.
+  mustRun('npm', ['install', '--no-audit', '--no-fund'], { env });
+  writeFileSync(stamp, hash);
+}
+
+function newestMtime(path) {
+  if (!existsSync(path)) return 0;
+  const st = statSync(path);
+  if (!st.isDirectory()) return st.mtimeMs;
+  let newest = st.mtimeMs;
+  for (const name of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, name)));
+  return newest;
+}
+
+/** Builds dist/ with tsup when any source is newer than the last build. */
+function ensureBuild(nodeBin, force) {
+  const stamp = join(ROOT, 'dist', '.built');
+  const sources = Math.max(
+    ...['src', 'sandbox', 'package.json', 'tsup.config.ts', 'package-lock.json'].map((p) => newestMtime(join(ROOT, p))),
+  );
+  if (!force && existsSync(stamp) && statSync(stamp).mtimeMs >= sources) return;
+  mustRun(nodeBin, [join(ROOT, 'node_modules', 'tsup', 'dist', 'cli-default.js')], { env: withNodeOnPath(nodeBin) });
+  writeFileSync(stamp, new Date().toISOString());
+}
+
+const [command = 'start', ...rest] = process.argv.slice(2);
+const nodeBin = ensureNode();
+const chromium = ensureChromium();
+ensureDependencies(nodeBin);
+const env = withNodeOnPath(nodeBin, { PUPPETEER_EXECUTABLE_PATH: chromium });
+// isolated-vm requires --no-node-snapshot on Node 20 and later.
+const nodeFlags = ['--no-node-snapshot'];
+
+let status;
+switch (command) {
+  case 'start':
+    ensureBuild(nodeBin, false);
+    status = run(nodeBin, [...nodeFlags, join(ROOT, 'dist', 'server.js'), ...rest], { env });
+    break;
+  case 'build':
+    ensureBuild(nodeBin, true);
+    status = 0;
+    break;
+  case 'test': {
+    ensureBuild(nodeBin, false);
+    say('type-checking');
+    mustRun(nodeBin, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', ROOT], { env });
+    const files = rest.length > 0 ? rest : listTests(join(ROOT, 'test'));
+    status = run(nodeBin, [...nodeFlags, '--import', 'tsx', '--test', '--test-concurrency=1', ...files], {
+      env: { ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' },
+    });
+    break;
+  }
+  case 'run':
+    ensureBuild(nodeBin, false);
+    status = run(nodeBin, [...nodeFlags, '--import', 'tsx', ...rest], { env });
+    break;
+  default:
+    fail(`unknown command ${command} (start, build, test, run)`);
+}
+process.exit(status);
+
+function listTests(dir) {
+  const out = [];
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...listTests(p));
+    else if (name.endsWith('.test.ts')) out.push(p);
+  }
+  return out;
+}

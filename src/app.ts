@@ -1,0 +1,142 @@
+// Builds the request handler from its parts. No globals: everything it uses is
+// passed in, so tests can build the app with substitutes and without a socket.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { BrowserHost } from './browser/browser.js';
+import type { Config } from './config.js';
+import type { EgressChecker } from './egress/checker.js';
+import { ApiError } from './errors.js';
+import { KeyStore, authenticate } from './http/auth.js';
+import { readBody } from './http/body.js';
+import { RateLimiter } from './http/rate-limit.js';
+import { HTML_TYPE, internalError, sendBody, sendError, sendJson } from './http/reply.js';
+import { parseScrapeRequest } from './http/validate.js';
+import type { Logger } from './log.js';
+import { runScrape, type ScrapeOutcome, type ScrapeRequest } from './scrape/job.js';
+import { ConcurrencyLimiter } from './scrape/limiter.js';
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly browser: BrowserHost;
+  readonly checker: EgressChecker;
+  readonly recentFailure?: (host: string, port: number) => string | undefined;
+  readonly logger: Logger;
+}
+
+export interface App {
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  readonly limiter: ConcurrencyLimiter;
+}
+
+const SCRAPE_PATH = '/api/scrape';
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+function contentTypeIsJson(req: IncomingMessage): boolean {
+  const ct = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  return ct === 'application/json';
+}
+
+function successMessage(req: ScrapeRequest, out: ScrapeOutcome): string {
+  if (req.script !== undefined) return 'Script executed successfully';
+  const v = out.value as { ok?: boolean; status?: number | null } | undefined;
+  if (v && typeof v === 'object' && v.ok === false) return `URL responded with HTTP status ${v.status ?? 'unknown'}`;
+  return 'URL is reachable';
+}
+
+/** The body of an html reply: the string the script returned; see the README for other values. */
+function htmlBody(out: ScrapeOutcome): string {
+  if (typeof out.value === 'string') return out.value;
+  if (out.json === undefined) return '';
+  const v: unknown = JSON.parse(out.json);
+  if (typeof v === 'string') return v;
+  return v === null ? '' : out.json;
+}
+
+export function buildApp(deps: AppDeps): App {
+  const { config, logger } = deps;
+  const keys = new KeyStore(config.apiKeys);
+  const rate = new RateLimiter(config.rateLimit, config.rateLimitWindowMs);
+  const limiter = new ConcurrencyLimiter({
+    maxConcurrency: config.maxConcurrency,
+    queueLimit: config.queueLimit,
+    queueTimeoutMs: config.queueTimeoutMs,
+  });
+
+  async function scrape(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+    const t0 = performance.now();
+    let rateHeaders: Record<string, string> = {};
+    let host: string | undefined;
+    try {
+      const key = authenticate(req, keys, config.gatewayHost);
+      rateHeaders = RateLimiter.headers(rate.hit(key));
+      if (!contentTypeIsJson(req)) throw new ApiError('UNSUPPORTED_MEDIA_TYPE');
+      const parsed = parseScrapeRequest(await readBody(req, config.maxBodyBytes));
+      host = new URL(parsed.url).host;
+
+      const aborter = new AbortController();
+      const onClose = (): void => {
+        if (!res.writableFinished) aborter.abort();
+      };
+      res.once('close', onClose);
+      const tQueue = performance.now();
+      const release = await limiter.acquire(aborter.signal);
+      const queueMs = Math.round(performance.now() - tQueue);
+      let out: ScrapeOutcome;
+      try {
+        out = await runScrape(parsed, deps, aborter.signal);
+      } finally {
+        release();
+        res.off('close', onClose);
+      }
+      const headers = { ...rateHeaders, 'X-Queue-Time-Ms': String(queueMs) };
+      if (parsed.outputFormat === 'html') {
+        sendBody(res, 200, HTML_TYPE, htmlBody(out), headers);
+      } else {
+        const data = out.json !== undefined ? (JSON.parse(out.json) as unknown) : out.value;
+        sendJson(res, 200, { message: successMessage(parsed, out), data, executionTime: out.executionTimeMs, logs: out.logs }, headers);
+      }
+      logger.info({ requestId, host, status: 200, ms: Math.round(performance.now() - t0), queueMs }, 'scrape done');
+    } catch (e) {
+      const err = e instanceof ApiError ? e : internalError(e);
+      sendError(res, err, rateHeaders);
+      const log = err.status >= 500 ? logger.error.bind(logger) : logger.info.bind(logger);
+      log(
+        { requestId, host, status: err.status, code: err.code, ms: Math.round(performance.now() - t0), err: err.status >= 500 ? String(err.cause ?? err) : undefined },
+        'scrape failed',
+      );
+    }
+  }
+
+  function handle(req: IncomingMessage, res: ServerResponse): void {
+    const given = req.headers['x-request-id'];
+    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    res.setHeader('X-Request-Id', requestId);
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === SCRAPE_PATH) {
+      if (req.method !== 'POST') {
+        sendError(res, new ApiError('METHOD_NOT_ALLOWED', 'Method not allowed: use POST'), { Allow: 'POST' });
+        return;
+      }
+      void scrape(req, res, requestId);
+      return;
+    }
+    if (path === '/health') {
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        sendError(res, new ApiError('METHOD_NOT_ALLOWED', 'Method not allowed: use GET'), { Allow: 'GET, HEAD' });
+        return;
+      }
+      const ready = deps.browser.ready;
+      sendJson(res, ready ? 200 : 503, {
+        status: ready ? 'ok' : 'starting',
+        browser: ready ? 'ready' : 'not ready',
+        browserRestarts: deps.browser.restarts,
+        running: limiter.running,
+        queued: limiter.queued,
+      });
+      return;
+    }
+    sendError(res, new ApiError('NOT_FOUND', `Not found: ${req.method ?? 'GET'} ${path?.slice(0, 200) ?? ''}`));
+  }
+
+  return { handle, limiter };
+}

@@ -1,0 +1,131 @@
+// Every setting of the service: its environment variable, default, unit and
+// validation. Parsed once at start and frozen; nothing else reads process.env.
+import { cpus, totalmem } from 'node:os';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface EgressAllowEntry {
+  /** Lower-cased host name or IP literal, without brackets. */
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** Keys given in API_KEYS; when empty, one key is generated at start. */
+  readonly apiKeys: readonly string[];
+  readonly apiKeysGenerated: boolean;
+  readonly gatewayHost: string | undefined;
+  readonly scriptTimeoutMs: number;
+  readonly scriptMemoryMb: number;
+  readonly navigationTimeoutMs: number;
+  readonly rateLimit: number;
+  readonly rateLimitWindowMs: number;
+  readonly maxConcurrency: number;
+  readonly queueLimit: number;
+  readonly queueTimeoutMs: number;
+  readonly maxBodyBytes: number;
+  readonly maxResultBytes: number;
+  readonly maxLogLines: number;
+  readonly maxLogBytes: number;
+  readonly egressAllowlist: readonly EgressAllowEntry[];
+  readonly executablePath: string;
+  readonly logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** The default concurrency: one script per core, and no more than memory allows (~1 GiB each). */
+export function defaultConcurrency(): number {
+  const byCores = Math.max(1, cpus().length);
+  const byMemory = Math.max(1, Math.floor(totalmem() / 2 ** 30));
+  return Math.min(byCores * 2, byMemory);
+}
+
+export function parseEgressAllowlist(value: string, problems: string[]): EgressAllowEntry[] {
+  const out: EgressAllowEntry[] = [];
+  for (const raw of value.split(',')) {
+    const item = raw.trim();
+    if (item === '') continue;
+    // host:port, [v6]:port
+    const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]\s]+)):(\d{1,5})$/.exec(item);
+    const port = m ? Number(m[3]) : NaN;
+    if (!m || !(port >= 1 && port <= 65535)) {
+      problems.push(`EGRESS_ALLOWLIST: "${item}" is not host:port (e.g. 127.0.0.1:8080 or [::1]:8080)`);
+      continue;
+    }
+    out.push({ host: (m[1] ?? m[2] ?? '').toLowerCase(), port });
+  }
+  return out;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return def;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name}: "${raw}" must be a whole number from ${min} to ${max}`);
+      return def;
+    }
+    return n;
+  };
+
+  const apiKeys = (env.API_KEYS ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
+  for (const k of apiKeys) {
+    if (k.length < 16) problems.push('API_KEYS: every key must be at least 16 characters long');
+  }
+
+  const logLevel = (env.LOG_LEVEL ?? 'info').trim().toLowerCase() as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL: "${env.LOG_LEVEL}" must be one of ${LOG_LEVELS.join(', ')}`);
+
+  const host = (env.HOST ?? '127.0.0.1').trim();
+  if (host === '') problems.push('HOST: must not be empty');
+
+  const executablePath = (env.PUPPETEER_EXECUTABLE_PATH ?? '/usr/lib/chromium/chromium').trim();
+
+  const config: Config = {
+    port: int('PORT', 3000, 0, 65535),
+    host,
+    apiKeys: [...new Set(apiKeys)],
+    apiKeysGenerated: false,
+    gatewayHost: env.GATEWAY_HOST?.trim() ? env.GATEWAY_HOST.trim().toLowerCase() : undefined,
+    scriptTimeoutMs: int('SCRIPT_TIMEOUT_MS', 30_000, 100, 600_000),
+    scriptMemoryMb: int('SCRIPT_MEMORY_MB', 128, 16, 4096),
+    navigationTimeoutMs: int('NAVIGATION_TIMEOUT_MS', 15_000, 100, 600_000),
+    rateLimit: int('RATE_LIMIT', 60, 1, 1_000_000),
+    rateLimitWindowMs: int('RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
+    maxConcurrency: int('MAX_CONCURRENCY', defaultConcurrency(), 1, 256),
+    queueLimit: int('QUEUE_LIMIT', 100, 0, 100_000),
+    queueTimeoutMs: int('QUEUE_TIMEOUT_MS', 30_000, 0, 600_000),
+    maxBodyBytes: int('MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    maxResultBytes: int('MAX_RESULT_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    maxLogLines: int('MAX_LOG_LINES', 1000, 1, 100_000),
+    maxLogBytes: int('MAX_LOG_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
+    egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),
+    executablePath,
+    logLevel: LOG_LEVELS.includes(logLevel) ? logLevel : 'info',
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}
+
+/** Returns a copy of the config with the given keys, for tests and for the generated key. */
+export function withConfig(config: Config, patch: Partial<Config>): Config {
+  return Object.freeze({ ...config, ...patch });
+}

@@ -1,0 +1,70 @@
+// The request body of POST /api/scrape, checked in the SPEC's order: url, then
+// outputFormat, then the script fields.
+import { ApiError } from '../errors.js';
+import type { OutputFormat, ScrapeRequest } from '../scrape/job.js';
+
+const MAX_URL_LENGTH = 8192;
+const BASE64 = /^[A-Za-z0-9+/\-_]*={0,2}$/;
+
+function present(v: unknown): boolean {
+  return v !== undefined && v !== null;
+}
+
+/** A url the service will load: absolute http: or https: with a host. */
+export function validUrl(v: string): boolean {
+  if (v.length > MAX_URL_LENGTH) return false;
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    return false;
+  }
+  return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+}
+
+export function decodeScriptBase64(v: string): string {
+  const compact = v.replace(/\s+/g, '');
+  if (compact.length === 0 || !BASE64.test(compact) || compact.replace(/=+$/, '').length % 4 === 1) {
+    throw new ApiError('INVALID_SCRIPT_ENCODING');
+  }
+  const bytes = Buffer.from(compact, compact.includes('-') || compact.includes('_') ? 'base64url' : 'base64');
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new ApiError('INVALID_SCRIPT_ENCODING', 'scriptBase64 does not decode to UTF-8 text');
+  }
+}
+
+export function parseScrapeRequest(raw: Buffer): ScrapeRequest {
+  let body: unknown;
+  try {
+    body = raw.length === 0 ? undefined : JSON.parse(raw.toString('utf8'));
+  } catch {
+    body = undefined;
+  }
+  // Empty body, malformed JSON and non-objects all lack a url.
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiError('MISSING_REQUIRED_FIELD');
+  const b = body as Record<string, unknown>;
+
+  if (!present(b.url) || b.url === '') throw new ApiError('MISSING_REQUIRED_FIELD');
+  if (typeof b.url !== 'string' || !validUrl(b.url)) throw new ApiError('INVALID_URL_FORMAT');
+
+  let outputFormat: OutputFormat = 'json';
+  if (present(b.outputFormat)) {
+    if (b.outputFormat !== 'json' && b.outputFormat !== 'html') throw new ApiError('INVALID_OUTPUT_FORMAT');
+    outputFormat = b.outputFormat;
+  }
+
+  if (present(b.script) && present(b.scriptBase64)) throw new ApiError('CONFLICTING_SCRIPT_FIELDS');
+  let script: string | undefined;
+  if (present(b.script)) {
+    if (typeof b.script !== 'string') throw new ApiError('INVALID_FIELD_TYPE', 'Invalid field type: script must be a string');
+    script = b.script;
+  } else if (present(b.scriptBase64)) {
+    if (typeof b.scriptBase64 !== 'string') throw new ApiError('INVALID_FIELD_TYPE', 'Invalid field type: scriptBase64 must be a string');
+    script = decodeScriptBase64(b.scriptBase64);
+  }
+  // An empty script is the reachability check, like no script.
+  if (script !== undefined && script.trim() === '') script = undefined;
+  return script === undefined ? { url: b.url, outputFormat } : { url: b.url, script, outputFormat };
+}

@@ -1,0 +1,60 @@
+// The code every isolate starts with: the runtime (sandbox/runtime.ts) and the
+// cheerio bundle, both built by tsup into dist/sandbox/. Read once per process;
+// V8's code cache, made by the first isolate, lets later isolates skip parsing.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ivm from 'isolated-vm';
+
+export interface SandboxSource {
+  readonly filename: string;
+  readonly code: string;
+  cachedData?: ivm.ExternalCopy<ArrayBuffer>;
+}
+
+export interface SandboxBundle {
+  readonly runtime: SandboxSource;
+  readonly cheerio: SandboxSource;
+}
+
+/** Finds dist/sandbox from here, whether running from src/ (tests) or dist/ (service). */
+function findSandboxDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const candidate = join(dir, 'dist', 'sandbox');
+    if (existsSync(join(candidate, 'runtime.global.js'))) return candidate;
+    if (existsSync(join(dir, 'sandbox', 'runtime.global.js'))) return join(dir, 'sandbox');
+    dir = dirname(dir);
+  }
+  throw new Error('dist/sandbox/runtime.global.js is missing: run `npm run build` (npm start and npm test build it)');
+}
+
+/** What compileScript sets on the script it returns (isolated-vm's types omit it). */
+interface CacheResult {
+  cachedData?: ivm.ExternalCopy<ArrayBuffer>;
+  cachedDataRejected?: boolean;
+}
+
+let loaded: SandboxBundle | undefined;
+
+export function loadBundle(): SandboxBundle {
+  if (loaded) return loaded;
+  const dir = findSandboxDir();
+  loaded = {
+    runtime: { filename: 'pagescript-runtime.js', code: readFileSync(join(dir, 'runtime.global.js'), 'utf8') },
+    cheerio: { filename: 'cheerio.js', code: readFileSync(join(dir, 'cheerio.global.js'), 'utf8') },
+  };
+  return loaded;
+}
+
+/** Compiles a bundle file in the isolate, using (and on first use, making) V8's code cache. */
+export async function compileCached(isolate: ivm.Isolate, src: SandboxSource): Promise<ivm.Script> {
+  if (src.cachedData) {
+    const script = await isolate.compileScript(src.code, { filename: src.filename, cachedData: src.cachedData });
+    if (!(script as CacheResult).cachedDataRejected) return script;
+  }
+  const script = await isolate.compileScript(src.code, { filename: src.filename, produceCachedData: true });
+  const produced = (script as CacheResult).cachedData;
+  if (produced) src.cachedData = produced;
+  return script;
+}

@@ -1,0 +1,199 @@
+// One request's V8 isolate: created with a hard memory cap, given the runtime
+// and cheerio, runs one script under a wall-clock deadline, then disposed.
+import ivm from 'isolated-vm';
+import type { RunOutcome, ToIsolate } from '../../sandbox/wire.js';
+import { ApiError, scrapingFailed } from '../errors.js';
+import { compileCached, loadBundle } from './bundle.js';
+
+export interface SandboxOptions {
+  readonly memoryLimitMb: number;
+  readonly maxResultBytes: number;
+  readonly maxLogLines: number;
+  readonly maxLogBytes: number;
+  readonly targetUrl: string;
+  readonly defaultTimeoutMs: number;
+  /** Called if isolated-vm reports a fault that may have corrupted the process. */
+  onCatastrophicError?(message: string): void;
+}
+
+export interface ScriptResult {
+  /** The script's return value as JSON text; absent when it returned undefined. */
+  readonly json?: string;
+}
+
+type HostHandler = (json: unknown) => string;
+
+const SCRIPT_FILENAME = 'script.js';
+
+function isMemoryError(e: unknown): boolean {
+  return e instanceof Error && /memory limit|out of memory|heap/i.test(e.message);
+}
+
+/** "Unexpected identifier 'bar' [script.js:2:5]" → "SyntaxError: Unexpected identifier 'bar' (line 2, column 5)". */
+function describeSyntaxError(e: unknown): string {
+  const msg = e instanceof Error ? e.message : String(e);
+  const m = /^(.*?)\s*\[script\.js:(\d+):(\d+)\]$/.exec(msg);
+  if (!m) return `SyntaxError: ${msg.replace(/\s*\[<isolated-vm>.*\]$/, '')}`;
+  return `SyntaxError: ${m[1]} (line ${m[2]}, column ${m[3]})`;
+}
+
+export class ScriptSandbox {
+  readonly #isolate: ivm.Isolate;
+  readonly #context: ivm.Context;
+  readonly #receive: ivm.Reference<(json: string) => unknown>;
+  readonly #run: ivm.Reference<(fn: unknown) => Promise<RunOutcome>>;
+  readonly #stats: ivm.Reference<() => string>;
+  #handler: HostHandler | undefined;
+  #abortReason: ApiError | undefined;
+  #abort: ((e: ApiError) => void) | undefined;
+
+  private constructor(
+    isolate: ivm.Isolate,
+    context: ivm.Context,
+    refs: { receive: ivm.Reference<(json: string) => unknown>; run: ivm.Reference<(fn: unknown) => Promise<RunOutcome>>; stats: ivm.Reference<() => string> },
+  ) {
+    this.#isolate = isolate;
+    this.#context = context;
+    this.#receive = refs.receive;
+    this.#run = refs.run;
+    this.#stats = refs.stats;
+  }
+
+  /** A fresh isolate with the runtime and cheerio loaded; the script is not there yet. */
+  static async create(opts: SandboxOptions): Promise<ScriptSandbox> {
+    const bundle = loadBundle();
+    const isolate = new ivm.Isolate({
+      memoryLimit: opts.memoryLimitMb,
+      onCatastrophicError: (message) => opts.onCatastrophicError?.(message),
+    });
+    try {
+      const context = await isolate.createContext();
+      let handler: ((json: unknown) => string) | undefined;
+      // SECURITY: the isolate gets one function. A Callback arrives there as a
+      // plain function of the isolate; its arguments and result are copied strings.
+      await context.global.set(
+        '__ps_host',
+        new ivm.Callback((json: unknown) => (handler ? handler(json) : '{"ok":false}'), { sync: true }),
+      );
+      await context.global.set(
+        '__ps_settings',
+        JSON.stringify({
+          targetUrl: opts.targetUrl,
+          maxLogLines: opts.maxLogLines,
+          maxLogBytes: opts.maxLogBytes,
+          maxResultBytes: opts.maxResultBytes,
+          defaultTimeoutMs: opts.defaultTimeoutMs,
+        }),
+      );
+      const [runtime, cheerio] = await Promise.all([compileCached(isolate, bundle.runtime), compileCached(isolate, bundle.cheerio)]);
+      await runtime.run(context);
+      await cheerio.run(context);
+      const [receive, run, stats] = await Promise.all([
+        context.eval('__ps_runtime.receive', { reference: true }),
+        context.eval('__ps_runtime.run', { reference: true }),
+        context.eval('__ps_runtime.stats', { reference: true }),
+      ]);
+      await context.eval('delete globalThis.__ps_runtime');
+      const self = new ScriptSandbox(isolate, context, { receive, run, stats });
+      handler = (json) => (self.#handler ? self.#handler(json) : '{"ok":false}');
+      return self;
+    } catch (e) {
+      if (!isolate.isDisposed) isolate.dispose();
+      throw e;
+    }
+  }
+
+  /** Connects the isolate's callback to the request's membrane. */
+  attach(handler: HostHandler): void {
+    this.#handler = handler;
+  }
+
+  get heapUsedBytes(): number {
+    return this.#isolate.isDisposed ? 0 : this.#isolate.getHeapStatisticsSync().used_heap_size;
+  }
+
+  /** Delivers a message to the runtime's receive(); with wantAnswer, awaits its promise. */
+  async toIsolate(msg: ToIsolate, wantAnswer: boolean): Promise<string | undefined> {
+    if (this.#isolate.isDisposed) throw new Error('the script has ended');
+    const json = JSON.stringify(msg);
+    if (!wantAnswer) {
+      await this.#receive.apply(undefined, [json], { arguments: { copy: true } });
+      return undefined;
+    }
+    const answer: unknown = await this.#receive.apply(undefined, [json], { arguments: { copy: true }, result: { promise: true, copy: true } });
+    return typeof answer === 'string' ? answer : undefined;
+  }
+
+  /**
+   * Runs the script (the body of an async function) until it settles, the
+   * deadline passes, or abort() is called. Disposes nothing: call dispose().
+   */
+  async execute(source: string, timeoutMs: number): Promise<ScriptResult> {
+    let compiled: ivm.Script;
+    try {
+      compiled = await this.#isolate.compileScript(`(async function () {\n${source}\n})`, {
+        filename: SCRIPT_FILENAME,
+        lineOffset: -1,
+      });
+    } catch (e) {
+      if (isMemoryError(e)) throw new ApiError('MEMORY_LIMIT_EXCEEDED');
+      throw scrapingFailed(describeSyntaxError(e));
+    }
+
+    const aborted = new Promise<never>((_, reject) => {
+      this.#abort = reject;
+    });
+    aborted.catch(() => undefined);
+    const timer = setTimeout(
+      () => this.abort(scrapingFailed(`the script timed out after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    try {
+      const outcome = await Promise.race([this.#start(compiled), aborted]);
+      if (outcome.ok) return outcome.json === undefined ? {} : { json: outcome.json };
+      if (outcome.code === 'RESULT_TOO_LARGE') throw new ApiError('RESULT_TOO_LARGE', `Result too large: ${outcome.error.message}`);
+      const where = outcome.error.line !== undefined ? ` (line ${outcome.error.line})` : '';
+      throw scrapingFailed(`${outcome.error.name}: ${outcome.error.message}${where}`);
+    } catch (e) {
+      if (this.#abortReason) throw this.#abortReason;
+      if (e instanceof ApiError) throw e;
+      if (isMemoryError(e) || this.#isolate.isDisposed) throw new ApiError('MEMORY_LIMIT_EXCEEDED', undefined, { cause: e });
+      throw scrapingFailed(e instanceof Error ? e.message : String(e), e);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #start(compiled: ivm.Script): Promise<RunOutcome> {
+    const fn = (await compiled.run(this.#context, { reference: true })) as ivm.Reference<unknown>;
+    if (fn.typeof !== 'function') throw scrapingFailed('the script must be the body of a function');
+    const outcome = (await this.#run.apply(undefined, [fn.derefInto()], { result: { promise: true, copy: true } })) as RunOutcome;
+    return outcome;
+  }
+
+  /** Ends the script now with the given error (deadline, crashed page, shutdown). */
+  abort(reason: ApiError): void {
+    if (this.#abortReason) return;
+    this.#abortReason = reason;
+    this.#abort?.(reason);
+    // SECURITY: disposing is the only thing that stops `while (true) {}`, a
+    // microtask loop or an await that never settles.
+    if (!this.#isolate.isDisposed) this.#isolate.dispose();
+  }
+
+  /** Log lines the isolate dropped beyond the caps (exact when the script finished). */
+  droppedLogs(): { lines: number; bytes: number } | undefined {
+    if (this.#isolate.isDisposed) return undefined;
+    try {
+      const s = JSON.parse(this.#stats.applySync(undefined, [], { timeout: 50 }) as string) as { droppedLines: number; droppedBytes: number };
+      return { lines: s.droppedLines, bytes: s.droppedBytes };
+    } catch {
+      return undefined;
+    }
+  }
+
+  dispose(): void {
+    this.#handler = undefined;
+    if (!this.#isolate.isDisposed) this.#isolate.dispose();
+  }
+}

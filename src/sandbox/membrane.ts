@@ -1,0 +1,410 @@
+// The host side of the membrane. It owns the request's handle table (id → real
+// Puppeteer object), answers the isolate's one callback, and forwards page events,
+// timers and call results back into the isolate as JSON. Nothing it holds is ever
+// handed to the isolate: values are copied out as JSON, objects as handle ids.
+import type { Dialog, Frame, HTTPRequest, HTTPResponse, Page } from 'puppeteer';
+import { ElementHandle, JSHandle, Locator } from 'puppeteer';
+import type { HandleKind, ToHost, ToIsolate, WireError, WireHandle } from '../../sandbox/wire.js';
+import { KNOWN_ERROR_NAMES, isTagged } from '../../sandbox/wire.js';
+import { unmaskNetError, type RecentFailure } from '../egress/net-errors.js';
+import { lookupMethod, type MethodContext } from './methods.js';
+import { MembraneError, clampTimeout, num, str, type Clock } from './options.js';
+
+export interface MembraneLimits {
+  readonly maxHandles: number;
+  readonly maxTimers: number;
+  readonly maxLogLines: number;
+  readonly maxLogBytes: number;
+}
+
+export interface MembraneDeps {
+  readonly page: Page;
+  readonly clock: Clock;
+  readonly limits: MembraneLimits;
+  /** The egress policy for a URL a script navigates to; rejects with a readable reason. */
+  checkUrl(url: URL): Promise<void>;
+  /** The guard's memory of upstream failures (see egress/net-errors.ts). */
+  recentFailure?: RecentFailure;
+  /** Delivers a message to the isolate's receive(); resolves with its (JSON) answer. */
+  toIsolate(msg: ToIsolate, wantAnswer: boolean): Promise<string | undefined>;
+}
+
+/** Events a script may listen to on its page. */
+const PAGE_EVENTS = new Set([
+  'request',
+  'response',
+  'requestfailed',
+  'requestfinished',
+  'console',
+  'dialog',
+  'load',
+  'domcontentloaded',
+  'framenavigated',
+  'frameattached',
+  'framedetached',
+  'pageerror',
+]);
+
+const NAVIGABLE_SCHEMES = new Set(['http:', 'https:', 'data:']);
+const MAX_MESSAGE = 2000;
+
+/** A host function that carries a script's function source for Puppeteer to send to the page. */
+function pageFunctionCarrier(src: string): (...a: never[]) => unknown {
+  // SECURITY: Puppeteer only calls toString() on this and sends the text to the
+  // browser. Should anything ever call it on the host, it throws: the script's
+  // source is never compiled or run here.
+  const carrier = (): never => {
+    throw new Error('pagescript: a page function was called on the host');
+  };
+  Object.defineProperty(carrier, 'toString', { value: () => src });
+  return carrier;
+}
+
+/** Error text safe to show a script: no host paths, bounded length. */
+export function cleanMessage(e: unknown): string {
+  const raw = e instanceof Error ? e.message : String(e);
+  return raw
+    .replace(/(?:file:\/\/)?\/[\w./@-]+\.(?:js|ts|mjs|cjs)(?::\d+)*/g, '<internal>')
+    .slice(0, MAX_MESSAGE);
+}
+
+export function toWireError(e: unknown): WireError {
+  const name = e instanceof Error && KNOWN_ERROR_NAMES.has(e.name) ? e.name : 'Error';
+  return { name, message: cleanMessage(e) };
+}
+
+export class Membrane implements MethodContext {
+  readonly page: Page;
+  readonly clock: Clock;
+  readonly logs: string[] = [];
+  #logBytes = 0;
+  #dropped = { lines: 0, bytes: 0 };
+  readonly #deps: MembraneDeps;
+  readonly #objects = new Map<number, { kind: HandleKind; obj: object }>();
+  readonly #ids = new Map<object, number>();
+  #nextId = 1;
+  readonly #timers = new Map<number, NodeJS.Timeout>();
+  readonly #subscriptions: { event: string; fn: (...a: unknown[]) => void }[] = [];
+  #dialogHandled = false;
+  #disposed = false;
+
+  constructor(deps: MembraneDeps) {
+    this.#deps = deps;
+    this.page = deps.page;
+    this.clock = deps.clock;
+    this.#register(deps.page, 'Page'); // id 1, as sandbox/proxies.ts expects
+    // Dialogs block the page until answered; without a script listener they are dismissed.
+    const onDialog = (d: Dialog): void => {
+      if (!this.#dialogHandled) d.dismiss().catch(() => undefined);
+    };
+    this.page.on('dialog', onDialog);
+    this.#subscriptions.push({ event: 'dialog', fn: onDialog as (...a: unknown[]) => void });
+  }
+
+  /** Dropped log lines, as the isolate last reported them. */
+  get dropped(): { lines: number; bytes: number } {
+    return this.#dropped;
+  }
+
+  // ---------------------------------------------------------------- the isolate's callback
+  /** The one function the isolate can call. Takes and returns JSON text; never throws. */
+  onHost(json: unknown): string {
+    if (this.#disposed || typeof json !== 'string') return '{"ok":false}';
+    let msg: ToHost;
+    try {
+      msg = JSON.parse(json) as ToHost;
+    } catch {
+      return '{"ok":false}';
+    }
+    switch (msg.op) {
+      case 'call':
+        this.#call(msg.id, msg.h, msg.m, msg.a);
+        return '';
+      case 'sync':
+        return this.#sync(msg.h, msg.m, msg.a);
+      case 'log':
+        this.#log(msg.level, msg.text);
+        return '';
+      case 'timer':
+        return this.#timer(msg.id, msg.ms);
+      case 'clearTimer': {
+        const t = this.#timers.get(msg.id);
+        if (t) clearTimeout(t);
+        this.#timers.delete(msg.id);
+        return '';
+      }
+      default:
+        return '{"ok":false}';
+    }
+  }
+
+  #call(callId: unknown, h: unknown, m: unknown, a: unknown): void {
+    const settle = (msg: ToIsolate): void => {
+      if (!this.#disposed) void this.#deps.toIsolate(msg, false).catch(() => undefined);
+    };
+    if (typeof callId !== 'number') return;
+    const fail = (e: unknown): void => {
+      const err = toWireError(e);
+      // goto('https://…') through the guard: name the real network error.
+      err.message = unmaskNetError(err.message, /\bat (\S+)$/.exec(err.message)?.[1] ?? '', this.#deps.recentFailure);
+      settle({ op: 'settle', id: callId, ok: false, e: err });
+    };
+    Promise.resolve()
+      .then(() => this.#invoke(false, h, m, a))
+      .then((v) => settle({ op: 'settle', id: callId, ok: true, v: this.encode(v) }), fail)
+      .catch(fail);
+  }
+
+  #sync(h: unknown, m: unknown, a: unknown): string {
+    try {
+      const v = this.#invoke(true, h, m, a);
+      if (v instanceof Promise) {
+        v.catch(() => undefined);
+        throw new MembraneError(`${String(m)} is not synchronous`);
+      }
+      return JSON.stringify({ ok: true, v: this.encode(v) });
+    } catch (e) {
+      return JSON.stringify({ ok: false, e: toWireError(e) });
+    }
+  }
+
+  #invoke(sync: boolean, h: unknown, m: unknown, a: unknown): unknown {
+    if (typeof h !== 'number' || typeof m !== 'string' || !Array.isArray(a)) throw new MembraneError('malformed call');
+    const entry = this.#objects.get(h);
+    if (!entry) throw new MembraneError(`${m}: this handle is no longer valid`);
+    const impl = lookupMethod(sync, entry.kind, m);
+    if (!impl) throw new MembraneError(`${entry.kind}.${m}() is not available in pagescript`);
+    // Arguments stay as the isolate sent them (JSON); each method decodes what it accepts.
+    return impl(entry.obj as never, a, this);
+  }
+
+  #log(level: unknown, text: unknown): void {
+    if (typeof text !== 'string') return;
+    if (level === 'dropped') {
+      const [lines, bytes] = text.split(' ').map(Number);
+      if (Number.isFinite(lines) && Number.isFinite(bytes)) this.#dropped = { lines: lines ?? 0, bytes: bytes ?? 0 };
+      return;
+    }
+    const { maxLogLines, maxLogBytes } = this.#deps.limits;
+    // SECURITY: the isolate counts too, but the host does not trust its count.
+    if (this.logs.length >= maxLogLines || this.#logBytes + text.length > maxLogBytes) return;
+    this.logs.push(text);
+    this.#logBytes += text.length;
+  }
+
+  #timer(id: unknown, ms: unknown): string {
+    if (typeof id !== 'number' || typeof ms !== 'number') return '{"ok":false}';
+    if (!this.#timers.has(id) && this.#timers.size >= this.#deps.limits.maxTimers) {
+      return JSON.stringify({ ok: false, e: { name: 'RangeError', message: `too many timers (at most ${this.#deps.limits.maxTimers})` } });
+    }
+    const old = this.#timers.get(id);
+    if (old) clearTimeout(old);
+    const delay = Math.max(0, Math.min(ms, this.clock.remainingMs()));
+    this.#timers.set(
+      id,
+      setTimeout(() => {
+        this.#timers.delete(id);
+        if (!this.#disposed) void this.#deps.toIsolate({ op: 'timer', id }, false).catch(() => undefined);
+      }, delay),
+    );
+    return '{"ok":true}';
+  }
+
+  // ---------------------------------------------------------------- values
+  #register(obj: object, kind: HandleKind): number {
+    const known = this.#ids.get(obj);
+    if (known !== undefined) return known;
+    if (this.#objects.size >= this.#deps.limits.maxHandles) {
+      throw new MembraneError(`too many handles (at most ${this.#deps.limits.maxHandles}); dispose() the ones you no longer need`);
+    }
+    const id = this.#nextId++;
+    this.#objects.set(id, { kind, obj });
+    this.#ids.set(obj, id);
+    return id;
+  }
+
+  #kindOf(v: object): HandleKind | undefined {
+    if (v === this.page) return 'Page';
+    if (v instanceof ElementHandle) return 'ElementHandle';
+    if (v instanceof JSHandle) return 'JSHandle';
+    if (v instanceof Locator) return 'Locator';
+    const name = v.constructor?.name ?? '';
+    // Puppeteer's concrete classes are CdpFrame, CdpHTTPRequest, …; match the public API name.
+    if (/Frame$/.test(name) && typeof (v as Frame).childFrames === 'function') return 'Frame';
+    if (/HTTPRequest$/.test(name)) return 'HTTPRequest';
+    if (/HTTPResponse$/.test(name)) return 'HTTPResponse';
+    if (/Dialog$/.test(name)) return 'Dialog';
+    if (/ConsoleMessage$/.test(name)) return 'ConsoleMessage';
+    return undefined;
+  }
+
+  #snapshot(kind: HandleKind, v: object): Record<string, unknown> | undefined {
+    switch (kind) {
+      case 'HTTPRequest': {
+        const r = v as HTTPRequest;
+        return {
+          url: r.url(),
+          method: r.method(),
+          headers: r.headers(),
+          postData: r.postData(),
+          hasPostData: r.hasPostData(),
+          resourceType: r.resourceType(),
+          isNavigationRequest: r.isNavigationRequest(),
+          failure: r.failure(),
+        };
+      }
+      case 'HTTPResponse': {
+        const r = v as HTTPResponse;
+        return {
+          url: r.url(),
+          status: r.status(),
+          statusText: r.statusText(),
+          ok: r.ok(),
+          headers: r.headers(),
+          fromCache: r.fromCache(),
+          fromServiceWorker: r.fromServiceWorker(),
+        };
+      }
+      case 'Dialog': {
+        const d = v as Dialog;
+        return { type: d.type(), message: d.message(), defaultValue: d.defaultValue() };
+      }
+      case 'ConsoleMessage': {
+        const c = v as { type(): string; text(): string; location(): unknown };
+        return { type: c.type(), text: c.text(), location: c.location() };
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /** Host value → JSON-ready value; Puppeteer objects become handle tags. */
+  encode(v: unknown, depth = 0): unknown {
+    if (v === undefined) return { $ps: 'u' };
+    if (typeof v !== 'object' || v === null) return typeof v === 'bigint' ? v.toString() : v;
+    if (depth > 64) throw new MembraneError('value is nested too deeply');
+    if (v instanceof Uint8Array) return { $ps: 'b', d: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') };
+    if (v instanceof Map) return [...v.entries()].map(([k, x]) => [k, this.encode(x, depth + 1)]);
+    if (Array.isArray(v)) return v.map((x) => this.encode(x, depth + 1));
+    const kind = this.#kindOf(v);
+    if (kind !== undefined) {
+      const tag: WireHandle = { $ps: 'h', id: this.#register(v, kind), k: kind };
+      const s = this.#snapshot(kind, v);
+      if (s) tag.s = s;
+      return tag;
+    }
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (x !== undefined) out[k] = this.encode(x, depth + 1);
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- MethodContext
+  pageFunction(v: unknown, where: string): string | ((...a: never[]) => unknown) {
+    if (typeof v === 'string') return v;
+    if (isTagged(v) && v.$ps === 'f' && typeof v.src === 'string') return pageFunctionCarrier(v.src);
+    throw new MembraneError(`${where}: expected a function or a string of JavaScript`);
+  }
+
+  pageArgs(list: readonly unknown[], where: string): unknown[] {
+    return list.map((a) => this.#pageArg(a, where, 0));
+  }
+
+  #pageArg(a: unknown, where: string, depth: number): unknown {
+    if (typeof a !== 'object' || a === null) return a;
+    if (depth > 64) throw new MembraneError(`${where}: argument is nested too deeply`);
+    if (isTagged(a)) {
+      switch (a.$ps) {
+        case 'u':
+          return undefined;
+        case 'b':
+          return [...Buffer.from(String(a.d), 'base64')];
+        case 'h':
+          // Puppeteer accepts handles only as whole arguments, as here.
+          if (depth > 0) throw new MembraneError(`${where}: handles can only be passed as whole arguments`);
+          return this.handle(a, ['ElementHandle', 'JSHandle'], where);
+        case 'f':
+          throw new MembraneError(`${where}: functions cannot be passed as arguments to the page`);
+      }
+    }
+    if (Array.isArray(a)) return a.map((x) => this.#pageArg(x, where, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(a)) out[k] = this.#pageArg(x, where, depth + 1);
+    return out;
+  }
+
+  handle<T>(v: unknown, kinds: readonly HandleKind[], where: string): T {
+    const id = isTagged(v) && v.$ps === 'h' ? v.id : undefined;
+    const entry = typeof id === 'number' ? this.#objects.get(id) : undefined;
+    // SECURITY: the kind is the table's, never the one the isolate claims.
+    if (!entry || !kinds.includes(entry.kind)) throw new MembraneError(`${where}: expected ${kinds.join(' or ')}`);
+    return entry.obj as T;
+  }
+
+  async navigationUrl(v: unknown, where: string): Promise<string> {
+    const raw = str(v, `${where}: url`);
+    if (raw === 'about:blank') return raw;
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new MembraneError(`${where}: invalid URL "${raw.slice(0, 200)}"`);
+    }
+    // SECURITY: file:, view-source:, chrome:, devtools:, javascript: and the rest are refused here.
+    if (!NAVIGABLE_SCHEMES.has(url.protocol)) {
+      throw new MembraneError(`${where}: the ${url.protocol} scheme is not allowed (only http:, https:, data: and about:blank)`);
+    }
+    if (url.protocol !== 'data:') await this.#deps.checkUrl(url);
+    return url.href;
+  }
+
+  subscribe(event: unknown): void {
+    const name = str(event, 'page.on: event');
+    if (!PAGE_EVENTS.has(name)) throw new MembraneError(`page.on("${name}") is not available in pagescript`);
+    if (name === 'dialog') this.#dialogHandled = true;
+    const fn = (payload?: unknown): void => {
+      if (this.#disposed) return;
+      let v: unknown;
+      try {
+        v = this.encode(payload);
+      } catch {
+        return; // too many handles: the event is not delivered
+      }
+      void this.#deps.toIsolate({ op: 'event', h: 1, event: name, v }, false).catch(() => undefined);
+    };
+    this.page.on(name as 'request', fn as never);
+    this.#subscriptions.push({ event: name, fn: fn as (...a: unknown[]) => void });
+  }
+
+  async exposeFunction(name: unknown, fid: unknown): Promise<void> {
+    const n = str(name, 'page.exposeFunction: name');
+    const id = num(fid, 'page.exposeFunction: id', 1);
+    await this.page.exposeFunction(n, async (...args: unknown[]) => {
+      if (this.#disposed) throw new Error('the script has ended');
+      // The function runs in the isolate; only JSON crosses, and its answer is JSON.
+      const answer = await this.#deps.toIsolate({ op: 'exposed', fid: id, a: args.map((x) => this.encode(x)) }, true);
+      const parsed = JSON.parse(answer ?? '{"ok":false}') as { ok: boolean; v?: unknown; e?: WireError };
+      if (!parsed.ok) throw new Error(parsed.e?.message ?? 'exposed function failed');
+      return this.#pageArg(parsed.v, `page.exposeFunction(${n})`, 1);
+    });
+  }
+
+  setDefaultTimeout(v: unknown, navigation: boolean): void {
+    const ms = clampTimeout(v, this.clock, navigation ? 'page.setDefaultNavigationTimeout' : 'page.setDefaultTimeout');
+    if (navigation) this.page.setDefaultNavigationTimeout(ms);
+    else this.page.setDefaultTimeout(ms);
+  }
+
+  // ---------------------------------------------------------------- end
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    for (const t of this.#timers.values()) clearTimeout(t);
+    this.#timers.clear();
+    for (const { event, fn } of this.#subscriptions) this.page.off(event as 'request', fn as never);
+    this.#objects.clear();
+    this.#ids.clear();
+  }
+}
+

@@ -1,0 +1,225 @@
+// Option schemas for the membrane: every options object a script passes to a
+// Puppeteer method is rebuilt here from allowed keys and checked values. The
+// script's own object never reaches Puppeteer.
+
+export class MembraneError extends Error {
+  override name = 'Error';
+}
+
+/** Options that would touch the server's disk or run programs: refused by name. */
+const DISK_OPTIONS: Readonly<Record<string, string>> = {
+  path: 'it would read or write files on the server',
+  userDataDir: 'it would use a directory on the server',
+  downloadPath: 'it would write files on the server',
+  ffmpegPath: 'it would run a program on the server',
+  executablePath: 'it would run a program on the server',
+};
+
+export type Check =
+  | 'string'
+  | 'number'
+  | 'boolean'
+  | 'timeout'
+  | 'stringArray'
+  | 'record'
+  | readonly string[]
+  | ((v: unknown, where: string) => unknown);
+
+export type Schema = Readonly<Record<string, Check>>;
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export interface Clock {
+  /** Milliseconds left before the script's deadline (at least 1). */
+  remainingMs(): number;
+}
+
+/** A timeout option clamped to the request's remaining time; 0 (wait forever) means "until the deadline". */
+export function clampTimeout(v: unknown, clock: Clock, where: string): number {
+  const left = clock.remainingMs();
+  if (v === undefined || v === null) return left;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new MembraneError(`${where}: timeout must be a number of milliseconds`);
+  return v === 0 ? left : Math.min(v, left);
+}
+
+export function options(v: unknown, schema: Schema, clock: Clock, where: string): Record<string, unknown> {
+  if (v === undefined || v === null) {
+    return 'timeout' in schema ? { timeout: clampTimeout(undefined, clock, where) } : {};
+  }
+  if (!isPlainObject(v)) throw new MembraneError(`${where}: options must be an object`);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(v)) {
+    const why = DISK_OPTIONS[key];
+    // A schema that names the key means something else by it (a cookie's URL path).
+    if (why !== undefined && !(key in schema) && v[key] !== undefined) {
+      throw new MembraneError(`${where}: the "${key}" option is not available in pagescript (${why})`);
+    }
+  }
+  for (const [key, check] of Object.entries(schema)) {
+    const value = v[key];
+    if (key === 'timeout') {
+      out.timeout = clampTimeout(value, clock, where);
+      continue;
+    }
+    if (value === undefined) continue;
+    out[key] = checkValue(value, check, clock, `${where}: option "${key}"`);
+  }
+  return out;
+}
+
+function checkValue(value: unknown, check: Check, clock: Clock, where: string): unknown {
+  if (typeof check === 'function') return check(value, where);
+  if (Array.isArray(check)) {
+    if (typeof value === 'string' && check.includes(value)) return value;
+    if (Array.isArray(value) && value.every((x) => typeof x === 'string' && check.includes(x))) return [...value];
+    throw new MembraneError(`${where} must be one of ${check.join(', ')}`);
+  }
+  switch (check) {
+    case 'string':
+      if (typeof value !== 'string') throw new MembraneError(`${where} must be a string`);
+      return value;
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw new MembraneError(`${where} must be a number`);
+      return value;
+    case 'boolean':
+      if (typeof value !== 'boolean') throw new MembraneError(`${where} must be true or false`);
+      return value;
+    case 'timeout':
+      return clampTimeout(value, clock, where);
+    case 'stringArray':
+      if (!Array.isArray(value) || !value.every((x) => typeof x === 'string')) throw new MembraneError(`${where} must be an array of strings`);
+      return [...value];
+    case 'record':
+      return stringRecord(value, where);
+  }
+  throw new MembraneError(`${where} is not supported`);
+}
+
+export function stringRecord(value: unknown, where: string): Record<string, string> {
+  if (!isPlainObject(value)) throw new MembraneError(`${where} must be an object of strings`);
+  const out: Record<string, string> = {};
+  for (const [k, x] of Object.entries(value)) {
+    if (typeof x !== 'string') throw new MembraneError(`${where}: "${k}" must be a string`);
+    out[k] = x;
+  }
+  return out;
+}
+
+export function str(v: unknown, where: string): string {
+  if (typeof v !== 'string') throw new MembraneError(`${where} must be a string`);
+  return v;
+}
+
+export function num(v: unknown, where: string, min = -1e9, max = 1e9): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
+    throw new MembraneError(`${where} must be a number from ${min} to ${max}`);
+  }
+  return v;
+}
+
+export function clampNum(min: number, max: number) {
+  return (v: unknown, where: string): number => num(v, where, min, max);
+}
+
+export const WAIT_UNTIL = ['load', 'domcontentloaded', 'networkidle0', 'networkidle2'] as const;
+export const NAV: Schema = { timeout: 'timeout', waitUntil: WAIT_UNTIL };
+export const WAIT: Schema = { timeout: 'timeout' };
+export const SELECTOR_WAIT: Schema = { timeout: 'timeout', visible: 'boolean', hidden: 'boolean' };
+export const CLICK: Schema = {
+  button: ['left', 'right', 'middle', 'back', 'forward'],
+  count: clampNum(1, 10),
+  clickCount: clampNum(1, 10),
+  delay: clampNum(0, 10_000),
+  offset: (v, where) => {
+    if (!isPlainObject(v)) throw new MembraneError(`${where} must be {x, y}`);
+    return { x: num(v.x, `${where}.x`), y: num(v.y, `${where}.y`) };
+  },
+};
+export const TYPE: Schema = { delay: clampNum(0, 10_000) };
+export const KEY: Schema = { delay: clampNum(0, 10_000), text: 'string', commands: 'stringArray' };
+export const MOUSE_CLICK: Schema = { button: CLICK.button as Check, clickCount: CLICK.clickCount as Check, count: CLICK.count as Check, delay: CLICK.delay as Check };
+export const WAIT_FUNCTION: Schema = {
+  timeout: 'timeout',
+  polling: (v, where) => {
+    if (v === 'raf' || v === 'mutation') return v;
+    return num(v, where, 10, 60_000);
+  },
+};
+export const NETWORK_IDLE: Schema = { timeout: 'timeout', idleTime: clampNum(0, 60_000), concurrency: clampNum(0, 100) };
+export const VIEWPORT: Schema = {
+  width: clampNum(1, 4096),
+  height: clampNum(1, 4096),
+  deviceScaleFactor: clampNum(0.1, 3),
+  isMobile: 'boolean',
+  hasTouch: 'boolean',
+  isLandscape: 'boolean',
+};
+const CLIP = (v: unknown, where: string): Record<string, number> => {
+  if (!isPlainObject(v)) throw new MembraneError(`${where} must be {x, y, width, height}`);
+  return {
+    x: num(v.x, `${where}.x`, 0, 16384),
+    y: num(v.y, `${where}.y`, 0, 16384),
+    width: num(v.width, `${where}.width`, 1, 16384),
+    height: num(v.height, `${where}.height`, 1, 16384),
+    ...(v.scale === undefined ? {} : { scale: num(v.scale, `${where}.scale`, 0.1, 3) }),
+  };
+};
+export const SCREENSHOT: Schema = {
+  type: ['png', 'jpeg', 'webp'],
+  quality: clampNum(0, 100),
+  fullPage: 'boolean',
+  clip: CLIP,
+  omitBackground: 'boolean',
+  encoding: ['base64', 'binary'],
+  captureBeyondViewport: 'boolean',
+  optimizeForSpeed: 'boolean',
+  fromSurface: 'boolean',
+};
+const MARGIN = (v: unknown, where: string): Record<string, string | number> => {
+  if (!isPlainObject(v)) throw new MembraneError(`${where} must be {top, right, bottom, left}`);
+  const out: Record<string, string | number> = {};
+  for (const side of ['top', 'right', 'bottom', 'left']) {
+    const x = v[side];
+    if (x === undefined) continue;
+    if (typeof x !== 'string' && typeof x !== 'number') throw new MembraneError(`${where}.${side} must be a string or number`);
+    out[side] = x;
+  }
+  return out;
+};
+const SIZE = (v: unknown, where: string): string | number => {
+  if (typeof v !== 'string' && typeof v !== 'number') throw new MembraneError(`${where} must be a string or number`);
+  return v;
+};
+export const PDF: Schema = {
+  scale: clampNum(0.1, 2),
+  displayHeaderFooter: 'boolean',
+  headerTemplate: 'string',
+  footerTemplate: 'string',
+  printBackground: 'boolean',
+  landscape: 'boolean',
+  pageRanges: 'string',
+  format: ['letter', 'legal', 'tabloid', 'ledger', 'a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'Letter', 'Legal', 'Tabloid', 'Ledger', 'A0', 'A1', 'A2', 'A3', 'A4', 'A5', 'A6'],
+  width: SIZE,
+  height: SIZE,
+  preferCSSPageSize: 'boolean',
+  margin: MARGIN,
+  omitBackground: 'boolean',
+  tagged: 'boolean',
+  outline: 'boolean',
+  timeout: 'timeout',
+};
+export const COOKIE: Schema = {
+  name: 'string',
+  value: 'string',
+  url: 'string',
+  domain: 'string',
+  path: (v, where) => str(v, where), // a cookie's URL path, not a file: allowed
+  secure: 'boolean',
+  httpOnly: 'boolean',
+  sameSite: ['Strict', 'Lax', 'None'],
+  expires: 'number',
+  partitionKey: 'string',
+};
+export const DELETE_COOKIE: Schema = { name: 'string', url: 'string', domain: 'string', path: (v, where) => str(v, where) };

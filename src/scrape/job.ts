@@ -1,0 +1,166 @@
+// One scrape: check the URL, lease a fresh context and page, start a fresh
+// isolate meanwhile, navigate, run the script, collect logs, and dispose of
+// everything on every path.
+import type { HTTPResponse, Page } from 'puppeteer';
+import type { BrowserHost, PageLease } from '../browser/browser.js';
+import type { Config } from '../config.js';
+import type { EgressChecker } from '../egress/checker.js';
+import { NET_ERRORS, REFUSED_HEADER } from '../egress/guard.js';
+import { defaultPort, unmaskNetError, type RecentFailure } from '../egress/net-errors.js';
+import { ApiError, scrapingFailed } from '../errors.js';
+import type { Logger } from '../log.js';
+import { ScriptSandbox } from '../sandbox/isolate.js';
+import { Membrane, cleanMessage } from '../sandbox/membrane.js';
+import { MembraneError } from '../sandbox/options.js';
+
+export type OutputFormat = 'json' | 'html';
+
+export interface ScrapeRequest {
+  readonly url: string;
+  /** Absent: the reachability check. */
+  readonly script?: string;
+  readonly outputFormat: OutputFormat;
+}
+
+export interface ScrapeOutcome {
+  /** The script's result as JSON text; absent when it returned undefined. */
+  readonly json?: string;
+  /** For the reachability check: the page summary or its HTML. */
+  readonly value?: unknown;
+  readonly logs: readonly string[];
+  readonly executionTimeMs: number;
+}
+
+/** What a job needs from the service; passed in, so tests can substitute parts. */
+export interface ScrapeDeps {
+  readonly config: Config;
+  readonly browser: BrowserHost;
+  readonly checker: EgressChecker;
+  /** The guard's memory of upstream failures, to name them as Chromium would without a proxy. */
+  readonly recentFailure?: RecentFailure;
+  readonly logger: Logger;
+}
+
+/** Limits of the membrane that have no setting of their own. */
+const MAX_HANDLES = 50_000;
+const MAX_TIMERS = 10_000;
+
+/** Refuses a URL the browser may not reach, before the browser tries. */
+async function checkUrl(deps: ScrapeDeps, url: URL): Promise<void> {
+  const d = await deps.checker.check(url.hostname, defaultPort(url));
+  if (d.ok) return;
+  if (d.code === 'NAME_NOT_RESOLVED') throw new MembraneError(`${NET_ERRORS.NAME_NOT_RESOLVED} at ${url.href}`);
+  throw new MembraneError(d.reason);
+}
+
+async function navigate(page: Page, url: URL, deps: ScrapeDeps): Promise<HTTPResponse | null> {
+  let response: HTTPResponse | null;
+  try {
+    response = await page.goto(url.href, { waitUntil: 'load', timeout: deps.config.navigationTimeoutMs });
+  } catch (e) {
+    throw scrapingFailed(`navigation to ${url.href} failed: ${unmaskNetError(cleanMessage(e), url.href, deps.recentFailure)}`, e);
+  }
+  // A redirect to a refused address ends at the guard's 403.
+  if (response?.headers()[REFUSED_HEADER] === 'NOT_ALLOWED') {
+    throw scrapingFailed(`navigation to ${url.href} failed: address not allowed (${response.url()})`);
+  }
+  return response;
+}
+
+export async function runScrape(req: ScrapeRequest, deps: ScrapeDeps, signal?: AbortSignal): Promise<ScrapeOutcome> {
+  const started = performance.now();
+  const { config } = deps;
+  const url = new URL(req.url);
+  try {
+    await checkUrl(deps, url);
+  } catch (e) {
+    throw scrapingFailed(cleanMessage(e), e);
+  }
+
+  let lease: PageLease | undefined;
+  let sandbox: ScriptSandbox | undefined;
+  let membrane: Membrane | undefined;
+  const onAbort = (): void => {
+    sandbox?.abort(new ApiError('SERVICE_UNAVAILABLE', 'The request was cancelled'));
+    void lease?.close();
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    // The context and the isolate are made at the same time.
+    const [leased, made] = await Promise.allSettled([
+      deps.browser.lease(),
+      req.script === undefined
+        ? Promise.resolve(undefined)
+        : ScriptSandbox.create({
+            memoryLimitMb: config.scriptMemoryMb,
+            maxResultBytes: config.maxResultBytes,
+            maxLogLines: config.maxLogLines,
+            maxLogBytes: config.maxLogBytes,
+            targetUrl: req.url,
+            defaultTimeoutMs: config.scriptTimeoutMs,
+            onCatastrophicError: (message) => deps.logger.fatal({ message }, 'isolated-vm catastrophic error'),
+          }),
+    ]);
+    if (made.status === 'fulfilled') sandbox = made.value;
+    if (leased.status === 'fulfilled') lease = leased.value;
+    if (leased.status === 'rejected') throw new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: leased.reason });
+    if (made.status === 'rejected') throw new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: made.reason });
+    if (signal?.aborted) throw new ApiError('SERVICE_UNAVAILABLE', 'The request was cancelled');
+    const page = (lease as PageLease).page;
+
+    const response = await navigate(page, url, deps);
+
+    if (sandbox === undefined) {
+      const value =
+        req.outputFormat === 'html'
+          ? await page.content()
+          : { url: req.url, finalUrl: page.url(), status: response?.status() ?? null, ok: response?.ok() ?? false, title: await page.title() };
+      return { value, logs: [], executionTimeMs: Math.round(performance.now() - started) };
+    }
+
+    const box = sandbox;
+    const scriptDeadline = performance.now() + config.scriptTimeoutMs;
+    const clock = { remainingMs: () => Math.max(1, Math.round(scriptDeadline - performance.now())) };
+    page.setDefaultTimeout(config.scriptTimeoutMs);
+    page.setDefaultNavigationTimeout(config.scriptTimeoutMs);
+    membrane = new Membrane({
+      page,
+      clock,
+      limits: { maxHandles: MAX_HANDLES, maxTimers: MAX_TIMERS, maxLogLines: config.maxLogLines, maxLogBytes: config.maxLogBytes },
+      checkUrl: (u) => checkUrl(deps, u),
+      ...(deps.recentFailure ? { recentFailure: deps.recentFailure } : {}),
+      toIsolate: (msg, wantAnswer) => box.toIsolate(msg, wantAnswer),
+    });
+    const m = membrane;
+    box.attach((json) => m.onHost(json));
+    // A crashed renderer rejects pending calls only at the protocol timeout; end the script now.
+    page.once('error', () => box.abort(scrapingFailed('the page crashed (it may have run out of memory)')));
+    page.once('close', () => box.abort(new ApiError('INTERNAL_SERVER_ERROR', 'Internal server error: the browser page closed unexpectedly')));
+
+    let result;
+    try {
+      result = await box.execute(req.script as string, config.scriptTimeoutMs);
+    } catch (e) {
+      if (e instanceof ApiError) e.logs = collectLogs(box, m);
+      throw e;
+    }
+    return {
+      ...(result.json === undefined ? {} : { json: result.json }),
+      logs: collectLogs(box, m),
+      executionTimeMs: Math.round(performance.now() - started),
+    };
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    membrane?.dispose();
+    sandbox?.dispose();
+    await lease?.close();
+  }
+}
+
+/** The script's console lines, with a last line saying how many were dropped beyond the caps. */
+function collectLogs(box: ScriptSandbox, m: Membrane): string[] {
+  const dropped = box.droppedLogs() ?? m.dropped;
+  const logs = [...m.logs];
+  if (dropped.lines > 0) logs.push(`... ${dropped.lines} more log lines dropped (${dropped.bytes} characters)`);
+  return logs;
+}

@@ -1,0 +1,52 @@
+// The process shell: read the configuration, start the service, print the
+// generated key, and shut down cleanly on SIGTERM/SIGINT. The only file that
+// touches process signals.
+import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './log.js';
+import { startService } from './service.js';
+
+/** How long a shutdown may take before the process exits anyway. */
+const SHUTDOWN_KILL_TIMEOUT_MS = 15_000;
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`pagescript: ${e.message}\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
+  const logger = createLogger(config.logLevel);
+  const service = await startService(config, logger, {
+    onGeneratedKey: (key) => {
+      // Printed once, to the terminal, never to the log.
+      process.stdout.write(
+        `\nAPI_KEYS is not set; generated an API key for this run:\n\n  ${key}\n\n` +
+          `Send it as the X-Gateway-Key header. Set API_KEYS to keep keys across restarts.\n\n`,
+      );
+    },
+  });
+  process.stdout.write(`pagescript is listening on http://${config.host}:${service.port}\n`);
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    setTimeout(() => process.exit(1), SHUTDOWN_KILL_TIMEOUT_MS).unref();
+    service.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`pagescript failed to start: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,101 @@
+// Wires the service together and starts it: egress guard, Chromium, the HTTP
+// server. Used by server.ts (the process) and by the end-to-end tests.
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { buildApp, type App } from './app.js';
+import { BrowserHost } from './browser/browser.js';
+import { withConfig, type Config } from './config.js';
+import { EgressChecker, systemResolver, type Resolver } from './egress/checker.js';
+import { EgressGuard, type Connector } from './egress/guard.js';
+import type { Logger } from './log.js';
+
+export interface Service {
+  readonly config: Config;
+  readonly port: number;
+  readonly guard: EgressGuard;
+  readonly browser: BrowserHost;
+  readonly app: App;
+  readonly server: Server;
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  readonly resolver?: Resolver;
+  readonly connector?: Connector;
+  /** Called with the generated key when API_KEYS is unset. */
+  readonly onGeneratedKey?: (key: string) => void;
+}
+
+/** Extra time Puppeteer's protocol calls get beyond the request's own budget. */
+const PROTOCOL_TIMEOUT_MARGIN_MS = 10_000;
+
+export function generateKey(): string {
+  return `ps_${randomBytes(24).toString('base64url')}`;
+}
+
+export async function startService(base: Config, logger: Logger, opts: ServiceOptions = {}): Promise<Service> {
+  let config = base;
+  if (config.apiKeys.length === 0) {
+    const key = generateKey();
+    config = withConfig(config, { apiKeys: [key], apiKeysGenerated: true });
+    opts.onGeneratedKey?.(key);
+  }
+  let servicePort = config.port;
+  const guardPortRef = { port: 0 };
+  const checker = new EgressChecker({
+    allowlist: config.egressAllowlist,
+    protectedPorts: () => [servicePort, guardPortRef.port],
+    resolve: opts.resolver ?? systemResolver,
+  });
+  const guard = new EgressGuard({ checker, logger, ...(opts.connector ? { connector: opts.connector } : {}) });
+  guardPortRef.port = await guard.listen();
+
+  const browser = new BrowserHost({
+    executablePath: config.executablePath,
+    guardPort: guard.port,
+    protocolTimeoutMs: config.scriptTimeoutMs + config.navigationTimeoutMs + PROTOCOL_TIMEOUT_MARGIN_MS,
+    logger,
+  });
+  const app = buildApp({ config, browser, checker, recentFailure: (h, p) => guard.recentFailure(h, p), logger });
+  const server = createServer({ keepAlive: true, requestTimeout: 0 }, (req, res) => app.handle(req, res));
+  server.keepAliveTimeout = 65_000;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const addr = server.address();
+    servicePort = typeof addr === 'object' && addr ? addr.port : config.port;
+    await browser.start();
+  } catch (e) {
+    server.close();
+    await browser.close();
+    await guard.close();
+    throw e;
+  }
+  logger.info({ host: config.host, port: servicePort, guardPort: guard.port, maxConcurrency: config.maxConcurrency }, 'pagescript listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    config,
+    port: servicePort,
+    guard,
+    browser,
+    app,
+    server,
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await browser.close();
+        await guard.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,83 @@
+// Every curl example in README.md is run against a local copy of example.com and
+// its answer compared with the one the README shows.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { ERRORS } from '../../src/errors.js';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+
+interface Example {
+  body: string;
+  expected: string;
+  lang: 'json' | 'html';
+}
+
+/** Each ```sh block with `curl … -d '…'`, paired with the ```json or ```html block after it. */
+function examples(): Example[] {
+  const blocks = [...README.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1] as string, text: m[2] as string }));
+  const out: Example[] = [];
+  for (let i = 0; i + 1 < blocks.length; i++) {
+    const b = blocks[i] as { lang: string; text: string };
+    const next = blocks[i + 1] as { lang: string; text: string };
+    const d = /curl[\s\S]*-d '([^']*)'/.exec(b.text);
+    if (b.lang === 'sh' && d && (next.lang === 'json' || next.lang === 'html')) {
+      out.push({ body: d[1] as string, expected: next.text.trimEnd(), lang: next.lang });
+    }
+  }
+  return out;
+}
+
+const fixtures = new FixtureServer({ '/': html(EXAMPLE_DOMAIN_HTML) });
+let svc: TestService;
+
+before(async () => {
+  await fixtures.start();
+  svc = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry });
+});
+after(async () => {
+  await svc.close();
+  await fixtures.close();
+});
+
+test('the README has an example for json, html, scriptBase64, console.log, cheerio and the no-script check', () => {
+  const bodies = examples().map((e) => e.body);
+  assert.ok(bodies.length >= 7, `found ${bodies.length} examples`);
+  for (const needle of ['"outputFormat":"html"', '"scriptBase64"', 'console.log', 'cheerio.load', '{"url":"https://example.com"}']) {
+    assert.ok(bodies.some((b) => b.includes(needle)), `an example with ${needle}`);
+  }
+});
+
+for (const [i, ex] of examples().entries()) {
+  test(`README example ${i + 1} answers what the README shows: ${ex.body.slice(0, 80)}`, async () => {
+    const local = fixtures.url('').replace(/\/$/, '');
+    const r = await svc.post(ex.body.replaceAll('https://example.com', local));
+    assert.equal(r.status, 200, r.text);
+    const text = r.text.replaceAll(local, 'https://example.com');
+    if (ex.lang === 'html') {
+      assert.equal(text, ex.expected);
+      return;
+    }
+    const got = JSON.parse(text) as Record<string, unknown>;
+    const want = JSON.parse(ex.expected) as Record<string, unknown>;
+    assert.equal(typeof got.executionTime, 'number');
+    delete got.executionTime;
+    delete want.executionTime;
+    assert.deepEqual(got, want);
+  });
+}
+
+test('the README error table lists every error code with its HTTP status', () => {
+  for (const [code, { status }] of Object.entries(ERRORS)) {
+    assert.match(README, new RegExp(`\\| \`${code}\` \\| ${status} \\|`), code);
+  }
+});
+
+test('the README configuration table lists every environment variable the service reads', () => {
+  const source = readFileSync(new URL('../../src/config.ts', import.meta.url), 'utf8');
+  const names = new Set([...source.matchAll(/(?:int\('|env\.)([A-Z_]+)/g)].map((m) => m[1] as string));
+  assert.ok(names.size >= 15);
+  for (const name of names) assert.match(README, new RegExp(`\\| \`${name}\` \\|`), name);
+});

@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+test('defaults: port 3000 on 127.0.0.1, 30 s scripts, 128 MiB, no keys (one is generated at start)', () => {
+  const c = loadConfig({});
+  assert.equal(c.port, 3000);
+  assert.equal(c.host, '127.0.0.1');
+  assert.equal(c.scriptTimeoutMs, 30_000);
+  assert.equal(c.scriptMemoryMb, 128);
+  assert.deepEqual(c.apiKeys, []);
+  assert.deepEqual(c.egressAllowlist, []);
+  assert.ok(c.maxConcurrency >= 1);
+  assert.ok(Object.isFrozen(c));
+});
+
+test('each bad value is named in one error that lists them all', () => {
+  assert.throws(
+    () => loadConfig({ PORT: 'abc', SCRIPT_MEMORY_MB: '1', LOG_LEVEL: 'loud', API_KEYS: 'short', EGRESS_ALLOWLIST: 'nohost' }),
+    (e: unknown) => {
+      assert.ok(e instanceof ConfigError);
+      for (const name of ['PORT', 'SCRIPT_MEMORY_MB', 'LOG_LEVEL', 'API_KEYS', 'EGRESS_ALLOWLIST']) assert.match(e.message, new RegExp(name));
+      assert.equal(e.problems.length, 5);
+      return true;
+    },
+  );
+});
+
+test('EGRESS_ALLOWLIST takes host:port and [v6]:port, lower-cased', () => {
+  const c = loadConfig({ EGRESS_ALLOWLIST: ' 127.0.0.1:8080, [::1]:9000 ,Intranet.Local:80' });
+  assert.deepEqual(c.egressAllowlist, [
+    { host: '127.0.0.1', port: 8080 },
+    { host: '::1', port: 9000 },
+    { host: 'intranet.local', port: 80 },
+  ]);
+  assert.throws(() => loadConfig({ EGRESS_ALLOWLIST: '127.0.0.1:99999' }), /EGRESS_ALLOWLIST/);
+});
+
+test('API_KEYS is split on commas, trimmed and de-duplicated', () => {
+  const c = loadConfig({ API_KEYS: 'aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb,aaaaaaaaaaaaaaaa' });
+  assert.deepEqual(c.apiKeys, ['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb']);
+});

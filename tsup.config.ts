@@ -1,0 +1,36 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig([
+  {
+    // The service: host-side code, run by Node 24.
+    entry: { server: 'src/server.ts' },
+    format: ['esm'],
+    platform: 'node',
+    target: 'node24',
+    outDir: 'dist',
+    clean: false,
+    sourcemap: true,
+  },
+  {
+    // Evaluated inside each request's V8 isolate: no Node, no DOM.
+    entry: { runtime: 'sandbox/runtime.ts' },
+    format: ['iife'],
+    globalName: '__ps_runtime',
+    platform: 'browser',
+    target: 'es2023',
+    outDir: 'dist/sandbox',
+    noExternal: [/.*/],
+    minify: true,
+    clean: false,
+  },
+  {
+    entry: { cheerio: 'sandbox/cheerio.ts' },
+    format: ['iife'],
+    platform: 'browser',
+    target: 'es2023',
+    outDir: 'dist/sandbox',
+    noExternal: [/.*/],
+    minify: true,
+    clean: false,
+  },
+]);
