@@ -15,7 +15,8 @@ export default defineConfig([
     // Evaluated inside each request's V8 isolate: no Node, no DOM.
     entry: { runtime: 'sandbox/runtime.ts' },
     format: ['iife'],
-    globalName: '__ps_runtime',
+    // Strict mode: no sloppy functions for a script to reach through stack frames.
+    banner: { js: '"use strict";' },
     platform: 'browser',
     target: 'es2023',
     outDir: 'dist/sandbox',

@@ -51,7 +51,7 @@ function send(msg: ToHost): string {
 }
 
 // ---------------------------------------------------------------- errors
-export function makeError(e: WireError): Error {
+function makeError(e: WireError): Error {
   const err = e.name === 'TypeError' ? new TypeError(e.message) : e.name === 'RangeError' ? new RangeError(e.message) : new Error(e.message);
   if (err.name !== e.name) Object.defineProperty(err, 'name', { value: e.name, writable: true, configurable: true, enumerable: false });
   return err;
@@ -110,6 +110,8 @@ function decode(v: unknown): unknown {
         return base64ToBytes(v.d);
       case 'h':
         return bridge.proxyFor(v.id, v.k as HandleKind, v.s);
+      case 'm':
+        return new Map(v.e.map(([k, x]) => [decode(k), decode(x)]));
       default:
         return undefined;
     }
@@ -253,7 +255,7 @@ defineGlobal('queueMicrotask', (fn: unknown) => {
 
 // ---------------------------------------------------------------- entry points for the host
 /** Messages from the host: call results, timers, page events, exposed-function calls. */
-export function receive(json: string): unknown {
+function receive(json: string): unknown {
   const msg = parse(json) as ToIsolate;
   switch (msg.op) {
     case 'settle': {
@@ -313,7 +315,7 @@ function resultReplacer(_k: string, v: unknown): unknown {
  * Runs the user's function and serialises its result here, inside the isolate,
  * under its memory limit; only the finished JSON text is copied to the host.
  */
-export async function run(fn: AnyFn): Promise<RunOutcome> {
+async function run(fn: AnyFn): Promise<RunOutcome> {
   let value: unknown;
   try {
     value = await reflectApply(fn, undefined, []);
@@ -338,6 +340,9 @@ export async function run(fn: AnyFn): Promise<RunOutcome> {
 }
 
 /** Counters the host reads at the end of a finished run. */
-export function stats(): string {
+function stats(): string {
   return stringify({ droppedLines, droppedBytes });
 }
+
+// The host takes these three (as references) and then deletes the property, before any user code runs.
+Object.defineProperty(globalThis, '__ps_runtime', { value: { receive, run, stats }, configurable: true, writable: false, enumerable: false });

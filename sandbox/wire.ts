@@ -6,6 +6,7 @@
 //   {"$ps":"h","id":7,"k":"ElementHandle","s":{...}}  a handle in the request's table (s: snapshot)
 //   {"$ps":"b","d":"<base64>"}                          bytes (Uint8Array in the isolate)
 //   {"$ps":"u"}                                          undefined
+//   {"$ps":"m","e":[[k, v], …]}                          a Map (getProperties())
 //   {"$ps":"f","src":"(el) => el.textContent"}         a function, as source text, for the page only
 
 export type HandleKind =
@@ -37,7 +38,11 @@ export interface WireFunction {
   $ps: 'f';
   src: string;
 }
-export type WireTagged = WireHandle | WireBytes | WireUndefined | WireFunction;
+export interface WireMap {
+  $ps: 'm';
+  e: [unknown, unknown][];
+}
+export type WireTagged = WireHandle | WireBytes | WireUndefined | WireFunction | WireMap;
 
 /** Messages from the isolate to the host (the argument of the one host callback). */
 export type ToHost =

@@ -8,6 +8,7 @@ import { withConfig, type Config } from './config.js';
 import { EgressChecker, systemResolver, type Resolver } from './egress/checker.js';
 import { EgressGuard, type Connector } from './egress/guard.js';
 import type { Logger } from './log.js';
+import { releaseBundleCache } from './sandbox/bundle.js';
 
 export interface Service {
   readonly config: Config;
@@ -94,6 +95,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
         });
         await browser.close();
         await guard.close();
+        releaseBundleCache();
       })();
       return closing;
     },

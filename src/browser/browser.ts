@@ -8,6 +8,9 @@ export const CONTEXT_CLOSE_TIMEOUT_MS = 5_000;
 /** Wait between relaunch attempts after Chromium dies. */
 export const RELAUNCH_BACKOFF_MS = 500;
 
+/** The V8 heap of each renderer, in MiB. */
+export const RENDERER_HEAP_MB = 512;
+
 export function chromiumArgs(guardPort: number): string[] {
   return [
     // As root Chromium refuses to start without this; the isolation we rely on is
@@ -33,6 +36,9 @@ export function chromiumArgs(guardPort: number): string[] {
     // SECURITY: WebRTC may not send UDP around the proxy (STUN to internal hosts).
     '--webrtc-ip-handling-policy=disable_non_proxied_udp',
     '--disable-features=WebRtcHideLocalIpsWithMdns,DnsOverHttps,AsyncDns,MediaRouter,OptimizationHints,Translate',
+    // A page's JavaScript heap is bounded, so a page that eats memory crashes its
+    // renderer (the request fails fast) instead of taking the machine's memory.
+    `--js-flags=--max-old-space-size=${RENDERER_HEAP_MB}`,
     '--disable-gpu',
     '--disable-dev-shm-usage',
     '--mute-audio',

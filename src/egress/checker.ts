@@ -23,10 +23,20 @@ export const systemResolver: Resolver = async (host) => {
   return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
 
-/** "[::1]" → "::1", "Example.COM." → "example.com". */
+/**
+ * The host as a browser reads it: "[::1]" → "::1", "Example.COM." → "example.com",
+ * and the numeric spellings of IPv4 ("127.1", "2130706433", "0x7f000001",
+ * "0177.0.0.1") → "127.0.0.1", by the WHATWG URL parser that Chromium follows.
+ */
 export function normalizeHost(host: string): string {
-  const h = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  return isIP(h) ? h.toLowerCase() : h.toLowerCase().replace(/\.+$/, '');
+  let h = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  try {
+    h = new URL(`http://${h.includes(':') ? `[${h}]` : h}/`).hostname;
+  } catch {
+    // not a host a URL can carry: judged as given, and refused by the resolver
+  }
+  if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
+  return h.toLowerCase().replace(/\.+$/, '');
 }
 
 export interface EgressCheckerOptions {

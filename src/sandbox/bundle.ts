@@ -58,3 +58,12 @@ export async function compileCached(isolate: ivm.Isolate, src: SandboxSource): P
   if (produced) src.cachedData = produced;
   return script;
 }
+
+/** Releases the code caches (at shutdown), so no isolated-vm handle outlives the service. */
+export function releaseBundleCache(): void {
+  if (!loaded) return;
+  for (const src of [loaded.runtime, loaded.cheerio]) {
+    src.cachedData?.release();
+    delete src.cachedData;
+  }
+}

@@ -86,8 +86,8 @@ export class ScriptSandbox {
         }),
       );
       const [runtime, cheerio] = await Promise.all([compileCached(isolate, bundle.runtime), compileCached(isolate, bundle.cheerio)]);
-      await runtime.run(context);
-      await cheerio.run(context);
+      await runtime.run(context, { release: true });
+      await cheerio.run(context, { release: true });
       const [receive, run, stats] = await Promise.all([
         context.eval('__ps_runtime.receive', { reference: true }),
         context.eval('__ps_runtime.run', { reference: true }),
@@ -165,10 +165,13 @@ export class ScriptSandbox {
   }
 
   async #start(compiled: ivm.Script): Promise<RunOutcome> {
-    const fn = (await compiled.run(this.#context, { reference: true })) as ivm.Reference<unknown>;
-    if (fn.typeof !== 'function') throw scrapingFailed('the script must be the body of a function');
-    const outcome = (await this.#run.apply(undefined, [fn.derefInto()], { result: { promise: true, copy: true } })) as RunOutcome;
-    return outcome;
+    const fn = (await compiled.run(this.#context, { reference: true, release: true })) as ivm.Reference<unknown>;
+    try {
+      if (fn.typeof !== 'function') throw scrapingFailed('the script must be the body of a function');
+      return (await this.#run.apply(undefined, [fn.derefInto()], { result: { promise: true, copy: true } })) as RunOutcome;
+    } finally {
+      fn.release();
+    }
   }
 
   /** Ends the script now with the given error (deadline, crashed page, shutdown). */
@@ -194,6 +197,15 @@ export class ScriptSandbox {
 
   dispose(): void {
     this.#handler = undefined;
+    // Every isolated-vm handle is released now rather than left to Node's GC:
+    // handles still waiting for GC when the process exits can abort it there.
+    for (const handle of [this.#receive, this.#run, this.#stats, this.#context]) {
+      try {
+        handle.release();
+      } catch {
+        // already released, or the isolate is gone
+      }
+    }
     if (!this.#isolate.isDisposed) this.#isolate.dispose();
   }
 }

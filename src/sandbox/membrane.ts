@@ -284,7 +284,7 @@ export class Membrane implements MethodContext {
     if (typeof v !== 'object' || v === null) return typeof v === 'bigint' ? v.toString() : v;
     if (depth > 64) throw new MembraneError('value is nested too deeply');
     if (v instanceof Uint8Array) return { $ps: 'b', d: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') };
-    if (v instanceof Map) return [...v.entries()].map(([k, x]) => [k, this.encode(x, depth + 1)]);
+    if (v instanceof Map) return { $ps: 'm', e: [...v.entries()].map(([k, x]) => [this.encode(k, depth + 1), this.encode(x, depth + 1)]) };
     if (Array.isArray(v)) return v.map((x) => this.encode(x, depth + 1));
     const kind = this.#kindOf(v);
     if (kind !== undefined) {
@@ -293,11 +293,12 @@ export class Membrane implements MethodContext {
       if (s) tag.s = s;
       return tag;
     }
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) {
-      if (x !== undefined) out[k] = this.encode(x, depth + 1);
-    }
-    return out;
+    // fromEntries defines own properties: a "__proto__" key stays data.
+    return Object.fromEntries(
+      Object.entries(v)
+        .filter(([, x]) => x !== undefined)
+        .map(([k, x]) => [k, this.encode(x, depth + 1)]),
+    );
   }
 
   // ---------------------------------------------------------------- MethodContext
@@ -329,9 +330,7 @@ export class Membrane implements MethodContext {
       }
     }
     if (Array.isArray(a)) return a.map((x) => this.#pageArg(x, where, depth + 1));
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(a)) out[k] = this.#pageArg(x, where, depth + 1);
-    return out;
+    return Object.fromEntries(Object.entries(a).map(([k, x]) => [k, this.#pageArg(x, where, depth + 1)]));
   }
 
   handle<T>(v: unknown, kinds: readonly HandleKind[], where: string): T {

@@ -99,12 +99,10 @@ function checkValue(value: unknown, check: Check, clock: Clock, where: string): 
 
 export function stringRecord(value: unknown, where: string): Record<string, string> {
   if (!isPlainObject(value)) throw new MembraneError(`${where} must be an object of strings`);
-  const out: Record<string, string> = {};
   for (const [k, x] of Object.entries(value)) {
     if (typeof x !== 'string') throw new MembraneError(`${where}: "${k}" must be a string`);
-    out[k] = x;
   }
-  return out;
+  return Object.fromEntries(Object.entries(value)) as Record<string, string>;
 }
 
 export function str(v: unknown, where: string): string {

@@ -1,24 +1,15 @@
 // POST /api/scrape end to end: real Chromium, real isolates, fixture pages on 127.0.0.1.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
-import { TEST_KEY, startTestService, type TestService } from '../helpers/service.js';
+import { TEST_KEY, serviceFor, startTestService } from '../helpers/service.js';
 
 const fixtures = new FixtureServer({
   '/example': html(EXAMPLE_DOMAIN_HTML),
   '/list': html('<html><head><title>List</title></head><body><ul><li data-p="1">a</li><li data-p="2">b</li></ul></body></html>'),
   '/missing': html('<title>Gone</title>', 404),
 });
-let svc: TestService;
-
-before(async () => {
-  await fixtures.start();
-  svc = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry, SCRIPT_MEMORY_MB: '64' });
-});
-after(async () => {
-  await svc.close();
-  await fixtures.close();
-});
+const svc = serviceFor(fixtures, { SCRIPT_MEMORY_MB: '64' });
 
 function assertError(r: { status: number; body: Record<string, unknown>; headers: Record<string, unknown> }, status: number, code: string, message?: string | RegExp): void {
   assert.equal(r.status, status, JSON.stringify(r.body));

@@ -2,10 +2,10 @@
 // its answer compared with the one the README shows.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { ERRORS } from '../../src/errors.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import { serviceFor, startTestService } from '../helpers/service.js';
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
@@ -31,16 +31,7 @@ function examples(): Example[] {
 }
 
 const fixtures = new FixtureServer({ '/': html(EXAMPLE_DOMAIN_HTML) });
-let svc: TestService;
-
-before(async () => {
-  await fixtures.start();
-  svc = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry });
-});
-after(async () => {
-  await svc.close();
-  await fixtures.close();
-});
+const svc = serviceFor(fixtures);
 
 test('the README has an example for json, html, scriptBase64, console.log, cheerio and the no-script check', () => {
   const bodies = examples().map((e) => e.body);

@@ -1,5 +1,7 @@
 // Starts the real service (egress guard, Chromium, HTTP server) for a test file
 // and gives a small client for POST /api/scrape.
+import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import { request } from 'undici';
 import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/log.js';
@@ -64,4 +66,56 @@ export async function startTestService(env: Record<string, string> = {}, opts: S
       }),
     close: () => service.close(),
   };
+}
+
+/**
+ * Starts the fixtures and a service that may reach them, for the whole test file
+ * (before/after hooks), and returns a handle that works once they are up.
+ */
+export function serviceFor(fixtures: { start(): Promise<unknown>; close(): Promise<void>; readonly allowEntry: string }, env: Record<string, string> = {}): TestService {
+  let inner: TestService | undefined;
+  before(async () => {
+    await fixtures.start();
+    inner = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry, ...env });
+  });
+  after(async () => {
+    await inner?.close();
+    await fixtures.close();
+  });
+  const get = (): TestService => {
+    if (!inner) throw new Error('the test service is not started');
+    return inner;
+  };
+  return {
+    get service() {
+      return get().service;
+    },
+    get base() {
+      return get().base;
+    },
+    post: (body, headers) => get().post(body, headers),
+    raw: (method, path, opts) => get().raw(method, path, opts),
+    close: () => get().close(),
+  };
+}
+
+export interface TimedReply {
+  status: number;
+  body: Record<string, unknown>;
+  ms: number;
+}
+
+/** POSTs a script against url and measures the wall time of the whole request. */
+export async function timedRun(svc: TestService, url: string, script: string): Promise<TimedReply> {
+  const t0 = Date.now();
+  const r = await svc.post({ url, script });
+  return { status: r.status, body: r.body, ms: Date.now() - t0 };
+}
+
+/** After a script hit a limit: the next request is served normally and /health is 200. */
+export async function assertServesNormally(svc: TestService, url: string, title: string): Promise<void> {
+  const r = await svc.post({ url, script: 'return await page.title()' });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.data, title);
+  assert.equal((await svc.raw('GET', '/health')).status, 200);
 }

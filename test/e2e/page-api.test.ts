@@ -1,0 +1,310 @@
+// Exercises every method the membrane offers, against fixture pages, so that a
+// method missing from the membrane (or broken in it) fails a test.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { FixtureServer, html } from '../helpers/fixtures.js';
+import { serviceFor } from '../helpers/service.js';
+
+const APP = `<!doctype html><html><head><title>App</title></head><body>
+<h1 id="h">Hello</h1>
+<input id="name" value="">
+<select id="sel"><option value="a">A</option><option value="b">B</option></select>
+<button id="btn" onclick="document.getElementById('out').textContent='clicked'">Go</button>
+<div id="out"></div>
+<div id="hov" onmouseover="this.textContent='hovered'" style="width:200px;height:50px">hover me</div>
+<a id="next" href="/next">next</a>
+<ul><li>one</li><li>two</li><li>three</li></ul>
+<iframe name="child" src="/frame"></iframe>
+<div style="height:3000px" id="tall">tall</div>
+<script>
+  document.addEventListener('keydown', (e) => { document.body.dataset.key = e.key });
+  document.addEventListener('click', (e) => { document.body.dataset.click = (document.body.dataset.click || '') + e.clientX + ',' + e.clientY + ';' });
+  document.addEventListener('touchstart', () => { document.body.dataset.touched = 'yes' });
+</script>
+</body></html>`;
+
+const fixtures = new FixtureServer({
+  '/app': html(APP),
+  '/next': html('<title>Next</title><p>next page</p>'),
+  '/frame': html('<title>Frame</title><p id="fp">in frame</p>'),
+  '/late': html('<title>Late</title><script>setTimeout(() => { const d = document.createElement("div"); d.id = "late"; d.textContent = "arrived"; document.body.appendChild(d) }, 200)</script>'),
+  '/headers': (req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'x-custom': 'yes' });
+    res.end(JSON.stringify({ ua: req.headers['user-agent'], extra: req.headers['x-extra'] ?? null, cookie: req.headers.cookie ?? null }));
+  },
+});
+const svc = serviceFor(fixtures, { SCRIPT_TIMEOUT_MS: '10000' });
+
+async function run(script: string, path = '/app'): Promise<unknown> {
+  const r = await svc.post({ url: fixtures.url(path), script });
+  assert.equal(r.status, 200, `${r.text}\n--- script:\n${script}`);
+  return r.body.data;
+}
+
+describe('Page', () => {
+  test('navigation: goto, reload, goBack, goForward, url, title, waitForNavigation', async () => {
+    const d = await run(`
+      const out = [];
+      const r = await page.goto(targetUrl.replace('/app', '/next'), { waitUntil: 'domcontentloaded' });
+      out.push(r.status(), page.url().endsWith('/next'), await page.title());
+      await page.reload();
+      out.push(await page.title());
+      await page.goBack();
+      out.push(await page.title());
+      await page.goForward();
+      out.push(await page.title());
+      await page.goBack();
+      const [nav] = await Promise.all([page.waitForNavigation(), page.click('#next')]);
+      out.push(nav.url().endsWith('/next'));
+      return out`);
+    assert.deepEqual(d, [200, true, 'Next', 'Next', 'App', 'Next', true]);
+  });
+
+  test('content and setContent', async () => {
+    const d = await run(`
+      const before = (await page.content()).includes('<h1 id="h">Hello</h1>');
+      await page.setContent('<title>Set</title><p class="x">set</p>');
+      return [before, await page.title(), (await page.content()).includes('<p class="x">set</p>')]`);
+    assert.deepEqual(d, [true, 'Set', true]);
+  });
+
+  test('queries: $, $$, $eval, $$eval, evaluate with arguments, evaluateHandle', async () => {
+    const d = await run(`
+      const h = await page.$('#h');
+      const items = await page.$$('li');
+      const text = await page.$eval('#h', (el, suffix) => el.textContent + suffix, '!');
+      const all = await page.$$eval('li', (els) => els.map((e) => e.textContent));
+      const sum = await page.evaluate((a, b) => a + b, 2, 3);
+      const viaHandle = await page.evaluate((el) => el.id, h);
+      const win = await page.evaluateHandle(() => ({ answer: 42 }));
+      const missing = await page.$('#missing');
+      return [items.length, text, all, sum, viaHandle, await win.jsonValue(), missing, await page.evaluate('1 + 1')]`);
+    assert.deepEqual(d, [3, 'Hello!', ['one', 'two', 'three'], 5, 'h', { answer: 42 }, null, 2]);
+  });
+
+  test('waiting: waitForSelector, waitForFunction, waitForNetworkIdle, waitForRequest, waitForResponse', async () => {
+    const d = await run(
+      `
+      const el = await page.waitForSelector('#late');
+      const fn = await page.waitForFunction((id) => document.getElementById(id)?.textContent, { polling: 50 }, 'late');
+      await page.waitForNetworkIdle({ idleTime: 100 });
+      const [req, res] = await Promise.all([
+        page.waitForRequest((r) => r.url().endsWith('/headers')),
+        page.waitForResponse(targetUrl.replace('/late', '/headers')),
+        page.evaluate(() => fetch('/headers').then((r) => r.text())),
+      ]);
+      return [await el.evaluate((e) => e.textContent), await fn.jsonValue(), req.method(), res.status()]`,
+      '/late',
+    );
+    assert.deepEqual(d, ['arrived', 'arrived', 'GET', 200]);
+  });
+
+  test('input: click, type, focus, hover, select, tap, keyboard, mouse', async () => {
+    const d = await run(`
+      // hasTouch first: Puppeteer reloads the page when it changes.
+      await page.setViewport({ width: 800, height: 600, hasTouch: true });
+      await page.click('#btn');
+      await page.type('#name', 'abc', { delay: 1 });
+      await page.focus('#name');
+      await page.keyboard.press('End');
+      await page.keyboard.type('!');
+      await page.keyboard.down('Shift');
+      await page.keyboard.up('Shift');
+      await page.keyboard.sendCharacter('?');
+      await page.hover('#hov');
+      const selected = await page.select('#sel', 'b');
+      await page.mouse.move(5, 5);
+      await page.mouse.click(10, 12);
+      await page.mouse.down();
+      await page.mouse.up();
+      await page.mouse.wheel({ deltaY: 100 });
+      await page.tap('#btn');
+      await page.touchscreen.tap(5, 5);
+      return [
+        await page.$eval('#out', (e) => e.textContent),
+        await page.$eval('#name', (e) => e.value),
+        await page.$eval('#hov', (e) => e.textContent),
+        selected,
+        await page.evaluate(() => [document.body.dataset.key, document.body.dataset.click.includes(';10,12;'), document.body.dataset.touched]),
+      ]`);
+    assert.deepEqual(d, ['clicked', 'abc!?', 'hovered', ['b'], ['Shift', true, 'yes']]);
+  });
+
+  test('locators: click, fill, hover, scroll, wait, setTimeout, filter, map', async () => {
+    const d = await run(`
+      await page.locator('#btn').setTimeout(2000).click();
+      await page.locator('#name').fill('filled');
+      await page.locator('#hov').hover();
+      await page.locator('#tall').scroll({ scrollTop: 10 });
+      // A locator takes the first match; filter waits until the predicate holds for it.
+      const second = await page.locator('#h').filter((el) => el.textContent === 'Hello').map((el) => el.textContent.toUpperCase()).wait();
+      const handle = await page.locator('#h').waitHandle();
+      return [await page.$eval('#out', (e) => e.textContent), await page.$eval('#name', (e) => e.value), second, await handle.evaluate((e) => e.tagName)]`);
+    assert.deepEqual(d, ['clicked', 'filled', 'HELLO', 'H1']);
+  });
+
+  test('emulation: setViewport, viewport, setUserAgent, setExtraHTTPHeaders, emulateMediaType, setJavaScriptEnabled', async () => {
+    const d = await run(`
+      await page.setViewport({ width: 640, height: 480, deviceScaleFactor: 1 });
+      await page.setUserAgent('pagescript-test/1.0');
+      await page.setExtraHTTPHeaders({ 'x-extra': 'on' });
+      await page.emulateMediaType('print');
+      const print = await page.evaluate(() => matchMedia('print').matches);
+      await page.setJavaScriptEnabled(false);
+      const jsOff = !page.isJavaScriptEnabled();
+      await page.setJavaScriptEnabled(true);
+      const r = await page.goto(targetUrl.replace('/app', '/headers'));
+      return [page.viewport().width, print, jsOff, await r.json()]`);
+    assert.deepEqual(d, [640, true, true, { ua: 'pagescript-test/1.0', extra: 'on', cookie: null }]);
+  });
+
+  test('cookies: setCookie, cookies, deleteCookie', async () => {
+    const d = await run(`
+      await page.setCookie({ name: 'a', value: '1' }, { name: 'b', value: '2', path: '/' });
+      const names = (await page.cookies()).map((c) => c.name).sort();
+      await page.deleteCookie({ name: 'a' });
+      const r = await page.goto(targetUrl.replace('/app', '/headers'));
+      return [names, (await page.cookies()).map((c) => c.name), (await r.json()).cookie]`);
+    assert.deepEqual(d, [['a', 'b'], ['b'], 'b=2']);
+  });
+
+  test('request interception: continue, respond, abort, and request/response/requestfailed events', async () => {
+    const d = await run(`
+      const seen = { request: 0, response: 0, failed: [] };
+      page.on('request', (r) => { seen.request++ });
+      page.on('response', (r) => { seen.response++ });
+      page.on('requestfailed', (r) => { seen.failed.push(r.failure()?.errorText) });
+      await page.setRequestInterception(true);
+      page.on('request', (r) => {
+        if (r.url().endsWith('/next')) r.respond({ status: 200, contentType: 'text/html', body: '<title>Mocked</title>' });
+        else if (r.url().endsWith('/blocked')) r.abort();
+        else r.continue({ headers: { ...r.headers(), 'x-extra': 'intercepted' } });
+      });
+      await page.goto(targetUrl.replace('/app', '/next'));
+      const mocked = await page.title();
+      const headers = await (await page.goto(targetUrl.replace('/app', '/headers'))).json();
+      await page.evaluate(() => fetch('/blocked').catch(() => null));
+      await new Promise((r) => setTimeout(r, 100));
+      return [mocked, headers.extra, seen.request >= 3, seen.response >= 2, seen.failed]`);
+    assert.deepEqual(d, ['Mocked', 'intercepted', true, true, ['net::ERR_FAILED']]);
+  });
+
+  test('events: console, dialog, load, domcontentloaded, once and off', async () => {
+    const d = await run(`
+      const seen = [];
+      page.on('console', (m) => seen.push('console:' + m.type() + ':' + m.text()));
+      page.on('dialog', async (dlg) => { seen.push('dialog:' + dlg.type() + ':' + dlg.message()); await dlg.accept('yes') });
+      page.once('load', () => seen.push('load'));
+      const dcl = () => seen.push('dcl');
+      page.on('domcontentloaded', dcl);
+      await page.evaluate(() => console.log('from page'));
+      const answer = await page.evaluate(() => prompt('q?'));
+      await page.reload();
+      page.off('domcontentloaded', dcl);
+      await page.reload();
+      await new Promise((r) => setTimeout(r, 50));
+      return [seen, answer]`);
+    assert.deepEqual(d, [['console:log:from page', 'dialog:prompt:q?', 'dcl', 'load'], 'yes']);
+  });
+
+  test('a dialog without a listener is dismissed instead of blocking the page', async () => {
+    assert.equal(await run('return await page.evaluate(() => confirm("sure?"))'), false);
+  });
+
+  test('frames: frames, mainFrame, child frame methods and element handles', async () => {
+    const d = await run(`
+      await page.waitForFunction(() => document.querySelector('iframe').contentDocument?.readyState === 'complete');
+      const frames = page.frames();
+      const main = page.mainFrame();
+      const child = main.childFrames()[0];
+      const el = await page.$('iframe');
+      const viaElement = await el.contentFrame();
+      return [frames.length, main.url().endsWith('/app'), child.name(), child.url().endsWith('/frame'), await child.title(),
+        await child.$eval('#fp', (e) => e.textContent), viaElement === child, child.parentFrame() === main, child.page() === page]`);
+    assert.deepEqual(d, [2, true, 'child', true, 'Frame', 'in frame', true, true, true]);
+  });
+
+  test('screenshot (bytes and base64) and pdf (bytes)', async () => {
+    const d = await run(`
+      const png = await page.screenshot();
+      const b64 = await page.screenshot({ encoding: 'base64', type: 'jpeg', quality: 50 });
+      const clip = await page.screenshot({ clip: { x: 0, y: 0, width: 10, height: 10 } });
+      const pdf = await page.pdf({ format: 'A4' });
+      const el = await (await page.$('#h')).screenshot();
+      return [png instanceof Uint8Array, [...png.slice(1, 4)].map((c) => String.fromCharCode(c)).join(''), typeof b64, atob(b64).charCodeAt(0), clip.length > 0,
+        pdf instanceof Uint8Array, new TextDecoder().decode(pdf.slice(0, 4)), el.length > 0]`);
+    assert.deepEqual(d, [true, 'PNG', 'string', 0xff, true, true, '%PDF', true]);
+  });
+
+  test('evaluateOnNewDocument and exposeFunction (which runs in the isolate)', async () => {
+    const d = await run(`
+      await page.evaluateOnNewDocument((v) => { window.injected = v }, 'early');
+      let calls = 0;
+      await page.exposeFunction('hostAdd', (a, b) => { calls++; return a + b });
+      await page.reload();
+      const injected = await page.evaluate(() => window.injected);
+      const sum = await page.evaluate(() => window.hostAdd(20, 22));
+      return [injected, sum, calls, typeof process]`);
+    assert.deepEqual(d, ['early', 42, 1, 'undefined']);
+  });
+});
+
+describe('ElementHandle and JSHandle', () => {
+  test('element methods', async () => {
+    const d = await run(`
+      const h = await page.$('#h');
+      const box = await h.boundingBox();
+      const model = await h.boxModel();
+      const prop = await h.getProperty('id');
+      const props = await (await page.evaluateHandle(() => ({ x: 1, y: 2 }))).getProperties();
+      const inUl = await (await page.$('ul')).$$('li');
+      const first = await (await page.$('ul')).$eval('li', (e) => e.textContent);
+      const btn = await page.$('#btn');
+      await btn.click();
+      const input = await page.$('#name');
+      await input.type('zz');
+      await input.press('Backspace');
+      await input.focus();
+      await (await page.$('#hov')).hover();
+      await (await page.$('#tall')).scrollIntoView();
+      const sel = await page.$('#sel');
+      await sel.select('b');
+      return [box.width > 0, Array.isArray(model.content), await prop.jsonValue(), [...props.keys()].sort(), inUl.length, first,
+        await h.isVisible(), await h.isHidden(), typeof (await h.isIntersectingViewport()), h.asElement() === h,
+        await page.$eval('#name', (e) => e.value), await page.$eval('#out', (e) => e.textContent), await sel.evaluate((e) => e.value)]`);
+    assert.deepEqual(d, [true, true, 'h', ['x', 'y'], 3, 'one', true, false, 'boolean', true, 'z', 'clicked', 'b']);
+  });
+
+  test('dispose, and a disposed handle is refused', async () => {
+    const d = await run(`
+      const h = await page.$('#h');
+      await h.dispose();
+      try { await h.evaluate((e) => e.id); return 'used' } catch (e) { return e.message.length > 0 }`);
+    assert.equal(d, true);
+  });
+});
+
+describe('HTTPResponse and HTTPRequest', () => {
+  test('response methods: url, status, statusText, ok, headers, text, json, buffer, request', async () => {
+    const d = await run(`
+      const r = await page.goto(targetUrl.replace('/app', '/headers'));
+      const req = r.request();
+      return [r.url().endsWith('/headers'), r.status(), r.statusText(), r.ok(), r.headers()['x-custom'], typeof (await r.text()), typeof (await r.json()),
+        (await r.buffer()) instanceof Uint8Array, req.url() === r.url(), req.method(), req.resourceType(), req.isNavigationRequest(), req.postData(), typeof req.headers()]`);
+    assert.deepEqual(d, [true, 200, 'OK', true, 'yes', 'string', 'object', true, true, 'GET', 'document', true, null, 'object']);
+  });
+});
+
+test('every method of the issue list exists on the page proxy', async () => {
+  const names = [
+    'goto', 'reload', 'goBack', 'goForward', 'url', 'title', 'content', 'setContent', 'waitForSelector', 'waitForFunction',
+    'waitForNavigation', 'waitForNetworkIdle', 'waitForRequest', 'waitForResponse', 'evaluate', 'evaluateHandle', '$', '$$',
+    '$eval', '$$eval', 'click', 'type', 'focus', 'hover', 'select', 'tap', 'locator', 'setViewport', 'viewport', 'setUserAgent',
+    'setExtraHTTPHeaders', 'setCookie', 'cookies', 'deleteCookie', 'setJavaScriptEnabled', 'emulateMediaType',
+    'setRequestInterception', 'on', 'once', 'off', 'frames', 'mainFrame', 'screenshot', 'pdf', 'evaluateOnNewDocument', 'exposeFunction',
+  ];
+  const d = await run(`return ${JSON.stringify(names)}.filter((n) => typeof page[n] !== 'function')
+    .concat(['down', 'up', 'press', 'type'].filter((n) => typeof page.keyboard[n] !== 'function'))
+    .concat(['move', 'click', 'down', 'up', 'wheel'].filter((n) => typeof page.mouse[n] !== 'function'))`);
+  assert.deepEqual(d, []);
+});
