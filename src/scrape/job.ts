@@ -50,6 +50,7 @@ async function checkUrl(deps: ScrapeDeps, url: URL): Promise<void> {
   const d = await deps.checker.check(url.hostname, defaultPort(url));
   if (d.ok) return;
   if (d.code === 'NAME_NOT_RESOLVED') throw new MembraneError(`${NET_ERRORS.NAME_NOT_RESOLVED} at ${url.href}`);
+  deps.logger.warn({ host: url.hostname, port: defaultPort(url), reason: d.reason }, 'egress refused');
   throw new MembraneError(d.reason);
 }
 

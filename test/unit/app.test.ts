@@ -1,0 +1,61 @@
+// The request handler built with substitute parts (no Chromium): the paths that
+// need a failing or not-yet-ready browser.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { after, before, test } from 'node:test';
+import { request } from 'undici';
+import { buildApp } from '../../src/app.js';
+import type { BrowserHost } from '../../src/browser/browser.js';
+import { loadConfig } from '../../src/config.js';
+import { EgressChecker } from '../../src/egress/checker.js';
+import { silentLogger } from '../../src/log.js';
+
+const KEY = 'unit-key-0123456789abcdef';
+const browser = {
+  ready: false,
+  restarts: 0,
+  lease: async () => {
+    throw new Error('secret internal detail /srv/app/src/browser.ts:42');
+  },
+};
+let server: Server;
+let base = '';
+
+before(async () => {
+  const app = buildApp({
+    config: loadConfig({ API_KEYS: KEY, LOG_LEVEL: 'silent' }),
+    browser: browser as unknown as BrowserHost,
+    checker: new EgressChecker({ allowlist: [], protectedPorts: () => [], resolve: async () => [{ address: '93.184.216.34', family: 4 }] }),
+    logger: silentLogger(),
+  });
+  server = createServer((req, res) => app.handle(req, res));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+after(async () => {
+  await new Promise<void>((r) => server.close(() => r()));
+});
+
+test('GET /health is 503 until the browser is ready, then 200', async () => {
+  browser.ready = false;
+  const starting = await request(`${base}/health`);
+  assert.equal(starting.statusCode, 503);
+  assert.equal(((await starting.body.json()) as { status: string }).status, 'starting');
+  browser.ready = true;
+  const ready = await request(`${base}/health`);
+  assert.equal(ready.statusCode, 200);
+  await ready.body.dump();
+});
+
+test('an unexpected failure is 500 INTERNAL_SERVER_ERROR with no detail, path or stack in the body', async () => {
+  const r = await request(`${base}/api/scrape`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-gateway-key': KEY },
+    body: JSON.stringify({ url: 'https://public.example/', script: 'return 1' }),
+  });
+  assert.equal(r.statusCode, 500);
+  assert.match(String(r.headers['content-type']), /^application\/json/);
+  const text = await r.body.text();
+  assert.deepEqual(JSON.parse(text), { error: 'Internal server error', code: 'INTERNAL_SERVER_ERROR', statusCode: 500 });
+  assert.ok(!text.includes('/srv/') && !text.includes('secret'));
+});
