@@ -21,7 +21,6 @@ import type { HandleKind, RunOutcome, ToHost, ToIsolate, WireError } from './wir
 import { isTagged } from './wire.js';
 
 interface Settings {
-  targetUrl: string;
   maxLogLines: number;
   maxLogBytes: number;
   maxResultBytes: number;
@@ -235,7 +234,8 @@ function defineGlobal(name: string, value: unknown): void {
   Object.defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
 }
 defineGlobal('page', bridge.page);
-defineGlobal('targetUrl', settings.targetUrl);
+// targetUrl is set by the host for the request that takes this isolate.
+defineGlobal('targetUrl', undefined);
 defineGlobal('console', consoleObject);
 defineGlobal('setTimeout', (fn: unknown, ms?: unknown, ...a: unknown[]) => addTimer(fn, ms, a, false));
 defineGlobal('setInterval', (fn: unknown, ms?: unknown, ...a: unknown[]) => addTimer(fn, ms, a, true));

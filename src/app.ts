@@ -14,10 +14,12 @@ import { parseScrapeRequest } from './http/validate.js';
 import type { Logger } from './log.js';
 import { runScrape, type ScrapeOutcome, type ScrapeRequest } from './scrape/job.js';
 import { ConcurrencyLimiter } from './scrape/limiter.js';
+import type { SandboxPool } from './sandbox/pool.js';
 
 export interface AppDeps {
   readonly config: Config;
   readonly browser: BrowserHost;
+  readonly sandboxes: SandboxPool;
   readonly checker: EgressChecker;
   readonly recentFailure?: (host: string, port: number) => string | undefined;
   readonly logger: Logger;

@@ -29,6 +29,8 @@ export interface Config {
   readonly maxResultBytes: number;
   readonly maxLogLines: number;
   readonly maxLogBytes: number;
+  readonly prewarmedContexts: number;
+  readonly prewarmedIsolates: number;
   readonly egressAllowlist: readonly EgressAllowEntry[];
   readonly executablePath: string;
   readonly logLevel: LogLevel;
@@ -117,6 +119,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxResultBytes: int('MAX_RESULT_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     maxLogLines: int('MAX_LOG_LINES', 1000, 1, 100_000),
     maxLogBytes: int('MAX_LOG_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
+    prewarmedContexts: int('PREWARM_CONTEXTS', 2, 0, 64),
+    prewarmedIsolates: int('PREWARM_ISOLATES', 2, 0, 64),
     egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),
     executablePath,
     logLevel: LOG_LEVELS.includes(logLevel) ? logLevel : 'info',

@@ -9,12 +9,14 @@ import { EgressChecker, systemResolver, type Resolver } from './egress/checker.j
 import { EgressGuard, type Connector } from './egress/guard.js';
 import type { Logger } from './log.js';
 import { releaseBundleCache } from './sandbox/bundle.js';
+import { SandboxPool } from './sandbox/pool.js';
 
 export interface Service {
   readonly config: Config;
   readonly port: number;
   readonly guard: EgressGuard;
   readonly browser: BrowserHost;
+  readonly sandboxes: SandboxPool;
   readonly app: App;
   readonly server: Server;
   close(): Promise<void>;
@@ -55,9 +57,22 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     executablePath: config.executablePath,
     guardPort: guard.port,
     protocolTimeoutMs: config.scriptTimeoutMs + config.navigationTimeoutMs + PROTOCOL_TIMEOUT_MARGIN_MS,
+    prewarmedContexts: config.prewarmedContexts,
     logger,
   });
-  const app = buildApp({ config, browser, checker, recentFailure: (h, p) => guard.recentFailure(h, p), logger });
+  const sandboxes = new SandboxPool(
+    {
+      memoryLimitMb: config.scriptMemoryMb,
+      maxResultBytes: config.maxResultBytes,
+      maxLogLines: config.maxLogLines,
+      maxLogBytes: config.maxLogBytes,
+      defaultTimeoutMs: config.scriptTimeoutMs,
+      onCatastrophicError: (message) => logger.fatal({ message }, 'isolated-vm catastrophic error'),
+    },
+    config.prewarmedIsolates,
+    logger,
+  );
+  const app = buildApp({ config, browser, sandboxes, checker, recentFailure: (h, p) => guard.recentFailure(h, p), logger });
   const server = createServer({ keepAlive: true, requestTimeout: 0 }, (req, res) => app.handle(req, res));
   server.keepAliveTimeout = 65_000;
   try {
@@ -71,8 +86,10 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     const addr = server.address();
     servicePort = typeof addr === 'object' && addr ? addr.port : config.port;
     await browser.start();
+    sandboxes.start();
   } catch (e) {
     server.close();
+    sandboxes.close();
     await browser.close();
     await guard.close();
     throw e;
@@ -85,6 +102,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     port: servicePort,
     guard,
     browser,
+    sandboxes,
     app,
     server,
     close() {
@@ -93,6 +111,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
           server.close(() => resolve());
           server.closeIdleConnections();
         });
+        sandboxes.close();
         await browser.close();
         await guard.close();
         releaseBundleCache();

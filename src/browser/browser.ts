@@ -50,6 +50,8 @@ export interface BrowserHostOptions {
   readonly executablePath: string;
   readonly guardPort: number;
   readonly protocolTimeoutMs: number;
+  /** Fresh contexts (each with a blank page) kept ready ahead of demand; each is used once. */
+  readonly prewarmedContexts: number;
   readonly logger: Logger;
 }
 
@@ -66,6 +68,7 @@ export class BrowserHost {
   #launching: Promise<Browser> | undefined;
   #closed = false;
   #restarts = 0;
+  readonly #spares: Promise<PageLease>[] = [];
 
   constructor(opts: BrowserHostOptions) {
     this.#opts = opts;
@@ -115,6 +118,7 @@ export class BrowserHost {
     this.#browser = browser;
     browser.once('disconnected', () => {
       if (this.#browser === browser) this.#browser = undefined;
+      this.#dropSpares();
       if (this.#closed) return;
       this.#restarts++;
       this.#opts.logger.error({ restarts: this.#restarts }, 'chromium disconnected; relaunching');
@@ -123,11 +127,40 @@ export class BrowserHost {
       }, RELAUNCH_BACKOFF_MS).unref();
     });
     this.#opts.logger.info({ ms: Date.now() - t0, pid: browser.process()?.pid }, 'chromium started');
+    setImmediate(() => this.#fillSpares());
     return browser;
   }
 
-  /** A fresh incognito context with one page, for one request. */
+  /**
+   * A fresh incognito context with one blank page, for one request: one made
+   * ahead of demand if there is one (and its replacement started), else a new one.
+   */
   async lease(): Promise<PageLease> {
+    while (this.#spares.length > 0) {
+      const spare = this.#spares.shift() as Promise<PageLease>;
+      this.#fillSpares();
+      const lease = await spare.catch(() => undefined);
+      if (lease && !lease.page.isClosed() && this.#browser?.connected) return lease;
+      if (lease) void lease.close();
+    }
+    this.#fillSpares();
+    return await this.#newLease();
+  }
+
+  #fillSpares(): void {
+    if (this.#closed || !this.#browser?.connected) return;
+    while (this.#spares.length < this.#opts.prewarmedContexts) {
+      const spare = this.#newLease();
+      spare.catch(() => undefined);
+      this.#spares.push(spare);
+    }
+  }
+
+  #dropSpares(): void {
+    for (const spare of this.#spares.splice(0)) void spare.then((l) => l.close(), () => undefined);
+  }
+
+  async #newLease(): Promise<PageLease> {
     const browser = await this.#get();
     const context = await browser.createBrowserContext({ downloadBehavior: { policy: 'deny' } });
     let closed: Promise<void> | undefined;
@@ -149,6 +182,7 @@ export class BrowserHost {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#dropSpares();
     const b = this.#browser ?? (await this.#launching?.catch(() => undefined));
     this.#browser = undefined;
     await b?.close().catch(() => b.process()?.kill('SIGKILL'));

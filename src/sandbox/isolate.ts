@@ -10,7 +10,6 @@ export interface SandboxOptions {
   readonly maxResultBytes: number;
   readonly maxLogLines: number;
   readonly maxLogBytes: number;
-  readonly targetUrl: string;
   readonly defaultTimeoutMs: number;
   /** Called if isolated-vm reports a fault that may have corrupted the process. */
   onCatastrophicError?(message: string): void;
@@ -78,7 +77,6 @@ export class ScriptSandbox {
       await context.global.set(
         '__ps_settings',
         JSON.stringify({
-          targetUrl: opts.targetUrl,
           maxLogLines: opts.maxLogLines,
           maxLogBytes: opts.maxLogBytes,
           maxResultBytes: opts.maxResultBytes,
@@ -103,9 +101,10 @@ export class ScriptSandbox {
     }
   }
 
-  /** Connects the isolate's callback to the request's membrane. */
-  attach(handler: HostHandler): void {
+  /** Gives the isolate to one request: its membrane, and its targetUrl (a copied string). */
+  async attach(handler: HostHandler, targetUrl: string): Promise<void> {
     this.#handler = handler;
+    await this.#context.global.set('targetUrl', targetUrl, { copy: true });
   }
 
   get heapUsedBytes(): number {

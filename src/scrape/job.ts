@@ -9,9 +9,10 @@ import { NET_ERRORS, REFUSED_HEADER } from '../egress/guard.js';
 import { defaultPort, unmaskNetError, type RecentFailure } from '../egress/net-errors.js';
 import { ApiError, scrapingFailed } from '../errors.js';
 import type { Logger } from '../log.js';
-import { ScriptSandbox } from '../sandbox/isolate.js';
+import type { ScriptSandbox } from '../sandbox/isolate.js';
 import { Membrane, cleanMessage } from '../sandbox/membrane.js';
 import { MembraneError } from '../sandbox/options.js';
+import type { SandboxPool } from '../sandbox/pool.js';
 
 export type OutputFormat = 'json' | 'html';
 
@@ -35,6 +36,7 @@ export interface ScrapeOutcome {
 export interface ScrapeDeps {
   readonly config: Config;
   readonly browser: BrowserHost;
+  readonly sandboxes: SandboxPool;
   readonly checker: EgressChecker;
   /** The guard's memory of upstream failures, to name them as Chromium would without a proxy. */
   readonly recentFailure?: RecentFailure;
@@ -90,17 +92,7 @@ export async function runScrape(req: ScrapeRequest, deps: ScrapeDeps, signal?: A
     // The context and the isolate are made at the same time.
     const [leased, made] = await Promise.allSettled([
       deps.browser.lease(),
-      req.script === undefined
-        ? Promise.resolve(undefined)
-        : ScriptSandbox.create({
-            memoryLimitMb: config.scriptMemoryMb,
-            maxResultBytes: config.maxResultBytes,
-            maxLogLines: config.maxLogLines,
-            maxLogBytes: config.maxLogBytes,
-            targetUrl: req.url,
-            defaultTimeoutMs: config.scriptTimeoutMs,
-            onCatastrophicError: (message) => deps.logger.fatal({ message }, 'isolated-vm catastrophic error'),
-          }),
+      req.script === undefined ? Promise.resolve(undefined) : deps.sandboxes.take(),
     ]);
     if (made.status === 'fulfilled') sandbox = made.value;
     if (leased.status === 'fulfilled') lease = leased.value;
@@ -133,7 +125,7 @@ export async function runScrape(req: ScrapeRequest, deps: ScrapeDeps, signal?: A
       toIsolate: (msg, wantAnswer) => box.toIsolate(msg, wantAnswer),
     });
     const m = membrane;
-    box.attach((json) => m.onHost(json));
+    await box.attach((json) => m.onHost(json), req.url);
     // A crashed renderer rejects pending calls only at the protocol timeout; end the script now.
     page.once('error', () => box.abort(scrapingFailed('the page crashed (it may have run out of memory)')));
     page.once('close', () => box.abort(new ApiError('INTERNAL_SERVER_ERROR', 'Internal server error: the browser page closed unexpectedly')));

@@ -111,6 +111,17 @@ describe('success', () => {
   });
 });
 
+describe('isolation between requests', () => {
+  test('every request gets a fresh isolate: globals a script sets are gone for the next one', async () => {
+    const first = await svc.post({ url: fixtures.url('/example'), script: 'globalThis.leak = "secret"; Array.prototype.leaky = 1; return 1' });
+    assert.equal(first.status, 200);
+    for (let i = 0; i < 4; i++) {
+      const next = await svc.post({ url: fixtures.url('/example'), script: 'return [typeof leak, [].leaky === undefined]' });
+      assert.deepEqual(next.body.data, ['undefined', true]);
+    }
+  });
+});
+
 describe('script failures', () => {
   test('a syntax error is 400 SCRAPING_FAILED with its line and column', async () => {
     const r = await svc.post({ url: fixtures.url('/example'), script: 'let x = 1;\nfoo bar' });

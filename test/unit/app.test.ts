@@ -9,6 +9,7 @@ import type { BrowserHost } from '../../src/browser/browser.js';
 import { loadConfig } from '../../src/config.js';
 import { EgressChecker } from '../../src/egress/checker.js';
 import { silentLogger } from '../../src/log.js';
+import type { SandboxPool } from '../../src/sandbox/pool.js';
 
 const KEY = 'unit-key-0123456789abcdef';
 const browser = {
@@ -25,6 +26,7 @@ before(async () => {
   const app = buildApp({
     config: loadConfig({ API_KEYS: KEY, LOG_LEVEL: 'silent' }),
     browser: browser as unknown as BrowserHost,
+    sandboxes: { take: async () => Promise.reject(new Error('unused')) } as unknown as SandboxPool,
     checker: new EgressChecker({ allowlist: [], protectedPorts: () => [], resolve: async () => [{ address: '93.184.216.34', family: 4 }] }),
     logger: silentLogger(),
   });

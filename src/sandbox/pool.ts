@@ -1,0 +1,58 @@
+// Isolates prepared ahead of demand: each has the runtime and cheerio loaded
+// and is handed to exactly one request, then disposed. Taking one starts
+// making its replacement in the background.
+import type { Logger } from '../log.js';
+import { ScriptSandbox, type SandboxOptions } from './isolate.js';
+
+export class SandboxPool {
+  readonly #opts: SandboxOptions;
+  readonly #size: number;
+  readonly #log: Logger;
+  readonly #ready: ScriptSandbox[] = [];
+  #making = 0;
+  #closed = false;
+
+  constructor(opts: SandboxOptions, size: number, logger: Logger) {
+    this.#opts = opts;
+    this.#size = size;
+    this.#log = logger;
+  }
+
+  get idle(): number {
+    return this.#ready.length;
+  }
+
+  /** Starts filling the pool. */
+  start(): void {
+    this.#refill();
+  }
+
+  /** A fresh, never-used isolate: a prepared one if there is one, else a new one. */
+  async take(): Promise<ScriptSandbox> {
+    const ready = this.#ready.shift();
+    this.#refill();
+    return ready ?? (await ScriptSandbox.create(this.#opts));
+  }
+
+  #refill(): void {
+    while (!this.#closed && this.#ready.length + this.#making < this.#size) {
+      this.#making++;
+      ScriptSandbox.create(this.#opts).then(
+        (s) => {
+          this.#making--;
+          if (this.#closed) s.dispose();
+          else this.#ready.push(s);
+        },
+        (e: unknown) => {
+          this.#making--;
+          this.#log.error({ err: String(e) }, 'could not prepare an isolate');
+        },
+      );
+    }
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const s of this.#ready.splice(0)) s.dispose();
+  }
+}
