@@ -9,7 +9,7 @@ import { ApiError } from './errors.js';
 import { KeyStore, authenticate } from './http/auth.js';
 import { readBody } from './http/body.js';
 import { RateLimiter } from './http/rate-limit.js';
-import { HTML_TYPE, internalError, sendBody, sendError, sendJson } from './http/reply.js';
+import { HTML_TYPE, JSON_TYPE, internalError, sendBody, sendError, sendJson } from './http/reply.js';
 import { parseScrapeRequest } from './http/validate.js';
 import type { Logger } from './log.js';
 import { runScrape, type ScrapeOutcome, type ScrapeRequest } from './scrape/job.js';
@@ -54,6 +54,14 @@ function htmlBody(out: ScrapeOutcome): string {
   return v === null ? '' : out.json;
 }
 
+/** The Server-Timing header: where the request's time went, in milliseconds. */
+function serverTiming(t: Record<string, number | undefined>): string {
+  return Object.entries(t)
+    .filter((e): e is [string, number] => e[1] !== undefined)
+    .map(([name, ms]) => `${name};dur=${ms.toFixed(1)}`)
+    .join(', ');
+}
+
 export function buildApp(deps: AppDeps): App {
   const { config, logger } = deps;
   const keys = new KeyStore(config.apiKeys);
@@ -82,22 +90,35 @@ export function buildApp(deps: AppDeps): App {
       res.once('close', onClose);
       const tQueue = performance.now();
       const release = await limiter.acquire(aborter.signal);
-      const queueMs = Math.round(performance.now() - tQueue);
+      const queueMs = performance.now() - tQueue;
       let out: ScrapeOutcome;
+      // The slot is held until the context is closed, which happens after the reply.
+      let closing: Promise<void> = Promise.resolve();
       try {
-        out = await runScrape(parsed, deps, aborter.signal);
+        out = await runScrape(parsed, deps, aborter.signal, (p) => {
+          closing = p;
+        });
       } finally {
-        release();
+        void closing.finally(release);
         res.off('close', onClose);
       }
-      const headers = { ...rateHeaders, 'X-Queue-Time-Ms': String(queueMs) };
+      const tSerialize = performance.now();
+      let type = HTML_TYPE;
+      let body: string;
       if (parsed.outputFormat === 'html') {
-        sendBody(res, 200, HTML_TYPE, htmlBody(out), headers);
+        body = htmlBody(out);
       } else {
+        type = JSON_TYPE;
         const data = out.json !== undefined ? (JSON.parse(out.json) as unknown) : out.value;
-        sendJson(res, 200, { message: successMessage(parsed, out), data, executionTime: out.executionTimeMs, logs: out.logs }, headers);
+        body = JSON.stringify({ message: successMessage(parsed, out), data, executionTime: out.executionTimeMs, logs: out.logs });
       }
-      logger.info({ requestId, host, status: 200, ms: Math.round(performance.now() - t0), queueMs }, 'scrape done');
+      const headers = {
+        ...rateHeaders,
+        'X-Queue-Time-Ms': String(Math.round(queueMs)),
+        'Server-Timing': serverTiming({ queue: queueMs, ...out.timings, serialize: performance.now() - tSerialize }),
+      };
+      sendBody(res, 200, type, body, headers);
+      logger.info({ requestId, host, status: 200, ms: Math.round(performance.now() - t0), queueMs: Math.round(queueMs) }, 'scrape done');
     } catch (e) {
       const err = e instanceof ApiError ? e : internalError(e);
       sendError(res, err, rateHeaders);

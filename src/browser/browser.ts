@@ -138,12 +138,10 @@ export class BrowserHost {
   async lease(): Promise<PageLease> {
     while (this.#spares.length > 0) {
       const spare = this.#spares.shift() as Promise<PageLease>;
-      this.#fillSpares();
       const lease = await spare.catch(() => undefined);
       if (lease && !lease.page.isClosed() && this.#browser?.connected) return lease;
       if (lease) void lease.close();
     }
-    this.#fillSpares();
     return await this.#newLease();
   }
 
@@ -168,7 +166,11 @@ export class BrowserHost {
       closed ??= Promise.race([
         context.close(),
         new Promise<void>((resolve) => setTimeout(resolve, CONTEXT_CLOSE_TIMEOUT_MS).unref()),
-      ]).catch(() => undefined);
+      ])
+        .catch(() => undefined)
+        // The replacement is made once this request's context is gone, between
+        // requests, rather than beside the next request's navigation.
+        .finally(() => this.#fillSpares());
       return closed;
     };
     try {

@@ -45,6 +45,8 @@ export class ScriptSandbox {
   #handler: HostHandler | undefined;
   #abortReason: ApiError | undefined;
   #abort: ((e: ApiError) => void) | undefined;
+  #disposed = false;
+  readonly #onDisposed: (() => void)[] = [];
 
   private constructor(
     isolate: ivm.Isolate,
@@ -194,7 +196,14 @@ export class ScriptSandbox {
     }
   }
 
+  /** Runs fn once this sandbox is disposed. */
+  onDisposed(fn: () => void): void {
+    this.#onDisposed.push(fn);
+  }
+
   dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
     this.#handler = undefined;
     // Every isolated-vm handle is released now rather than left to Node's GC:
     // handles still waiting for GC when the process exits can abort it there.
@@ -206,5 +215,6 @@ export class ScriptSandbox {
       }
     }
     if (!this.#isolate.isDisposed) this.#isolate.dispose();
+    for (const fn of this.#onDisposed.splice(0)) fn();
   }
 }

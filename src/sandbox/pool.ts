@@ -1,5 +1,5 @@
 // Isolates prepared ahead of demand: each has the runtime and cheerio loaded
-// and is handed to exactly one request, then disposed. Taking one starts
+// and is handed to exactly one request, then disposed. Disposing one starts
 // making its replacement in the background.
 import type { Logger } from '../log.js';
 import { ScriptSandbox, type SandboxOptions } from './isolate.js';
@@ -29,9 +29,10 @@ export class SandboxPool {
 
   /** A fresh, never-used isolate: a prepared one if there is one, else a new one. */
   async take(): Promise<ScriptSandbox> {
-    const ready = this.#ready.shift();
-    this.#refill();
-    return ready ?? (await ScriptSandbox.create(this.#opts));
+    const sandbox = this.#ready.shift() ?? (await ScriptSandbox.create(this.#opts));
+    // Its replacement is made when it is disposed: between requests, not beside one.
+    sandbox.onDisposed(() => this.#refill());
+    return sandbox;
   }
 
   #refill(): void {

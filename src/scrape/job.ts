@@ -23,6 +23,14 @@ export interface ScrapeRequest {
   readonly outputFormat: OutputFormat;
 }
 
+/** Where a job's time went, in milliseconds (lease and isolate overlap). */
+export interface JobTimings {
+  lease?: number;
+  isolate?: number;
+  navigation?: number;
+  script?: number;
+}
+
 export interface ScrapeOutcome {
   /** The script's result as JSON text; absent when it returned undefined. */
   readonly json?: string;
@@ -30,6 +38,7 @@ export interface ScrapeOutcome {
   readonly value?: unknown;
   readonly logs: readonly string[];
   readonly executionTimeMs: number;
+  readonly timings: JobTimings;
 }
 
 /** What a job needs from the service; passed in, so tests can substitute parts. */
@@ -70,8 +79,29 @@ async function navigate(page: Page, url: URL, deps: ScrapeDeps): Promise<HTTPRes
   return response;
 }
 
-export async function runScrape(req: ScrapeRequest, deps: ScrapeDeps, signal?: AbortSignal): Promise<ScrapeOutcome> {
+/** Resolves to the promise's value and records how long it took. */
+async function timed<T>(p: Promise<T>, record: (ms: number) => void): Promise<T> {
+  const t0 = performance.now();
+  try {
+    return await p;
+  } finally {
+    record(performance.now() - t0);
+  }
+}
+
+/**
+ * Runs one job. The context is closed after the job on every path; with
+ * `deferClose`, the caller receives that closing instead of waiting for it, so
+ * the reply need not wait for Chromium to tear the context down.
+ */
+export async function runScrape(
+  req: ScrapeRequest,
+  deps: ScrapeDeps,
+  signal?: AbortSignal,
+  deferClose?: (closing: Promise<void>) => void,
+): Promise<ScrapeOutcome> {
   const started = performance.now();
+  const timings: JobTimings = {};
   const { config } = deps;
   const url = new URL(req.url);
   try {
@@ -91,8 +121,8 @@ export async function runScrape(req: ScrapeRequest, deps: ScrapeDeps, signal?: A
   try {
     // The context and the isolate are made at the same time.
     const [leased, made] = await Promise.allSettled([
-      deps.browser.lease(),
-      req.script === undefined ? Promise.resolve(undefined) : deps.sandboxes.take(),
+      timed(deps.browser.lease(), (ms) => (timings.lease = ms)),
+      req.script === undefined ? Promise.resolve(undefined) : timed(deps.sandboxes.take(), (ms) => (timings.isolate = ms)),
     ]);
     if (made.status === 'fulfilled') sandbox = made.value;
     if (leased.status === 'fulfilled') lease = leased.value;
@@ -101,14 +131,14 @@ export async function runScrape(req: ScrapeRequest, deps: ScrapeDeps, signal?: A
     if (signal?.aborted) throw new ApiError('SERVICE_UNAVAILABLE', 'The request was cancelled');
     const page = (lease as PageLease).page;
 
-    const response = await navigate(page, url, deps);
+    const response = await timed(navigate(page, url, deps), (ms) => (timings.navigation = ms));
 
     if (sandbox === undefined) {
       const value =
         req.outputFormat === 'html'
           ? await page.content()
           : { url: req.url, finalUrl: page.url(), status: response?.status() ?? null, ok: response?.ok() ?? false, title: await page.title() };
-      return { value, logs: [], executionTimeMs: Math.round(performance.now() - started) };
+      return { value, logs: [], executionTimeMs: Math.round(performance.now() - started), timings };
     }
 
     const box = sandbox;
@@ -132,7 +162,7 @@ export async function runScrape(req: ScrapeRequest, deps: ScrapeDeps, signal?: A
 
     let result;
     try {
-      result = await box.execute(req.script as string, config.scriptTimeoutMs);
+      result = await timed(box.execute(req.script as string, config.scriptTimeoutMs), (ms) => (timings.script = ms));
     } catch (e) {
       if (e instanceof ApiError) e.logs = collectLogs(box, m);
       throw e;
@@ -141,12 +171,15 @@ export async function runScrape(req: ScrapeRequest, deps: ScrapeDeps, signal?: A
       ...(result.json === undefined ? {} : { json: result.json }),
       logs: collectLogs(box, m),
       executionTimeMs: Math.round(performance.now() - started),
+      timings,
     };
   } finally {
     signal?.removeEventListener('abort', onAbort);
     membrane?.dispose();
     sandbox?.dispose();
-    await lease?.close();
+    const closing = lease ? lease.close() : Promise.resolve();
+    if (deferClose) deferClose(closing);
+    else await closing;
   }
 }
 

@@ -1,0 +1,402 @@
+// npm run bench [-- out.json] [--soak N]
+//
+// Starts a fixture page and the service (dist/server.js, as `npm start` runs it)
+// on loopback and, in the same run, a raw-Puppeteer baseline on the same
+// Chromium binary and page. Figures are reported as ratios against that
+// baseline, because these machines are noisy. See README "Performance".
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { cpus, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import puppeteer, { type Browser } from 'puppeteer';
+import { Agent, request } from 'undici';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const KEY = 'bench-key-0123456789abcdef';
+const CHROMIUM = process.env.PUPPETEER_EXECUTABLE_PATH ?? '/usr/lib/chromium/chromium';
+const SCRIPT = 'return await page.title()';
+const SEQUENTIAL_N = 60;
+const CONCURRENCY = [1, 2, 4, 8];
+const PER_CLIENT = 12;
+/**
+ * Pause between sequential requests, the same for every variant and not counted:
+ * "not saturated" means the service has had time to prepare the next context and
+ * isolate, as it has between a real caller's requests.
+ */
+const THINK_MS = 300;
+const PAGE = `<!doctype html><html><head><title>Bench Page</title></head><body><h1>Bench</h1>${'<p>lorem ipsum dolor sit amet</p>'.repeat(50)}</body></html>`;
+
+// ------------------------------------------------------------------ helpers
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] as number;
+}
+
+function round(n: number, d = 1): number {
+  return Number.isFinite(n) ? Math.round(n * 10 ** d) / 10 ** d : n;
+}
+
+function kib(pid: number, field: 'VmRSS'): number {
+  try {
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function pssKib(pid: number): number {
+  try {
+    const m = /Pss:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Descendant processes of pid whose executable is Chromium. */
+function chromiumPids(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+    } catch {
+      // gone
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number): void => {
+    for (const c of children.get(p) ?? []) {
+      try {
+        if (readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('chromium')) out.push(c);
+      } catch {
+        // gone
+      }
+      walk(c);
+    }
+  };
+  walk(root);
+  return out;
+}
+
+function memory(servicePid: number): { serviceRssMb: number; chromiumPssMb: number; chromiumProcesses: number } {
+  const pids = chromiumPids(servicePid);
+  return {
+    serviceRssMb: round(kib(servicePid, 'VmRSS') / 1024),
+    chromiumPssMb: round(pids.reduce((a, p) => a + pssKib(p), 0) / 1024),
+    chromiumProcesses: pids.length,
+  };
+}
+
+async function listen(server: Server): Promise<number> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return (server.address() as { port: number }).port;
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  const port = await listen(s);
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+// ------------------------------------------------------------------ the service
+interface ServiceHandle {
+  child: ChildProcess;
+  base: string;
+  stop(): Promise<void>;
+}
+
+async function startService(env: Record<string, string>): Promise<ServiceHandle> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist', 'server.js')], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      API_KEYS: KEY,
+      LOG_LEVEL: 'warn',
+      PUPPETEER_EXECUTABLE_PATH: CHROMIUM,
+      RATE_LIMIT: '1000000',
+      QUEUE_LIMIT: '1000',
+      ...env,
+    },
+    // stdout is not read here: a pipe nobody drains would stall the service's logging.
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  // Never leave the service behind, whatever happens to the bench.
+  process.once('exit', () => child.kill('SIGKILL'));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error('the service did not become healthy');
+    try {
+      const r = await request(`${base}/health`);
+      await r.body.dump();
+      if (r.statusCode === 200) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    child,
+    base,
+    stop: async () => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+const agent = new Agent({ keepAliveTimeout: 60_000, connections: 64 });
+
+interface ServiceSample {
+  ms: number;
+  status: number;
+  timing: Record<string, number>;
+}
+
+async function callService(base: string, body: unknown): Promise<ServiceSample> {
+  const t0 = performance.now();
+  const r = await request(`${base}/api/scrape`, {
+    method: 'POST',
+    dispatcher: agent,
+    headers: { 'content-type': 'application/json', 'x-gateway-key': KEY },
+    body: JSON.stringify(body),
+  });
+  await r.body.text();
+  const ms = performance.now() - t0;
+  const timing: Record<string, number> = {};
+  for (const part of String(r.headers['server-timing'] ?? '').split(',')) {
+    const m = /^\s*(\w+);dur=([\d.]+)/.exec(part);
+    if (m) timing[m[1] as string] = Number(m[2]);
+  }
+  return { ms, status: r.statusCode, timing };
+}
+
+// ------------------------------------------------------------------ measuring
+async function sequential(fn: () => Promise<unknown>, n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    await new Promise((r) => setTimeout(r, THINK_MS));
+    const t0 = performance.now();
+    await fn();
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+async function concurrent(fn: () => Promise<unknown>, clients: number, perClient: number): Promise<{ rps: number; p95: number; p50: number }> {
+  const lat: number[] = [];
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      for (let i = 0; i < perClient; i++) {
+        const s = performance.now();
+        await fn();
+        lat.push(performance.now() - s);
+      }
+    }),
+  );
+  const secs = (performance.now() - t0) / 1000;
+  return { rps: round(lat.length / secs, 2), p95: round(pct(lat, 95)), p50: round(pct(lat, 50)) };
+}
+
+async function rawFresh(browser: Browser, url: string): Promise<string> {
+  const ctx = await browser.createBrowserContext();
+  try {
+    const page = await ctx.newPage();
+    await page.goto(url, { waitUntil: 'load' });
+    return await page.title();
+  } finally {
+    await ctx.close();
+  }
+}
+
+// ------------------------------------------------------------------ main
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const soakAt = args.indexOf('--soak');
+  const soakN = soakAt >= 0 ? Number(args[soakAt + 1]) : 0;
+  const outFile = args.find((a, i) => !a.startsWith('--') && (soakAt < 0 || i !== soakAt + 1));
+
+  const fixture = createServer({ keepAlive: true }, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(PAGE);
+  });
+  const fixturePort = await listen(fixture);
+  const pageUrl = `http://127.0.0.1:${fixturePort}/`;
+  const machine = {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: round(totalmem() / 2 ** 30),
+    node: process.version,
+    chromium: CHROMIUM,
+    date: new Date().toISOString(),
+  };
+  console.log(`pagescript bench — ${machine.date}\n${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}\n`);
+
+  if (soakN > 0) {
+    const result = await soak(pageUrl, fixturePort, soakN);
+    if (outFile) writeFileSync(outFile, JSON.stringify({ machine, soak: result }, null, 2));
+    fixture.close();
+    await agent.close();
+    process.exit(result.pass ? 0 : 1);
+  }
+
+  const svc = await startService({ EGRESS_ALLOWLIST: `127.0.0.1:${fixturePort}` });
+  const servicePid = svc.child.pid as number;
+  const body = { url: pageUrl, script: SCRIPT };
+  for (let i = 0; i < 10; i++) await callService(svc.base, body);
+  const rest = memory(servicePid);
+
+  // The baseline: raw Puppeteer on the same binary, with the flags this machine needs.
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    pipe: true,
+    headless: true,
+    args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  const openPage = await browser.newPage();
+  const floorFn = async (): Promise<string> => {
+    await openPage.goto(pageUrl, { waitUntil: 'load' });
+    return await openPage.title();
+  };
+  for (let i = 0; i < 5; i++) {
+    await floorFn();
+    await rawFresh(browser, pageUrl);
+  }
+
+  // Sequential latency, interleaved in rounds so that drift hits all three alike.
+  const seq = { floor: [] as number[], raw: [] as number[], service: [] as number[] };
+  const samples: ServiceSample[] = [];
+  for (let round_ = 0; round_ < 3; round_++) {
+    seq.floor.push(...(await sequential(floorFn, SEQUENTIAL_N / 3)));
+    seq.raw.push(...(await sequential(() => rawFresh(browser, pageUrl), SEQUENTIAL_N / 3)));
+    for (let i = 0; i < SEQUENTIAL_N / 3; i++) {
+      await new Promise((r) => setTimeout(r, THINK_MS));
+      const s = await callService(svc.base, body);
+      if (s.status !== 200) throw new Error(`service answered ${s.status}`);
+      samples.push(s);
+      seq.service.push(s.ms);
+    }
+  }
+  const p = (xs: number[]): { p50: number; p95: number } => ({ p50: round(pct(xs, 50)), p95: round(pct(xs, 95)) });
+  const sequentialResult = { n: SEQUENTIAL_N, floor: p(seq.floor), rawFreshContext: p(seq.raw), service: p(seq.service) };
+  const parts = ['queue', 'lease', 'isolate', 'navigation', 'script', 'serialize'];
+  const split = Object.fromEntries(parts.map((k) => [k, round(pct(samples.map((s) => s.timing[k] ?? 0), 50), 2)]));
+  const overheadP50 = round(sequentialResult.service.p50 - sequentialResult.floor.p50);
+
+  // Throughput at 1, 2, 4, 8 clients.
+  const conc: { clients: number; service: { rps: number; p95: number; p50: number }; raw: { rps: number; p95: number; p50: number } }[] = [];
+  let load = rest;
+  for (const c of CONCURRENCY) {
+    const sampler = setInterval(() => {
+      const m = memory(servicePid);
+      if (m.chromiumPssMb > load.chromiumPssMb) load = m;
+    }, 200);
+    const service = await concurrent(() => callService(svc.base, body), c, PER_CLIENT);
+    clearInterval(sampler);
+    const raw = await concurrent(() => rawFresh(browser, pageUrl), c, PER_CLIENT);
+    conc.push({ clients: c, service, raw });
+  }
+  await browser.close();
+  await svc.stop();
+  fixture.close();
+  await agent.close();
+
+  const at4 = conc.find((x) => x.clients === 4);
+  const ratios = {
+    sequentialP50ServiceOverFloor: round(sequentialResult.service.p50 / sequentialResult.floor.p50, 2),
+    sequentialP50ServiceOverRaw: round(sequentialResult.service.p50 / sequentialResult.rawFreshContext.p50, 2),
+    throughputAt4ServiceOverRaw: at4 ? round(at4.service.rps / at4.raw.rps, 2) : NaN,
+  };
+  const targets = {
+    'sequential p50 ≤ 1.3 × floor': ratios.sequentialP50ServiceOverFloor <= 1.3,
+    'throughput at 4 clients ≥ 0.9 × raw fresh context': ratios.throughputAt4ServiceOverRaw >= 0.9,
+    'service overhead ≤ 10 ms at p50': overheadP50 <= 10,
+  };
+
+  const lines: string[] = [];
+  lines.push(`| sequential, \`return await page.title()\` (n=${SEQUENTIAL_N}, ${THINK_MS} ms between requests) | p50 ms | p95 ms |`, '|---|---|---|');
+  lines.push(`| floor: goto+title on an open page | ${sequentialResult.floor.p50} | ${sequentialResult.floor.p95} |`);
+  lines.push(`| raw Puppeteer, fresh context+page per request | ${sequentialResult.rawFreshContext.p50} | ${sequentialResult.rawFreshContext.p95} |`);
+  lines.push(`| pagescript (HTTP, fresh context + isolate) | ${sequentialResult.service.p50} | ${sequentialResult.service.p95} |`);
+  lines.push('', `service/floor p50: **${ratios.sequentialP50ServiceOverFloor}**; service/raw p50: **${ratios.sequentialP50ServiceOverRaw}**; service − floor at p50: **${overheadP50} ms**`, '');
+  lines.push('| clients | pagescript req/s | p95 ms | raw fresh-context req/s | p95 ms | service/raw |', '|---|---|---|---|---|---|');
+  for (const x of conc) lines.push(`| ${x.clients} | ${x.service.rps} | ${x.service.p95} | ${x.raw.rps} | ${x.raw.p95} | ${round(x.service.rps / x.raw.rps, 2)} |`);
+  lines.push('', '| service time split (p50 ms) | ' + parts.join(' | ') + ' |', '|---|' + parts.map(() => '---').join('|') + '|');
+  lines.push('| | ' + parts.map((k) => split[k]).join(' | ') + ' |');
+  lines.push('', '| memory | service RSS MB | Chromium PSS MB | Chromium processes |', '|---|---|---|---|');
+  lines.push(`| at rest | ${rest.serviceRssMb} | ${rest.chromiumPssMb} | ${rest.chromiumProcesses} |`);
+  lines.push(`| under load (peak) | ${load.serviceRssMb} | ${load.chromiumPssMb} | ${load.chromiumProcesses} |`);
+  lines.push('', 'targets: ' + Object.entries(targets).map(([k, v]) => `${k}: ${v ? 'met' : 'NOT met'}`).join('; '));
+  console.log(lines.join('\n'));
+
+  if (outFile) {
+    writeFileSync(
+      outFile,
+      JSON.stringify({ machine, sequential: sequentialResult, concurrency: conc, split, overheadP50Ms: overheadP50, memory: { rest, load }, ratios, targets }, null, 2),
+    );
+    console.log(`\nfigures written to ${outFile}`);
+  }
+}
+
+// ------------------------------------------------------------------ soak
+async function soak(pageUrl: string, fixturePort: number, n: number): Promise<Record<string, unknown> & { pass: boolean }> {
+  const svc = await startService({
+    EGRESS_ALLOWLIST: `127.0.0.1:${fixturePort}`,
+    SCRIPT_TIMEOUT_MS: '400',
+    SCRIPT_MEMORY_MB: '32',
+    RATE_LIMIT: '1000000',
+  });
+  const pid = svc.child.pid as number;
+  const kinds: [string, string, number][] = [
+    ['success', SCRIPT, 200],
+    ['script error', 'throw new Error("soak")', 400],
+    ['timeout', 'while (true) {}', 400],
+    ['memory kill', 'const a = []; while (true) a.push(new Array(1e5).fill(1))', 400],
+    ['cheerio', 'const $ = cheerio.load(await page.content()); return $("p").length', 200],
+  ];
+  for (let i = 0; i < 20; i++) await callService(svc.base, { url: pageUrl, script: SCRIPT });
+  await new Promise((r) => setTimeout(r, 2000));
+  const before = memory(pid);
+  console.log(`soak: ${n} mixed requests at 4 clients; before:`, before);
+  const counts: Record<string, number> = {};
+  let unexpected = 0;
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < n) {
+        const i = next++;
+        const [name, script, want] = kinds[i % kinds.length] as [string, string, number];
+        const s = await callService(svc.base, { url: pageUrl, script });
+        counts[name] = (counts[name] ?? 0) + 1;
+        if (s.status !== want) unexpected++;
+        if (i % 500 === 499) console.log(`  ${i + 1} done, ${JSON.stringify(memory(pid))}`);
+      }
+    }),
+  );
+  const secs = (performance.now() - t0) / 1000;
+  await new Promise((r) => setTimeout(r, 3000));
+  const after = memory(pid);
+  await svc.stop();
+  const growth = { serviceRssMb: round(after.serviceRssMb - before.serviceRssMb), chromiumPssMb: round(after.chromiumPssMb - before.chromiumPssMb) };
+  const pass = growth.serviceRssMb < 50 && growth.chromiumPssMb < 50 && after.chromiumProcesses <= before.chromiumProcesses && unexpected === 0;
+  const result = { requests: n, seconds: round(secs), counts, unexpectedStatus: unexpected, before, after, growth, pass };
+  console.log('after:', after, '\ngrowth:', growth, `\nunexpected statuses: ${unexpected}\n${pass ? 'PASS' : 'FAIL'}: growth under 50 MB and the Chromium process count back where it was`);
+  return result;
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
