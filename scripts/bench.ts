@@ -296,17 +296,24 @@ async function main(): Promise<void> {
 
   // Throughput at 1, 2, 4, 8 clients.
   const conc: { clients: number; service: { rps: number; p95: number; p50: number }; raw: { rps: number; p95: number; p50: number } }[] = [];
-  let load = rest;
   for (const c of CONCURRENCY) {
-    const sampler = setInterval(() => {
-      const m = memory(servicePid);
-      if (m.chromiumPssMb > load.chromiumPssMb) load = m;
-    }, 200);
     const service = await concurrent(() => callService(svc.base, body), c, PER_CLIENT);
-    clearInterval(sampler);
     const raw = await concurrent(() => rawFresh(browser, pageUrl), c, PER_CLIENT);
     conc.push({ clients: c, service, raw });
   }
+  // Memory under load is sampled in a load phase of its own: reading every
+  // Chromium process's smaps_rollup is itself work that would skew the timings.
+  let load = rest;
+  let loading = true;
+  const loadPhase = concurrent(() => callService(svc.base, body), 8, PER_CLIENT).finally(() => {
+    loading = false;
+  });
+  while (loading) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const m = memory(servicePid);
+    if (m.serviceRssMb + m.chromiumPssMb > load.serviceRssMb + load.chromiumPssMb) load = m;
+  }
+  await loadPhase;
   await browser.close();
   await svc.stop();
   fixture.close();

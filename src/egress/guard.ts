@@ -53,6 +53,7 @@ export const DEFAULT_GUARD_LIMITS: GuardLimits = {
 export const NET_ERRORS: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'net::ERR_CONNECTION_REFUSED',
   ECONNRESET: 'net::ERR_CONNECTION_RESET',
+  EMPTY_RESPONSE: 'net::ERR_EMPTY_RESPONSE',
   ETIMEDOUT: 'net::ERR_CONNECTION_TIMED_OUT',
   EHOSTUNREACH: 'net::ERR_ADDRESS_UNREACHABLE',
   ENETUNREACH: 'net::ERR_ADDRESS_UNREACHABLE',
@@ -281,7 +282,10 @@ export class EgressGuard {
       up.pipe(res);
     });
     upstream.on('error', (e) => {
-      this.#recordFailure(host, port, (e as { code?: string }).code ?? 'ECONNRESET');
+      // Node calls a close without any answer "socket hang up" (ECONNRESET);
+      // Chromium, going direct, calls it ERR_EMPTY_RESPONSE. A real reset stays a reset.
+      const code = e.message === 'socket hang up' ? 'EMPTY_RESPONSE' : ((e as { code?: string }).code ?? 'ECONNRESET');
+      this.#recordFailure(host, port, code);
       if (!res.headersSent) req.socket.destroy();
       else res.destroy();
     });

@@ -153,6 +153,25 @@ describe('script failures', () => {
     }
   });
 
+  test('an upstream that resets, or closes without answering, is named as Chromium names it without a proxy', async () => {
+    const { createServer } = await import('node:net');
+    const resetter = createServer((sock) => sock.once('data', () => sock.resetAndDestroy()));
+    const hanger = createServer((sock) => sock.once('data', () => sock.end()));
+    await new Promise<void>((r) => resetter.listen(0, '127.0.0.1', r));
+    await new Promise<void>((r) => hanger.listen(0, '127.0.0.1', r));
+    const rp = (resetter.address() as { port: number }).port;
+    const hp = (hanger.address() as { port: number }).port;
+    const local = await startTestService({ EGRESS_ALLOWLIST: `127.0.0.1:${rp},127.0.0.1:${hp}` });
+    try {
+      assertError(await local.post({ url: `http://127.0.0.1:${rp}/` }), 400, 'SCRAPING_FAILED', /net::ERR_CONNECTION_RESET/);
+      assertError(await local.post({ url: `http://127.0.0.1:${hp}/` }), 400, 'SCRAPING_FAILED', /net::ERR_EMPTY_RESPONSE/);
+    } finally {
+      await local.close();
+      resetter.close();
+      hanger.close();
+    }
+  });
+
   test('a script over the memory cap is 400 MEMORY_LIMIT_EXCEEDED', async () => {
     const r = await svc.post({ url: fixtures.url('/example'), script: 'const a = []; while (true) a.push(new Array(1e5).fill(1))' });
     assertError(r, 400, 'MEMORY_LIMIT_EXCEEDED', 'Memory limit exceeded');

@@ -46,6 +46,10 @@ let upstreamPort = 0;
 let bulk: ReturnType<typeof createTcpServer>;
 let bulkPort = 0;
 let closedPort = 0;
+let resetPort = 0;
+let hangupPort = 0;
+let resetter: ReturnType<typeof createTcpServer>;
+let hanger: ReturnType<typeof createTcpServer>;
 const seenHosts: string[] = [];
 let guard: EgressGuard;
 
@@ -66,6 +70,11 @@ before(async () => {
     s.write(Buffer.alloc(64 * 1024, 120));
   });
   bulkPort = await listen(bulk);
+  // Answers a request with a TCP reset, or by closing without a word.
+  resetter = createTcpServer((s) => s.once('data', () => s.resetAndDestroy()));
+  resetPort = await listen(resetter);
+  hanger = createTcpServer((s) => s.once('data', () => s.end()));
+  hangupPort = await listen(hanger);
   const tmp = createTcpServer();
   closedPort = await listen(tmp);
   await new Promise<void>((r) => tmp.close(() => r()));
@@ -75,6 +84,8 @@ before(async () => {
         { host: '127.0.0.1', port: upstreamPort },
         { host: '127.0.0.1', port: bulkPort },
         { host: '127.0.0.1', port: closedPort },
+        { host: '127.0.0.1', port: resetPort },
+        { host: '127.0.0.1', port: hangupPort },
       ],
       protectedPorts: () => [guard.port],
       resolve: resolver,
@@ -89,6 +100,8 @@ after(async () => {
   await guard.close();
   await new Promise<void>((r) => upstream.close(() => r()));
   await new Promise<void>((r) => bulk.close(() => r()));
+  await new Promise<void>((r) => resetter.close(() => r()));
+  await new Promise<void>((r) => hanger.close(() => r()));
 });
 
 /** Sends raw bytes to the guard and collects what comes back until it closes or goes quiet. */
@@ -224,6 +237,13 @@ describe('plain HTTP requests', () => {
     const r = await exchange(`GET http://127.0.0.1:${closedPort}/ HTTP/1.1\r\nHost: a\r\n\r\n`);
     assert.equal(r, '');
     assert.equal(guard.recentFailure('127.0.0.1', closedPort), 'net::ERR_CONNECTION_REFUSED');
+  });
+
+  test('an upstream reset is remembered as net::ERR_CONNECTION_RESET, a silent close as net::ERR_EMPTY_RESPONSE', async () => {
+    assert.equal(await exchange(`GET http://127.0.0.1:${resetPort}/ HTTP/1.1\r\nHost: a\r\n\r\n`), '');
+    assert.equal(guard.recentFailure('127.0.0.1', resetPort), 'net::ERR_CONNECTION_RESET');
+    assert.equal(await exchange(`GET http://127.0.0.1:${hangupPort}/ HTTP/1.1\r\nHost: a\r\n\r\n`), '');
+    assert.equal(guard.recentFailure('127.0.0.1', hangupPort), 'net::ERR_EMPTY_RESPONSE');
   });
 
   test('a name that does not resolve closes the connection and is remembered as ERR_NAME_NOT_RESOLVED', async () => {
