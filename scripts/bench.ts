@@ -378,6 +378,7 @@ async function soak(pageUrl: string, fixturePort: number, n: number): Promise<Re
   console.log(`soak: ${n} mixed requests at 4 clients; before:`, before);
   const counts: Record<string, number> = {};
   let unexpected = 0;
+  const unexpectedByKind: Record<string, number> = {};
   let next = 0;
   const t0 = performance.now();
   await Promise.all(
@@ -387,7 +388,11 @@ async function soak(pageUrl: string, fixturePort: number, n: number): Promise<Re
         const [name, script, want] = kinds[i % kinds.length] as [string, string, number];
         const s = await callService(svc.base, { url: pageUrl, script });
         counts[name] = (counts[name] ?? 0) + 1;
-        if (s.status !== want) unexpected++;
+        if (s.status !== want) {
+          unexpected++;
+          const k = `${name} → ${s.status}`;
+          unexpectedByKind[k] = (unexpectedByKind[k] ?? 0) + 1;
+        }
         if (i % 500 === 499) console.log(`  ${i + 1} done, ${JSON.stringify(memory(pid))}`);
       }
     }),
@@ -398,8 +403,8 @@ async function soak(pageUrl: string, fixturePort: number, n: number): Promise<Re
   await svc.stop();
   const growth = { serviceRssMb: round(after.serviceRssMb - before.serviceRssMb), chromiumPssMb: round(after.chromiumPssMb - before.chromiumPssMb) };
   const pass = growth.serviceRssMb < 50 && growth.chromiumPssMb < 50 && after.chromiumProcesses <= before.chromiumProcesses && unexpected === 0;
-  const result = { requests: n, seconds: round(secs), counts, unexpectedStatus: unexpected, before, after, growth, pass };
-  console.log('after:', after, '\ngrowth:', growth, `\nunexpected statuses: ${unexpected}\n${pass ? 'PASS' : 'FAIL'}: growth under 50 MB and the Chromium process count back where it was`);
+  const result = { requests: n, seconds: round(secs), counts, unexpectedStatus: unexpected, unexpectedByKind, before, after, growth, pass };
+  console.log('after:', after, '\ngrowth:', growth, `\nunexpected statuses: ${unexpected} ${JSON.stringify(unexpectedByKind)}\n${pass ? 'PASS' : 'FAIL'}: growth under 50 MB and the Chromium process count back where it was`);
   return result;
 }
 

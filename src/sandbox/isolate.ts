@@ -109,10 +109,6 @@ export class ScriptSandbox {
     await this.#context.global.set('targetUrl', targetUrl, { copy: true });
   }
 
-  get heapUsedBytes(): number {
-    return this.#isolate.isDisposed ? 0 : this.#isolate.getHeapStatisticsSync().used_heap_size;
-  }
-
   /** Delivers a message to the runtime's receive(); with wantAnswer, awaits its promise. */
   async toIsolate(msg: ToIsolate, wantAnswer: boolean): Promise<string | undefined> {
     if (this.#isolate.isDisposed) throw new Error('the script has ended');

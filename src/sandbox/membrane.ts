@@ -63,8 +63,10 @@ function pageFunctionCarrier(src: string): (...a: never[]) => unknown {
 /** Error text safe to show a script: no host paths, bounded length. */
 export function cleanMessage(e: unknown): string {
   const raw = e instanceof Error ? e.message : String(e);
+  // Only paths that start a word (or follow "file://" or "("), so URLs such as
+  // http://host/app.js in a page's error stay as they are.
   return raw
-    .replace(/(?:file:\/\/)?\/[\w./@-]+\.(?:js|ts|mjs|cjs)(?::\d+)*/g, '<internal>')
+    .replace(/(?<=^|[\s(])(?:file:\/\/)?\/[\w./@-]+\.(?:js|ts|mjs|cjs)(?::\d+)*/g, '<internal>')
     .slice(0, MAX_MESSAGE);
 }
 

@@ -268,8 +268,8 @@ describe('control', () => {
       assert.match(direct.text, new RegExp(SECRET));
       assert.ok(canary.hits > 0, 'the control reached the canary');
     } finally {
-      canary.hits = 0; // this test meant to reach it
       await local.close();
+      canary.hits = 0; // this test meant to reach it; reset once its browser is gone
     }
   });
 });

@@ -104,12 +104,15 @@ after(async () => {
   await new Promise<void>((r) => hanger.close(() => r()));
 });
 
-/** Sends raw bytes to the guard and collects what comes back until it closes or goes quiet. */
+/**
+ * Sends raw bytes to the guard and collects what comes back until it closes, or
+ * goes quiet for quietMs after answering (the first byte may take longer on a busy machine).
+ */
 async function exchange(data: string, quietMs = 300): Promise<string> {
   return await new Promise((resolve) => {
     const s = connect({ host: '127.0.0.1', port: guard.port });
     let out = '';
-    let timer = setTimeout(() => s.destroy(), quietMs);
+    let timer = setTimeout(() => s.destroy(), Math.max(quietMs, 5000));
     s.on('data', (d) => {
       out += d.toString('latin1');
       clearTimeout(timer);
