@@ -2,28 +2,17 @@
 // passed in, so tests can build the app with substitutes and without a socket.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { BrowserHost } from './browser/browser.js';
-import type { Config } from './config.js';
-import type { EgressChecker } from './egress/checker.js';
 import { ApiError } from './errors.js';
 import { KeyStore, authenticate } from './http/auth.js';
 import { readBody } from './http/body.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { HTML_TYPE, JSON_TYPE, internalError, sendBody, sendError, sendJson } from './http/reply.js';
 import { parseScrapeRequest } from './http/validate.js';
-import type { Logger } from './log.js';
-import { runScrape, type ScrapeOutcome, type ScrapeRequest } from './scrape/job.js';
+import { runScrape, type ScrapeDeps, type ScrapeOutcome, type ScrapeRequest } from './scrape/job.js';
 import { ConcurrencyLimiter } from './scrape/limiter.js';
-import type { SandboxPool } from './sandbox/pool.js';
 
-export interface AppDeps {
-  readonly config: Config;
-  readonly browser: BrowserHost;
-  readonly sandboxes: SandboxPool;
-  readonly checker: EgressChecker;
-  readonly recentFailure?: (host: string, port: number) => string | undefined;
-  readonly logger: Logger;
-}
+/** The app needs what a job needs; it passes them on to runScrape. */
+export type AppDeps = ScrapeDeps;
 
 export interface App {
   handle(req: IncomingMessage, res: ServerResponse): void;

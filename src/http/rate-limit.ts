@@ -29,14 +29,12 @@ export class RateLimiter {
       this.#windows.set(id, w);
     }
     const resetMs = w.start + this.#windowMs - now;
-    const headers = (remaining: number): Record<string, string> => ({
-      'RateLimit-Limit': String(this.#limit),
-      'RateLimit-Remaining': String(remaining),
-      'RateLimit-Reset': String(Math.ceil(resetMs / 1000)),
-    });
     if (w.count >= this.#limit) {
       throw new ApiError('RATE_LIMIT_EXCEEDED', undefined, {
-        headers: { ...headers(0), 'Retry-After': String(Math.max(1, Math.ceil(resetMs / 1000))) },
+        headers: {
+          ...RateLimiter.headers({ limit: this.#limit, remaining: 0, resetMs }),
+          'Retry-After': String(Math.max(1, Math.ceil(resetMs / 1000))),
+        },
       });
     }
     w.count++;
