@@ -14,7 +14,7 @@
 //   3. node_modules, installed by npm running on the Node 24 runtime so that
 //      native addons (isolated-vm) match it.
 // Each step leaves a stamp and is skipped on the next run when nothing changed.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -138,11 +138,26 @@ const env = withNodeOnPath(nodeBin, { PUPPETEER_EXECUTABLE_PATH: chromium });
 // isolated-vm requires --no-node-snapshot on Node 20 and later.
 const nodeFlags = ['--no-node-snapshot'];
 
+/**
+ * Runs the long-lived command as a child and passes on the signals that stop it
+ * (a process manager's SIGTERM reaches only this process), so the service shuts
+ * down cleanly instead of being orphaned; exits with the child's status.
+ */
+function runForwardingSignals(cmd, args, opts) {
+  const child = spawn(cmd, args, { stdio: 'inherit', cwd: ROOT, ...opts });
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.on(sig, () => child.kill(sig));
+  }
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 : 1)));
+  child.on('error', (e) => fail(`could not run ${cmd}: ${e.message}`));
+}
+
 let status;
 switch (command) {
   case 'start':
     ensureBuild(nodeBin, false);
-    status = run(nodeBin, [...nodeFlags, join(ROOT, 'dist', 'server.js'), ...rest], { env });
+    runForwardingSignals(nodeBin, [...nodeFlags, join(ROOT, 'dist', 'server.js'), ...rest], { env });
+    status = undefined;
     break;
   case 'build':
     ensureBuild(nodeBin, true);
@@ -160,12 +175,13 @@ switch (command) {
   }
   case 'run':
     ensureBuild(nodeBin, false);
-    status = run(nodeBin, [...nodeFlags, '--import', 'tsx', ...rest], { env });
+    runForwardingSignals(nodeBin, [...nodeFlags, '--import', 'tsx', ...rest], { env });
+    status = undefined;
     break;
   default:
     fail(`unknown command ${command} (start, build, test, run)`);
 }
-process.exit(status);
+if (status !== undefined) process.exit(status);
 
 function listTests(dir) {
   const out = [];
