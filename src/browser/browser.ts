@@ -133,7 +133,8 @@ export class BrowserHost {
 
   /**
    * A fresh incognito context with one blank page, for one request: one made
-   * ahead of demand if there is one (and its replacement started), else a new one.
+   * ahead of demand if there is one, else a new one. Spares are replaced when a
+   * request's context is closed (see #newLease).
    */
   async lease(): Promise<PageLease> {
     while (this.#spares.length > 0) {

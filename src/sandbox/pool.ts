@@ -18,10 +18,6 @@ export class SandboxPool {
     this.#log = logger;
   }
 
-  get idle(): number {
-    return this.#ready.length;
-  }
-
   /** Starts filling the pool. */
   start(): void {
     this.#refill();
