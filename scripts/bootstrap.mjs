@@ -36,7 +36,8 @@ function fail(msg) {
 }
 
 function run(cmd, args, opts = {}) {
-  const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: ROOT, ...opts });
+  // Set-up output goes to stderr: stdout belongs to the command run (e.g. the key `npm run key` prints).
+  const r = spawnSync(cmd, args, { stdio: ['inherit', 2, 2], cwd: ROOT, ...opts });
   if (r.error) fail(`could not run ${cmd}: ${r.error.message}`);
   return r.status ?? 1;
 }
@@ -169,6 +170,7 @@ switch (command) {
     mustRun(nodeBin, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', ROOT], { env });
     const files = rest.length > 0 ? rest : listTests(join(ROOT, 'test'));
     status = run(nodeBin, [...nodeFlags, '--import', 'tsx', '--test', '--test-concurrency=1', ...files], {
+      stdio: 'inherit',
       env: { ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' },
     });
     break;
