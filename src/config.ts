@@ -1,6 +1,7 @@
 // Every setting of the service: its environment variable, default, unit and
 // validation. Parsed once at start and frozen; nothing else reads process.env.
 import { cpus, totalmem } from 'node:os';
+import { resolve as resolvePath } from 'node:path';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -16,6 +17,14 @@ export interface Config {
   /** Keys given in API_KEYS; when empty, one key is generated at start. */
   readonly apiKeys: readonly string[];
   readonly apiKeysGenerated: boolean;
+  /** The key file (absolute path), re-read when it changes. */
+  readonly apiKeysFile: string | undefined;
+  /** Failed authentications per client address per rate-limit window. */
+  readonly authFailureLimit: number;
+  /** Balancers in front of the service whose X-Forwarded-For is believed. */
+  readonly trustProxy: number;
+  /** Redis shared by every instance for limits; in-memory limits when unset. */
+  readonly redisUrl: string | undefined;
   readonly gatewayHost: string | undefined;
   readonly scriptTimeoutMs: number;
   readonly scriptMemoryMb: number;
@@ -99,6 +108,10 @@ export function loadConfig(env: Env = process.env): Config {
   const host = (env.HOST ?? '127.0.0.1').trim();
   if (host === '') problems.push('HOST: must not be empty');
 
+  const apiKeysFile = env.API_KEYS_FILE?.trim() ? resolvePath(env.API_KEYS_FILE.trim()) : undefined;
+  const redisUrl = env.REDIS_URL?.trim() ? env.REDIS_URL.trim() : undefined;
+  if (redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) problems.push('REDIS_URL: must be redis://[user:password@]host:port[/db] or rediss://…');
+
   const executablePath = (env.PUPPETEER_EXECUTABLE_PATH ?? '/usr/lib/chromium/chromium').trim();
 
   const config: Config = {
@@ -106,6 +119,10 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     apiKeys: [...new Set(apiKeys)],
     apiKeysGenerated: false,
+    apiKeysFile,
+    authFailureLimit: int('AUTH_FAILURE_LIMIT', 20, 1, 1_000_000),
+    trustProxy: int('TRUST_PROXY', 0, 0, 16),
+    redisUrl,
     gatewayHost: env.GATEWAY_HOST?.trim() ? env.GATEWAY_HOST.trim().toLowerCase() : undefined,
     scriptTimeoutMs: int('SCRIPT_TIMEOUT_MS', 30_000, 100, 600_000),
     scriptMemoryMb: int('SCRIPT_MEMORY_MB', 128, 16, 4096),

@@ -2,7 +2,7 @@
 // server. Used by server.ts (the process) and by the end-to-end tests.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { buildApp, type App } from './app.js';
+import { buildApp, type App, type Tenancy } from './app.js';
 import { BrowserHost } from './browser/browser.js';
 import { withConfig, type Config } from './config.js';
 import { EgressChecker, systemResolver, type Resolver } from './egress/checker.js';
@@ -10,6 +10,10 @@ import { EgressGuard, type Connector } from './egress/guard.js';
 import type { Logger } from './log.js';
 import { releaseBundleCache } from './sandbox/bundle.js';
 import { SandboxPool } from './sandbox/pool.js';
+import { FallbackStore } from './tenancy/fallback-store.js';
+import { KeyRing } from './tenancy/keyring.js';
+import { RedisStore } from './tenancy/redis-store.js';
+import { MemoryStore } from './tenancy/store.js';
 
 export interface Service {
   readonly config: Config;
@@ -18,6 +22,7 @@ export interface Service {
   readonly browser: BrowserHost;
   readonly sandboxes: SandboxPool;
   readonly app: App;
+  readonly tenancy: Tenancy;
   readonly server: Server;
   close(): Promise<void>;
 }
@@ -36,13 +41,36 @@ export function generateKey(): string {
   return `ps_${randomBytes(24).toString('base64url')}`;
 }
 
+/** Keys (API_KEYS and the key file) and the limit store (Redis with a local fallback, or memory). */
+async function startTenancy(config: Config, logger: Logger): Promise<Tenancy> {
+  const keys = new KeyRing({
+    envKeys: config.apiKeys,
+    file: config.apiKeysFile,
+    defaultRateLimit: config.rateLimit,
+    defaultRateLimitWindowMs: config.rateLimitWindowMs,
+    logger,
+  });
+  try {
+    keys.start();
+  } catch (e) {
+    throw new Error(`API_KEYS_FILE ${config.apiKeysFile ?? ''}: ${(e as Error).message}`, { cause: e });
+  }
+  if (config.redisUrl === undefined) return { keys, store: new MemoryStore(), mode: () => 'memory' };
+  const redis = new RedisStore(config.redisUrl);
+  await redis.connect();
+  const store = new FallbackStore(redis, logger);
+  return { keys, store, mode: () => store.mode };
+}
+
 export async function startService(base: Config, logger: Logger, opts: ServiceOptions = {}): Promise<Service> {
   let config = base;
-  if (config.apiKeys.length === 0) {
+  if (config.apiKeys.length === 0 && config.apiKeysFile === undefined) {
     const key = generateKey();
     config = withConfig(config, { apiKeys: [key], apiKeysGenerated: true });
     opts.onGeneratedKey?.(key);
   }
+  // First, so that a bad key file stops the start before anything else is running.
+  const tenancy = await startTenancy(config, logger);
   let servicePort = config.port;
   const guardPortRef = { port: 0 };
   const checker = new EgressChecker({
@@ -72,7 +100,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     config.prewarmedIsolates,
     logger,
   );
-  const app = buildApp({ config, browser, sandboxes, checker, recentFailure: (h, p) => guard.recentFailure(h, p), logger });
+  const app = buildApp({ config, browser, sandboxes, checker, tenancy, recentFailure: (h, p) => guard.recentFailure(h, p), logger });
   const server = createServer({ keepAlive: true, requestTimeout: 0 }, (req, res) => app.handle(req, res));
   server.keepAliveTimeout = 65_000;
   try {
@@ -92,9 +120,14 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     sandboxes.close();
     await browser.close();
     await guard.close();
+    tenancy.keys.close();
+    await tenancy.store.close();
     throw e;
   }
-  logger.info({ host: config.host, port: servicePort, guardPort: guard.port, maxConcurrency: config.maxConcurrency }, 'pagescript listening');
+  logger.info(
+    { host: config.host, port: servicePort, guardPort: guard.port, maxConcurrency: config.maxConcurrency, keys: tenancy.keys.activeKeys, limits: tenancy.mode() },
+    'pagescript listening',
+  );
 
   let closing: Promise<void> | undefined;
   return {
@@ -104,6 +137,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     browser,
     sandboxes,
     app,
+    tenancy,
     server,
     close() {
       closing ??= (async () => {
@@ -114,6 +148,8 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
         sandboxes.close();
         await browser.close();
         await guard.close();
+        tenancy.keys.close();
+        await tenancy.store.close();
         releaseBundleCache();
       })();
       return closing;

@@ -1,27 +1,8 @@
-// API keys from the gateway headers, compared in constant time.
-import { createHash, timingSafeEqual } from 'node:crypto';
+// Who is calling: the API key from the gateway headers, and the client address.
 import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
 import { ApiError } from '../errors.js';
-
-function digest(s: string): Buffer {
-  return createHash('sha256').update(s, 'utf8').digest();
-}
-
-export class KeyStore {
-  readonly #digests: readonly Buffer[];
-
-  constructor(keys: readonly string[]) {
-    this.#digests = keys.map(digest);
-  }
-
-  /** True when the key is one of ours. Every key is compared, so timing says nothing. */
-  verify(candidate: string): boolean {
-    const d = digest(candidate);
-    let found = false;
-    for (const k of this.#digests) found = timingSafeEqual(d, k) || found;
-    return found;
-  }
-}
+import type { Client, KeyRing } from '../tenancy/keyring.js';
 
 function header(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name];
@@ -29,13 +10,31 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return s === undefined || s.trim() === '' ? undefined : s.trim();
 }
 
-/** Returns the caller's key, or throws the SPEC's 401s. */
-export function authenticate(req: IncomingMessage, keys: KeyStore, gatewayHost: string | undefined): string {
+/** Returns the caller's client (name and limits), or throws the SPEC's 401s. */
+export function authenticate(req: IncomingMessage, keys: KeyRing, gatewayHost: string | undefined): Client {
   const key = header(req, 'x-gateway-key');
   if (key === undefined) throw new ApiError('MISSING_API_KEY');
-  if (!keys.verify(key)) throw new ApiError('INVALID_API_KEY');
+  const client = keys.verify(key);
+  if (client === undefined) throw new ApiError('INVALID_API_KEY');
   if (gatewayHost !== undefined && header(req, 'x-gateway-host')?.toLowerCase() !== gatewayHost) {
     throw new ApiError('INVALID_GATEWAY_HOST');
   }
-  return key;
+  return client;
+}
+
+/**
+ * The client's address: the socket's peer, or, behind trustedProxies balancers
+ * (TRUST_PROXY), the address the outermost trusted one saw in X-Forwarded-For.
+ * SECURITY: entries further left were written by the client and are ignored.
+ */
+export function clientAddress(req: IncomingMessage, trustedProxies: number): string {
+  const peer = req.socket.remoteAddress ?? 'unknown';
+  if (trustedProxies === 0) return peer;
+  const raw = req.headers['x-forwarded-for'];
+  const hops = (Array.isArray(raw) ? raw.join(',') : (raw ?? ''))
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const seen = hops[hops.length - trustedProxies];
+  return seen !== undefined && isIP(seen) !== 0 ? seen : peer;
 }

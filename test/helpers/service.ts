@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import { request } from 'undici';
 import { loadConfig } from '../../src/config.js';
-import { silentLogger } from '../../src/log.js';
+import { createLogger, silentLogger, type Logger } from '../../src/log.js';
 import { startService, type Service, type ServiceOptions } from '../../src/service.js';
 
 export const TEST_KEY = 'test-key-0123456789abcdef';
@@ -25,7 +25,7 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-export async function startTestService(env: Record<string, string> = {}, opts: ServiceOptions = {}): Promise<TestService> {
+export async function startTestService(env: Record<string, string> = {}, opts: ServiceOptions = {}, logger: Logger = silentLogger()): Promise<TestService> {
   const config = loadConfig({
     PORT: '0',
     API_KEYS: TEST_KEY,
@@ -34,9 +34,10 @@ export async function startTestService(env: Record<string, string> = {}, opts: S
     SCRIPT_TIMEOUT_MS: '5000',
     NAVIGATION_TIMEOUT_MS: '5000',
     RATE_LIMIT: '100000',
+    AUTH_FAILURE_LIMIT: '100000',
     ...env,
   });
-  const service = await startService(config, silentLogger(), opts);
+  const service = await startService(config, logger, opts);
   const base = `http://127.0.0.1:${service.port}`;
 
   async function raw(method: string, path: string, o: { body?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
@@ -96,6 +97,19 @@ export function serviceFor(fixtures: { start(): Promise<unknown>; close(): Promi
     post: (body, headers) => get().post(body, headers),
     raw: (method, path, opts) => get().raw(method, path, opts),
     close: () => get().close(),
+  };
+}
+
+/** A logger configured as the service's, whose lines the test can read. */
+export function capturingLogger(): { logger: Logger; lines: Array<Record<string, unknown>>; text: () => string } {
+  const raw: string[] = [];
+  const logger = createLogger('info', { write: (line: string) => void raw.push(line) });
+  return {
+    logger,
+    get lines() {
+      return raw.map((l) => JSON.parse(l) as Record<string, unknown>);
+    },
+    text: () => raw.join(''),
   };
 }
 

@@ -1,0 +1,119 @@
+// npm run key -- create --name acme [--rate 60/min] [--concurrency 2]
+// npm run key -- list | revoke --name acme | activate --name acme
+//
+// Manages the API key file (API_KEYS_FILE, else ./pagescript-keys.json, or
+// --file PATH). A new key is printed once and only its SHA-256 is stored. A
+// running service picks changes up within a second, without a restart.
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { formatRate, hashKey, KEY_NAME, parseKeyFile, parseRate, serializeKeyFile, type KeyFile, type KeyRecord } from '../src/tenancy/keyfile.js';
+
+const USAGE = `usage:
+  npm run key -- create --name NAME [--rate N/min] [--concurrency N] [--file PATH]
+  npm run key -- list [--file PATH]
+  npm run key -- revoke --name NAME [--file PATH]
+  npm run key -- activate --name NAME [--file PATH]
+The file is --file, else $API_KEYS_FILE, else ./pagescript-keys.json.
+--rate: N/s, N/min, N/h, N/day or N/<ms>ms (default: the service's RATE_LIMIT per RATE_LIMIT_WINDOW_MS).`;
+
+class UsageError extends Error {}
+
+function load(file: string): KeyFile {
+  if (!existsSync(file)) return { version: 1, keys: [] };
+  return parseKeyFile(readFileSync(file, 'utf8'));
+}
+
+/** Written whole and renamed into place, so the service never reads half a file. Readable by the owner only. */
+function save(file: string, data: KeyFile): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, serializeKeyFile(data), { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+function find(data: KeyFile, name: string | undefined): KeyRecord {
+  if (name === undefined) throw new UsageError('--name is required');
+  const rec = data.keys.find((k) => k.name === name);
+  if (!rec) throw new UsageError(`no key named "${name}"`);
+  return rec;
+}
+
+function replace(data: KeyFile, rec: KeyRecord): KeyFile {
+  return { version: 1, keys: data.keys.map((k) => (k.name === rec.name ? rec : k)) };
+}
+
+function describe(k: KeyRecord): string {
+  const rate =
+    k.rateLimit !== undefined && k.rateLimitWindowMs !== undefined
+      ? formatRate(k.rateLimit, k.rateLimitWindowMs)
+      : k.rateLimit !== undefined || k.rateLimitWindowMs !== undefined
+        ? `${k.rateLimit ?? 'RATE_LIMIT'} per ${k.rateLimitWindowMs ?? 'RATE_LIMIT_WINDOW_MS'} ms`
+        : 'default';
+  return [k.name, k.active ? 'active' : 'revoked', `rate ${rate}`, `concurrency ${k.maxConcurrency ?? 'default'}`, `sha256 ${k.sha256.slice(0, 12)}…`, k.createdAt ?? ''].join('\t');
+}
+
+function main(argv: string[]): void {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { name: { type: 'string' }, rate: { type: 'string' }, concurrency: { type: 'string' }, file: { type: 'string' }, help: { type: 'boolean' } },
+  });
+  const command = positionals[0];
+  if (values.help || command === undefined) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const file = resolve(values.file ?? process.env.API_KEYS_FILE ?? 'pagescript-keys.json');
+  const data = load(file);
+  switch (command) {
+    case 'create': {
+      const name = values.name;
+      if (name === undefined || !KEY_NAME.test(name)) throw new UsageError('--name is required: letters, digits, "_", "." or "-", at most 64');
+      if (data.keys.some((k) => k.name === name)) throw new UsageError(`a key named "${name}" exists; revoke it or choose another name`);
+      const rate = values.rate === undefined ? undefined : parseRate(values.rate);
+      if (values.rate !== undefined && rate === undefined) throw new UsageError(`--rate "${values.rate}" is not N/s, N/min, N/h, N/day or N/<ms>ms`);
+      const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
+      if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= 256)) {
+        throw new UsageError('--concurrency must be a whole number from 1 to 256');
+      }
+      const key = `ps_${randomBytes(32).toString('base64url')}`;
+      const rec: KeyRecord = {
+        name,
+        sha256: hashKey(key),
+        active: true,
+        ...(rate ? { rateLimit: rate.limit, rateLimitWindowMs: rate.windowMs } : {}),
+        ...(concurrency !== undefined ? { maxConcurrency: concurrency } : {}),
+        createdAt: new Date().toISOString(),
+      };
+      save(file, { version: 1, keys: [...data.keys, rec] });
+      process.stdout.write(
+        `Created key "${name}" in ${file}.\nIt is shown this once; only its hash is stored:\n\n  ${key}\n\n` +
+          `Send it as X-Gateway-Key. The service reads this file when started with API_KEYS_FILE=${file}\n`,
+      );
+      return;
+    }
+    case 'list':
+      if (data.keys.length === 0) process.stdout.write(`no keys in ${file}\n`);
+      for (const k of data.keys) process.stdout.write(`${describe(k)}\n`);
+      return;
+    case 'revoke':
+    case 'activate': {
+      const rec = find(data, values.name);
+      const active = command === 'activate';
+      const { revokedAt: _drop, ...rest } = rec;
+      save(file, replace(data, active ? { ...rest, active } : { ...rest, active, revokedAt: new Date().toISOString() }));
+      process.stdout.write(`${active ? 'Activated' : 'Revoked'} key "${rec.name}" in ${file}.\n`);
+      return;
+    }
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+try {
+  main(process.argv.slice(2));
+} catch (e) {
+  process.stderr.write(`key: ${(e as Error).message}\n${e instanceof UsageError ? `${USAGE}\n` : ''}`);
+  process.exitCode = 2;
+}

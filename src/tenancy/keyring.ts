@@ -1,0 +1,116 @@
+// The keys the service accepts: API_KEYS (from the environment) and the key
+// file (API_KEYS_FILE), which is re-read when it changes, without a restart.
+// Keys are held as SHA-256 digests and compared in constant time.
+import { timingSafeEqual } from 'node:crypto';
+import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
+import type { Logger } from '../log.js';
+import { hashKey, parseKeyFile, type KeyRecord } from './keyfile.js';
+
+/** Who is calling, as the rest of the service sees it: a name and limits, never the key. */
+export interface Client {
+  readonly name: string;
+  readonly rateLimit: number;
+  readonly rateLimitWindowMs: number;
+  /** This key's own cap on running scripts; undefined: only MAX_CONCURRENCY applies. */
+  readonly maxConcurrency: number | undefined;
+}
+
+export interface KeyRingOptions {
+  readonly envKeys: readonly string[];
+  readonly file: string | undefined;
+  readonly defaultRateLimit: number;
+  readonly defaultRateLimitWindowMs: number;
+  readonly logger: Logger;
+  /** How often the file's status is polled; rename-over writes are seen too. */
+  readonly pollMs?: number;
+}
+
+interface Entry {
+  readonly digest: Buffer;
+  readonly record: KeyRecord;
+}
+
+/** Names of API_KEYS entries: the first 8 hex digits of the key's hash (32 bits of a hash of ≥ 16 characters say nothing useful). */
+function envName(sha256: string): string {
+  return `env-${sha256.slice(0, 8)}`;
+}
+
+export class KeyRing {
+  readonly #opts: KeyRingOptions;
+  readonly #envEntries: Entry[];
+  #fileEntries: Entry[] = [];
+  #watching = false;
+
+  constructor(opts: KeyRingOptions) {
+    this.#opts = opts;
+    this.#envEntries = opts.envKeys.map((k) => {
+      const sha256 = hashKey(k);
+      return { digest: Buffer.from(sha256, 'hex'), record: { name: envName(sha256), sha256, active: true } };
+    });
+  }
+
+  /** Loads the key file (throws when it cannot be read or is invalid) and starts watching it. */
+  start(): void {
+    const file = this.#opts.file;
+    if (file === undefined) return;
+    this.#fileEntries = this.#read(file);
+    this.#opts.logger.info({ file, keys: this.#fileEntries.length }, 'API key file loaded');
+    watchFile(file, { interval: this.#opts.pollMs ?? 500, persistent: false }, this.#onChange);
+    this.#watching = true;
+  }
+
+  close(): void {
+    if (this.#watching && this.#opts.file !== undefined) unwatchFile(this.#opts.file, this.#onChange);
+    this.#watching = false;
+  }
+
+  /** The number of keys that are accepted now. */
+  get activeKeys(): number {
+    return [...this.#envEntries, ...this.#fileEntries].filter((e) => e.record.active).length;
+  }
+
+  /** Re-reads the key file now; on any problem the keys loaded before stay in force. */
+  reload(): void {
+    const file = this.#opts.file;
+    if (file === undefined) return;
+    try {
+      this.#fileEntries = this.#read(file);
+      this.#opts.logger.info({ file, keys: this.#fileEntries.length }, 'API key file reloaded');
+    } catch (e) {
+      this.#opts.logger.error({ file, err: (e as Error).message, keptKeys: this.#fileEntries.length }, 'API key file not reloaded; the keys loaded before stay in force');
+    }
+  }
+
+  /**
+   * The client a key belongs to, or undefined when it is unknown or inactive.
+   * SECURITY: every entry is compared, active or not, so the time taken says
+   * neither whether nor where a key matched.
+   */
+  verify(candidate: string): Client | undefined {
+    const d = Buffer.from(hashKey(candidate), 'hex');
+    let found: KeyRecord | undefined;
+    for (const e of this.#envEntries) if (timingSafeEqual(d, e.digest)) found = e.record;
+    for (const e of this.#fileEntries) if (timingSafeEqual(d, e.digest)) found = e.record;
+    if (found === undefined || !found.active) return undefined;
+    return {
+      name: found.name,
+      rateLimit: found.rateLimit ?? this.#opts.defaultRateLimit,
+      rateLimitWindowMs: found.rateLimitWindowMs ?? this.#opts.defaultRateLimitWindowMs,
+      maxConcurrency: found.maxConcurrency,
+    };
+  }
+
+  #onChange = (curr: Stats, prev: Stats): void => {
+    if (curr.mtimeMs === prev.mtimeMs && curr.ino === prev.ino && curr.size === prev.size) return;
+    if (curr.nlink === 0 && curr.mtimeMs === 0) {
+      this.#opts.logger.error({ file: this.#opts.file, keptKeys: this.#fileEntries.length }, 'API key file is gone; the keys loaded before stay in force');
+      return;
+    }
+    this.reload();
+  };
+
+  #read(file: string): Entry[] {
+    const parsed = parseKeyFile(readFileSync(file, 'utf8'));
+    return parsed.keys.map((record) => ({ digest: Buffer.from(record.sha256, 'hex'), record }));
+  }
+}

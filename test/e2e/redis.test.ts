@@ -1,0 +1,117 @@
+// Several instances sharing one real redis-server: one limit for a key across
+// instances, one concurrency cap across instances, and what happens while
+// Redis is away and once it is back.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { hashKey, serializeKeyFile } from '../../src/tenancy/keyfile.js';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { RedisServer } from '../helpers/redis.js';
+import { capturingLogger, startTestService, type Reply, type TestService } from '../helpers/service.js';
+
+const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const dir = mkdtempSync(join(tmpdir(), 'pagescript-redis-'));
+const SHARED = 'ps_shared_0123456789abcdefghijklmnopqr';
+const AFTER_OUTAGE = 'ps_after_outage_0123456789abcdefghijkl';
+const DURING_OUTAGE = 'ps_during_outage_0123456789abcdefghijk';
+const CAPPED = 'ps_capped_0123456789abcdefghijklmnopqr';
+const logA = capturingLogger();
+let redis: RedisServer;
+let a: TestService;
+let b: TestService;
+
+before(async () => {
+  redis = await RedisServer.start();
+  await fixtures.start();
+  const keyFile = join(dir, 'keys.json');
+  writeFileSync(keyFile, serializeKeyFile({ version: 1, keys: [{ name: 'capped', sha256: hashKey(CAPPED), active: true, maxConcurrency: 1 }] }));
+  const env = {
+    EGRESS_ALLOWLIST: fixtures.allowEntry,
+    REDIS_URL: redis.url,
+    API_KEYS: [SHARED, AFTER_OUTAGE, DURING_OUTAGE].join(','),
+    API_KEYS_FILE: keyFile,
+    RATE_LIMIT: '4',
+    RATE_LIMIT_WINDOW_MS: '600000',
+  };
+  a = await startTestService(env, {}, logA.logger);
+  b = await startTestService(env);
+});
+after(async () => {
+  await a?.close();
+  await b?.close();
+  await fixtures.close();
+  await redis?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const title = (svc: TestService, key: string): Promise<Reply> =>
+  svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' }, { 'x-gateway-key': key });
+
+async function until(cond: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const health = async (svc: TestService): Promise<Record<string, unknown>> => (await svc.raw('GET', '/health')).body;
+
+test('both instances report shared limits in /health', async () => {
+  for (const svc of [a, b]) {
+    const h = await health(svc);
+    assert.equal(h.status, 'ok');
+    assert.equal(h.limits, 'redis');
+  }
+});
+
+test("two instances behind a balancer enforce one key's limit together", async () => {
+  const replies: Reply[] = [];
+  for (const svc of [a, b, a, b, a, b]) replies.push(await title(svc, SHARED));
+  assert.deepEqual(
+    replies.map((r) => r.status),
+    [200, 200, 200, 200, 429, 429],
+  );
+  assert.deepEqual(
+    replies.map((r) => r.headers['ratelimit-remaining']),
+    ['3', '2', '1', '0', '0', '0'],
+  );
+  for (const r of replies.slice(4)) {
+    assert.equal(r.body.code, 'RATE_LIMIT_EXCEEDED');
+    assert.ok(Number(r.headers['retry-after']) >= 1);
+  }
+});
+
+test("a key's concurrency cap holds across instances: its scripts never overlap", async () => {
+  const script = 'const s = Date.now(); await new Promise((r) => setTimeout(r, 400)); return [s, Date.now()];';
+  const run = (svc: TestService): Promise<Reply> => svc.post({ url: fixtures.url('/example'), script }, { 'x-gateway-key': CAPPED });
+  const replies = await Promise.all([run(a), run(b), run(a), run(b)]);
+  for (const r of replies) assert.equal(r.status, 200, r.text);
+  const spans = replies.map((r) => r.body.data as [number, number]).sort((x, y) => x[0] - y[0]);
+  for (let i = 1; i < spans.length; i++) {
+    assert.ok(spans[i]![0] >= spans[i - 1]![1], `scripts overlapped: ${JSON.stringify(spans)}`);
+  }
+});
+
+test('Redis stopped mid-run: requests are still served on local limits, the log and /health say so; back on Redis once it returns', async () => {
+  await redis.stop();
+  await until(async () => (await health(a)).limits === 'local-fallback', 'instance A to notice');
+  const h = await health(a);
+  assert.equal(h.status, 'degraded');
+  const during = await title(a, DURING_OUTAGE);
+  assert.equal(during.status, 200, during.text);
+  assert.equal(during.headers['ratelimit-remaining'], '3');
+  // Limits still hold, per instance: B counts on its own.
+  assert.equal((await title(b, DURING_OUTAGE)).headers['ratelimit-remaining'], '3');
+  assert.ok(logA.lines.some((l) => l.level === 40 && /Redis unavailable/.test(String(l.msg))), 'a warning is logged');
+
+  await redis.restart();
+  await until(async () => (await health(a)).limits === 'redis' && (await health(b)).limits === 'redis', 'both instances to return to Redis');
+  assert.equal((await health(a)).status, 'ok');
+  assert.ok(logA.lines.some((l) => /Redis is back/.test(String(l.msg))));
+  // Shared again: one count across the two instances.
+  assert.equal((await title(a, AFTER_OUTAGE)).headers['ratelimit-remaining'], '3');
+  assert.equal((await title(b, AFTER_OUTAGE)).headers['ratelimit-remaining'], '2');
+});

@@ -1,0 +1,175 @@
+// Tenancy on one instance: keys from the key file, per-key rate limits, slow
+// key guessing, fair turns under a burst, the queue's 429s, and what is logged.
+import assert from 'node:assert/strict';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { hashKey, serializeKeyFile, type KeyRecord } from '../../src/tenancy/keyfile.js';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { TEST_KEY, capturingLogger, startTestService, type Reply, type TestService } from '../helpers/service.js';
+
+const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const dir = mkdtempSync(join(tmpdir(), 'pagescript-tenancy-'));
+const keyFile = join(dir, 'keys.json');
+const ACME = 'ps_acme_0123456789abcdefghijklmnopqrstuv';
+const BETA = 'ps_beta_0123456789abcdefghijklmnopqrstuv';
+const LIMITED = 'ps_limited_0123456789abcdefghijklmnopqr';
+const log = capturingLogger();
+let svc: TestService;
+
+function writeKeys(keys: KeyRecord[]): void {
+  writeFileSync(`${keyFile}.tmp`, serializeKeyFile({ version: 1, keys }));
+  renameSync(`${keyFile}.tmp`, keyFile);
+}
+const keyRecords = (acmeActive: boolean): KeyRecord[] => [
+  { name: 'acme', sha256: hashKey(ACME), active: acmeActive },
+  { name: 'beta', sha256: hashKey(BETA), active: true },
+  { name: 'limited', sha256: hashKey(LIMITED), active: true, rateLimit: 2, rateLimitWindowMs: 60_000 },
+];
+
+before(async () => {
+  await fixtures.start();
+  writeKeys(keyRecords(true));
+  svc = await startTestService(
+    {
+      EGRESS_ALLOWLIST: fixtures.allowEntry,
+      API_KEYS_FILE: keyFile,
+      MAX_CONCURRENCY: '1',
+      QUEUE_LIMIT: '6',
+      AUTH_FAILURE_LIMIT: '20',
+      // The tests pose as different client addresses through X-Forwarded-For.
+      TRUST_PROXY: '1',
+    },
+    {},
+    log.logger,
+  );
+});
+after(async () => {
+  await svc.close();
+  await fixtures.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const titleOf = (key: string, headers: Record<string, string> = {}): Promise<Reply> =>
+  svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' }, { 'x-gateway-key': key, ...headers });
+
+/** A script that returns when it started, after holding its slot for a while. */
+const SLOW = 'const started = Date.now(); await new Promise((r) => setTimeout(r, 300)); return started;';
+const slow = (key: string): Promise<Reply> => svc.post({ url: fixtures.url('/example'), script: SLOW }, { 'x-gateway-key': key });
+
+async function until(cond: () => Promise<boolean>, what: string, everyMs = 25): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+const queued = async (): Promise<number> => (await svc.raw('GET', '/health')).body.queued as number;
+/** No script running or waiting (a slot is held until the request's context is closed, just after its reply). */
+const idle = (): Promise<void> =>
+  until(async () => {
+    const h = (await svc.raw('GET', '/health')).body;
+    return h.running === 0 && h.queued === 0;
+  }, 'the service to be idle');
+
+test('a key from API_KEYS_FILE is accepted; revoked in the file it is 401 INVALID_API_KEY, without a restart', async () => {
+  // From an address of its own, whose few 401s stay far from AUTH_FAILURE_LIMIT.
+  const from = { 'x-forwarded-for': '203.0.113.10' };
+  assert.equal((await titleOf(ACME, from)).status, 200);
+  writeKeys(keyRecords(false));
+  await until(async () => (await titleOf(ACME, from)).status === 401, 'the revocation to take effect', 200);
+  const r = await titleOf(ACME, from);
+  assert.equal(r.body.code, 'INVALID_API_KEY');
+  // The other keys of the file still work, and API_KEYS is not in the file at all.
+  assert.equal((await titleOf(BETA, from)).status, 200);
+  writeKeys(keyRecords(true));
+  await until(async () => (await titleOf(ACME, from)).status === 200, 'the key to be active again', 200);
+});
+
+test("a key's own rate limit: RateLimit-* count down, then 429 RATE_LIMIT_EXCEEDED with Retry-After; other keys unaffected", async () => {
+  const first = await titleOf(LIMITED);
+  assert.equal(first.status, 200);
+  assert.equal(first.headers['ratelimit-limit'], '2');
+  assert.equal(first.headers['ratelimit-remaining'], '1');
+  assert.ok(Number(first.headers['ratelimit-reset']) > 0);
+  assert.equal((await titleOf(LIMITED)).headers['ratelimit-remaining'], '0');
+  const refused = await titleOf(LIMITED);
+  assert.equal(refused.status, 429);
+  assert.deepEqual(refused.body, { error: 'Rate limit exceeded', code: 'RATE_LIMIT_EXCEEDED', statusCode: 429 });
+  assert.equal(refused.headers['ratelimit-remaining'], '0');
+  assert.ok(Number(refused.headers['retry-after']) >= 1);
+  const other = await titleOf(BETA);
+  assert.equal(other.status, 200);
+  assert.equal(other.headers['ratelimit-limit'], '100000');
+});
+
+test('guessing keys is slow: past AUTH_FAILURE_LIMIT failures an address gets 429 with Retry-After, even with a valid key', async () => {
+  const from = { 'x-forwarded-for': '203.0.113.50' };
+  for (let i = 0; i < 20; i++) assert.equal((await titleOf(`ps_guess_${i}_0123456789abcdef`, from)).status, 401);
+  const refused = await titleOf('ps_guess_20_0123456789abcdef', from);
+  assert.equal(refused.status, 429);
+  assert.equal(refused.body.code, 'RATE_LIMIT_EXCEEDED');
+  assert.ok(Number(refused.headers['retry-after']) >= 1);
+  const missing = await svc.raw('POST', '/api/scrape', { body: '{}', headers: { 'content-type': 'application/json', ...from } });
+  assert.equal(missing.status, 429, 'a missing key counts as a failure too');
+  assert.equal((await titleOf(BETA, from)).status, 429, 'a valid key from the refused address is refused too, or guessing would still pay');
+  // Another address is not affected.
+  assert.equal((await titleOf(BETA, { 'x-forwarded-for': '203.0.113.51' })).status, 200);
+});
+
+test('a burst from one key does not starve another: the other key runs as soon as the running script ends', async () => {
+  await idle();
+  const burst = [slow(TEST_KEY)];
+  await until(async () => (await svc.raw('GET', '/health')).body.running === 1, 'the first script to run');
+  for (let i = 0; i < 4; i++) burst.push(slow(TEST_KEY));
+  await until(async () => (await queued()) === 4, 'the burst to queue');
+  const other = await slow(BETA);
+  const mine = await Promise.all(burst);
+  for (const r of [other, ...mine]) assert.equal(r.status, 200, r.text);
+  const starts = mine.map((r) => r.body.data as number).sort((a, b) => a - b);
+  const otherStart = other.body.data as number;
+  // Only the script that was already running started before it.
+  assert.ok(otherStart > starts[0]! && starts.slice(1).every((s) => s > otherStart), JSON.stringify({ otherStart, starts }));
+});
+
+test('a full queue answers 429 RATE_LIMIT_EXCEEDED with Retry-After at once', async () => {
+  await idle();
+  const all = Array.from({ length: 8 }, () => slow(TEST_KEY));
+  const replies = await Promise.all(all);
+  const refused = replies.filter((r) => r.status === 429);
+  assert.equal(replies.filter((r) => r.status === 200).length, 7, '1 running + QUEUE_LIMIT 6 waiting');
+  assert.equal(refused.length, 1);
+  assert.equal(refused[0]?.body.code, 'RATE_LIMIT_EXCEEDED');
+  assert.match(String(refused[0]?.body.error), /queue is full/);
+  assert.ok(Number(refused[0]?.headers['retry-after']) >= 1);
+});
+
+test('time spent queued is reported apart from executionTime (X-Queue-Time-Ms, Server-Timing)', async () => {
+  await idle();
+  const running = slow(TEST_KEY);
+  await until(async () => (await svc.raw('GET', '/health')).body.running === 1, 'the first script to run');
+  const waited = await titleOf(BETA);
+  await running;
+  const queueMs = Number(waited.headers['x-queue-time-ms']);
+  assert.ok(queueMs > 100, `it waited for the running script (${queueMs} ms)`);
+  const parts = Object.fromEntries(
+    String(waited.headers['server-timing'])
+      .split(', ')
+      .map((p) => /^(\w+);dur=([\d.]+)$/.exec(p)!.slice(1))
+      .map(([name, ms]) => [name, Number(ms)]),
+  ) as Record<string, number>;
+  assert.equal(Math.round(parts.queue ?? -1), queueMs);
+  // executionTime is the parts after the queue (lease, isolate, navigation, script), not the wait.
+  const afterQueue = Object.entries(parts).filter(([n]) => n !== 'queue' && n !== 'serialize').reduce((sum, [, ms]) => sum + ms, 0);
+  assert.ok(Math.abs((waited.body.executionTime as number) - afterQueue) < queueMs / 2, JSON.stringify({ executionTime: waited.body.executionTime, parts }));
+});
+
+test('logs name the key and the url host, never the key itself or the script', () => {
+  const done = log.lines.filter((l) => l.msg === 'scrape done');
+  assert.ok(done.some((l) => l.keyName === 'beta' && l.host === new URL(fixtures.url('/')).host && l.status === 200));
+  assert.ok(done.some((l) => l.keyName === `env-${hashKey(TEST_KEY).slice(0, 8)}`));
+  const text = log.text();
+  for (const secret of [ACME, BETA, LIMITED, TEST_KEY, 'setTimeout(r, 300)']) assert.ok(!text.includes(secret), `the log holds ${secret}`);
+});

@@ -1,0 +1,155 @@
+// API keys: the key file, the key ring that watches it, and `npm run key`.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { promisify } from 'node:util';
+import { silentLogger } from '../../src/log.js';
+import { hashKey, KeyFileError, parseKeyFile, parseRate, serializeKeyFile, type KeyRecord } from '../../src/tenancy/keyfile.js';
+import { KeyRing } from '../../src/tenancy/keyring.js';
+
+const run = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), 'pagescript-keys-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const KEY_A = 'ps_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
+const KEY_B = 'ps_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
+const record = (name: string, key: string, extra: Partial<KeyRecord> = {}): KeyRecord => ({ name, sha256: hashKey(key), active: true, ...extra });
+
+/** Writes the file as `npm run key` does: whole, then renamed over the old one. */
+function writeKeys(file: string, keys: KeyRecord[]): void {
+  writeFileSync(`${file}.tmp`, serializeKeyFile({ version: 1, keys }));
+  renameSync(`${file}.tmp`, file);
+}
+
+function ring(file: string | undefined, envKeys: string[] = []): KeyRing {
+  return new KeyRing({ envKeys, file, defaultRateLimit: 60, defaultRateLimitWindowMs: 60_000, logger: silentLogger(), pollMs: 50 });
+}
+
+async function until(cond: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+test('rates are read as N/unit', () => {
+  assert.deepEqual(parseRate('60/min'), { limit: 60, windowMs: 60_000 });
+  assert.deepEqual(parseRate('5/s'), { limit: 5, windowMs: 1000 });
+  assert.deepEqual(parseRate('1000/day'), { limit: 1000, windowMs: 86_400_000 });
+  assert.deepEqual(parseRate('10/1500ms'), { limit: 10, windowMs: 1500 });
+  assert.deepEqual(parseRate('100/15min'), { limit: 100, windowMs: 900_000 });
+  for (const bad of ['60', '0/min', '5/fortnight', '5/10ms', '-1/s', '1/2day']) assert.equal(parseRate(bad), undefined, bad);
+});
+
+test('a key file with problems is refused, naming each problem', () => {
+  assert.throws(() => parseKeyFile('{'), KeyFileError);
+  assert.throws(() => parseKeyFile('[]'), /expected an object/);
+  const bad = JSON.stringify({
+    version: 1,
+    keys: [
+      { name: 'ok', sha256: hashKey(KEY_A), active: true },
+      { name: 'ok', sha256: hashKey(KEY_B), active: true },
+      { name: 'bad name!', sha256: 'xyz', active: 'yes', rateLimit: 0, maxConcurrency: 1.5 },
+    ],
+  });
+  assert.throws(
+    () => parseKeyFile(bad),
+    (e: Error) =>
+      ['"ok" is used twice', 'keys[2].name', 'keys[2].sha256', 'keys[2].active', 'keys[2].rateLimit', 'keys[2].maxConcurrency'].every((p) => e.message.includes(p)),
+  );
+});
+
+test('keys from API_KEYS and the file are accepted; unknown and inactive ones are not', () => {
+  const file = join(dir, 'accept.json');
+  writeKeys(file, [record('acme', KEY_A, { rateLimit: 5, rateLimitWindowMs: 1000, maxConcurrency: 2 }), record('gone', KEY_B, { active: false })]);
+  const keys = ring(file, ['env-key-0123456789abcdef']);
+  keys.start();
+  try {
+    assert.deepEqual(keys.verify(KEY_A), { name: 'acme', rateLimit: 5, rateLimitWindowMs: 1000, maxConcurrency: 2 });
+    assert.equal(keys.verify(KEY_B), undefined, 'an inactive key is refused');
+    assert.equal(keys.verify('ps_unknown'), undefined);
+    const env = keys.verify('env-key-0123456789abcdef');
+    assert.equal(env?.name, `env-${hashKey('env-key-0123456789abcdef').slice(0, 8)}`);
+    assert.equal(env?.rateLimit, 60);
+    assert.equal(env?.maxConcurrency, undefined);
+    assert.equal(keys.activeKeys, 2);
+  } finally {
+    keys.close();
+  }
+});
+
+test('changes to the key file are picked up without a restart (revoke, add)', async () => {
+  const file = join(dir, 'reload.json');
+  writeKeys(file, [record('acme', KEY_A)]);
+  const keys = ring(file);
+  keys.start();
+  try {
+    assert.ok(keys.verify(KEY_A));
+    writeKeys(file, [record('acme', KEY_A, { active: false }), record('beta', KEY_B)]);
+    await until(() => keys.verify(KEY_A) === undefined && keys.verify(KEY_B) !== undefined, 'the new file to be read');
+  } finally {
+    keys.close();
+  }
+});
+
+test('a broken or missing key file keeps the keys loaded before in force', async () => {
+  const file = join(dir, 'broken.json');
+  writeKeys(file, [record('acme', KEY_A)]);
+  const keys = ring(file);
+  keys.start();
+  try {
+    writeFileSync(file, '{"version": 1, "keys": [');
+    // Several polls later, the keys are still those of the last good file.
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok(keys.verify(KEY_A));
+    rmSync(file);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok(keys.verify(KEY_A));
+  } finally {
+    keys.close();
+  }
+});
+
+test('a key file that is missing or invalid at start stops the start', () => {
+  assert.throws(() => ring(join(dir, 'absent.json')).start(), /ENOENT/);
+  const file = join(dir, 'invalid.json');
+  writeFileSync(file, '{"keys": [{"name": "x"}]}');
+  assert.throws(() => ring(file).start(), KeyFileError);
+});
+
+test('npm run key: create prints a key once and stores only its hash; list and revoke; the ring follows', async () => {
+  const file = join(dir, 'tool.json');
+  const tool = (...args: string[]): Promise<{ stdout: string; stderr: string }> =>
+    run(process.execPath, ['--import', 'tsx', 'scripts/key.ts', ...args, '--file', file], { env: { ...process.env, API_KEYS_FILE: '' } });
+
+  const created = await tool('create', '--name', 'acme', '--rate', '30/min', '--concurrency', '2');
+  const key = /\n {2}(ps_[\w-]{43})\n/.exec(created.stdout)?.[1];
+  assert.ok(key, created.stdout);
+  const stored = readFileSync(file, 'utf8');
+  assert.ok(!stored.includes(key), 'the key itself is not stored');
+  assert.equal(statSync(file).mode & 0o777, 0o600);
+  assert.deepEqual(
+    parseKeyFile(stored).keys.map(({ createdAt: _c, ...k }) => k),
+    [{ name: 'acme', sha256: hashKey(key), active: true, rateLimit: 30, rateLimitWindowMs: 60_000, maxConcurrency: 2 }],
+  );
+
+  const keys = ring(file);
+  keys.start();
+  try {
+    assert.equal(keys.verify(key)?.name, 'acme');
+    assert.match((await tool('list')).stdout, /^acme\tactive\trate 30\/min\tconcurrency 2\t/);
+    await tool('revoke', '--name', 'acme');
+    assert.match((await tool('list')).stdout, /^acme\trevoked/);
+    await until(() => keys.verify(key) === undefined, 'the revocation to be read');
+    await assert.rejects(tool('create', '--name', 'acme'), (e: { stderr: string; code: number }) => e.code === 2 && /exists/.test(e.stderr));
+    await assert.rejects(tool('create', '--name', 'x', '--rate', 'lots'), (e: { stderr: string }) => /--rate "lots"/.test(e.stderr));
+    await tool('activate', '--name', 'acme');
+    await until(() => keys.verify(key) !== undefined, 'the activation to be read');
+  } finally {
+    keys.close();
+  }
+});

@@ -1,0 +1,181 @@
+// The fair scheduler: global slots, per-key caps, turn-taking between keys, the
+// bounded queue and its 429s. No timing thresholds: order and counts only.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ApiError } from '../../src/errors.js';
+import { FairScheduler, type Ticket } from '../../src/tenancy/scheduler.js';
+import { MemoryStore, type LimitStore } from '../../src/tenancy/store.js';
+
+function scheduler(over: Partial<ConstructorParameters<typeof FairScheduler>[0]> = {}): FairScheduler {
+  return new FairScheduler({ maxConcurrency: 1, queueLimit: 100, queueTimeoutMs: 10_000, store: new MemoryStore(), leaseTtlMs: 60_000, ...over });
+}
+
+const A: Ticket = { client: 'a', maxConcurrency: undefined };
+const B: Ticket = { client: 'b', maxConcurrency: undefined };
+const C: Ticket = { client: 'c', maxConcurrency: undefined };
+
+/** Acquires for each ticket in order, records the order slots are granted in, and holds each slot until released by the test. */
+function burst(s: FairScheduler, tickets: Ticket[], order: string[]): Array<Promise<() => void>> {
+  return tickets.map((t, i) =>
+    s.acquire(t).then((release) => {
+      order.push(`${t.client}${i}`);
+      return release;
+    }),
+  );
+}
+
+/** Releases each slot as soon as it is granted, one at a time, until all are done. */
+async function drain(grants: Array<Promise<() => void>>): Promise<void> {
+  const pending = new Set(grants.keys());
+  while (pending.size > 0) {
+    const [release, i] = await Promise.race([...pending].map((i) => grants[i]!.then((r) => [r, i] as const)));
+    pending.delete(i);
+    release();
+  }
+}
+
+test('a burst from one key does not starve another: the other key runs next', async () => {
+  const s = scheduler();
+  const order: string[] = [];
+  const grants = burst(s, [A, A, A, A, A, B], order);
+  await drain(grants);
+  assert.deepEqual(order, ['a0', 'b5', 'a1', 'a2', 'a3', 'a4']);
+});
+
+test('three keys with backlogs take turns', async () => {
+  const s = scheduler();
+  const order: string[] = [];
+  await drain(burst(s, [A, A, A, B, B, B, C, C, C], order));
+  assert.deepEqual(order, ['a0', 'b3', 'c6', 'a1', 'b4', 'c7', 'a2', 'b5', 'c8']);
+});
+
+test('at most maxConcurrency slots are held at once', async () => {
+  const s = scheduler({ maxConcurrency: 3 });
+  const releases = await Promise.all([s.acquire(A), s.acquire(B), s.acquire(C)]);
+  let fourth = false;
+  const p = s.acquire(A).then((r) => {
+    fourth = true;
+    return r;
+  });
+  await new Promise((r) => setImmediate(r));
+  assert.equal(fourth, false);
+  assert.equal(s.running, 3);
+  assert.equal(s.queued, 1);
+  releases[0]?.();
+  (await p)();
+  assert.equal(fourth, true);
+  releases[1]?.();
+  releases[2]?.();
+  assert.equal(s.running, 0);
+});
+
+test("a key's own cap holds it back while other keys use the free slots", async () => {
+  const s = scheduler({ maxConcurrency: 4 });
+  const capped: Ticket = { client: 'capped', maxConcurrency: 2 };
+  const order: string[] = [];
+  const grants = burst(s, [capped, capped, capped, capped, B], order);
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(order, ['capped0', 'b4', 'capped1']);
+  assert.equal(s.running, 3);
+  assert.equal(s.queued, 2);
+  (await grants[0])?.();
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(order, ['capped0', 'b4', 'capped1', 'capped2']);
+  for (const g of grants.slice(1)) (await g)();
+  assert.equal(s.running, 0);
+});
+
+test('release is idempotent: releasing twice frees one slot', async () => {
+  const s = scheduler({ maxConcurrency: 2 });
+  const r1 = await s.acquire(A);
+  await s.acquire(B);
+  r1();
+  r1();
+  assert.equal(s.running, 1);
+});
+
+test('waiting longer than queueTimeoutMs is 429 RATE_LIMIT_EXCEEDED with Retry-After', async () => {
+  const s = scheduler({ queueTimeoutMs: 50 });
+  const held = await s.acquire(A);
+  await assert.rejects(s.acquire(B), (e: ApiError) => {
+    assert.equal(e.code, 'RATE_LIMIT_EXCEEDED');
+    assert.equal(e.status, 429);
+    assert.match(e.message, /no free slot within 50 ms/);
+    assert.equal(e.headers['Retry-After'], '1');
+    return true;
+  });
+  assert.equal(s.queued, 0);
+  held();
+  assert.equal(s.running, 0);
+});
+
+test('a full queue refuses at once with 429 and Retry-After', async () => {
+  const s = scheduler({ queueLimit: 2, queueTimeoutMs: 5000 });
+  const held = await s.acquire(A);
+  const waiting = [s.acquire(A), s.acquire(A)];
+  await assert.rejects(s.acquire(A), (e: ApiError) => e.code === 'RATE_LIMIT_EXCEEDED' && /queue is full/.test(e.message) && e.headers['Retry-After'] === '5');
+  held();
+  for (const w of waiting) (await w)();
+});
+
+test('one key cannot fill the queue against another: its newest waiter gives way', async () => {
+  const s = scheduler({ queueLimit: 4 });
+  const held = await s.acquire(A);
+  const fromA = [s.acquire(A), s.acquire(A), s.acquire(A), s.acquire(A)];
+  const settled = fromA.map((p) => p.then(() => 'granted', (e: ApiError) => e.code));
+  const b = s.acquire(B);
+  assert.equal(await settled[3], 'RATE_LIMIT_EXCEEDED');
+  assert.equal(s.queued, 4);
+  held();
+  (await b)();
+  for (const p of fromA.slice(0, 3)) (await p)();
+  assert.equal(s.running, 0);
+});
+
+test('a client that goes away while queued leaves the queue (503)', async () => {
+  const s = scheduler();
+  const held = await s.acquire(A);
+  const ac = new AbortController();
+  const p = s.acquire(B, ac.signal);
+  ac.abort();
+  await assert.rejects(p, (e: ApiError) => e.code === 'SERVICE_UNAVAILABLE');
+  assert.equal(s.queued, 0);
+  held();
+});
+
+test('a cap held elsewhere (the shared store says no) is asked for again until it is free', async () => {
+  const shared = new MemoryStore();
+  // Another instance holds the key's only lease.
+  assert.equal(await shared.acquire('key:capped', 1, 'elsewhere', 60_000), true);
+  const s = scheduler({ maxConcurrency: 2, store: shared });
+  const capped: Ticket = { client: 'capped', maxConcurrency: 1 };
+  let granted = false;
+  const p = s.acquire(capped).then((r) => {
+    granted = true;
+    return r;
+  });
+  // Another key is not held up by it.
+  (await s.acquire(B))();
+  await new Promise((r) => setTimeout(r, 250));
+  assert.equal(granted, false);
+  await shared.release('key:capped', 'elsewhere');
+  const release = await p;
+  assert.equal(granted, true);
+  // The lease is taken in the shared store while the script runs, and returned after.
+  assert.equal(await shared.acquire('key:capped', 1, 'probe', 60_000), false);
+  release();
+  await new Promise((r) => setImmediate(r));
+  assert.equal(await shared.acquire('key:capped', 1, 'probe', 60_000), true);
+});
+
+test('a store that fails is treated as a taken cap, never as a free one', async () => {
+  const failing: LimitStore = {
+    hit: () => Promise.reject(new Error('down')),
+    acquire: () => Promise.reject(new Error('down')),
+    release: () => Promise.resolve(),
+    close: () => Promise.resolve(),
+  };
+  const s = scheduler({ store: failing, queueTimeoutMs: 300 });
+  await assert.rejects(s.acquire({ client: 'capped', maxConcurrency: 1 }), (e: ApiError) => e.code === 'RATE_LIMIT_EXCEEDED');
+  assert.equal(s.running, 0);
+});
