@@ -2,7 +2,8 @@
 // file (API_KEYS_FILE), which is re-read when it changes, without a restart.
 // Keys are held as SHA-256 digests and compared in constant time.
 import { timingSafeEqual } from 'node:crypto';
-import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import type { Logger } from '../log.js';
 import { hashKey, parseKeyFile, type KeyRecord } from './keyfile.js';
 
@@ -39,7 +40,9 @@ export class KeyRing {
   readonly #opts: KeyRingOptions;
   readonly #envEntries: Entry[];
   #fileEntries: Entry[] = [];
-  #watching = false;
+  /** The identity of the file last read (or last found unreadable), to notice the next change. */
+  #seen = '';
+  #poll: NodeJS.Timeout | undefined;
 
   constructor(opts: KeyRingOptions) {
     this.#opts = opts;
@@ -55,13 +58,13 @@ export class KeyRing {
     if (file === undefined) return;
     this.#fileEntries = this.#read(file);
     this.#opts.logger.info({ file, keys: this.#fileEntries.length }, 'API key file loaded');
-    watchFile(file, { interval: this.#opts.pollMs ?? 500, persistent: false }, this.#onChange);
-    this.#watching = true;
+    this.#poll = setInterval(() => void this.#check(file), this.#opts.pollMs ?? 500);
+    this.#poll.unref();
   }
 
   close(): void {
-    if (this.#watching && this.#opts.file !== undefined) unwatchFile(this.#opts.file, this.#onChange);
-    this.#watching = false;
+    clearInterval(this.#poll);
+    this.#poll = undefined;
   }
 
   /** The number of keys that are accepted now. */
@@ -100,16 +103,25 @@ export class KeyRing {
     };
   }
 
-  #onChange = (curr: Stats, prev: Stats): void => {
-    if (curr.mtimeMs === prev.mtimeMs && curr.ino === prev.ino && curr.size === prev.size) return;
-    if (curr.nlink === 0 && curr.mtimeMs === 0) {
-      this.#opts.logger.error({ file: this.#opts.file, keptKeys: this.#fileEntries.length }, 'API key file is gone; the keys loaded before stay in force');
+  /** Re-reads the file when its identity (inode, size, mtime) differs from the one last seen; a rename-over write changes the inode. */
+  async #check(file: string): Promise<void> {
+    const identity = await stat(file).then(
+      (st) => `${st.ino}:${st.size}:${st.mtimeMs}`,
+      () => 'missing',
+    );
+    if (identity === this.#seen) return;
+    this.#seen = identity;
+    if (identity === 'missing') {
+      this.#opts.logger.error({ file, keptKeys: this.#fileEntries.length }, 'API key file is gone; the keys loaded before stay in force');
       return;
     }
     this.reload();
-  };
+  }
 
   #read(file: string): Entry[] {
+    // The identity is taken before the read, so a write during the read is seen at the next check.
+    const st = statSync(file);
+    this.#seen = `${st.ino}:${st.size}:${st.mtimeMs}`;
     const parsed = parseKeyFile(readFileSync(file, 'utf8'));
     return parsed.keys.map((record) => ({ digest: Buffer.from(record.sha256, 'hex'), record }));
   }

@@ -1,4 +1,4 @@
-// Messy real pages (shared/real-pages, served offline with a CSP): cheerio in
+// Messy real pages (test/fixtures/real-pages, served offline with a CSP): cheerio in
 // the isolate must read them exactly as cheerio in Node does, and the page API
 // must work on them.
 import assert from 'node:assert/strict';
@@ -12,7 +12,7 @@ import { serviceFor } from '../helpers/service.js';
 
 const fixtures = new FixtureServer();
 const svc = serviceFor(fixtures, { SCRIPT_TIMEOUT_MS: '15000', MAX_RESULT_BYTES: String(16 * 1024 * 1024) });
-const DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'real-pages');
+const DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'real-pages');
 
 /** The same extraction, as source, for the isolate and (via new Function here, test-only) for Node. */
 const EXTRACT = `($) => ({

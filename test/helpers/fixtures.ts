@@ -1,5 +1,5 @@
 // A fixture web server on 127.0.0.1 for end-to-end tests: named routes, the
-// saved real pages of ../shared/real-pages, and a hit counter per path.
+// saved real pages of test/fixtures/real-pages, and a hit counter per path.
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
@@ -7,10 +7,10 @@ import { fileURLToPath } from 'node:url';
 
 export type Route = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** Lets a saved page load nothing beyond itself (see shared/real-pages/README.md). */
+/** Lets a saved page load nothing beyond itself (see test/fixtures/real-pages/README.md). */
 export const OFFLINE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
 
-const REAL_PAGES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'real-pages');
+const REAL_PAGES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'real-pages');
 
 export function realPageNames(): string[] {
   return readdirSync(REAL_PAGES_DIR).filter((f) => f.endsWith('.html')).sort();
