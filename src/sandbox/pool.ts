@@ -9,7 +9,8 @@ export class SandboxPool {
   readonly #size: number;
   readonly #log: Logger;
   readonly #ready: ScriptSandbox[] = [];
-  #making = 0;
+  /** Isolates being made; close() waits for them, so none outlives the pool. */
+  readonly #making = new Set<Promise<unknown>>();
   #closed = false;
 
   constructor(opts: SandboxOptions, size: number, logger: Logger) {
@@ -32,24 +33,28 @@ export class SandboxPool {
   }
 
   #refill(): void {
-    while (!this.#closed && this.#ready.length + this.#making < this.#size) {
-      this.#making++;
-      ScriptSandbox.create(this.#opts).then(
-        (s) => {
-          this.#making--;
-          if (this.#closed) s.dispose();
-          else this.#ready.push(s);
-        },
-        (e: unknown) => {
-          this.#making--;
-          this.#log.error({ err: String(e) }, 'could not prepare an isolate');
-        },
-      );
+    while (!this.#closed && this.#ready.length + this.#making.size < this.#size) {
+      const making: Promise<unknown> = ScriptSandbox.create(this.#opts)
+        .then(
+          (s) => {
+            if (this.#closed) s.dispose();
+            else this.#ready.push(s);
+          },
+          (e: unknown) => this.#log.error({ err: String(e) }, 'could not prepare an isolate'),
+        )
+        .finally(() => this.#making.delete(making));
+      this.#making.add(making);
     }
   }
 
-  close(): void {
+  /**
+   * Disposes the prepared isolates and, once made, those being made. An isolate
+   * left to the garbage collector at process exit can abort the process
+   * (isolated-vm's IsolateEnvironment assertion), so none is left.
+   */
+  async close(): Promise<void> {
     this.#closed = true;
     for (const s of this.#ready.splice(0)) s.dispose();
+    await Promise.all(this.#making);
   }
 }
