@@ -40,6 +40,12 @@ export interface Config {
   readonly maxLogBytes: number;
   readonly prewarmedContexts: number;
   readonly prewarmedIsolates: number;
+  /** Chromium is replaced after this many contexts; 0: never. */
+  readonly browserRecycleContexts: number;
+  /** On SIGTERM/SIGINT, how long running scripts may go on before they are ended. */
+  readonly shutdownGraceMs: number;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  readonly metricsToken: string | undefined;
   readonly egressAllowlist: readonly EgressAllowEntry[];
   readonly executablePath: string;
   readonly logLevel: LogLevel;
@@ -138,6 +144,9 @@ export function loadConfig(env: Env = process.env): Config {
     maxLogBytes: int('MAX_LOG_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
     prewarmedContexts: int('PREWARM_CONTEXTS', 2, 0, 64),
     prewarmedIsolates: int('PREWARM_ISOLATES', 2, 0, 64),
+    browserRecycleContexts: int('BROWSER_RECYCLE_CONTEXTS', 1000, 0, 10_000_000),
+    shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    metricsToken: env.METRICS_TOKEN?.trim() ? env.METRICS_TOKEN.trim() : undefined,
     egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),
     executablePath,
     logLevel: LOG_LEVELS.includes(logLevel) ? logLevel : 'info',

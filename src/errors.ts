@@ -14,6 +14,7 @@ export const ERRORS = {
   MISSING_API_KEY: { status: 401, message: 'API key is required' },
   INVALID_API_KEY: { status: 401, message: 'Invalid API key' },
   INVALID_GATEWAY_HOST: { status: 401, message: 'Invalid gateway host' },
+  INVALID_METRICS_TOKEN: { status: 401, message: 'Invalid or missing metrics token' },
   NOT_FOUND: { status: 404, message: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Request body too large' },
@@ -33,6 +34,8 @@ export class ApiError extends Error {
   readonly headers: Readonly<Record<string, string>>;
   /** console output of a script that failed, returned with the error so nothing is lost. */
   logs?: readonly string[];
+  /** Set when a time limit ended the job (counted in the metrics). */
+  timeout?: 'script' | 'navigation';
 
   constructor(
     readonly code: ErrorCode,

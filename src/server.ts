@@ -5,8 +5,8 @@ import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './log.js';
 import { startService } from './service.js';
 
-/** How long a shutdown may take before the process exits anyway. */
-const SHUTDOWN_KILL_TIMEOUT_MS = 15_000;
+/** How long a shutdown may take beyond SHUTDOWN_GRACE_MS before the process exits anyway. */
+const SHUTDOWN_KILL_MARGIN_MS = 15_000;
 
 async function main(): Promise<void> {
   let config;
@@ -36,8 +36,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    setTimeout(() => process.exit(1), SHUTDOWN_KILL_TIMEOUT_MS).unref();
-    service.close().then(
+    setTimeout(() => process.exit(1), config.shutdownGraceMs + SHUTDOWN_KILL_MARGIN_MS).unref();
+    service.shutdown().then(
       () => process.exit(0),
       () => process.exit(1),
     );

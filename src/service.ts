@@ -24,7 +24,22 @@ export interface Service {
   readonly app: App;
   readonly tenancy: Tenancy;
   readonly server: Server;
+  /**
+   * Graceful stop: no new connections; new and waiting requests get 503;
+   * running scripts may finish for up to graceMs (SHUTDOWN_GRACE_MS), then
+   * they are ended (503); then everything is closed, Chromium included.
+   */
+  shutdown(graceMs?: number): Promise<void>;
+  /** Closes everything now; requests in flight fail. */
   close(): Promise<void>;
+}
+
+/** After the grace period, how long ended scripts get to send their 503. */
+const ABORT_SETTLE_MS = 5_000;
+
+async function waitUntil(cond: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
 }
 
 export interface ServiceOptions {
@@ -78,7 +93,13 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     protectedPorts: () => [servicePort, guardPortRef.port],
     resolve: opts.resolver ?? systemResolver,
   });
-  const guard = new EgressGuard({ checker, logger, ...(opts.connector ? { connector: opts.connector } : {}) });
+  let app: App | undefined;
+  const guard = new EgressGuard({
+    checker,
+    logger,
+    events: { onRefused: () => app?.metrics.egressRefusals.inc() },
+    ...(opts.connector ? { connector: opts.connector } : {}),
+  });
   guardPortRef.port = await guard.listen();
 
   const browser = new BrowserHost({
@@ -86,6 +107,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     guardPort: guard.port,
     protocolTimeoutMs: config.scriptTimeoutMs + config.navigationTimeoutMs + PROTOCOL_TIMEOUT_MARGIN_MS,
     prewarmedContexts: config.prewarmedContexts,
+    recycleAfterContexts: config.browserRecycleContexts,
     logger,
   });
   const sandboxes = new SandboxPool(
@@ -100,8 +122,9 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     config.prewarmedIsolates,
     logger,
   );
-  const app = buildApp({ config, browser, sandboxes, checker, tenancy, recentFailure: (h, p) => guard.recentFailure(h, p), logger });
-  const server = createServer({ keepAlive: true, requestTimeout: 0 }, (req, res) => app.handle(req, res));
+  app = buildApp({ config, browser, sandboxes, checker, tenancy, recentFailure: (h, p) => guard.recentFailure(h, p), logger });
+  const theApp = app;
+  const server = createServer({ keepAlive: true, requestTimeout: 0 }, (req, res) => theApp.handle(req, res));
   server.keepAliveTimeout = 65_000;
   try {
     await new Promise<void>((resolve, reject) => {
@@ -117,7 +140,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     sandboxes.start();
   } catch (e) {
     server.close();
-    sandboxes.close();
+    await sandboxes.close();
     await browser.close();
     await guard.close();
     tenancy.keys.close();
@@ -130,13 +153,14 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
   );
 
   let closing: Promise<void> | undefined;
-  return {
+  let shuttingDown: Promise<void> | undefined;
+  const service: Service = {
     config,
     port: servicePort,
     guard,
     browser,
     sandboxes,
-    app,
+    app: theApp,
     tenancy,
     server,
     close() {
@@ -145,7 +169,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
           server.close(() => resolve());
           server.closeIdleConnections();
         });
-        sandboxes.close();
+        await sandboxes.close();
         await browser.close();
         await guard.close();
         tenancy.keys.close();
@@ -154,5 +178,26 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
       })();
       return closing;
     },
+    shutdown(graceMs = config.shutdownGraceMs) {
+      shuttingDown ??= (async () => {
+        const t0 = Date.now();
+        logger.info({ running: theApp.scheduler.running, queued: theApp.scheduler.queued, graceMs }, 'shutting down: no new requests');
+        theApp.drain();
+        server.close();
+        server.closeIdleConnections();
+        await waitUntil(() => theApp.scheduler.running === 0, graceMs);
+        const ended = theApp.scheduler.running;
+        if (ended > 0) {
+          logger.warn({ running: ended }, 'shutting down: grace period over, ending the scripts still running');
+          theApp.abortRunning();
+          await waitUntil(() => theApp.scheduler.running === 0, ABORT_SETTLE_MS);
+        }
+        server.closeAllConnections();
+        await service.close();
+        logger.info({ ms: Date.now() - t0, ended }, 'shut down');
+      })();
+      return shuttingDown;
+    },
   };
+  return service;
 }

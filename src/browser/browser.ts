@@ -52,6 +52,8 @@ export interface BrowserHostOptions {
   readonly protocolTimeoutMs: number;
   /** Fresh contexts (each with a blank page) kept ready ahead of demand; each is used once. */
   readonly prewarmedContexts: number;
+  /** Chromium is replaced after this many contexts (0: never), without failing requests in flight. */
+  readonly recycleAfterContexts: number;
   readonly logger: Logger;
 }
 
@@ -62,45 +64,76 @@ export interface PageLease {
   close(): Promise<void>;
 }
 
+/** One Chromium process and what it has served. */
+interface Generation {
+  readonly browser: Browser;
+  /** Contexts made in it, spares included. */
+  served: number;
+  /** Contexts open in it now, spares included. */
+  live: number;
+  /** Replaced: it makes no new contexts and is closed when its last one closes. */
+  retiring: boolean;
+  successor: Promise<void> | undefined;
+}
+
 export class BrowserHost {
   readonly #opts: BrowserHostOptions;
-  #browser: Browser | undefined;
-  #launching: Promise<Browser> | undefined;
+  #current: Generation | undefined;
+  #launching: Promise<Generation> | undefined;
+  readonly #retiring = new Set<Generation>();
   #closed = false;
   #restarts = 0;
-  readonly #spares: Promise<PageLease>[] = [];
+  #recycles = 0;
+  readonly #spares: Array<{ gen: Generation; lease: Promise<PageLease> }> = [];
 
   constructor(opts: BrowserHostOptions) {
     this.#opts = opts;
   }
 
   get ready(): boolean {
-    return this.#browser?.connected === true;
+    return this.#current?.browser.connected === true;
   }
 
+  /** Relaunches after Chromium died. */
   get restarts(): number {
     return this.#restarts;
   }
 
-  /** The Chromium process id, for tests and health checks. */
+  /** Planned replacements after recycleAfterContexts contexts. */
+  get recycles(): number {
+    return this.#recycles;
+  }
+
+  /** Contexts made ahead of demand and not yet used. */
+  get contextsReady(): number {
+    return this.#spares.length;
+  }
+
+  /** The current Chromium process id, for tests and health checks. */
   get pid(): number | undefined {
-    return this.#browser?.process()?.pid;
+    return this.#current?.browser.process()?.pid;
   }
 
   async start(): Promise<void> {
     await this.#get();
   }
 
-  #get(): Promise<Browser> {
+  #get(): Promise<Generation> {
     if (this.#closed) return Promise.reject(new Error('the browser is shut down'));
-    if (this.#browser?.connected) return Promise.resolve(this.#browser);
-    this.#launching ??= this.#launch().finally(() => {
-      this.#launching = undefined;
-    });
+    if (this.#current?.browser.connected) return Promise.resolve(this.#current);
+    this.#launching ??= this.#launch()
+      .then((gen) => {
+        this.#current = gen;
+        setImmediate(() => this.#fillSpares());
+        return gen;
+      })
+      .finally(() => {
+        this.#launching = undefined;
+      });
     return this.#launching;
   }
 
-  async #launch(): Promise<Browser> {
+  async #launch(): Promise<Generation> {
     const t0 = Date.now();
     const browser = await puppeteer.launch({
       executablePath: this.#opts.executablePath,
@@ -115,11 +148,12 @@ export class BrowserHost {
       handleSIGHUP: false,
       defaultViewport: { width: 1280, height: 800 },
     });
-    this.#browser = browser;
+    const gen: Generation = { browser, served: 0, live: 0, retiring: false, successor: undefined };
     browser.once('disconnected', () => {
-      if (this.#browser === browser) this.#browser = undefined;
-      this.#dropSpares();
-      if (this.#closed) return;
+      this.#retiring.delete(gen);
+      if (this.#current === gen) this.#current = undefined;
+      this.#dropSpares((s) => s.gen === gen);
+      if (this.#closed || gen.retiring) return;
       this.#restarts++;
       this.#opts.logger.error({ restarts: this.#restarts }, 'chromium disconnected; relaunching');
       setTimeout(() => {
@@ -127,8 +161,7 @@ export class BrowserHost {
       }, RELAUNCH_BACKOFF_MS).unref();
     });
     this.#opts.logger.info({ ms: Date.now() - t0, pid: browser.process()?.pid }, 'chromium started');
-    setImmediate(() => this.#fillSpares());
-    return browser;
+    return gen;
   }
 
   /**
@@ -138,30 +171,45 @@ export class BrowserHost {
    */
   async lease(): Promise<PageLease> {
     while (this.#spares.length > 0) {
-      const spare = this.#spares.shift() as Promise<PageLease>;
-      const lease = await spare.catch(() => undefined);
-      if (lease && !lease.page.isClosed() && this.#browser?.connected) return lease;
+      const spare = this.#spares.shift() as { gen: Generation; lease: Promise<PageLease> };
+      const lease = await spare.lease.catch(() => undefined);
+      if (lease && !lease.page.isClosed() && spare.gen.browser.connected && !spare.gen.retiring) return lease;
       if (lease) void lease.close();
     }
     return await this.#newLease();
   }
 
   #fillSpares(): void {
-    if (this.#closed || !this.#browser?.connected) return;
+    const gen = this.#current;
+    if (this.#closed || !gen?.browser.connected) return;
     while (this.#spares.length < this.#opts.prewarmedContexts) {
-      const spare = this.#newLease();
-      spare.catch(() => undefined);
-      this.#spares.push(spare);
+      const lease = this.#newLease();
+      lease.catch(() => undefined);
+      this.#spares.push({ gen, lease });
     }
   }
 
-  #dropSpares(): void {
-    for (const spare of this.#spares.splice(0)) void spare.then((l) => l.close(), () => undefined);
+  #dropSpares(which: (s: { gen: Generation }) => boolean = () => true): void {
+    for (let i = this.#spares.length - 1; i >= 0; i--) {
+      const spare = this.#spares[i] as { gen: Generation; lease: Promise<PageLease> };
+      if (!which(spare)) continue;
+      this.#spares.splice(i, 1);
+      void spare.lease.then((l) => l.close(), () => undefined);
+    }
   }
 
   async #newLease(): Promise<PageLease> {
-    const browser = await this.#get();
-    const context = await browser.createBrowserContext({ downloadBehavior: { policy: 'deny' } });
+    const gen = await this.#get();
+    gen.served++;
+    gen.live++;
+    this.#maybeRecycle(gen);
+    let context: BrowserContext;
+    try {
+      context = await gen.browser.createBrowserContext({ downloadBehavior: { policy: 'deny' } });
+    } catch (e) {
+      this.#contextGone(gen);
+      throw e;
+    }
     let closed: Promise<void> | undefined;
     const close = (): Promise<void> => {
       closed ??= Promise.race([
@@ -169,9 +217,12 @@ export class BrowserHost {
         new Promise<void>((resolve) => setTimeout(resolve, CONTEXT_CLOSE_TIMEOUT_MS).unref()),
       ])
         .catch(() => undefined)
-        // The replacement is made once this request's context is gone, between
-        // requests, rather than beside the next request's navigation.
-        .finally(() => this.#fillSpares());
+        .finally(() => {
+          this.#contextGone(gen);
+          // The replacement is made once this request's context is gone, between
+          // requests, rather than beside the next request's navigation.
+          this.#fillSpares();
+        });
       return closed;
     };
     try {
@@ -183,11 +234,54 @@ export class BrowserHost {
     }
   }
 
+  #contextGone(gen: Generation): void {
+    gen.live--;
+    if (gen.retiring && gen.live <= 0) void this.#closeGeneration(gen);
+  }
+
+  /**
+   * After recycleAfterContexts contexts, a successor is launched beside the
+   * current Chromium; once it is up, new contexts come from it, and the old one
+   * is closed when its last context closes. Requests in flight are not touched.
+   */
+  #maybeRecycle(gen: Generation): void {
+    const after = this.#opts.recycleAfterContexts;
+    if (after <= 0 || gen.served < after || gen.successor !== undefined || gen.retiring) return;
+    gen.successor = this.#launch().then(
+      (next) => {
+        if (this.#closed || this.#current !== gen) {
+          return next.browser.close().catch(() => void next.browser.process()?.kill('SIGKILL'));
+        }
+        this.#current = next;
+        gen.retiring = true;
+        this.#retiring.add(gen);
+        this.#recycles++;
+        this.#dropSpares((s) => s.gen === gen);
+        this.#opts.logger.info({ recycles: this.#recycles, contexts: gen.served, pid: next.browser.process()?.pid }, 'chromium recycled');
+        if (gen.live <= 0) void this.#closeGeneration(gen);
+        this.#fillSpares();
+        return undefined;
+      },
+      (e: unknown) => {
+        // Keep serving from the current one; try again at the next context.
+        gen.successor = undefined;
+        this.#opts.logger.error({ err: String(e) }, 'chromium successor failed to launch');
+      },
+    );
+  }
+
+  async #closeGeneration(gen: Generation): Promise<void> {
+    this.#retiring.delete(gen);
+    await gen.browser.close().catch(() => gen.browser.process()?.kill('SIGKILL'));
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     this.#dropSpares();
-    const b = this.#browser ?? (await this.#launching?.catch(() => undefined));
-    this.#browser = undefined;
-    await b?.close().catch(() => b.process()?.kill('SIGKILL'));
+    const current = this.#current ?? (await this.#launching?.catch(() => undefined));
+    this.#current = undefined;
+    const all = [...this.#retiring, ...(current ? [current] : [])];
+    // A successor being launched is closed by #maybeRecycle when it arrives (closed is set).
+    await Promise.all([...all.map((g) => this.#closeGeneration(g)), ...all.map((g) => g.successor?.catch(() => undefined))]);
   }
 }

@@ -141,10 +141,11 @@ export class ScriptSandbox {
       this.#abort = reject;
     });
     aborted.catch(() => undefined);
-    const timer = setTimeout(
-      () => this.abort(scrapingFailed(`the script timed out after ${timeoutMs} ms`)),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => {
+      const e = scrapingFailed(`the script timed out after ${timeoutMs} ms`);
+      e.timeout = 'script';
+      this.abort(e);
+    }, timeoutMs);
     try {
       const outcome = await Promise.race([this.#start(compiled), aborted]);
       if (outcome.ok) return outcome.json === undefined ? {} : { json: outcome.json };

@@ -1,7 +1,7 @@
 // One scrape: check the URL, lease a fresh context and page, start a fresh
 // isolate meanwhile, navigate, run the script, collect logs, and dispose of
 // everything on every path.
-import type { HTTPResponse, Page } from 'puppeteer';
+import { TimeoutError, type HTTPResponse, type Page } from 'puppeteer';
 import type { BrowserHost, PageLease } from '../browser/browser.js';
 import type { Config } from '../config.js';
 import type { EgressChecker } from '../egress/checker.js';
@@ -9,6 +9,7 @@ import { NET_ERRORS, REFUSED_HEADER } from '../egress/guard.js';
 import { defaultPort, unmaskNetError, type RecentFailure } from '../egress/net-errors.js';
 import { ApiError, scrapingFailed } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
 import type { ScriptSandbox } from '../sandbox/isolate.js';
 import { Membrane, cleanMessage } from '../sandbox/membrane.js';
 import { MembraneError } from '../sandbox/options.js';
@@ -50,6 +51,8 @@ export interface ScrapeDeps {
   /** The guard's memory of upstream failures, to name them as Chromium would without a proxy. */
   readonly recentFailure?: RecentFailure;
   readonly logger: Logger;
+  /** Where navigation and script times and egress refusals are counted. */
+  readonly metrics?: Metrics;
 }
 
 /** Limits of the membrane that have no setting of their own. */
@@ -62,6 +65,7 @@ async function checkUrl(deps: ScrapeDeps, url: URL): Promise<void> {
   if (d.ok) return;
   if (d.code === 'NAME_NOT_RESOLVED') throw new MembraneError(`${NET_ERRORS.NAME_NOT_RESOLVED} at ${url.href}`);
   deps.logger.warn({ host: url.hostname, port: defaultPort(url), reason: d.reason }, 'egress refused');
+  deps.metrics?.egressRefusals.inc();
   throw new MembraneError(d.reason);
 }
 
@@ -70,13 +74,21 @@ async function navigate(page: Page, url: URL, deps: ScrapeDeps): Promise<HTTPRes
   try {
     response = await page.goto(url.href, { waitUntil: 'load', timeout: deps.config.navigationTimeoutMs });
   } catch (e) {
-    throw scrapingFailed(`navigation to ${url.href} failed: ${unmaskNetError(cleanMessage(e), url.href, deps.recentFailure)}`, e);
+    if (!page.browser().connected) throw browserGone(e);
+    const err = scrapingFailed(`navigation to ${url.href} failed: ${unmaskNetError(cleanMessage(e), url.href, deps.recentFailure)}`, e);
+    if (e instanceof TimeoutError) err.timeout = 'navigation';
+    throw err;
   }
   // A redirect to a refused address ends at the guard's 403.
   if (response?.headers()[REFUSED_HEADER] === 'NOT_ALLOWED') {
     throw scrapingFailed(`navigation to ${url.href} failed: address not allowed (${response.url()})`);
   }
   return response;
+}
+
+/** Chromium died under the request; it is relaunched for the next one. */
+function browserGone(cause?: unknown): ApiError {
+  return new ApiError('INTERNAL_SERVER_ERROR', 'Internal server error: the browser closed unexpectedly; it is being relaunched', { cause });
 }
 
 /** Resolves to the promise's value and records how long it took. */
@@ -113,11 +125,13 @@ export async function runScrape(
   let lease: PageLease | undefined;
   let sandbox: ScriptSandbox | undefined;
   let membrane: Membrane | undefined;
+  const cancelled = (): ApiError => (signal?.reason instanceof ApiError ? signal.reason : new ApiError('SERVICE_UNAVAILABLE', 'The request was cancelled'));
   const onAbort = (): void => {
-    sandbox?.abort(new ApiError('SERVICE_UNAVAILABLE', 'The request was cancelled'));
+    sandbox?.abort(cancelled());
     void lease?.close();
   };
   signal?.addEventListener('abort', onAbort, { once: true });
+  const untilDone: Array<() => void> = [];
   try {
     // The context and the isolate are made at the same time.
     const [leased, made] = await Promise.allSettled([
@@ -128,10 +142,13 @@ export async function runScrape(
     if (leased.status === 'fulfilled') lease = leased.value;
     if (leased.status === 'rejected') throw new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: leased.reason });
     if (made.status === 'rejected') throw new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: made.reason });
-    if (signal?.aborted) throw new ApiError('SERVICE_UNAVAILABLE', 'The request was cancelled');
+    if (signal?.aborted) throw cancelled();
     const page = (lease as PageLease).page;
 
-    const response = await timed(navigate(page, url, deps), (ms) => (timings.navigation = ms));
+    const response = await timed(navigate(page, url, deps), (ms) => {
+      timings.navigation = ms;
+      deps.metrics?.navigation.observe(ms / 1000);
+    });
 
     if (sandbox === undefined) {
       const value =
@@ -159,10 +176,18 @@ export async function runScrape(
     // A crashed renderer rejects pending calls only at the protocol timeout; end the script now.
     page.once('error', () => box.abort(scrapingFailed('the page crashed (it may have run out of memory)')));
     page.once('close', () => box.abort(new ApiError('INTERNAL_SERVER_ERROR', 'Internal server error: the browser page closed unexpectedly')));
+    // A Chromium that dies does not close its pages one by one: end the script now, not at its time limit.
+    const browser = page.browser();
+    const onBrowserGone = (): void => box.abort(browserGone());
+    browser.once('disconnected', onBrowserGone);
+    untilDone.push(() => browser.off('disconnected', onBrowserGone));
 
     let result;
     try {
-      result = await timed(box.execute(req.script as string, config.scriptTimeoutMs), (ms) => (timings.script = ms));
+      result = await timed(box.execute(req.script as string, config.scriptTimeoutMs), (ms) => {
+        timings.script = ms;
+        deps.metrics?.script.observe(ms / 1000);
+      });
     } catch (e) {
       if (e instanceof ApiError) e.logs = collectLogs(box, m);
       throw e;
@@ -173,7 +198,12 @@ export async function runScrape(
       executionTimeMs: Math.round(performance.now() - started),
       timings,
     };
+  } catch (e) {
+    // Whatever failed once the request was cancelled (client gone, shutdown) failed because of it.
+    if (signal?.aborted && !(e instanceof ApiError && e.code === 'SERVICE_UNAVAILABLE')) throw cancelled();
+    throw e;
   } finally {
+    for (const f of untilDone) f();
     signal?.removeEventListener('abort', onAbort);
     membrane?.dispose();
     sandbox?.dispose();

@@ -49,6 +49,8 @@ export class FairScheduler {
   #retryTimer: NodeJS.Timeout | undefined;
   #pumping = false;
   #again = false;
+  /** Set by rejectWaiting: every later acquire fails with it. */
+  #refusal: ApiError | undefined;
 
   constructor(opts: SchedulerOptions) {
     this.#opts = opts;
@@ -65,6 +67,10 @@ export class FairScheduler {
   /** Waits for a slot; resolves with its release function (idempotent). */
   acquire(ticket: Ticket, signal?: AbortSignal): Promise<() => void> {
     return new Promise<() => void>((resolve, reject) => {
+      if (this.#refusal) {
+        reject(this.#refusal);
+        return;
+      }
       if (signal?.aborted) {
         reject(new ApiError('SERVICE_UNAVAILABLE', 'Client went away'));
         return;
@@ -102,6 +108,12 @@ export class FairScheduler {
       this.#queued++;
       void this.#pump();
     });
+  }
+
+  /** Shutdown: every waiting request, and every later one, fails with e; running ones keep their slots. */
+  rejectWaiting(e: ApiError): void {
+    this.#refusal = e;
+    for (const q of [...this.#queues.values()]) for (const w of [...q]) if (this.#dequeue(w)) w.fail(e);
   }
 
   #busy(reason: string): ApiError {

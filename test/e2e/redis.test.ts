@@ -10,6 +10,7 @@ import { hashKey, serializeKeyFile } from '../../src/tenancy/keyfile.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { RedisServer } from '../helpers/redis.js';
 import { capturingLogger, startTestService, type Reply, type TestService } from '../helpers/service.js';
+import { until } from '../helpers/wait.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const dir = mkdtempSync(join(tmpdir(), 'pagescript-redis-'));
@@ -49,13 +50,6 @@ after(async () => {
 const title = (svc: TestService, key: string): Promise<Reply> =>
   svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' }, { 'x-gateway-key': key });
 
-async function until(cond: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const health = async (svc: TestService): Promise<Record<string, unknown>> => (await svc.raw('GET', '/health')).body;
 
@@ -97,7 +91,7 @@ test("a key's concurrency cap holds across instances: its scripts never overlap"
 
 test('Redis stopped mid-run: requests are still served on local limits, the log and /health say so; back on Redis once it returns', async () => {
   await redis.stop();
-  await until(async () => (await health(a)).limits === 'local-fallback', 'instance A to notice');
+  await until(async () => (await health(a)).limits === 'local-fallback', 'instance A to notice', { timeoutMs: 15_000 });
   const h = await health(a);
   assert.equal(h.status, 'degraded');
   const during = await title(a, DURING_OUTAGE);
@@ -108,7 +102,7 @@ test('Redis stopped mid-run: requests are still served on local limits, the log 
   assert.ok(logA.lines.some((l) => l.level === 40 && /Redis unavailable/.test(String(l.msg))), 'a warning is logged');
 
   await redis.restart();
-  await until(async () => (await health(a)).limits === 'redis' && (await health(b)).limits === 'redis', 'both instances to return to Redis');
+  await until(async () => (await health(a)).limits === 'redis' && (await health(b)).limits === 'redis', 'both instances to return to Redis', { timeoutMs: 15_000 });
   assert.equal((await health(a)).status, 'ok');
   assert.ok(logA.lines.some((l) => /Redis is back/.test(String(l.msg))));
   // Shared again: one count across the two instances.

@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import { hashKey, serializeKeyFile, type KeyRecord } from '../../src/tenancy/keyfile.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { TEST_KEY, capturingLogger, startTestService, type Reply, type TestService } from '../helpers/service.js';
+import { until } from '../helpers/wait.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const dir = mkdtempSync(join(tmpdir(), 'pagescript-tenancy-'));
@@ -58,13 +59,6 @@ const titleOf = (key: string, headers: Record<string, string> = {}): Promise<Rep
 const SLOW = 'const started = Date.now(); await new Promise((r) => setTimeout(r, 300)); return started;';
 const slow = (key: string): Promise<Reply> => svc.post({ url: fixtures.url('/example'), script: SLOW }, { 'x-gateway-key': key });
 
-async function until(cond: () => Promise<boolean>, what: string, everyMs = 25): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 const queued = async (): Promise<number> => (await svc.raw('GET', '/health')).body.queued as number;
 /** No script running or waiting (a slot is held until the request's context is closed, just after its reply). */
@@ -79,13 +73,13 @@ test('a key from API_KEYS_FILE is accepted; revoked in the file it is 401 INVALI
   const from = { 'x-forwarded-for': '203.0.113.10' };
   assert.equal((await titleOf(ACME, from)).status, 200);
   writeKeys(keyRecords(false));
-  await until(async () => (await titleOf(ACME, from)).status === 401, 'the revocation to take effect', 200);
+  await until(async () => (await titleOf(ACME, from)).status === 401, 'the revocation to take effect', { everyMs: 200 });
   const r = await titleOf(ACME, from);
   assert.equal(r.body.code, 'INVALID_API_KEY');
   // The other keys of the file still work, and API_KEYS is not in the file at all.
   assert.equal((await titleOf(BETA, from)).status, 200);
   writeKeys(keyRecords(true));
-  await until(async () => (await titleOf(ACME, from)).status === 200, 'the key to be active again', 200);
+  await until(async () => (await titleOf(ACME, from)).status === 200, 'the key to be active again', { everyMs: 200 });
 });
 
 test("a key's own rate limit: RateLimit-* count down, then 429 RATE_LIMIT_EXCEEDED with Retry-After; other keys unaffected", async () => {

@@ -5,6 +5,7 @@ import { after, before } from 'node:test';
 import { request } from 'undici';
 import { loadConfig } from '../../src/config.js';
 import { createLogger, silentLogger, type Logger } from '../../src/log.js';
+import { assertMatchesOpenApi } from './openapi.js';
 import { startService, type Service, type ServiceOptions } from '../../src/service.js';
 
 export const TEST_KEY = 'test-key-0123456789abcdef';
@@ -53,7 +54,10 @@ export async function startTestService(env: Record<string, string> = {}, opts: S
     } catch {
       // not JSON (html output)
     }
-    return { status: r.statusCode, headers: r.headers, text, body };
+    const reply = { status: r.statusCode, headers: r.headers, text, body };
+    // Every reply of the end-to-end tests is checked against the service's own OpenAPI document.
+    assertMatchesOpenApi(method, path, reply);
+    return reply;
   }
 
   return {

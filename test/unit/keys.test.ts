@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { silentLogger } from '../../src/log.js';
 import { hashKey, KeyFileError, parseKeyFile, parseRate, serializeKeyFile, type KeyRecord } from '../../src/tenancy/keyfile.js';
 import { KeyRing } from '../../src/tenancy/keyring.js';
+import { until } from '../helpers/wait.js';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'pagescript-keys-'));
@@ -28,13 +29,6 @@ function ring(file: string | undefined, envKeys: string[] = []): KeyRing {
   return new KeyRing({ envKeys, file, defaultRateLimit: 60, defaultRateLimitWindowMs: 60_000, logger: silentLogger(), pollMs: 50 });
 }
 
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 test('rates are read as N/unit', () => {
   assert.deepEqual(parseRate('60/min'), { limit: 60, windowMs: 60_000 });

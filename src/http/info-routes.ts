@@ -1,0 +1,83 @@
+// The GET endpoints about the service itself: /health, /metrics, /openapi.json
+// and /docs. None needs an API key; /metrics needs METRICS_TOKEN when set.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { BrowserHost } from '../browser/browser.js';
+import type { Config } from '../config.js';
+import { ApiError } from '../errors.js';
+import type { Metrics } from '../metrics.js';
+import { openApiDocument } from '../openapi.js';
+import type { LimitsMode } from '../tenancy/fallback-store.js';
+import type { FairScheduler } from '../tenancy/scheduler.js';
+import { DOCS_CSP, renderDocs } from './docs-page.js';
+import { HTML_TYPE, sendBody, sendError, sendJson } from './reply.js';
+
+export interface InfoDeps {
+  readonly config: Config;
+  readonly browser: Pick<BrowserHost, 'ready' | 'restarts' | 'recycles'>;
+  readonly scheduler: FairScheduler;
+  readonly metrics: Metrics;
+  limitsMode(): LimitsMode;
+  draining(): boolean;
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+
+/** SECURITY: compared as digests in constant time, so timing says nothing of the token. */
+function bearerMatches(req: IncomingMessage, token: string): boolean {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+  return m !== null && timingSafeEqual(digest(m[1] ?? ''), digest(token));
+}
+
+export function infoRoutes(deps: InfoDeps): { handle(path: string, req: IncomingMessage, res: ServerResponse): boolean } {
+  const { config, browser, scheduler, metrics } = deps;
+  const doc = openApiDocument(config);
+  const docJson = JSON.stringify(doc);
+  const docsHtml = renderDocs(doc);
+
+  function health(res: ServerResponse): void {
+    const ready = browser.ready;
+    const limits = deps.limitsMode();
+    const status = deps.draining() ? 'draining' : !ready ? 'starting' : limits === 'local-fallback' ? 'degraded' : 'ok';
+    // Limits on local memory while Redis is away is degraded, not down: it still serves.
+    sendJson(res, ready && status !== 'draining' ? 200 : 503, {
+      status,
+      browser: ready ? 'ready' : 'not ready',
+      browserRestarts: browser.restarts,
+      browserRecycles: browser.recycles,
+      running: scheduler.running,
+      queued: scheduler.queued,
+      limits,
+    });
+  }
+
+  async function metricsText(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (config.metricsToken !== undefined && !bearerMatches(req, config.metricsToken)) {
+      sendError(res, new ApiError('INVALID_METRICS_TOKEN'), { 'WWW-Authenticate': 'Bearer' });
+      return;
+    }
+    sendBody(res, 200, metrics.contentType, await metrics.text());
+  }
+
+  const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
+    '/health': (_req, res) => health(res),
+    '/metrics': (req, res) => {
+      metricsText(req, res).catch((e: unknown) => sendError(res, new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: e })));
+    },
+    '/openapi.json': (_req, res) => sendBody(res, 200, 'application/json; charset=utf-8', docJson),
+    '/docs': (_req, res) => sendBody(res, 200, HTML_TYPE, docsHtml, { 'Content-Security-Policy': DOCS_CSP }),
+  };
+
+  return {
+    handle(path, req, res) {
+      const route = routes[path];
+      if (route === undefined) return false;
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        sendError(res, new ApiError('METHOD_NOT_ALLOWED', 'Method not allowed: use GET'), { Allow: 'GET, HEAD' });
+        return true;
+      }
+      route(req, res);
+      return true;
+    },
+  };
+}

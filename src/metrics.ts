@@ -1,0 +1,88 @@
+// What the service counts, for GET /metrics in Prometheus text format. One
+// registry per service (not prom-client's global one), so that two services in
+// one process (the tests) count apart.
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Seconds; from a fast page (tens of ms) to the longest script limits. */
+const BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+/** Read when /metrics is scraped. */
+export interface MetricsSources {
+  running(): number;
+  queued(): number;
+  contextsReady(): number;
+  browserRestarts(): number;
+  browserRecycles(): number;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'pagescript_requests_total',
+    help: 'Requests to POST /api/scrape by outcome: OK or the error code.',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  readonly queueWait = this.#histogram('pagescript_queue_wait_seconds', 'Time a request waited for a slot.');
+  readonly navigation = this.#histogram('pagescript_navigation_seconds', 'Time loading the url before the script ran.');
+  readonly script = this.#histogram('pagescript_script_seconds', 'Time the script ran.');
+  readonly duration = this.#histogram('pagescript_request_duration_seconds', 'Time from the request to the reply.');
+  readonly memoryKills = new Counter({
+    name: 'pagescript_memory_limit_kills_total',
+    help: 'Scripts ended for using more than SCRIPT_MEMORY_MB.',
+    registers: [this.registry],
+  });
+  readonly timeouts = new Counter({
+    name: 'pagescript_timeouts_total',
+    help: 'Scripts or navigations ended by their time limit.',
+    labelNames: ['phase'] as const,
+    registers: [this.registry],
+  });
+  readonly egressRefusals = new Counter({
+    name: 'pagescript_egress_refusals_total',
+    help: 'Connections the egress guard refused (loopback, private, metadata, protected ports).',
+    registers: [this.registry],
+  });
+
+  constructor(sources: MetricsSources) {
+    const gauge = (name: string, help: string, read: () => number): void => {
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read());
+        },
+      });
+    };
+    gauge('pagescript_jobs_running', 'Scripts running now.', () => sources.running());
+    gauge('pagescript_jobs_queued', 'Requests waiting for a slot now.', () => sources.queued());
+    gauge('pagescript_browser_contexts_ready', 'Fresh browser contexts made ahead of demand, ready now.', () => sources.contextsReady());
+    // Counters kept by the browser host, read when scraped.
+    const counter = (name: string, help: string, read: () => number): void => {
+      new Counter({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
+    };
+    counter('pagescript_browser_restarts_total', 'Chromium relaunches after it died.', () => sources.browserRestarts());
+    counter('pagescript_browser_recycles_total', 'Chromium replacements after BROWSER_RECYCLE_CONTEXTS contexts.', () => sources.browserRecycles());
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  #histogram(name: string, help: string): Histogram {
+    return new Histogram({ name, help, buckets: BUCKETS_S, registers: [this.registry] });
+  }
+}

@@ -1,0 +1,187 @@
+// Operations: metrics, request ids in logs, the browser killed mid-request,
+// recycling, and the OpenAPI document with its page for people.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { ERRORS } from '../../src/errors.js';
+import { createLogger } from '../../src/log.js';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { assertMatchesOpenApi } from '../helpers/openapi.js';
+import { TEST_KEY, capturingLogger, serviceFor, startTestService } from '../helpers/service.js';
+import { until } from '../helpers/wait.js';
+
+const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const TOKEN = 'metrics-token-0123456789';
+const svc = serviceFor(fixtures, { METRICS_TOKEN: TOKEN, SCRIPT_MEMORY_MB: '32', SCRIPT_TIMEOUT_MS: '1000' });
+
+const run = (script: string, headers: Record<string, string> = {}) => svc.post({ url: fixtures.url('/example'), script }, headers);
+const metrics = async (): Promise<string> => {
+  const r = await svc.raw('GET', '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
+  assert.equal(r.status, 200);
+  assert.match(String(r.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+  return r.text;
+};
+
+/** The value of one sample in Prometheus text format, 0 when absent. */
+function sample(text: string, name: string, labels = ''): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `) || (labels === '' && l.startsWith(`${name} `)));
+  return line === undefined ? 0 : Number(line.split(' ').pop());
+}
+
+
+describe('metrics', () => {
+  test('GET /metrics counts outcomes, timeouts, memory kills and egress refusals, with duration histograms and gauges', async () => {
+    const before = await metrics();
+    assert.equal((await run('return await page.title()')).status, 200);
+    assert.equal((await run('throw new Error("no")')).body.code, 'SCRAPING_FAILED');
+    assert.equal((await run('while (true) {}')).body.code, 'SCRAPING_FAILED');
+    assert.equal((await run('const a = []; while (true) a.push("x".repeat(1e5) + a.length);')).body.code, 'MEMORY_LIMIT_EXCEEDED');
+    assert.equal((await svc.post({ url: 'http://169.254.169.254/latest/meta-data/', script: 'return 1' })).body.code, 'SCRAPING_FAILED');
+    const after = await metrics();
+    const grew = (name: string, labels = ''): number => sample(after, name, labels) - sample(before, name, labels);
+    assert.equal(grew('pagescript_requests_total', '{code="OK"}'), 1);
+    assert.equal(grew('pagescript_requests_total', '{code="SCRAPING_FAILED"}'), 3);
+    assert.equal(grew('pagescript_requests_total', '{code="MEMORY_LIMIT_EXCEEDED"}'), 1);
+    assert.equal(grew('pagescript_timeouts_total', '{phase="script"}'), 1);
+    assert.equal(grew('pagescript_memory_limit_kills_total'), 1);
+    assert.ok(grew('pagescript_egress_refusals_total') >= 1);
+    assert.ok(grew('pagescript_script_seconds_count') >= 4);
+    assert.ok(grew('pagescript_navigation_seconds_count') >= 4);
+    assert.ok(grew('pagescript_queue_wait_seconds_count') >= 4);
+    for (const gauge of ['pagescript_jobs_running', 'pagescript_jobs_queued', 'pagescript_browser_contexts_ready', 'pagescript_browser_restarts_total']) {
+      assert.match(after, new RegExp(`^${gauge} \\d+$`, 'm'), gauge);
+    }
+  });
+
+  test('with METRICS_TOKEN set, /metrics without the token or with a wrong one is 401 INVALID_METRICS_TOKEN', async () => {
+    const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong' }, { authorization: TOKEN }];
+    for (const headers of attempts) {
+      const r = await svc.raw('GET', '/metrics', { headers });
+      assert.equal(r.status, 401);
+      assert.equal(r.body.code, 'INVALID_METRICS_TOKEN');
+      assert.ok(!r.text.includes('pagescript_requests_total'));
+    }
+  });
+});
+
+describe('logs', () => {
+  test('the X-Request-Id sent is echoed and logged with the key name, outcome and durations; no script at info', async () => {
+    const log = capturingLogger();
+    const own = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry }, {}, log.logger);
+    try {
+      const r = await own.post({ url: fixtures.url('/example'), script: 'return "secret-" + (await page.title())' }, { 'x-request-id': 'req-42.a:b' });
+      assert.equal(r.headers['x-request-id'], 'req-42.a:b');
+      const line = log.lines.find((l) => l.requestId === 'req-42.a:b');
+      assert.ok(line, 'a line with the request id');
+      assert.equal(line.msg, 'scrape done');
+      assert.equal(line.code, 'OK');
+      assert.equal(typeof line.keyName, 'string');
+      for (const f of ['ms', 'queueMs', 'navigationMs', 'scriptMs']) assert.equal(typeof line[f], 'number', f);
+      assert.ok(!log.text().includes('secret-'), 'neither the script nor its result is logged');
+      assert.ok(!log.text().includes(TEST_KEY));
+      const generated = await own.post({ url: fixtures.url('/example') }, { 'x-request-id': 'bad id with spaces' });
+      assert.match(String(generated.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+    } finally {
+      await own.close();
+    }
+  });
+
+  test('LOG_LEVEL is honoured: at warn, nothing of info is written', () => {
+    const lines: string[] = [];
+    const logger = createLogger('warn', { write: (l: string) => void lines.push(l) });
+    logger.info({ requestId: 'x' }, 'scrape done');
+    logger.warn({ requestId: 'y' }, 'egress refused');
+    assert.equal(lines.length, 1);
+    assert.match(lines[0] ?? '', /egress refused/);
+  });
+});
+
+describe('the browser', () => {
+  test('Chromium killed mid-request: that request gets a clean error, the next succeeds, /health and /metrics count the restart', async () => {
+    const pid = svc.service.browser.pid;
+    assert.ok(pid);
+    const restarts = svc.service.browser.restarts;
+    // Shorter than this file's 1000 ms script limit.
+    const pending = run('await new Promise((r) => setTimeout(r, 800)); return await page.title()');
+    await until(async () => (await svc.raw('GET', '/health')).body.running === 1, 'the job to start');
+    // Most likely while the script waits (the fixture page loads in well under this).
+    await new Promise((r) => setTimeout(r, 300));
+    process.kill(pid, 'SIGKILL');
+    const r = await pending;
+    // As documented: 500 when the browser dies under the script, 400 when it dies while the page loads.
+    assert.ok(
+      (r.status === 500 && r.body.code === 'INTERNAL_SERVER_ERROR') || (r.status === 400 && r.body.code === 'SCRAPING_FAILED'),
+      r.text,
+    );
+    assert.match(String(r.body.error), /browser/);
+    await until(() => svc.service.browser.ready, 'the relaunch');
+    const next = await run('return await page.title()');
+    assert.equal(next.status, 200, next.text);
+    assert.equal(next.body.data, 'Example Domain');
+    const health = await svc.raw('GET', '/health');
+    assert.equal(health.body.browserRestarts, restarts + 1);
+    assert.equal(sample(await metrics(), 'pagescript_browser_restarts_total'), restarts + 1);
+  });
+
+  test('Chromium is recycled after BROWSER_RECYCLE_CONTEXTS contexts without failing requests in flight, and the old one exits', async () => {
+    const own = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry, BROWSER_RECYCLE_CONTEXTS: '4', MAX_CONCURRENCY: '3' });
+    try {
+      const pids = new Set<number>();
+      const script = 'await new Promise((r) => setTimeout(r, 150)); return await page.title()';
+      for (let round = 0; round < 4; round++) {
+        pids.add(own.service.browser.pid ?? 0);
+        const replies = await Promise.all([1, 2, 3].map(() => own.post({ url: fixtures.url('/example'), script })));
+        for (const r of replies) assert.equal(r.status, 200, r.text);
+      }
+      await until(() => own.service.browser.recycles >= 2, 'two recycles');
+      pids.add(own.service.browser.pid ?? 0);
+      assert.ok(pids.size >= 3, `several Chromium processes served: ${[...pids].join(', ')}`);
+      const current = own.service.browser.pid;
+      const alive = (p: number): boolean => {
+        try {
+          process.kill(p, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      await until(() => [...pids].filter((p) => p !== current).every((p) => !alive(p)), 'the retired Chromium processes to exit');
+      assert.equal((await own.raw('GET', '/health')).body.browserRestarts, 0, 'a recycle is not a crash');
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe('the OpenAPI document', () => {
+  test('GET /openapi.json is a valid OpenAPI 3.1 document listing every error code', async () => {
+    const r = await svc.raw('GET', '/openapi.json');
+    assert.equal(r.status, 200);
+    const validator = new Validator();
+    const result = await validator.validate(r.body as unknown as Parameters<Validator['validate']>[0]);
+    assert.ok(result.valid, JSON.stringify(result.errors));
+    assert.equal(validator.version, '3.1');
+    const codes = ((r.body.components as { schemas: { ErrorCode: { enum: string[] } } }).schemas.ErrorCode.enum);
+    assert.deepEqual([...codes].sort(), Object.keys(ERRORS).sort());
+  });
+
+  test('the response check fails on a reply the document does not describe (it can fail)', () => {
+    const json = { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'x' };
+    assert.throws(() => assertMatchesOpenApi('POST', '/api/scrape', { status: 200, headers: json, text: '{"surprise":1}' }), /header|body/);
+    assert.throws(() => assertMatchesOpenApi('POST', '/api/scrape', { status: 418, headers: json, text: '{}' }), /not documented/);
+    assert.throws(
+      () => assertMatchesOpenApi('POST', '/api/scrape', { status: 400, headers: json, text: '{"error":"x","code":"RATE_LIMIT_EXCEEDED","statusCode":400}' }),
+      /does not match/,
+    );
+  });
+
+  test('GET /docs renders it for a person: every operation and error code, and nothing loaded from elsewhere', async () => {
+    const r = await svc.raw('GET', '/docs');
+    assert.equal(r.status, 200);
+    assert.match(String(r.headers['content-type']), /^text\/html/);
+    assert.match(String(r.headers['content-security-policy']), /default-src 'none'/);
+    for (const code of Object.keys(ERRORS)) assert.ok(r.text.includes(code), code);
+    for (const path of ['/api/scrape', '/health', '/metrics', '/openapi.json']) assert.ok(r.text.includes(path), path);
+    assert.doesNotMatch(r.text, /<script|<link|src=|@import|url\(/i, 'no script, stylesheet, image or font from anywhere');
+  });
+});

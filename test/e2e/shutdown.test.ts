@@ -1,0 +1,134 @@
+// Graceful shutdown of the real process (src/server.ts): SIGTERM lets running
+// scripts finish within SHUTDOWN_GRACE_MS, answers the rest with 503, closes
+// Chromium, exits 0, and leaves no process behind.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { TEST_KEY } from '../helpers/service.js';
+import { request } from 'undici';
+import { until } from '../helpers/wait.js';
+
+const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+before(() => fixtures.start());
+after(() => fixtures.close());
+
+interface Running {
+  child: ChildProcess;
+  base: string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+async function startProcess(env: Record<string, string>): Promise<Running> {
+  const child = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'src/server.ts'], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      API_KEYS: TEST_KEY,
+      LOG_LEVEL: 'silent',
+      EGRESS_ALLOWLIST: fixtures.allowEntry,
+      MAX_CONCURRENCY: '1',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const base = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(out);
+      if (m?.[1]) resolve(m[1]);
+    });
+    void exit.then(() => reject(new Error(`the service exited before listening: ${out}`)));
+  });
+  return { child, base, exit };
+}
+
+/** Every process descended from pid (Chromium and its helpers), from /proc. */
+function descendants(pid: number): number[] {
+  const parent = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parent.set(Number(name), Number(fields[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number): void => {
+    for (const [child, pp] of parent) {
+      if (pp === p) {
+        out.push(child);
+        walk(child);
+      }
+    }
+  };
+  walk(pid);
+  return out;
+}
+
+/** Alive and not a zombie waiting to be reaped. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+async function post(base: string, script: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const r = await request(`${base}/api/scrape`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-gateway-key': TEST_KEY },
+    body: JSON.stringify({ url: fixtures.url('/example'), script }),
+  });
+  return { status: r.statusCode, body: (await r.body.json()) as Record<string, unknown> };
+}
+
+async function health(base: string): Promise<Record<string, unknown>> {
+  const r = await request(`${base}/health`);
+  return (await r.body.json()) as Record<string, unknown>;
+}
+
+
+test('SIGTERM: the running script finishes, the waiting request gets 503, Chromium is closed, the process exits 0 and nothing is left', async () => {
+  const svc = await startProcess({ SHUTDOWN_GRACE_MS: '10000' });
+  const running = post(svc.base, 'await new Promise((r) => setTimeout(r, 1200)); return await page.title()');
+  await until(async () => (await health(svc.base)).running === 1, 'the script to run');
+  const waiting = post(svc.base, 'return 1');
+  await until(async () => (await health(svc.base)).queued === 1, 'the second request to queue');
+  const family = descendants(svc.child.pid ?? 0);
+  assert.ok(family.length >= 2, `Chromium runs under the service: ${family.join(', ')}`);
+
+  svc.child.kill('SIGTERM');
+  const [done, refused] = await Promise.all([running, waiting]);
+  assert.equal(done.status, 200, JSON.stringify(done.body));
+  assert.equal(done.body.data, 'Example Domain');
+  assert.equal(refused.status, 503);
+  assert.equal(refused.body.code, 'SERVICE_UNAVAILABLE');
+  assert.match(String(refused.body.error), /shutting down/);
+
+  assert.deepEqual(await svc.exit, { code: 0, signal: null });
+  await assert.rejects(request(`${svc.base}/health`), 'no longer accepting');
+  await until(async () => family.every((p) => !alive(p)), 'every process of the service to be gone', { timeoutMs: 15_000 });
+});
+
+test('SIGTERM: a script still running after SHUTDOWN_GRACE_MS is ended with 503, and the process still exits 0 with nothing left', async () => {
+  const svc = await startProcess({ SHUTDOWN_GRACE_MS: '300', SCRIPT_TIMEOUT_MS: '60000' });
+  const running = post(svc.base, 'await new Promise((r) => setTimeout(r, 30000)); return 1');
+  await until(async () => (await health(svc.base)).running === 1, 'the script to run');
+  const family = descendants(svc.child.pid ?? 0);
+  svc.child.kill('SIGTERM');
+  const r = await running;
+  assert.equal(r.status, 503, JSON.stringify(r.body));
+  assert.equal(r.body.code, 'SERVICE_UNAVAILABLE');
+  assert.match(String(r.body.error), /shutting down/);
+  assert.deepEqual(await svc.exit, { code: 0, signal: null });
+  await until(async () => family.every((p) => !alive(p)), 'every process of the service to be gone', { timeoutMs: 15_000 });
+});
