@@ -9,11 +9,7 @@
 //
 // Nothing here is trusted by the host: a script can rewrite any of it. The host
 // validates every message on its side (src/sandbox/membrane.ts).
-import coreAtob from 'core-js-pure/stable/atob.js';
-import coreBtoa from 'core-js-pure/stable/btoa.js';
-import coreStructuredClone from 'core-js-pure/stable/structured-clone.js';
-import CoreURLSearchParams from 'core-js-pure/stable/url-search-params/index.js';
-import CoreURL from 'core-js-pure/stable/url/index.js';
+import { atob, base64ToBytes, btoa, bytesToBase64 } from './base64.js';
 import { format } from './inspect.js';
 import { createPageApi, type Bridge } from './proxies.js';
 import { TextDecoder, TextEncoder } from './textcodec.js';
@@ -42,8 +38,6 @@ const stringify = JSON.stringify;
 const parse = JSON.parse;
 const reflectApply = Reflect.apply;
 const fnToString = Function.prototype.toString;
-const btoa = coreBtoa as (s: string) => string;
-const atob = coreAtob as (s: string) => string;
 
 function send(msg: ToHost): string {
   return hostFn(stringify(msg));
@@ -57,19 +51,6 @@ function makeError(e: WireError): Error {
 }
 
 // ---------------------------------------------------------------- values
-function bytesToBase64(b: Uint8Array): string {
-  let s = '';
-  for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
-  return btoa(s);
-}
-
-function base64ToBytes(d: string): Uint8Array {
-  const s = atob(d);
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-  return out;
-}
-
 /** The source text of a function, with a toString captured before user code ran. */
 function sourceOf(fn: AnyFn): string {
   return reflectApply(fnToString, fn, []) as string;
@@ -241,13 +222,35 @@ defineGlobal('setTimeout', (fn: unknown, ms?: unknown, ...a: unknown[]) => addTi
 defineGlobal('setInterval', (fn: unknown, ms?: unknown, ...a: unknown[]) => addTimer(fn, ms, a, true));
 defineGlobal('clearTimeout', clearTimer);
 defineGlobal('clearInterval', clearTimer);
-defineGlobal('URL', CoreURL);
-defineGlobal('URLSearchParams', CoreURLSearchParams);
+/**
+ * A global made on first use: core-js's URL, URLSearchParams and structuredClone
+ * cost ~6 ms to load in every isolate, and most scripts use none of them.
+ * Reading the name loads it and puts the value in place of the getter; a script
+ * may also assign the name first, as with any other global.
+ */
+function defineLazyGlobal(name: string, load: () => unknown): void {
+  Object.defineProperty(G, name, {
+    configurable: true,
+    enumerable: false,
+    get() {
+      const value = load();
+      defineGlobal(name, value);
+      return value;
+    },
+    set(value: unknown) {
+      defineGlobal(name, value);
+    },
+  });
+}
+// require() of a CommonJS module inside a function: the bundler wraps the module
+// so that it runs at the first call, not when the isolate starts.
+defineLazyGlobal('URL', () => require('core-js-pure/stable/url/index.js'));
+defineLazyGlobal('URLSearchParams', () => require('core-js-pure/stable/url-search-params/index.js'));
+defineLazyGlobal('structuredClone', () => require('core-js-pure/stable/structured-clone.js'));
 defineGlobal('TextEncoder', TextEncoder);
 defineGlobal('TextDecoder', TextDecoder);
 defineGlobal('atob', atob);
 defineGlobal('btoa', btoa);
-defineGlobal('structuredClone', coreStructuredClone);
 defineGlobal('queueMicrotask', (fn: unknown) => {
   if (typeof fn !== 'function') throw new TypeError('The "callback" argument must be of type function');
   void Promise.resolve().then(() => (fn as AnyFn)());

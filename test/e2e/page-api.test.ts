@@ -295,6 +295,22 @@ describe('HTTPResponse and HTTPRequest', () => {
   });
 });
 
+test('script globals: URL, URLSearchParams and structuredClone load on first use; atob, btoa; a script may replace them first', async () => {
+  const r = await svc.post({
+    url: fixtures.url('/next'),
+    script: `
+      const u = new URL('/a?b=1#c', 'https://example.com/x');
+      const q = new URLSearchParams('a=1&a=2&b=%20');
+      const clone = structuredClone({ d: new Date(0), m: new Map([[1, 2]]) });
+      const before = typeof structuredClone;
+      URLSearchParams = 'mine';
+      return [u.href, u.searchParams.get('b'), q.getAll('a'), q.get('b'), clone.d instanceof Date, clone.m.get(1), before,
+        URLSearchParams, atob(btoa('h\u00e9llo')), btoa('abc')];`,
+  });
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.body.data, ['https://example.com/a?b=1#c', '1', ['1', '2'], ' ', true, 2, 'function', 'mine', 'h\u00e9llo', 'YWJj']);
+});
+
 test('every method of the issue list exists on the page proxy', async () => {
   const names = [
     'goto', 'reload', 'goBack', 'goForward', 'url', 'title', 'content', 'setContent', 'waitForSelector', 'waitForFunction',
