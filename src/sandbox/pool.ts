@@ -19,6 +19,11 @@ export class SandboxPool {
     this.#log = logger;
   }
 
+  /** Isolates prepared and not yet taken. */
+  get readyCount(): number {
+    return this.#ready.length;
+  }
+
   /** Starts filling the pool. */
   start(): void {
     this.#refill();

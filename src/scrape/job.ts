@@ -205,9 +205,15 @@ export async function runScrape(
   } finally {
     for (const f of untilDone) f();
     signal?.removeEventListener('abort', onAbort);
+    // The isolate is disposed a turn later, after the reply is written: nothing of
+    // the script runs meanwhile (the membrane is closed at once, and a script still
+    // spinning gets only refusals from the host), and disposing takes milliseconds.
     membrane?.dispose();
-    sandbox?.dispose();
-    const closing = lease ? lease.close() : Promise.resolve();
+    const box = sandbox;
+    const closing = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      box?.dispose();
+      await lease?.close();
+    });
     if (deferClose) deferClose(closing);
     else await closing;
   }
