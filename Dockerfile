@@ -21,6 +21,7 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 USER pagescript
 ENV NODE_ENV=production \
+    MALLOC_ARENA_MAX=2 \
     HOST=0.0.0.0 \
     PORT=3000 \
     PUPPETEER_EXECUTABLE_PATH=/usr/lib/chromium/chromium
@@ -30,4 +31,4 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # tini reaps Chromium's helper processes and passes SIGTERM on for a graceful shutdown.
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "--no-node-snapshot", "dist/server.js"]
+CMD ["node", "--no-node-snapshot", "--expose-gc", "dist/server.js"]

@@ -115,7 +115,8 @@ interface ServiceHandle {
 
 async function startService(env: Record<string, string>): Promise<ServiceHandle> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--no-node-snapshot', join(ROOT, 'dist', 'server.js')], {
+  // As `npm start` runs it (scripts/bootstrap.mjs).
+  const child = spawn(process.execPath, ['--no-node-snapshot', '--expose-gc', join(ROOT, 'dist', 'server.js')], {
     env: {
       ...process.env,
       PORT: String(port),
@@ -124,6 +125,7 @@ async function startService(env: Record<string, string>): Promise<ServiceHandle>
       PUPPETEER_EXECUTABLE_PATH: CHROMIUM,
       RATE_LIMIT: '1000000',
       QUEUE_LIMIT: '1000',
+      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
       ...env,
     },
     // stdout is not read here: a pipe nobody drains would stall the service's logging.
@@ -161,6 +163,20 @@ interface ServiceSample {
   ms: number;
   status: number;
   timing: Record<string, number>;
+  /** For a status other than 200: the error code and message. */
+  error?: string;
+}
+
+/** Where the service's memory is, from its /metrics (MB): V8 heap used and total, memory outside the heap. */
+async function heap(base: string): Promise<Record<string, number>> {
+  const r = await request(`${base}/metrics`, { dispatcher: agent });
+  const text = await r.body.text();
+  const read = (name: string): number => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / 2 ** 20;
+  return {
+    heapUsedMb: round(read('pagescript_nodejs_heap_size_used_bytes')),
+    heapTotalMb: round(read('pagescript_nodejs_heap_size_total_bytes')),
+    externalMb: round(read('pagescript_nodejs_external_memory_bytes')),
+  };
 }
 
 async function callService(base: string, body: unknown): Promise<ServiceSample> {
@@ -171,14 +187,24 @@ async function callService(base: string, body: unknown): Promise<ServiceSample> 
     headers: { 'content-type': 'application/json', 'x-gateway-key': KEY },
     body: JSON.stringify(body),
   });
-  await r.body.text();
+  const text = await r.body.text();
   const ms = performance.now() - t0;
+  let error: string | undefined;
+  if (r.statusCode !== 200) {
+    try {
+      const e = JSON.parse(text) as { code?: string; error?: string };
+      // Digits out, so that messages differing only in numbers count together.
+      error = `${e.code ?? '?'}: ${(e.error ?? '').slice(0, 100).replace(/\d+/g, 'N')}`;
+    } catch {
+      error = text.slice(0, 100);
+    }
+  }
   const timing: Record<string, number> = {};
   for (const part of String(r.headers['server-timing'] ?? '').split(',')) {
     const m = /^\s*(\w+);dur=([\d.]+)/.exec(part);
     if (m) timing[m[1] as string] = Number(m[2]);
   }
-  return { ms, status: r.statusCode, timing };
+  return { ms, status: r.statusCode, timing, ...(error === undefined ? {} : { error }) };
 }
 
 // ------------------------------------------------------------------ measuring
@@ -379,7 +405,8 @@ async function main(): Promise<void> {
 async function soak(pageUrl: string, fixturePort: number, n: number): Promise<Record<string, unknown> & { pass: boolean }> {
   const svc = await startService({
     EGRESS_ALLOWLIST: `127.0.0.1:${fixturePort}`,
-    SCRIPT_TIMEOUT_MS: '400',
+    // Long enough that a cheerio script on a loaded 2-core machine is not a timeout.
+    SCRIPT_TIMEOUT_MS: '1000',
     SCRIPT_MEMORY_MB: '32',
     RATE_LIMIT: '1000000',
   });
@@ -394,7 +421,8 @@ async function soak(pageUrl: string, fixturePort: number, n: number): Promise<Re
   for (let i = 0; i < 20; i++) await callService(svc.base, { url: pageUrl, script: SCRIPT });
   await new Promise((r) => setTimeout(r, 2000));
   const before = memory(pid);
-  console.log(`soak: ${n} mixed requests at 4 clients; before:`, before);
+  const heapBefore = await heap(svc.base);
+  console.log(`soak: ${n} mixed requests at 4 clients; before:`, before, heapBefore);
   const counts: Record<string, number> = {};
   let unexpected = 0;
   const unexpectedByKind: Record<string, number> = {};
@@ -409,7 +437,7 @@ async function soak(pageUrl: string, fixturePort: number, n: number): Promise<Re
         counts[name] = (counts[name] ?? 0) + 1;
         if (s.status !== want) {
           unexpected++;
-          const k = `${name} → ${s.status}`;
+          const k = `${name} → ${s.status} ${s.error ?? ''}`;
           unexpectedByKind[k] = (unexpectedByKind[k] ?? 0) + 1;
         }
         if (i % 500 === 499) console.log(`  ${i + 1} done, ${JSON.stringify(memory(pid))}`);
@@ -419,6 +447,8 @@ async function soak(pageUrl: string, fixturePort: number, n: number): Promise<Re
   const secs = (performance.now() - t0) / 1000;
   // Settled: spares remade and closed contexts' renderers gone. Sampled until the
   // process count is back or has not changed for 5 s, at most 30 s.
+  // The service collects its heap after 5 s without work (src/service.ts): sampled after that.
+  await new Promise((r) => setTimeout(r, 8000));
   let after = memory(pid);
   for (let waited = 0, still = 0; waited < 30 && still < 5 && after.chromiumProcesses > before.chromiumProcesses; waited++) {
     await new Promise((r) => setTimeout(r, 1000));
@@ -426,11 +456,12 @@ async function soak(pageUrl: string, fixturePort: number, n: number): Promise<Re
     still = m.chromiumProcesses === after.chromiumProcesses ? still + 1 : 0;
     after = m;
   }
+  const heapAfter = await heap(svc.base);
   await svc.stop();
   const growth = { serviceRssMb: round(after.serviceRssMb - before.serviceRssMb), chromiumPssMb: round(after.chromiumPssMb - before.chromiumPssMb) };
   const pass = growth.serviceRssMb < 50 && growth.chromiumPssMb < 50 && after.chromiumProcesses <= before.chromiumProcesses && unexpected === 0;
-  const result = { requests: n, seconds: round(secs), counts, unexpectedStatus: unexpected, unexpectedByKind, before, after, growth, pass };
-  console.log('after:', after, '\ngrowth:', growth, `\nunexpected statuses: ${unexpected} ${JSON.stringify(unexpectedByKind)}\n${pass ? 'PASS' : 'FAIL'}: growth under 50 MB and the Chromium process count back where it was`);
+  const result = { requests: n, seconds: round(secs), counts, unexpectedStatus: unexpected, unexpectedByKind, before, after, growth, heapBefore, heapAfter, pass };
+  console.log('after:', after, heapAfter, '\ngrowth:', growth, `\nunexpected statuses: ${unexpected} ${JSON.stringify(unexpectedByKind)}\n${pass ? 'PASS' : 'FAIL'}: growth under 50 MB and the Chromium process count back where it was`);
   return result;
 }
 

@@ -1,7 +1,7 @@
 // What the service counts, for GET /metrics in Prometheus text format. One
 // registry per service (not prom-client's global one), so that two services in
 // one process (the tests) count apart.
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Seconds; from a fast page (tens of ms) to the longest script limits. */
 const BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -45,6 +45,8 @@ export class Metrics {
   });
 
   constructor(sources: MetricsSources) {
+    // The process's own: resident memory, V8 heap by space, event-loop lag, GC.
+    collectDefaultMetrics({ register: this.registry, prefix: 'pagescript_' });
     const gauge = (name: string, help: string, read: () => number): void => {
       new Gauge({
         name,
