@@ -5,10 +5,10 @@
 // --file PATH). A new key is printed once and only its SHA-256 is stored. A
 // running service picks changes up within a second, without a restart.
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { formatRate, hashKey, KEY_NAME, parseKeyFile, parseRate, serializeKeyFile, type KeyFile, type KeyRecord } from '../src/tenancy/keyfile.js';
+import { formatRate, hashKey, KEY_NAME, parseKeyFile, parseRate, writeKeyFile, type KeyFile, type KeyRecord } from '../src/tenancy/keyfile.js';
 
 const USAGE = `usage:
   npm run key -- create --name NAME [--rate N/min] [--concurrency N] [--file PATH]
@@ -23,13 +23,6 @@ class UsageError extends Error {}
 function load(file: string): KeyFile {
   if (!existsSync(file)) return { version: 1, keys: [] };
   return parseKeyFile(readFileSync(file, 'utf8'));
-}
-
-/** Written whole and renamed into place, so the service never reads half a file. Readable by the owner only. */
-function save(file: string, data: KeyFile): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, serializeKeyFile(data), { mode: 0o600 });
-  renameSync(tmp, file);
 }
 
 function find(data: KeyFile, name: string | undefined): KeyRecord {
@@ -86,7 +79,7 @@ function main(argv: string[]): void {
         ...(concurrency !== undefined ? { maxConcurrency: concurrency } : {}),
         createdAt: new Date().toISOString(),
       };
-      save(file, { version: 1, keys: [...data.keys, rec] });
+      writeKeyFile(file, { version: 1, keys: [...data.keys, rec] });
       process.stdout.write(
         `Created key "${name}" in ${file}.\nIt is shown this once; only its hash is stored:\n\n  ${key}\n\n` +
           `Send it as X-Gateway-Key. The service reads this file when started with API_KEYS_FILE=${file}\n`,
@@ -102,7 +95,7 @@ function main(argv: string[]): void {
       const rec = find(data, values.name);
       const active = command === 'activate';
       const { revokedAt: _drop, ...rest } = rec;
-      save(file, replace(data, active ? { ...rest, active } : { ...rest, active, revokedAt: new Date().toISOString() }));
+      writeKeyFile(file, replace(data, active ? { ...rest, active } : { ...rest, active, revokedAt: new Date().toISOString() }));
       process.stdout.write(`${active ? 'Activated' : 'Revoked'} key "${rec.name}" in ${file}.\n`);
       return;
     }

@@ -33,16 +33,9 @@ export interface App {
   abortRunning(): void;
 }
 
-/** Keys from API_KEYS only, limits in this process's memory: enough for tests and a single instance. */
+/** The configuration's keys, limits in this process's memory: one instance without Redis, and tests. */
 export function localTenancy(config: AppDeps['config'], logger: AppDeps['logger']): Tenancy {
-  const keys = new KeyRing({
-    envKeys: config.apiKeys,
-    file: undefined,
-    defaultRateLimit: config.rateLimit,
-    defaultRateLimitWindowMs: config.rateLimitWindowMs,
-    logger,
-  });
-  return { keys, store: new MemoryStore(), mode: () => 'memory' };
+  return { keys: KeyRing.fromConfig(config, logger), store: new MemoryStore(), mode: () => 'memory' };
 }
 
 const SCRAPE_PATH = '/api/scrape';

@@ -2,7 +2,7 @@
 // server. Used by server.ts (the process) and by the end-to-end tests.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { buildApp, type App, type Tenancy } from './app.js';
+import { buildApp, localTenancy, type App, type Tenancy } from './app.js';
 import { BrowserHost } from './browser/browser.js';
 import { withConfig, type Config } from './config.js';
 import { EgressChecker, systemResolver, type Resolver } from './egress/checker.js';
@@ -13,7 +13,6 @@ import { SandboxPool } from './sandbox/pool.js';
 import { FallbackStore } from './tenancy/fallback-store.js';
 import { KeyRing } from './tenancy/keyring.js';
 import { RedisStore } from './tenancy/redis-store.js';
-import { MemoryStore } from './tenancy/store.js';
 
 export interface Service {
   readonly config: Config;
@@ -85,19 +84,8 @@ export function generateKey(): string {
 
 /** Keys (API_KEYS and the key file) and the limit store (Redis with a local fallback, or memory). */
 async function startTenancy(config: Config, logger: Logger): Promise<Tenancy> {
-  const keys = new KeyRing({
-    envKeys: config.apiKeys,
-    file: config.apiKeysFile,
-    defaultRateLimit: config.rateLimit,
-    defaultRateLimitWindowMs: config.rateLimitWindowMs,
-    logger,
-  });
-  try {
-    keys.start();
-  } catch (e) {
-    throw new Error(`API_KEYS_FILE ${config.apiKeysFile ?? ''}: ${(e as Error).message}`, { cause: e });
-  }
-  if (config.redisUrl === undefined) return { keys, store: new MemoryStore(), mode: () => 'memory' };
+  if (config.redisUrl === undefined) return localTenancy(config, logger);
+  const keys = KeyRing.fromConfig(config, logger);
   const redis = new RedisStore(config.redisUrl);
   await redis.connect();
   const store = new FallbackStore(redis, logger);

@@ -10,7 +10,7 @@ import { openApiDocument } from '../openapi.js';
 import type { LimitsMode } from '../tenancy/fallback-store.js';
 import type { FairScheduler } from '../tenancy/scheduler.js';
 import { DOCS_CSP, renderDocs } from './docs-page.js';
-import { HTML_TYPE, sendBody, sendError, sendJson } from './reply.js';
+import { HTML_TYPE, JSON_TYPE, sendBody, sendError, sendJson } from './reply.js';
 
 export interface InfoDeps {
   readonly config: Config;
@@ -31,9 +31,14 @@ function bearerMatches(req: IncomingMessage, token: string): boolean {
 
 export function infoRoutes(deps: InfoDeps): { handle(path: string, req: IncomingMessage, res: ServerResponse): boolean } {
   const { config, browser, scheduler, metrics } = deps;
-  const doc = openApiDocument(config);
-  const docJson = JSON.stringify(doc);
-  const docsHtml = renderDocs(doc);
+  // Made at the first request for them, not at start.
+  let docs: { json: string; html: string } | undefined;
+  const document = (): { json: string; html: string } => {
+    if (docs) return docs;
+    const doc = openApiDocument(config);
+    docs = { json: JSON.stringify(doc), html: renderDocs(doc) };
+    return docs;
+  };
 
   function health(res: ServerResponse): void {
     const ready = browser.ready;
@@ -64,8 +69,8 @@ export function infoRoutes(deps: InfoDeps): { handle(path: string, req: Incoming
     '/metrics': (req, res) => {
       metricsText(req, res).catch((e: unknown) => sendError(res, new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: e })));
     },
-    '/openapi.json': (_req, res) => sendBody(res, 200, 'application/json; charset=utf-8', docJson),
-    '/docs': (_req, res) => sendBody(res, 200, HTML_TYPE, docsHtml, { 'Content-Security-Policy': DOCS_CSP }),
+    '/openapi.json': (_req, res) => sendBody(res, 200, JSON_TYPE, document().json),
+    '/docs': (_req, res) => sendBody(res, 200, HTML_TYPE, document().html, { 'Content-Security-Policy': DOCS_CSP }),
   };
 
   return {

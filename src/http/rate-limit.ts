@@ -18,7 +18,8 @@ export function rateHeaders(d: RateDecision): Record<string, string> {
   };
 }
 
-function retryAfter(resetMs: number): string {
+/** The Retry-After value for a wait of ms: whole seconds, at least 1. */
+export function retryAfter(resetMs: number): string {
   return String(Math.max(1, Math.ceil(resetMs / 1000)));
 }
 

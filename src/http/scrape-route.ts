@@ -102,7 +102,7 @@ export function scrapeRoute(deps: ScrapeRouteDeps): (req: IncomingMessage, res: 
         // The slot is held until the context is closed, which happens after the reply.
         let closing: Promise<void> = Promise.resolve();
         try {
-          out = await runScrape(parsed, { ...deps, metrics }, aborter.signal, (p) => {
+          out = await runScrape(parsed, deps, aborter.signal, (p) => {
             closing = p;
           });
         } finally {

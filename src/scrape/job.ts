@@ -131,7 +131,7 @@ export async function runScrape(
     void lease?.close();
   };
   signal?.addEventListener('abort', onAbort, { once: true });
-  const untilDone: Array<() => void> = [];
+  let stopWatchingBrowser: (() => void) | undefined;
   try {
     // The context and the isolate are made at the same time.
     const [leased, made] = await Promise.allSettled([
@@ -180,7 +180,7 @@ export async function runScrape(
     const browser = page.browser();
     const onBrowserGone = (): void => box.abort(browserGone());
     browser.once('disconnected', onBrowserGone);
-    untilDone.push(() => browser.off('disconnected', onBrowserGone));
+    stopWatchingBrowser = () => browser.off('disconnected', onBrowserGone);
 
     let result;
     try {
@@ -203,7 +203,7 @@ export async function runScrape(
     if (signal?.aborted && !(e instanceof ApiError && e.code === 'SERVICE_UNAVAILABLE')) throw cancelled();
     throw e;
   } finally {
-    for (const f of untilDone) f();
+    stopWatchingBrowser?.();
     signal?.removeEventListener('abort', onAbort);
     // The isolate is disposed a turn later, after the reply is written: nothing of
     // the script runs meanwhile (the membrane is closed at once, and a script still

@@ -2,6 +2,7 @@
 // active flag and optional limits. Read by the service (KeyRing) and written by
 // `npm run key`. Never holds a key itself.
 import { createHash } from 'node:crypto';
+import { renameSync, writeFileSync } from 'node:fs';
 
 export interface KeyRecord {
   /** Shown in logs and metrics in place of the key. */
@@ -91,6 +92,13 @@ export function parseKeyFile(text: string): KeyFile {
 
 export function serializeKeyFile(file: KeyFile): string {
   return `${JSON.stringify({ version: 1, keys: file.keys }, null, 2)}\n`;
+}
+
+/** Writes the file whole and renames it into place, so a reader never sees half of it; readable by the owner only. */
+export function writeKeyFile(file: string, data: KeyFile): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, serializeKeyFile(data), { mode: 0o600 });
+  renameSync(tmp, file);
 }
 
 const UNITS_MS: Record<string, number> = { s: 1000, sec: 1000, second: 1000, min: 60_000, minute: 60_000, h: 3_600_000, hour: 3_600_000, day: 86_400_000 };

@@ -2,8 +2,9 @@
 // file (API_KEYS_FILE), which is re-read when it changes, without a restart.
 // Keys are held as SHA-256 digests and compared in constant time.
 import { timingSafeEqual } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, type Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { hashKey, parseKeyFile, type KeyRecord } from './keyfile.js';
 
@@ -31,6 +32,9 @@ interface Entry {
   readonly record: KeyRecord;
 }
 
+/** What tells one version of the file from the next: a rename-over write changes the inode. */
+const identity = (st: Stats): string => `${st.ino}:${st.size}:${st.mtimeMs}`;
+
 /** Names of API_KEYS entries: the first 8 hex digits of the key's hash (32 bits of a hash of ≥ 16 characters say nothing useful). */
 function envName(sha256: string): string {
   return `env-${sha256.slice(0, 8)}`;
@@ -43,6 +47,23 @@ export class KeyRing {
   /** The identity of the file last read (or last found unreadable), to notice the next change. */
   #seen = '';
   #poll: NodeJS.Timeout | undefined;
+
+  /** The keys of the configuration: API_KEYS and, loaded and then watched, API_KEYS_FILE (throws when the file cannot be used). */
+  static fromConfig(config: Config, logger: Logger): KeyRing {
+    const keys = new KeyRing({
+      envKeys: config.apiKeys,
+      file: config.apiKeysFile,
+      defaultRateLimit: config.rateLimit,
+      defaultRateLimitWindowMs: config.rateLimitWindowMs,
+      logger,
+    });
+    try {
+      keys.start();
+    } catch (e) {
+      throw new Error(`API_KEYS_FILE ${config.apiKeysFile ?? ''}: ${(e as Error).message}`, { cause: e });
+    }
+    return keys;
+  }
 
   constructor(opts: KeyRingOptions) {
     this.#opts = opts;
@@ -103,15 +124,12 @@ export class KeyRing {
     };
   }
 
-  /** Re-reads the file when its identity (inode, size, mtime) differs from the one last seen; a rename-over write changes the inode. */
+  /** Re-reads the file when its identity differs from the one last seen. */
   async #check(file: string): Promise<void> {
-    const identity = await stat(file).then(
-      (st) => `${st.ino}:${st.size}:${st.mtimeMs}`,
-      () => 'missing',
-    );
-    if (identity === this.#seen) return;
-    this.#seen = identity;
-    if (identity === 'missing') {
+    const seen = await stat(file).then(identity, () => 'missing');
+    if (seen === this.#seen) return;
+    this.#seen = seen;
+    if (seen === 'missing') {
       this.#opts.logger.error({ file, keptKeys: this.#fileEntries.length }, 'API key file is gone; the keys loaded before stay in force');
       return;
     }
@@ -120,8 +138,7 @@ export class KeyRing {
 
   #read(file: string): Entry[] {
     // The identity is taken before the read, so a write during the read is seen at the next check.
-    const st = statSync(file);
-    this.#seen = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    this.#seen = identity(statSync(file));
     const parsed = parseKeyFile(readFileSync(file, 'utf8'));
     return parsed.keys.map((record) => ({ digest: Buffer.from(record.sha256, 'hex'), record }));
   }

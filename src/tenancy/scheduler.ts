@@ -6,6 +6,7 @@
 // every instance when Redis is used.
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../errors.js';
+import { retryAfter } from '../http/rate-limit.js';
 import type { LimitStore } from './store.js';
 
 export interface SchedulerOptions {
@@ -30,6 +31,8 @@ interface Waiter {
   grant(release: () => void): void;
   fail(e: ApiError): void;
 }
+
+const NO_LEASE = (): Promise<void> => Promise.resolve();
 
 /** How soon a key whose cap is taken on another instance is asked for again. */
 const SHARED_CAP_RETRY_MS = 100;
@@ -117,8 +120,7 @@ export class FairScheduler {
   }
 
   #busy(reason: string): ApiError {
-    const retryAfterS = Math.max(1, Math.ceil(this.#opts.queueTimeoutMs / 1000));
-    return new ApiError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded: ${reason}`, { headers: { 'Retry-After': String(retryAfterS) } });
+    return new ApiError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded: ${reason}`, { headers: { 'Retry-After': retryAfter(this.#opts.queueTimeoutMs) } });
   }
 
   /** The queue is full: the key holding most of it gives up its newest waiter, if it holds more than the arriving key would. */
@@ -211,10 +213,10 @@ export class FairScheduler {
     }
   }
 
-  /** For a key with a cap: a lease from the store (returned by the function it resolves to); undefined when the cap is taken. */
-  async #lease(w: Waiter): Promise<(() => Promise<void>) | null | undefined> {
+  /** The function that returns the waiter's lease (a key without a cap needs none); undefined when the cap is taken. */
+  async #lease(w: Waiter): Promise<(() => Promise<void>) | undefined> {
     const { client, maxConcurrency: cap } = w.ticket;
-    if (cap === undefined) return null;
+    if (cap === undefined) return NO_LEASE;
     const token = randomUUID();
     const ok = await this.#opts.store.acquire(`key:${client}`, cap, token, this.#opts.leaseTtlMs).catch(() => false);
     if (ok) return () => this.#opts.store.release(`key:${client}`, token).catch(() => undefined);
@@ -222,7 +224,7 @@ export class FairScheduler {
     return undefined;
   }
 
-  #start(w: Waiter, lease: (() => Promise<void>) | null): void {
+  #start(w: Waiter, returnLease: () => Promise<void>): void {
     const client = w.ticket.client;
     this.#runningByKey.set(client, (this.#runningByKey.get(client) ?? 0) + 1);
     this.#retryAt.delete(client);
@@ -236,7 +238,7 @@ export class FairScheduler {
       if (n > 0) this.#runningByKey.set(client, n);
       else this.#runningByKey.delete(client);
       if (n <= 0 && !this.#queues.has(client)) this.#lastServed.delete(client);
-      void lease?.();
+      void returnLease();
       void this.#pump();
     });
   }

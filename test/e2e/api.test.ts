@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { TEST_KEY, serviceFor, startTestService } from '../helpers/service.js';
+import { freePort } from '../helpers/system.js';
+import { until } from '../helpers/wait.js';
 
 const fixtures = new FixtureServer({
   '/example': html(EXAMPLE_DOMAIN_HTML),
@@ -295,7 +297,7 @@ describe('the browser', () => {
     const pid = svc.service.browser.pid;
     assert.ok(pid);
     process.kill(pid, 'SIGKILL');
-    await waitFor(() => !svc.service.browser.ready);
+    await until(() => !svc.service.browser.ready, 'Chromium to be gone', { timeoutMs: 5000 });
     const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.data, 'Example Domain');
@@ -303,23 +305,3 @@ describe('the browser', () => {
     assert.ok(svc.service.browser.restarts >= 1);
   });
 });
-
-async function waitFor(cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return await new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}

@@ -8,6 +8,7 @@ import { createLogger } from '../../src/log.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { TEST_KEY, capturingLogger, serviceFor, startTestService } from '../helpers/service.js';
+import { alive } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
@@ -137,14 +138,6 @@ describe('the browser', () => {
       pids.add(own.service.browser.pid ?? 0);
       assert.ok(pids.size >= 3, `several Chromium processes served: ${[...pids].join(', ')}`);
       const current = own.service.browser.pid;
-      const alive = (p: number): boolean => {
-        try {
-          process.kill(p, 0);
-          return true;
-        } catch {
-          return false;
-        }
-      };
       await until(() => [...pids].filter((p) => p !== current).every((p) => !alive(p)), 'the retired Chromium processes to exit');
       assert.equal((await own.raw('GET', '/health')).body.browserRestarts, 0, 'a recycle is not a crash');
     } finally {

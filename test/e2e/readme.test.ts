@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { ERRORS } from '../../src/errors.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
-import { serviceFor, startTestService } from '../helpers/service.js';
+import { serviceFor } from '../helpers/service.js';
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 

@@ -2,11 +2,11 @@
 // instances, one concurrency cap across instances, and what happens while
 // Redis is away and once it is back.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { hashKey, serializeKeyFile } from '../../src/tenancy/keyfile.js';
+import { hashKey, writeKeyFile } from '../../src/tenancy/keyfile.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { RedisServer } from '../helpers/redis.js';
 import { capturingLogger, startTestService, type Reply, type TestService } from '../helpers/service.js';
@@ -27,7 +27,7 @@ before(async () => {
   redis = await RedisServer.start();
   await fixtures.start();
   const keyFile = join(dir, 'keys.json');
-  writeFileSync(keyFile, serializeKeyFile({ version: 1, keys: [{ name: 'capped', sha256: hashKey(CAPPED), active: true, maxConcurrency: 1 }] }));
+  writeKeyFile(keyFile, { version: 1, keys: [{ name: 'capped', sha256: hashKey(CAPPED), active: true, maxConcurrency: 1 }] });
   const env = {
     EGRESS_ALLOWLIST: fixtures.allowEntry,
     REDIS_URL: redis.url,

@@ -3,10 +3,10 @@
 // Chromium, exits 0, and leaves no process behind.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { TEST_KEY } from '../helpers/service.js';
+import { alive, descendants } from '../helpers/system.js';
 import { request } from 'undici';
 import { until } from '../helpers/wait.js';
 
@@ -44,42 +44,6 @@ async function startProcess(env: Record<string, string>): Promise<Running> {
     void exit.then(() => reject(new Error(`the service exited before listening: ${out}`)));
   });
   return { child, base, exit };
-}
-
-/** Every process descended from pid (Chromium and its helpers), from /proc. */
-function descendants(pid: number): number[] {
-  const parent = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      parent.set(Number(name), Number(fields[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out: number[] = [];
-  const walk = (p: number): void => {
-    for (const [child, pp] of parent) {
-      if (pp === p) {
-        out.push(child);
-        walk(child);
-      }
-    }
-  };
-  walk(pid);
-  return out;
-}
-
-/** Alive and not a zombie waiting to be reaped. */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 async function post(base: string, script: string): Promise<{ status: number; body: Record<string, unknown> }> {

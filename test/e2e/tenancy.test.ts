@@ -1,11 +1,11 @@
 // Tenancy on one instance: keys from the key file, per-key rate limits, slow
 // key guessing, fair turns under a burst, the queue's 429s, and what is logged.
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { hashKey, serializeKeyFile, type KeyRecord } from '../../src/tenancy/keyfile.js';
+import { hashKey, writeKeyFile, type KeyRecord } from '../../src/tenancy/keyfile.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { TEST_KEY, capturingLogger, startTestService, type Reply, type TestService } from '../helpers/service.js';
 import { until } from '../helpers/wait.js';
@@ -19,10 +19,7 @@ const LIMITED = 'ps_limited_0123456789abcdefghijklmnopqr';
 const log = capturingLogger();
 let svc: TestService;
 
-function writeKeys(keys: KeyRecord[]): void {
-  writeFileSync(`${keyFile}.tmp`, serializeKeyFile({ version: 1, keys }));
-  renameSync(`${keyFile}.tmp`, keyFile);
-}
+const writeKeys = (keys: KeyRecord[]): void => writeKeyFile(keyFile, { version: 1, keys });
 const keyRecords = (acmeActive: boolean): KeyRecord[] => [
   { name: 'acme', sha256: hashKey(ACME), active: acmeActive },
   { name: 'beta', sha256: hashKey(BETA), active: true },

@@ -3,7 +3,8 @@
 // (root on Debian, as on CI); elsewhere the tests say what to install.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
+import { freePort } from './system.js';
 
 const BINARY = '/usr/bin/redis-server';
 const START_TIMEOUT_MS = 10_000;
@@ -20,14 +21,6 @@ function install(): void {
     if (r.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed: ${r.stderr.slice(-2000)}`);
   }
   if (!existsSync(BINARY)) throw new Error(`apt-get installed redis-server but ${BINARY} is missing`);
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 async function reachable(port: number): Promise<boolean> {

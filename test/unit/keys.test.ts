@@ -1,13 +1,13 @@
 // API keys: the key file, the key ring that watches it, and `npm run key`.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import { silentLogger } from '../../src/log.js';
-import { hashKey, KeyFileError, parseKeyFile, parseRate, serializeKeyFile, type KeyRecord } from '../../src/tenancy/keyfile.js';
+import { hashKey, KeyFileError, parseKeyFile, parseRate, writeKeyFile, type KeyRecord } from '../../src/tenancy/keyfile.js';
 import { KeyRing } from '../../src/tenancy/keyring.js';
 import { until } from '../helpers/wait.js';
 
@@ -20,10 +20,7 @@ const KEY_B = 'ps_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
 const record = (name: string, key: string, extra: Partial<KeyRecord> = {}): KeyRecord => ({ name, sha256: hashKey(key), active: true, ...extra });
 
 /** Writes the file as `npm run key` does: whole, then renamed over the old one. */
-function writeKeys(file: string, keys: KeyRecord[]): void {
-  writeFileSync(`${file}.tmp`, serializeKeyFile({ version: 1, keys }));
-  renameSync(`${file}.tmp`, file);
-}
+const writeKeys = (file: string, keys: KeyRecord[]): void => writeKeyFile(file, { version: 1, keys });
 
 function ring(file: string | undefined, envKeys: string[] = []): KeyRing {
   return new KeyRing({ envKeys, file, defaultRateLimit: 60, defaultRateLimitWindowMs: 60_000, logger: silentLogger(), pollMs: 50 });
