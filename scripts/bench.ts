@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import puppeteer, { type Browser } from 'puppeteer';
 import { Agent, request } from 'undici';
+import { PER_CONTEXT_FEATURES_OFF } from '../src/browser/browser.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const KEY = 'bench-key-0123456789abcdef';
@@ -176,6 +177,10 @@ async function heap(base: string): Promise<Record<string, number>> {
     heapUsedMb: round(read('pagescript_nodejs_heap_size_used_bytes')),
     heapTotalMb: round(read('pagescript_nodejs_heap_size_total_bytes')),
     externalMb: round(read('pagescript_nodejs_external_memory_bytes')),
+    // Committed size of each V8 space: which one holds memory after load.
+    ...Object.fromEntries(
+      [...text.matchAll(/^pagescript_nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\S+)/gm)].map((m) => [`${m[1]}Mb`, round(Number(m[2]) / 2 ** 20)]),
+    ),
   };
 }
 
@@ -298,13 +303,18 @@ async function main(): Promise<void> {
   for (let i = 0; i < 10; i++) await callService(svc.base, body);
   const rest = memory(servicePid);
 
-  // The baseline: raw Puppeteer on the same binary, with the flags this machine needs.
+  // The baseline: raw Puppeteer on the same binary, with the flags this machine
+  // needs and the service's flags that cut per-context cost (a raw Puppeteer user
+  // can pass them too), so that the ratios measure the service, not a flag.
+  const machineArgs = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
   const browser = await puppeteer.launch({
     executablePath: CHROMIUM,
     pipe: true,
     headless: true,
-    args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [...machineArgs, `--disable-features=${PER_CONTEXT_FEATURES_OFF.join(',')}`],
   });
+  // For reference only: Puppeteer's own defaults, as most users run it.
+  const stock = await puppeteer.launch({ executablePath: CHROMIUM, pipe: true, headless: true, args: machineArgs });
   const openPage = await browser.newPage();
   const floorFn = async (): Promise<string> => {
     await openPage.goto(pageUrl, { waitUntil: 'load' });
@@ -313,14 +323,16 @@ async function main(): Promise<void> {
   for (let i = 0; i < 5; i++) {
     await floorFn();
     await rawFresh(browser, pageUrl);
+    await rawFresh(stock, pageUrl);
   }
 
   // Sequential latency, interleaved in rounds so that drift hits all three alike.
-  const seq = { floor: [] as number[], raw: [] as number[], service: [] as number[] };
+  const seq = { floor: [] as number[], raw: [] as number[], stock: [] as number[], service: [] as number[] };
   const samples: ServiceSample[] = [];
   for (let round_ = 0; round_ < 3; round_++) {
     seq.floor.push(...(await sequential(floorFn, SEQUENTIAL_N / 3)));
     seq.raw.push(...(await sequential(() => rawFresh(browser, pageUrl), SEQUENTIAL_N / 3)));
+    seq.stock.push(...(await sequential(() => rawFresh(stock, pageUrl), SEQUENTIAL_N / 3)));
     for (let i = 0; i < SEQUENTIAL_N / 3; i++) {
       await new Promise((r) => setTimeout(r, THINK_MS));
       const s = await callService(svc.base, body);
@@ -330,7 +342,8 @@ async function main(): Promise<void> {
     }
   }
   const p = (xs: number[]): { p50: number; p95: number } => ({ p50: round(pct(xs, 50)), p95: round(pct(xs, 95)) });
-  const sequentialResult = { n: SEQUENTIAL_N, floor: p(seq.floor), rawFreshContext: p(seq.raw), service: p(seq.service) };
+  await stock.close();
+  const sequentialResult = { n: SEQUENTIAL_N, floor: p(seq.floor), rawFreshContext: p(seq.raw), rawStockFreshContext: p(seq.stock), service: p(seq.service) };
   const parts = ['queue', 'lease', 'isolate', 'navigation', 'script', 'serialize'];
   const split = Object.fromEntries(parts.map((k) => [k, round(pct(samples.map((s) => s.timing[k] ?? 0), 50), 2)]));
   const overheadP50 = round(sequentialResult.service.p50 - sequentialResult.floor.p50);
@@ -348,7 +361,7 @@ async function main(): Promise<void> {
   }
   // Memory under load is sampled in a load phase of its own: reading every
   // Chromium process's smaps_rollup is itself work that would skew the timings.
-  let load = rest;
+  let load: typeof rest | undefined;
   let loading = true;
   const loadPhase = concurrent(() => callService(svc.base, body), 8, PER_CLIENT).finally(() => {
     loading = false;
@@ -356,9 +369,10 @@ async function main(): Promise<void> {
   while (loading) {
     await new Promise((r) => setTimeout(r, 1000));
     const m = memory(servicePid);
-    if (m.serviceRssMb + m.chromiumPssMb > load.serviceRssMb + load.chromiumPssMb) load = m;
+    if (!load || m.serviceRssMb + m.chromiumPssMb > load.serviceRssMb + load.chromiumPssMb) load = m;
   }
   await loadPhase;
+  load ??= memory(servicePid);
   await browser.close();
   await svc.stop();
   fixture.close();
@@ -379,7 +393,8 @@ async function main(): Promise<void> {
   const lines: string[] = [];
   lines.push(`| sequential, \`return await page.title()\` (n=${SEQUENTIAL_N}, ${THINK_MS} ms between requests) | p50 ms | p95 ms |`, '|---|---|---|');
   lines.push(`| floor: goto+title on an open page | ${sequentialResult.floor.p50} | ${sequentialResult.floor.p95} |`);
-  lines.push(`| raw Puppeteer, fresh context+page per request | ${sequentialResult.rawFreshContext.p50} | ${sequentialResult.rawFreshContext.p95} |`);
+  lines.push(`| raw Puppeteer, fresh context+page per request (the baseline) | ${sequentialResult.rawFreshContext.p50} | ${sequentialResult.rawFreshContext.p95} |`);
+  lines.push(`| the same with Puppeteer's stock flags (reference) | ${sequentialResult.rawStockFreshContext.p50} | ${sequentialResult.rawStockFreshContext.p95} |`);
   lines.push(`| pagescript (HTTP, fresh context + isolate) | ${sequentialResult.service.p50} | ${sequentialResult.service.p95} |`);
   lines.push('', `service/floor p50: **${ratios.sequentialP50ServiceOverFloor}**; service/raw p50: **${ratios.sequentialP50ServiceOverRaw}**; service − floor at p50: **${overheadP50} ms**`, '');
   lines.push('| clients | pagescript req/s | p95 ms | raw fresh-context req/s | p95 ms | service/raw |', '|---|---|---|---|---|---|');

@@ -124,6 +124,27 @@ describe('the browser', () => {
     assert.equal(sample(await metrics(), 'pagescript_browser_restarts_total'), restarts + 1);
   });
 
+  test('a fresh context opens no browser UI of its own (the omnibox popups cost a renderer and ~400 ms of CPU per context)', async () => {
+    const lease = await svc.service.browser.lease();
+    try {
+      const cdp = await lease.page.browser().target().createCDPSession();
+      try {
+        // The filter [{}] lists every type, browser_ui included (the default leaves some out).
+        const { targetInfos } = await cdp.send('Target.getTargets', { filter: [{}] });
+        const mine = targetInfos.filter((t) => t.browserContextId === lease.context.id);
+        assert.ok(mine.some((t) => t.type === 'page'), 'the context and its page are listed');
+        assert.deepEqual(
+          mine.filter((t) => t.type === 'browser_ui').map((t) => t.url),
+          [],
+        );
+      } finally {
+        await cdp.detach();
+      }
+    } finally {
+      await lease.close();
+    }
+  });
+
   test('Chromium is recycled after BROWSER_RECYCLE_CONTEXTS contexts without failing requests in flight, and the old one exits', async () => {
     const own = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry, BROWSER_RECYCLE_CONTEXTS: '4', MAX_CONCURRENCY: '3' });
     try {
