@@ -60,30 +60,13 @@ function pssKib(pid: number): number {
 
 /** Descendant processes of pid whose executable is Chromium. */
 function chromiumPids(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
+  return descendants(root).filter((p) => {
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+      return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('chromium');
     } catch {
-      // gone
+      return false; // gone
     }
-  }
-  const out: number[] = [];
-  const walk = (p: number): void => {
-    for (const c of children.get(p) ?? []) {
-      try {
-        if (readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('chromium')) out.push(c);
-      } catch {
-        // gone
-      }
-      walk(c);
-    }
-  };
-  walk(root);
-  return out;
+  });
 }
 
 function memory(servicePid: number): { serviceRssMb: number; chromiumPssMb: number; chromiumProcesses: number } {
@@ -93,6 +76,23 @@ function memory(servicePid: number): { serviceRssMb: number; chromiumPssMb: numb
     chromiumPssMb: round(pids.reduce((a, p) => a + pssKib(p), 0) / 1024),
     chromiumProcesses: pids.length,
   };
+}
+
+/**
+ * Memory once the service is idle and settled: spares remade and closed
+ * contexts' renderers gone. Sampled every second until the Chromium process
+ * count has not changed for 5 s, at most 30 s; the same rule before and after a
+ * soak, so that the two are compared alike.
+ */
+async function settledMemory(servicePid: number): Promise<ReturnType<typeof memory>> {
+  let m = memory(servicePid);
+  for (let waited = 0, still = 0; waited < 30 && still < 5; waited++) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const next = memory(servicePid);
+    still = next.chromiumProcesses === m.chromiumProcesses ? still + 1 : 0;
+    m = next;
+  }
+  return m;
 }
 
 async function listen(server: Server): Promise<number> {
@@ -239,6 +239,79 @@ function pool(a: Throughput, b: Throughput): { rps: number; p95: number; p50: nu
   return { rps: round(lat.length / (a.secs + b.secs), 2), p95: round(pct(lat, 95)), p50: round(pct(lat, 50)) };
 }
 
+/** CPU time of processes in ms, reaped children included (renderers are reaped by Chromium's zygote). */
+function cpuMs(pids: number[]): number {
+  let ticks = 0;
+  for (const p of pids) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime, stime, cutime, cstime; clock ticks of 10 ms on Linux.
+      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    } catch {
+      // gone
+    }
+  }
+  return ticks * 10;
+}
+
+/** Where a load phase's CPU went, in ms per request: the serving Node process, Chromium, and this process as the client. */
+interface CpuSplit {
+  node: number;
+  chromium: number;
+  client: number;
+}
+
+async function withCpu(
+  t: () => Promise<Throughput>,
+  nodePid: number | undefined,
+  chromium: () => number[],
+): Promise<Throughput & { cpu: CpuSplit }> {
+  const node = (): number => (nodePid === undefined ? 0 : cpuOwn(nodePid));
+  const c0 = process.cpuUsage();
+  const [n0, b0] = [node(), cpuMs(chromium())];
+  const r = await t();
+  const [n1, b1] = [node(), cpuMs(chromium())];
+  const c1 = process.cpuUsage(c0);
+  const per = (ms: number): number => round(ms / r.lat.length, 1);
+  return { ...r, cpu: { node: per(n1 - n0), chromium: per(b1 - b0), client: per((c1.user + c1.system) / 1000) } };
+}
+
+/** A process's own CPU in ms (not its children: the service's Chromium is counted apart). */
+function cpuOwn(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
+/** Every process below root. */
+function descendants(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+    } catch {
+      // gone
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number): void => {
+    for (const c of children.get(p) ?? []) {
+      out.push(c);
+      walk(c);
+    }
+  };
+  walk(root);
+  return out;
+}
+
+function meanCpu(a: CpuSplit, b: CpuSplit): CpuSplit {
+  return { node: round((a.node + b.node) / 2, 1), chromium: round((a.chromium + b.chromium) / 2, 1), client: round((a.client + b.client) / 2, 1) };
+}
+
 async function concurrent(fn: () => Promise<unknown>, clients: number, perClient: number): Promise<Throughput> {
   const lat: number[] = [];
   const t0 = performance.now();
@@ -351,13 +424,17 @@ async function main(): Promise<void> {
   // Throughput at 1, 2, 4, 8 clients.
   // Each level runs service, raw, raw, service (ABBA), so that drift of this
   // noisy machine falls on both alike; the halves are pooled.
-  const conc: { clients: number; service: { rps: number; p95: number; p50: number }; raw: { rps: number; p95: number; p50: number } }[] = [];
+  type Level = { rps: number; p95: number; p50: number; cpu: CpuSplit };
+  const conc: { clients: number; service: Level; raw: Level }[] = [];
+  const rawRoot = browser.process()?.pid as number;
+  const serviceChromium = (): number[] => chromiumPids(servicePid);
+  const rawChromium = (): number[] => [rawRoot, ...descendants(rawRoot)];
   for (const c of CONCURRENCY) {
-    const s1 = await concurrent(() => callService(svc.base, body), c, PER_CLIENT);
-    const r1 = await concurrent(() => rawFresh(browser, pageUrl), c, PER_CLIENT);
-    const r2 = await concurrent(() => rawFresh(browser, pageUrl), c, PER_CLIENT);
-    const s2 = await concurrent(() => callService(svc.base, body), c, PER_CLIENT);
-    conc.push({ clients: c, service: pool(s1, s2), raw: pool(r1, r2) });
+    const s1 = await withCpu(() => concurrent(() => callService(svc.base, body), c, PER_CLIENT), servicePid, serviceChromium);
+    const r1 = await withCpu(() => concurrent(() => rawFresh(browser, pageUrl), c, PER_CLIENT), undefined, rawChromium);
+    const r2 = await withCpu(() => concurrent(() => rawFresh(browser, pageUrl), c, PER_CLIENT), undefined, rawChromium);
+    const s2 = await withCpu(() => concurrent(() => callService(svc.base, body), c, PER_CLIENT), servicePid, serviceChromium);
+    conc.push({ clients: c, service: { ...pool(s1, s2), cpu: meanCpu(s1.cpu, s2.cpu) }, raw: { ...pool(r1, r2), cpu: meanCpu(r1.cpu, r2.cpu) } });
   }
   // Memory under load is sampled in a load phase of its own: reading every
   // Chromium process's smaps_rollup is itself work that would skew the timings.
@@ -399,6 +476,8 @@ async function main(): Promise<void> {
   lines.push('', `service/floor p50: **${ratios.sequentialP50ServiceOverFloor}**; service/raw p50: **${ratios.sequentialP50ServiceOverRaw}**; service − floor at p50: **${overheadP50} ms**`, '');
   lines.push('| clients | pagescript req/s | p95 ms | raw fresh-context req/s | p95 ms | service/raw |', '|---|---|---|---|---|---|');
   for (const x of conc) lines.push(`| ${x.clients} | ${x.service.rps} | ${x.service.p95} | ${x.raw.rps} | ${x.raw.p95} | ${round(x.service.rps / x.raw.rps, 2)} |`);
+  lines.push('', '| CPU per request, ms (all levels run at full load) | service: Node | service: Chromium | client | raw: Chromium | raw: Puppeteer client |', '|---|---|---|---|---|---|');
+  for (const x of conc) lines.push(`| ${x.clients} clients | ${x.service.cpu.node} | ${x.service.cpu.chromium} | ${x.service.cpu.client} | ${x.raw.cpu.chromium} | ${x.raw.cpu.client} |`);
   lines.push('', '| service time split (p50 ms) | ' + parts.join(' | ') + ' |', '|---|' + parts.map(() => '---').join('|') + '|');
   lines.push('| | ' + parts.map((k) => split[k]).join(' | ') + ' |');
   lines.push('', '| memory | service RSS MB | Chromium PSS MB | Chromium processes |', '|---|---|---|---|');
@@ -434,8 +513,9 @@ async function soak(pageUrl: string, fixturePort: number, n: number): Promise<Re
     ['cheerio', 'const $ = cheerio.load(await page.content()); return $("p").length', 200],
   ];
   for (let i = 0; i < 20; i++) await callService(svc.base, { url: pageUrl, script: SCRIPT });
-  await new Promise((r) => setTimeout(r, 2000));
-  const before = memory(pid);
+  // After the service's idle collection (5 s without work, src/service.ts), as after the soak.
+  await new Promise((r) => setTimeout(r, 8000));
+  const before = await settledMemory(pid);
   const heapBefore = await heap(svc.base);
   console.log(`soak: ${n} mixed requests at 4 clients; before:`, before, heapBefore);
   const counts: Record<string, number> = {};
@@ -460,17 +540,9 @@ async function soak(pageUrl: string, fixturePort: number, n: number): Promise<Re
     }),
   );
   const secs = (performance.now() - t0) / 1000;
-  // Settled: spares remade and closed contexts' renderers gone. Sampled until the
-  // process count is back or has not changed for 5 s, at most 30 s.
   // The service collects its heap after 5 s without work (src/service.ts): sampled after that.
   await new Promise((r) => setTimeout(r, 8000));
-  let after = memory(pid);
-  for (let waited = 0, still = 0; waited < 30 && still < 5 && after.chromiumProcesses > before.chromiumProcesses; waited++) {
-    await new Promise((r) => setTimeout(r, 1000));
-    const m = memory(pid);
-    still = m.chromiumProcesses === after.chromiumProcesses ? still + 1 : 0;
-    after = m;
-  }
+  const after = await settledMemory(pid);
   const heapAfter = await heap(svc.base);
   await svc.stop();
   const growth = { serviceRssMb: round(after.serviceRssMb - before.serviceRssMb), chromiumPssMb: round(after.chromiumPssMb - before.chromiumPssMb) };
