@@ -12,12 +12,18 @@ export const RELAUNCH_BACKOFF_MS = 500;
 export const RENDERER_HEAP_MB = 512;
 
 /**
- * Chromium features that cost every new context work no one sees. Every new
- * context opens a window, and each window loaded the address bar's two popups
- * (chrome://omnibox-popup.top-chrome) in a renderer of its own: ~400 ms of CPU
- * per context, measured. Without them a fresh context costs one renderer.
+ * Chromium features that cost every new context work no one sees (each measured
+ * with npm run bench):
+ * - WebUIOmniboxPopup, WebUIOmniboxAimPopup: every new context opens a window,
+ *   and each window loaded the address bar's two popups (chrome://omnibox-popup.
+ *   top-chrome) in a renderer of its own, ~400 ms of CPU per context. Without
+ *   them a fresh context costs one renderer.
+ * - SpareRendererForSitePerProcess: Chromium keeps a renderer started ahead for
+ *   the browser context used last, which here is the one about to be closed, so
+ *   it is started and thrown away per request. Off: ~12% more requests per
+ *   second at 4 clients, and the count of Chromium processes at rest is steady.
  */
-export const PER_CONTEXT_FEATURES_OFF = ['WebUIOmniboxPopup', 'WebUIOmniboxAimPopup'] as const;
+export const PER_CONTEXT_FEATURES_OFF = ['WebUIOmniboxPopup', 'WebUIOmniboxAimPopup', 'SpareRendererForSitePerProcess'] as const;
 
 export function chromiumArgs(guardPort: number): string[] {
   return [
@@ -184,10 +190,10 @@ export class BrowserHost {
    * ahead of demand if there is one, else a new one. Spares are replaced when a
    * request's context is closed (see #newLease).
    *
-   * The newest ready spare is taken, not the oldest: Chromium keeps a spare
-   * renderer process for the browser context used last, so the newest spare's
-   * first navigation need not start a renderer (measured: p50 ~80 → ~63 ms with
-   * two spares, 300 ms apart).
+   * The newest ready spare is taken, not the oldest (measured when Chromium
+   * still kept its own spare renderer for the context used last: p50 ~80 → ~63
+   * ms with two spares, 300 ms apart; not measured again since that renderer
+   * and the omnibox popups were turned off, see PER_CONTEXT_FEATURES_OFF).
    */
   async lease(): Promise<PageLease> {
     while (this.#spares.length > 0) {
