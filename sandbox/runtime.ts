@@ -30,8 +30,28 @@ const G = globalThis as unknown as Record<string, unknown>;
 // code exists, so the only holder of the callback is this closure.
 const hostFn = G.__ps_host as (json: string) => string;
 const settings = JSON.parse(G.__ps_settings as string) as Settings;
+const loadCheerio = G.__ps_cheerio as () => void;
 delete G.__ps_host;
 delete G.__ps_settings;
+delete G.__ps_cheerio;
+
+// cheerio is loaded on first use unless the host loaded it ahead (it does for a
+// script whose text names it). Loading replaces this accessor with the value.
+const defineProperty = Object.defineProperty;
+const ownDescriptor = Object.getOwnPropertyDescriptor;
+defineProperty(globalThis, 'cheerio', {
+  configurable: true,
+  enumerable: false,
+  get(): unknown {
+    loadCheerio();
+    const d = ownDescriptor(globalThis, 'cheerio');
+    if (d && 'value' in d) return d.value;
+    throw new Error('cheerio could not be loaded');
+  },
+  set(value: unknown) {
+    defineProperty(globalThis, 'cheerio', { value, writable: true, configurable: true, enumerable: false });
+  },
+});
 
 // Captured now so that a script that replaces them changes nothing here.
 const stringify = JSON.stringify;

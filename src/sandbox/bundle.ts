@@ -59,6 +59,18 @@ export async function compileCached(isolate: ivm.Isolate, src: SandboxSource): P
   return script;
 }
 
+/** compileCached for a caller inside a synchronous callback from the isolate (cheerio's first use). */
+export function compileCachedSync(isolate: ivm.Isolate, src: SandboxSource): ivm.Script {
+  if (src.cachedData) {
+    const script = isolate.compileScriptSync(src.code, { filename: src.filename, cachedData: src.cachedData });
+    if (!(script as CacheResult).cachedDataRejected) return script;
+  }
+  const script = isolate.compileScriptSync(src.code, { filename: src.filename, produceCachedData: true });
+  const produced = (script as CacheResult).cachedData;
+  if (produced) src.cachedData = produced;
+  return script;
+}
+
 /** Releases the code caches (at shutdown), so no isolated-vm handle outlives the service. */
 export function releaseBundleCache(): void {
   if (!loaded) return;

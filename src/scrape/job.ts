@@ -144,6 +144,9 @@ export async function runScrape(
     if (made.status === 'rejected') throw new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: made.reason });
     if (signal?.aborted) throw cancelled();
     const page = (lease as PageLease).page;
+    // cheerio goes into the isolate during the navigation when the script names it
+    // (else on first use, see ScriptSandbox.create); execute() waits for it.
+    if (sandbox && req.script?.includes('cheerio')) void sandbox.loadCheerio();
 
     const response = await timed(navigate(page, url, deps), (ms) => {
       timings.navigation = ms;

@@ -58,6 +58,23 @@ describe('success', () => {
     assert.deepEqual(r.body.data, ['a1', 'b2']);
   });
 
+  test('cheerio reached by a name built at run time is loaded on first use', async () => {
+    // The script's text never names it, so the service does not load it ahead.
+    const name = ['chee', 'rio'].map((p) => `'${p}'`).join(' + ');
+    const r = await svc.post({
+      url: fixtures.url('/list'),
+      script: `const c = globalThis[${name}]; const $ = c.load(await page.content()); return [typeof c.load, $("li").length]`,
+    });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.body.data, ['function', 2]);
+  });
+
+  test('a script may assign its own cheerio before using it', async () => {
+    const r = await svc.post({ url: fixtures.url('/example'), script: 'cheerio = { mine: true }; return cheerio' });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.body.data, { mine: true });
+  });
+
   test('targetUrl is the url given', async () => {
     const r = await svc.post({ url: fixtures.url('/example?q=1'), script: 'return targetUrl' });
     assert.equal(r.body.data, fixtures.url('/example?q=1'));

@@ -50,6 +50,7 @@ describe('constructor walks end inside the isolate', () => {
     ['a frame', '', 'page.mainFrame()'],
     ['a locator', '', "page.locator('#h')"],
     ['a cheerio object', '', "cheerio.load('<p>x</p>')('p')"],
+    ['the cheerio loader (an accessor, before first use)', '', "Object.getOwnPropertyDescriptor(globalThis, 'chee' + 'rio').get"],
     ['bytes from a screenshot', '', 'await page.screenshot()'],
     ['console.log', '', 'console.log'],
     ['the keyboard', '', 'page.keyboard'],
@@ -66,9 +67,21 @@ describe('constructor walks end inside the isolate', () => {
 describe('nothing of Node is reachable', () => {
   test('require, process, module, Buffer, fs, fetch and the host callback are undefined', async () => {
     const r = await run(
-      'return [typeof require, typeof process, typeof module, typeof exports, typeof Buffer, typeof fs, typeof fetch, typeof XMLHttpRequest, typeof __ps_host, typeof __ps_runtime, typeof __ps_settings, typeof WebAssembly.instantiateStreaming]',
+      'return [typeof require, typeof process, typeof module, typeof exports, typeof Buffer, typeof fs, typeof fetch, typeof XMLHttpRequest, typeof __ps_host, typeof __ps_runtime, typeof __ps_settings, typeof __ps_cheerio, typeof WebAssembly.instantiateStreaming]',
     );
-    assert.deepEqual(r.data, Array(12).fill('undefined'));
+    assert.deepEqual(r.data, Array(13).fill('undefined'));
+  });
+
+  test('the cheerio loader takes no input and loads once: called again and again, with arguments, it changes nothing', async () => {
+    // Names are built at run time: a script whose text names it gets it loaded ahead, with no accessor.
+    const r = await run(`
+      const get = Object.getOwnPropertyDescriptor(globalThis, 'chee' + 'rio').get;
+      const first = get.call(globalThis, 'require("fs")');
+      for (let i = 0; i < 100; i++) get.call({}, { toString() { return 'process' } });
+      return [typeof globalThis['__ps_chee' + 'rio'], first === globalThis['chee' + 'rio'], typeof first.load, typeof require, typeof process];
+    `);
+    assert.equal(r.status, 200, JSON.stringify(r));
+    assert.deepEqual(r.data, ['undefined', true, 'function', 'undefined', 'undefined']);
   });
 
   test('import() of a Node module fails inside the isolate', async () => {
