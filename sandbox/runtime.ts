@@ -1,11 +1,13 @@
 // The script's world. This file is bundled (tsup → dist/sandbox/runtime.js) and
 // evaluated INSIDE the V8 isolate of each request, before the user's script.
 //
-// It reaches the host through exactly one function, __ps_host(json) → json,
-// which the host installs as an isolated-vm Callback and which this file takes
-// off the global object before any user code runs. Everything the script sees
-// (page, console, timers, URL, …) is built here from that one function and
-// plain JavaScript; no host object is ever reachable from here.
+// It reaches the host through one function, __ps_host(json) → json, which the
+// host installs as an isolated-vm Callback and which this file takes off the
+// global object before any user code runs. Everything the script sees (page,
+// console, timers, URL, …) is built here from that one function and plain
+// JavaScript; no host object is ever reachable from here. The only other
+// callback, __ps_cheerio(), takes nothing and returns nothing: it asks the host
+// to run the cheerio bundle in this isolate (the `cheerio` getter below).
 //
 // Nothing here is trusted by the host: a script can rewrite any of it. The host
 // validates every message on its side (src/sandbox/membrane.ts).

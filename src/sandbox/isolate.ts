@@ -82,8 +82,9 @@ export class ScriptSandbox {
       const context = await isolate.createContext();
       let handler: ((json: unknown) => string) | undefined;
       let self: ScriptSandbox | undefined;
-      // SECURITY: the isolate gets one function. A Callback arrives there as a
-      // plain function of the isolate; its arguments and result are copied strings.
+      // SECURITY: the isolate gets two functions, this one and __ps_cheerio below.
+      // A Callback arrives there as a plain function of the isolate; its
+      // arguments and result are copied strings.
       await context.global.set(
         '__ps_host',
         new ivm.Callback((json: unknown) => (handler ? handler(json) : '{"ok":false}'), { sync: true }),

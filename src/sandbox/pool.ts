@@ -1,6 +1,6 @@
 // Isolates prepared ahead of demand: each has the runtime loaded (cheerio is
-// loaded per request when needed) and is handed to exactly one request, then disposed. Disposing one starts
-// making its replacement in the background.
+// loaded per request when needed) and is handed to exactly one request, then
+// disposed. Disposing one starts making its replacement in the background.
 import type { Logger } from '../log.js';
 import { ScriptSandbox, type SandboxOptions } from './isolate.js';
 
