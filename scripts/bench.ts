@@ -5,7 +5,7 @@
 // Chromium binary and page. Figures are reported as ratios against that
 // baseline, because these machines are noisy. See README "Performance".
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import puppeteer, { type Browser } from 'puppeteer';
 import { Agent, request } from 'undici';
 import { PER_CONTEXT_FEATURES_OFF } from '../src/browser/browser.js';
+import { descendants, freePort, statFields } from '../test/helpers/system.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const KEY = 'bench-key-0123456789abcdef';
@@ -105,13 +106,6 @@ async function settledMemory(servicePid: number): Promise<ReturnType<typeof memo
 async function listen(server: Server): Promise<number> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return (server.address() as { port: number }).port;
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  const port = await listen(s);
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 // ------------------------------------------------------------------ the service
@@ -250,14 +244,9 @@ function pool(a: Throughput, b: Throughput): { rps: number; p95: number; p50: nu
 function cpuMs(pids: number[]): number {
   let ticks = 0;
   for (const p of pids) {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // utime, stime, cutime, cstime; clock ticks of 10 ms on Linux.
-      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-    } catch {
-      // gone
-    }
+    const f = statFields(p) ?? [];
+    // utime, stime, cutime, cstime; clock ticks of 10 ms on Linux.
+    ticks += Number(f[11] ?? 0) + Number(f[12] ?? 0) + Number(f[13] ?? 0) + Number(f[14] ?? 0);
   }
   return ticks * 10;
 }
@@ -286,33 +275,8 @@ async function withCpu(
 
 /** A process's own CPU in ms (not its children: the service's Chromium is counted apart). */
 function cpuOwn(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10;
-}
-
-/** Every process below root. */
-function descendants(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
-    } catch {
-      // gone
-    }
-  }
-  const out: number[] = [];
-  const walk = (p: number): void => {
-    for (const c of children.get(p) ?? []) {
-      out.push(c);
-      walk(c);
-    }
-  };
-  walk(root);
-  return out;
+  const f = statFields(pid) ?? [];
+  return (Number(f[11] ?? 0) + Number(f[12] ?? 0)) * 10;
 }
 
 function meanCpu(a: CpuSplit, b: CpuSplit): CpuSplit {

@@ -1,4 +1,4 @@
-// What tests ask of the machine: a free loopback port, and processes read from /proc.
+// What tests and the bench ask of the machine: a free loopback port, and processes read from /proc.
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
@@ -11,15 +11,24 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** The state letter and parent pid of a process, or undefined when it is gone. */
-function stat(pid: number): { state: string; ppid: number } | undefined {
+/**
+ * The fields of /proc/<pid>/stat after the command name, or undefined when the
+ * process is gone: [0] state, [1] parent pid, [11..14] utime, stime, cutime,
+ * cstime in clock ticks.
+ */
+export function statFields(pid: number): string[] | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0] ?? '', ppid: Number(fields[1]) };
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
+}
+
+/** The state letter and parent pid of a process, or undefined when it is gone. */
+function stat(pid: number): { state: string; ppid: number } | undefined {
+  const fields = statFields(pid);
+  return fields && { state: fields[0] ?? '', ppid: Number(fields[1]) };
 }
 
 /** Every process descended from pid (Chromium and its helpers). */
