@@ -50,7 +50,12 @@ export function base64ToBytes(d: string): Uint8Array {
 
 function invalidCharacter(message: string): Error {
   const e = new Error(message);
-  Object.defineProperty(e, 'name', { value: 'InvalidCharacterError', writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(e, 'name', {
+    value: 'InvalidCharacterError',
+    writable: true,
+    configurable: true,
+    enumerable: false,
+  });
   return e;
 }
 
@@ -65,7 +70,8 @@ export function atob(data: unknown): string {
   if (arguments.length === 0) throw new TypeError("Failed to execute 'atob': 1 argument required, but only 0 present.");
   let s = String(data).replace(/[\t\n\f\r ]/g, '');
   if (s.length % 4 === 0) s = s.replace(/={1,2}$/, '');
-  if (s.length % 4 === 1 || /[^A-Za-z0-9+/]/.test(s)) throw invalidCharacter("Failed to execute 'atob': The string to be decoded is not correctly encoded.");
+  if (s.length % 4 === 1 || /[^A-Za-z0-9+/]/.test(s))
+    throw invalidCharacter("Failed to execute 'atob': The string to be decoded is not correctly encoded.");
   return bytesToBinary(base64ToBytes(s));
 }
 
@@ -76,7 +82,10 @@ export function btoa(data: unknown): string {
   const bytes = new Uint8Array(s.length);
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c > 255) throw invalidCharacter("Failed to execute 'btoa': The string to be encoded contains characters outside of the Latin1 range.");
+    if (c > 255)
+      throw invalidCharacter(
+        "Failed to execute 'btoa': The string to be encoded contains characters outside of the Latin1 range.",
+      );
     bytes[i] = c;
   }
   return bytesToBase64(bytes);

@@ -42,7 +42,8 @@ export function inspect(v: unknown, depth = 0, seen: unknown[] = []): string {
   if (v === null) return 'null';
   const obj = v as object;
   if (seen.includes(obj)) return '[Circular *1]';
-  if (obj instanceof Error) return obj.stack && obj.stack.startsWith(`${obj.name}`) ? obj.stack : `${obj.name}: ${obj.message}`;
+  if (obj instanceof Error)
+    return obj.stack && obj.stack.startsWith(`${obj.name}`) ? obj.stack : `${obj.name}: ${obj.message}`;
   if (obj instanceof Date) return Number.isNaN(obj.getTime()) ? 'Invalid Date' : obj.toISOString();
   if (obj instanceof RegExp) return obj.toString();
   const custom = (obj as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag];

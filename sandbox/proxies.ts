@@ -70,7 +70,16 @@ const PAGE_ASYNC = [
   'bringToFront',
   'waitForFrame',
 ];
-const PAGE_SYNC = ['url', 'viewport', 'isClosed', 'isJavaScriptEnabled', 'mainFrame', 'frames', 'setDefaultTimeout', 'setDefaultNavigationTimeout'];
+const PAGE_SYNC = [
+  'url',
+  'viewport',
+  'isClosed',
+  'isJavaScriptEnabled',
+  'mainFrame',
+  'frames',
+  'setDefaultTimeout',
+  'setDefaultNavigationTimeout',
+];
 const PAGE_REFUSED = [
   'browser',
   'browserContext',
@@ -135,7 +144,16 @@ const LOCATOR_CHAIN = [
   'map',
   'clone',
 ];
-const REQUEST_SNAPSHOT = ['url', 'method', 'headers', 'postData', 'hasPostData', 'resourceType', 'isNavigationRequest', 'failure'];
+const REQUEST_SNAPSHOT = [
+  'url',
+  'method',
+  'headers',
+  'postData',
+  'hasPostData',
+  'resourceType',
+  'isNavigationRequest',
+  'failure',
+];
 const RESPONSE_SNAPSHOT = ['url', 'status', 'statusText', 'ok', 'headers', 'fromCache', 'fromServiceWorker'];
 const INPUT = {
   keyboard: ['down', 'up', 'press', 'type', 'sendCharacter'],
@@ -260,9 +278,7 @@ export function createPageApi(deps: BridgeDeps): Bridge {
     const opts = (typeof options === 'object' && options !== null ? options : {}) as { timeout?: unknown };
     const timeout = typeof opts.timeout === 'number' && opts.timeout >= 0 ? opts.timeout : deps.defaultTimeoutMs;
     const match =
-      typeof what === 'function'
-        ? (what as AnyFn)
-        : (r: unknown) => (r as { url(): string }).url() === String(what);
+      typeof what === 'function' ? (what as AnyFn) : (r: unknown) => (r as { url(): string }).url() === String(what);
     return new Promise((resolve, reject) => {
       let timer: number | undefined;
       const listener = async (r: unknown): Promise<void> => {
@@ -333,7 +349,12 @@ export function createPageApi(deps: BridgeDeps): Bridge {
   asyncMethods(Frame.prototype, FRAME_ASYNC);
   syncMethods(Frame.prototype, FRAME_SYNC);
   asyncMethods(ElementHandle.prototype, ELEMENT_ASYNC);
-  refusedMethods(ElementHandle.prototype, 'elementHandle', ['uploadFile', 'remoteObject'], 'it would read files from the server');
+  refusedMethods(
+    ElementHandle.prototype,
+    'elementHandle',
+    ['uploadFile', 'remoteObject'],
+    'it would read files from the server',
+  );
   asyncMethods(JSHandle.prototype, JSHANDLE_ASYNC);
   refusedMethods(JSHandle.prototype, 'jsHandle', ['remoteObject']);
   asyncMethods(Locator.prototype, LOCATOR_ASYNC);
@@ -344,14 +365,23 @@ export function createPageApi(deps: BridgeDeps): Bridge {
   snapshotMethods(HTTPResponse.prototype, RESPONSE_SNAPSHOT);
   asyncMethods(HTTPResponse.prototype, ['text', 'json', 'buffer', 'content']);
   syncMethods(HTTPResponse.prototype, ['request', 'frame']);
-  refusedMethods(HTTPResponse.prototype, 'response', ['remoteAddress', 'securityDetails'], 'the address is the egress guard\'s');
+  refusedMethods(
+    HTTPResponse.prototype,
+    'response',
+    ['remoteAddress', 'securityDetails'],
+    "the address is the egress guard's",
+  );
   snapshotMethods(Dialog.prototype, ['type', 'message', 'defaultValue']);
   asyncMethods(Dialog.prototype, ['accept', 'dismiss']);
   snapshotMethods(ConsoleMessage.prototype, ['type', 'text', 'location']);
   Object.defineProperty(ConsoleMessage.prototype, 'args', { value: () => [], writable: true, configurable: true });
 
   // asElement(): an ElementHandle is its own element; a JSHandle is none.
-  Object.defineProperty(ElementHandle.prototype, 'asElement', { value: function (this: object) { return this; } });
+  Object.defineProperty(ElementHandle.prototype, 'asElement', {
+    value: function (this: object) {
+      return this;
+    },
+  });
   Object.defineProperty(JSHandle.prototype, 'asElement', { value: () => null });
 
   // locator() is synchronous in Puppeteer: the host builds it at once.

@@ -67,8 +67,14 @@ function send(msg: ToHost): string {
 
 // ---------------------------------------------------------------- errors
 function makeError(e: WireError): Error {
-  const err = e.name === 'TypeError' ? new TypeError(e.message) : e.name === 'RangeError' ? new RangeError(e.message) : new Error(e.message);
-  if (err.name !== e.name) Object.defineProperty(err, 'name', { value: e.name, writable: true, configurable: true, enumerable: false });
+  const err =
+    e.name === 'TypeError'
+      ? new TypeError(e.message)
+      : e.name === 'RangeError'
+        ? new RangeError(e.message)
+        : new Error(e.message);
+  if (err.name !== e.name)
+    Object.defineProperty(err, 'name', { value: e.name, writable: true, configurable: true, enumerable: false });
   return err;
 }
 
@@ -137,7 +143,11 @@ function callAsync(h: number, m: string, args: readonly unknown[]): Promise<unkn
 }
 
 function callSync(h: number, m: string, args: readonly unknown[]): unknown {
-  const reply = parse(send({ op: 'sync', h, m, a: args.map(encodeArg) })) as { ok: boolean; v?: unknown; e?: WireError };
+  const reply = parse(send({ op: 'sync', h, m, a: args.map(encodeArg) })) as {
+    ok: boolean;
+    v?: unknown;
+    e?: WireError;
+  };
   if (!reply.ok) throw makeError(reply.e ?? { name: 'Error', message: 'host call failed' });
   return decode(reply.v);
 }
@@ -160,7 +170,8 @@ function writeLog(level: string, args: unknown[]): void {
     droppedBytes += text.length;
     // The host learns of drops now and then, not once per line: a logging loop
     // must not keep the host's event loop busy.
-    if (droppedLines === 1 || droppedLines % 1000 === 0) send({ op: 'log', level: 'dropped', text: `${droppedLines} ${droppedBytes}` });
+    if (droppedLines === 1 || droppedLines % 1000 === 0)
+      send({ op: 'log', level: 'dropped', text: `${droppedLines} ${droppedBytes}` });
     return;
   }
   logLines++;
@@ -230,7 +241,15 @@ function fireTimer(id: number): void {
 }
 
 // ---------------------------------------------------------------- page API
-bridge = createPageApi({ callAsync, callSync, send, defaultTimeoutMs: settings.defaultTimeoutMs, setTimer: addTimer, clearTimer, reportUncaught });
+bridge = createPageApi({
+  callAsync,
+  callSync,
+  send,
+  defaultTimeoutMs: settings.defaultTimeoutMs,
+  setTimer: addTimer,
+  clearTimer,
+  reportUncaught,
+});
 
 // ---------------------------------------------------------------- globals
 function defineGlobal(name: string, value: unknown): void {
@@ -266,16 +285,21 @@ function defineLazyGlobal(name: string, load: () => unknown): void {
 }
 // require() of a CommonJS module inside a function: the bundler wraps the module
 // so that it runs at the first call, not when the isolate starts.
+/* eslint-disable @typescript-eslint/no-require-imports -- resolved by the bundler (tsup), not at run time */
 defineLazyGlobal('URL', () => require('core-js-pure/stable/url/index.js'));
 defineLazyGlobal('URLSearchParams', () => require('core-js-pure/stable/url-search-params/index.js'));
 defineLazyGlobal('structuredClone', () => require('core-js-pure/stable/structured-clone.js'));
+/* eslint-enable @typescript-eslint/no-require-imports */
 defineGlobal('TextEncoder', TextEncoder);
 defineGlobal('TextDecoder', TextDecoder);
 defineGlobal('atob', atob);
 defineGlobal('btoa', btoa);
 defineGlobal('queueMicrotask', (fn: unknown) => {
   if (typeof fn !== 'function') throw new TypeError('The "callback" argument must be of type function');
-  void Promise.resolve().then(() => (fn as AnyFn)());
+  // As in a browser, a callback that throws does not stop the script; nothing here can report it.
+  Promise.resolve()
+    .then(() => (fn as AnyFn)())
+    .catch(() => undefined);
 });
 
 // ---------------------------------------------------------------- entry points for the host
@@ -370,4 +394,9 @@ function stats(): string {
 }
 
 // The host takes these three (as references) and then deletes the property, before any user code runs.
-Object.defineProperty(globalThis, '__ps_runtime', { value: { receive, run, stats }, configurable: true, writable: false, enumerable: false });
+Object.defineProperty(globalThis, '__ps_runtime', {
+  value: { receive, run, stats },
+  configurable: true,
+  writable: false,
+  enumerable: false,
+});

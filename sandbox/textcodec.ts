@@ -42,19 +42,27 @@ export class TextDecoder {
   decode(input?: ArrayBuffer | ArrayBufferView): string {
     if (input === undefined) return '';
     const b =
-      input instanceof ArrayBuffer ? new Uint8Array(input) : new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+      input instanceof ArrayBuffer
+        ? new Uint8Array(input)
+        : new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
     let out = '';
     const bad = (): number => {
       if (this.#fatal) throw new TypeError('The encoded data was not valid for encoding utf-8');
       return 0xfffd;
     };
-    for (let i = 0; i < b.length; ) {
+    for (let i = 0; i < b.length;) {
       const c = b[i++] as number;
       let cp: number;
       if (c < 0x80) cp = c;
       else if (c >= 0xc2 && c < 0xe0 && i < b.length && ((b[i] as number) & 0xc0) === 0x80) {
         cp = ((c & 31) << 6) | ((b[i++] as number) & 63);
-      } else if (c >= 0xe0 && c < 0xf0 && i + 1 < b.length && ((b[i] as number) & 0xc0) === 0x80 && ((b[i + 1] as number) & 0xc0) === 0x80) {
+      } else if (
+        c >= 0xe0 &&
+        c < 0xf0 &&
+        i + 1 < b.length &&
+        ((b[i] as number) & 0xc0) === 0x80 &&
+        ((b[i + 1] as number) & 0xc0) === 0x80
+      ) {
         cp = ((c & 15) << 12) | (((b[i] as number) & 63) << 6) | ((b[i + 1] as number) & 63);
         i += 2;
         if (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff)) cp = bad();
@@ -66,7 +74,11 @@ export class TextDecoder {
         ((b[i + 1] as number) & 0xc0) === 0x80 &&
         ((b[i + 2] as number) & 0xc0) === 0x80
       ) {
-        cp = ((c & 7) << 18) | (((b[i] as number) & 63) << 12) | (((b[i + 1] as number) & 63) << 6) | ((b[i + 2] as number) & 63);
+        cp =
+          ((c & 7) << 18) |
+          (((b[i] as number) & 63) << 12) |
+          (((b[i + 1] as number) & 63) << 6) |
+          ((b[i + 2] as number) & 63);
         i += 3;
         if (cp < 0x10000 || cp > 0x10ffff) cp = bad();
       } else cp = bad();

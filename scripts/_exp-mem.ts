@@ -4,15 +4,30 @@ import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../test/helpers/fixtur
 import { startTestService } from '../test/helpers/service.js';
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 await fixtures.start();
-const svc = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry, SCRIPT_MEMORY_MB: '32', SCRIPT_TIMEOUT_MS: '1000', MAX_CONCURRENCY: '2' });
+const svc = await startTestService({
+  EGRESS_ALLOWLIST: fixtures.allowEntry,
+  SCRIPT_MEMORY_MB: '32',
+  SCRIPT_TIMEOUT_MS: '1000',
+  MAX_CONCURRENCY: '2',
+});
 const gc = (globalThis as { gc?: () => void }).gc!;
 function mem(): string {
-  let pages = 0, pagesRss = 0, size = 0, anon = false;
+  let pages = 0,
+    pagesRss = 0,
+    size = 0,
+    anon = false;
   for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
     const h = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
-    if (h) { size = (parseInt(h[2]!, 16) - parseInt(h[1]!, 16)) / 1024; anon = !h[3]; continue; }
+    if (h) {
+      size = (parseInt(h[2]!, 16) - parseInt(h[1]!, 16)) / 1024;
+      anon = !h[3];
+      continue;
+    }
     const r = /^Rss:\s+(\d+) kB/.exec(line);
-    if (r && anon && size === 256) { pages++; pagesRss += Number(r[1]) / 1024; }
+    if (r && anon && size === 256) {
+      pages++;
+      pagesRss += Number(r[1]) / 1024;
+    }
   }
   const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
   const h = process.memoryUsage();
@@ -28,15 +43,26 @@ const kinds: Record<string, string> = {
 const which = (process.env.K ?? 'success').split(',');
 const n = Number(process.env.N ?? 100);
 for (let i = 0; i < 10; i++) await svc.post({ url: fixtures.url('/example'), script: kinds.success });
-await new Promise((r) => setTimeout(r, 1000)); gc();
+await new Promise((r) => setTimeout(r, 1000));
+gc();
 console.log('start ', mem());
 for (const k of which) {
-  for (let i = 0; i < n; i++) await Promise.all([svc.post({ url: fixtures.url('/example'), script: kinds[k] }), svc.post({ url: fixtures.url('/example'), script: kinds[k] })]);
+  for (let i = 0; i < n; i++)
+    await Promise.all([
+      svc.post({ url: fixtures.url('/example'), script: kinds[k] }),
+      svc.post({ url: fixtures.url('/example'), script: kinds[k] }),
+    ]);
   await new Promise((r) => setTimeout(r, 1000));
   console.log(`${k.padEnd(7)}`, mem());
-  gc(); await new Promise((r) => setTimeout(r, 2000));
+  gc();
+  await new Promise((r) => setTimeout(r, 2000));
   console.log(`  gc   `, mem());
 }
-(gc as unknown as (o: object) => void)({ type: 'major', execution: 'sync', flavor: 'last-resort' }); await new Promise((r) => setTimeout(r, 2000));
+(gc as unknown as (o: object) => void)({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+await new Promise((r) => setTimeout(r, 2000));
 console.log('last-resort', mem());
-await svc.close(); await fixtures.close(); gc(); await new Promise((r) => setTimeout(r, 2000)); console.log('closed', mem());
+await svc.close();
+await fixtures.close();
+gc();
+await new Promise((r) => setTimeout(r, 2000));
+console.log('closed', mem());

@@ -76,7 +76,12 @@ function chromiumPids(root: number): number[] {
  * PSS (shared pages split between the processes that share them: what the
  * machine actually gives Chromium).
  */
-function memory(servicePid: number): { serviceRssMb: number; chromiumRssMb: number; chromiumPssMb: number; chromiumProcesses: number } {
+function memory(servicePid: number): {
+  serviceRssMb: number;
+  chromiumRssMb: number;
+  chromiumPssMb: number;
+  chromiumProcesses: number;
+} {
   const pids = chromiumPids(servicePid);
   return {
     serviceRssMb: round(kib(servicePid, 'VmRSS') / 1024),
@@ -180,7 +185,10 @@ async function heap(base: string): Promise<Record<string, number>> {
     externalMb: round(read('pagescript_nodejs_external_memory_bytes')),
     // Committed size of each V8 space: which one holds memory after load.
     ...Object.fromEntries(
-      [...text.matchAll(/^pagescript_nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\S+)/gm)].map((m) => [`${m[1]}Mb`, round(Number(m[2]) / 2 ** 20)]),
+      [...text.matchAll(/^pagescript_nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\S+)/gm)].map((m) => [
+        `${m[1]}Mb`,
+        round(Number(m[2]) / 2 ** 20),
+      ]),
     ),
   };
 }
@@ -280,7 +288,11 @@ function cpuOwn(pid: number): number {
 }
 
 function meanCpu(a: CpuSplit, b: CpuSplit): CpuSplit {
-  return { node: round((a.node + b.node) / 2, 1), chromium: round((a.chromium + b.chromium) / 2, 1), client: round((a.client + b.client) / 2, 1) };
+  return {
+    node: round((a.node + b.node) / 2, 1),
+    chromium: round((a.chromium + b.chromium) / 2, 1),
+    client: round((a.client + b.client) / 2, 1),
+  };
 }
 
 async function concurrent(fn: () => Promise<unknown>, clients: number, perClient: number): Promise<Throughput> {
@@ -331,7 +343,9 @@ async function main(): Promise<void> {
     chromium: CHROMIUM,
     date: new Date().toISOString(),
   };
-  console.log(`pagescript bench — ${machine.date}\n${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}\n`);
+  console.log(
+    `pagescript bench — ${machine.date}\n${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}\n`,
+  );
 
   if (soakN > 0) {
     const result = await soak(pageUrl, fixturePort, soakN);
@@ -350,7 +364,14 @@ async function main(): Promise<void> {
   // The baseline: raw Puppeteer on the same binary, with the flags this machine
   // needs and the service's flags that cut per-context cost (a raw Puppeteer user
   // can pass them too), so that the ratios measure the service, not a flag.
-  const machineArgs = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+  const machineArgs = [
+    '--no-sandbox',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+    '--disable-quic',
+  ];
   const browser = await puppeteer.launch({
     executablePath: CHROMIUM,
     pipe: true,
@@ -387,9 +408,26 @@ async function main(): Promise<void> {
   }
   const p = (xs: number[]): { p50: number; p95: number } => ({ p50: round(pct(xs, 50)), p95: round(pct(xs, 95)) });
   await stock.close();
-  const sequentialResult = { n: SEQUENTIAL_N, floor: p(seq.floor), rawFreshContext: p(seq.raw), rawStockFreshContext: p(seq.stock), service: p(seq.service) };
+  const sequentialResult = {
+    n: SEQUENTIAL_N,
+    floor: p(seq.floor),
+    rawFreshContext: p(seq.raw),
+    rawStockFreshContext: p(seq.stock),
+    service: p(seq.service),
+  };
   const parts = ['queue', 'lease', 'isolate', 'navigation', 'script', 'serialize'];
-  const split = Object.fromEntries(parts.map((k) => [k, round(pct(samples.map((s) => s.timing[k] ?? 0), 50), 2)]));
+  const split = Object.fromEntries(
+    parts.map((k) => [
+      k,
+      round(
+        pct(
+          samples.map((s) => s.timing[k] ?? 0),
+          50,
+        ),
+        2,
+      ),
+    ]),
+  );
   const overheadP50 = round(sequentialResult.service.p50 - sequentialResult.floor.p50);
 
   // Throughput at 1, 2, 4, 8 clients.
@@ -401,11 +439,23 @@ async function main(): Promise<void> {
   const serviceChromium = (): number[] => chromiumPids(servicePid);
   const rawChromium = (): number[] => [rawRoot, ...descendants(rawRoot)];
   for (const c of CONCURRENCY) {
-    const s1 = await withCpu(() => concurrent(() => callService(svc.base, body), c, PER_CLIENT), servicePid, serviceChromium);
+    const s1 = await withCpu(
+      () => concurrent(() => callService(svc.base, body), c, PER_CLIENT),
+      servicePid,
+      serviceChromium,
+    );
     const r1 = await withCpu(() => concurrent(() => rawFresh(browser, pageUrl), c, PER_CLIENT), undefined, rawChromium);
     const r2 = await withCpu(() => concurrent(() => rawFresh(browser, pageUrl), c, PER_CLIENT), undefined, rawChromium);
-    const s2 = await withCpu(() => concurrent(() => callService(svc.base, body), c, PER_CLIENT), servicePid, serviceChromium);
-    conc.push({ clients: c, service: { ...pool(s1, s2), cpu: meanCpu(s1.cpu, s2.cpu) }, raw: { ...pool(r1, r2), cpu: meanCpu(r1.cpu, r2.cpu) } });
+    const s2 = await withCpu(
+      () => concurrent(() => callService(svc.base, body), c, PER_CLIENT),
+      servicePid,
+      serviceChromium,
+    );
+    conc.push({
+      clients: c,
+      service: { ...pool(s1, s2), cpu: meanCpu(s1.cpu, s2.cpu) },
+      raw: { ...pool(r1, r2), cpu: meanCpu(r1.cpu, r2.cpu) },
+    });
   }
   // Memory under load is sampled in a load phase of its own: reading every
   // Chromium process's smaps_rollup is itself work that would skew the timings.
@@ -439,35 +489,96 @@ async function main(): Promise<void> {
   };
 
   const lines: string[] = [];
-  lines.push(`| sequential, \`return await page.title()\` (n=${SEQUENTIAL_N}, ${THINK_MS} ms between requests) | p50 ms | p95 ms |`, '|---|---|---|');
+  lines.push(
+    `| sequential, \`return await page.title()\` (n=${SEQUENTIAL_N}, ${THINK_MS} ms between requests) | p50 ms | p95 ms |`,
+    '|---|---|---|',
+  );
   lines.push(`| floor: goto+title on an open page | ${sequentialResult.floor.p50} | ${sequentialResult.floor.p95} |`);
-  lines.push(`| raw Puppeteer, fresh context+page per request (the baseline) | ${sequentialResult.rawFreshContext.p50} | ${sequentialResult.rawFreshContext.p95} |`);
-  lines.push(`| the same with Puppeteer's stock flags (reference) | ${sequentialResult.rawStockFreshContext.p50} | ${sequentialResult.rawStockFreshContext.p95} |`);
-  lines.push(`| pagescript (HTTP, fresh context + isolate) | ${sequentialResult.service.p50} | ${sequentialResult.service.p95} |`);
-  lines.push('', `service/floor p50: **${ratios.sequentialP50ServiceOverFloor}**; service/raw p50: **${ratios.sequentialP50ServiceOverRaw}**; service − floor at p50: **${overheadP50} ms**`, '');
-  lines.push('| clients | pagescript req/s | p95 ms | raw fresh-context req/s | p95 ms | service/raw |', '|---|---|---|---|---|---|');
-  for (const x of conc) lines.push(`| ${x.clients} | ${x.service.rps} | ${x.service.p95} | ${x.raw.rps} | ${x.raw.p95} | ${round(x.service.rps / x.raw.rps, 2)} |`);
-  lines.push('', '| CPU per request, ms (all levels run at full load) | service: Node | service: Chromium | client | raw: Chromium | raw: Puppeteer client |', '|---|---|---|---|---|---|');
-  for (const x of conc) lines.push(`| ${x.clients} clients | ${x.service.cpu.node} | ${x.service.cpu.chromium} | ${x.service.cpu.client} | ${x.raw.cpu.chromium} | ${x.raw.cpu.client} |`);
-  lines.push('', '| service time split (p50 ms) | ' + parts.join(' | ') + ' |', '|---|' + parts.map(() => '---').join('|') + '|');
+  lines.push(
+    `| raw Puppeteer, fresh context+page per request (the baseline) | ${sequentialResult.rawFreshContext.p50} | ${sequentialResult.rawFreshContext.p95} |`,
+  );
+  lines.push(
+    `| the same with Puppeteer's stock flags (reference) | ${sequentialResult.rawStockFreshContext.p50} | ${sequentialResult.rawStockFreshContext.p95} |`,
+  );
+  lines.push(
+    `| pagescript (HTTP, fresh context + isolate) | ${sequentialResult.service.p50} | ${sequentialResult.service.p95} |`,
+  );
+  lines.push(
+    '',
+    `service/floor p50: **${ratios.sequentialP50ServiceOverFloor}**; service/raw p50: **${ratios.sequentialP50ServiceOverRaw}**; service − floor at p50: **${overheadP50} ms**`,
+    '',
+  );
+  lines.push(
+    '| clients | pagescript req/s | p95 ms | raw fresh-context req/s | p95 ms | service/raw |',
+    '|---|---|---|---|---|---|',
+  );
+  for (const x of conc)
+    lines.push(
+      `| ${x.clients} | ${x.service.rps} | ${x.service.p95} | ${x.raw.rps} | ${x.raw.p95} | ${round(x.service.rps / x.raw.rps, 2)} |`,
+    );
+  lines.push(
+    '',
+    '| CPU per request, ms (all levels run at full load) | service: Node | service: Chromium | client | raw: Chromium | raw: Puppeteer client |',
+    '|---|---|---|---|---|---|',
+  );
+  for (const x of conc)
+    lines.push(
+      `| ${x.clients} clients | ${x.service.cpu.node} | ${x.service.cpu.chromium} | ${x.service.cpu.client} | ${x.raw.cpu.chromium} | ${x.raw.cpu.client} |`,
+    );
+  lines.push(
+    '',
+    '| service time split (p50 ms) | ' + parts.join(' | ') + ' |',
+    '|---|' + parts.map(() => '---').join('|') + '|',
+  );
   lines.push('| | ' + parts.map((k) => split[k]).join(' | ') + ' |');
-  lines.push('', '| memory | service RSS MB | Chromium RSS MB (sum) | Chromium PSS MB | Chromium processes |', '|---|---|---|---|---|');
-  lines.push(`| at rest | ${rest.serviceRssMb} | ${rest.chromiumRssMb} | ${rest.chromiumPssMb} | ${rest.chromiumProcesses} |`);
-  lines.push(`| under load (peak) | ${load.serviceRssMb} | ${load.chromiumRssMb} | ${load.chromiumPssMb} | ${load.chromiumProcesses} |`);
-  lines.push('', 'targets: ' + Object.entries(targets).map(([k, v]) => `${k}: ${v ? 'met' : 'NOT met'}`).join('; '));
+  lines.push(
+    '',
+    '| memory | service RSS MB | Chromium RSS MB (sum) | Chromium PSS MB | Chromium processes |',
+    '|---|---|---|---|---|',
+  );
+  lines.push(
+    `| at rest | ${rest.serviceRssMb} | ${rest.chromiumRssMb} | ${rest.chromiumPssMb} | ${rest.chromiumProcesses} |`,
+  );
+  lines.push(
+    `| under load (peak) | ${load.serviceRssMb} | ${load.chromiumRssMb} | ${load.chromiumPssMb} | ${load.chromiumProcesses} |`,
+  );
+  lines.push(
+    '',
+    'targets: ' +
+      Object.entries(targets)
+        .map(([k, v]) => `${k}: ${v ? 'met' : 'NOT met'}`)
+        .join('; '),
+  );
   console.log(lines.join('\n'));
 
   if (outFile) {
     writeFileSync(
       outFile,
-      JSON.stringify({ machine, sequential: sequentialResult, concurrency: conc, split, overheadP50Ms: overheadP50, memory: { rest, load }, ratios, targets }, null, 2),
+      JSON.stringify(
+        {
+          machine,
+          sequential: sequentialResult,
+          concurrency: conc,
+          split,
+          overheadP50Ms: overheadP50,
+          memory: { rest, load },
+          ratios,
+          targets,
+        },
+        null,
+        2,
+      ),
     );
     console.log(`\nfigures written to ${outFile}`);
   }
 }
 
 // ------------------------------------------------------------------ soak
-async function soak(pageUrl: string, fixturePort: number, n: number): Promise<Record<string, unknown> & { pass: boolean }> {
+async function soak(
+  pageUrl: string,
+  fixturePort: number,
+  n: number,
+): Promise<Record<string, unknown> & { pass: boolean }> {
   const svc = await startService({
     EGRESS_ALLOWLIST: `127.0.0.1:${fixturePort}`,
     // Long enough that a cheerio script on a loaded 2-core machine is not a timeout.
@@ -522,9 +633,32 @@ async function soak(pageUrl: string, fixturePort: number, n: number): Promise<Re
     chromiumPssMb: round(after.chromiumPssMb - before.chromiumPssMb),
   };
   const pass =
-    growth.serviceRssMb < 50 && growth.chromiumRssMb < 50 && growth.chromiumPssMb < 50 && after.chromiumProcesses <= before.chromiumProcesses && unexpected === 0;
-  const result = { requests: n, seconds: round(secs), counts, unexpectedStatus: unexpected, unexpectedByKind, before, after, growth, heapBefore, heapAfter, pass };
-  console.log('after:', after, heapAfter, '\ngrowth:', growth, `\nunexpected statuses: ${unexpected} ${JSON.stringify(unexpectedByKind)}\n${pass ? 'PASS' : 'FAIL'}: growth under 50 MB and the Chromium process count back where it was`);
+    growth.serviceRssMb < 50 &&
+    growth.chromiumRssMb < 50 &&
+    growth.chromiumPssMb < 50 &&
+    after.chromiumProcesses <= before.chromiumProcesses &&
+    unexpected === 0;
+  const result = {
+    requests: n,
+    seconds: round(secs),
+    counts,
+    unexpectedStatus: unexpected,
+    unexpectedByKind,
+    before,
+    after,
+    growth,
+    heapBefore,
+    heapAfter,
+    pass,
+  };
+  console.log(
+    'after:',
+    after,
+    heapAfter,
+    '\ngrowth:',
+    growth,
+    `\nunexpected statuses: ${unexpected} ${JSON.stringify(unexpectedByKind)}\n${pass ? 'PASS' : 'FAIL'}: growth under 50 MB and the Chromium process count back where it was`,
+  );
   return result;
 }
 

@@ -2,7 +2,8 @@
 // Prepares a machine for pagescript and then runs one of its commands on Node 24.
 //
 //   node scripts/bootstrap.mjs start   -> build if stale, then run the service
-//   node scripts/bootstrap.mjs test    -> build, type-check, run the test suite
+//   node scripts/bootstrap.mjs test    -> build, type-check, lint, run the test suite
+//   node scripts/bootstrap.mjs lint    -> eslint and prettier --check
 //   node scripts/bootstrap.mjs run F…  -> run a script file (bench, key tools) on Node 24
 //
 // This file runs on whatever Node the machine has (18 or later) and uses nothing
@@ -59,7 +60,15 @@ function ensureNode() {
   say(`system Node is ${process.versions.node}; installing Node ${RUNTIME_VERSION} (${pkgName}) into .runtime/`);
   mkdirSync(prefix, { recursive: true });
   writeFileSync(join(prefix, 'package.json'), '{"private":true}\n');
-  mustRun('npm', ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--ignore-scripts', `${pkgName}@${RUNTIME_VERSION}`]);
+  mustRun('npm', [
+    'install',
+    '--prefix',
+    prefix,
+    '--no-save',
+    '--no-package-lock',
+    '--ignore-scripts',
+    `${pkgName}@${RUNTIME_VERSION}`,
+  ]);
   if (!existsSync(bin)) fail(`${pkgName}@${RUNTIME_VERSION} did not provide ${bin}`);
   writeFileSync(stamp, RUNTIME_VERSION);
   return bin;
@@ -172,6 +181,7 @@ switch (command) {
     ensureBuild(nodeBin, false);
     say('type-checking');
     mustRun(nodeBin, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', ROOT], { env });
+    lint(nodeBin, env);
     const files = rest.length > 0 ? rest : listTests(join(ROOT, 'test'));
     status = run(nodeBin, [...nodeFlags, '--import', 'tsx', '--test', '--test-concurrency=1', ...files], {
       stdio: 'inherit',
@@ -179,15 +189,30 @@ switch (command) {
     });
     break;
   }
+  case 'lint':
+    lint(nodeBin, env);
+    status = 0;
+    break;
   case 'run':
     ensureBuild(nodeBin, false);
     runForwardingSignals(nodeBin, [...nodeFlags, '--import', 'tsx', ...rest], { env });
     status = undefined;
     break;
   default:
-    fail(`unknown command ${command} (start, build, test, run)`);
+    fail(`unknown command ${command} (start, build, test, lint, run)`);
 }
 if (status !== undefined) process.exit(status);
+
+/** ESLint with type information (zero warnings), then Prettier's check of the formatting. */
+function lint(nodeBin, env) {
+  say('linting (eslint, prettier --check)');
+  mustRun(nodeBin, [join(ROOT, 'node_modules', 'eslint', 'bin', 'eslint.js'), '--max-warnings=0', ROOT], { env });
+  mustRun(
+    nodeBin,
+    [join(ROOT, 'node_modules', 'prettier', 'bin', 'prettier.cjs'), '--check', '--log-level=warn', ROOT],
+    { env },
+  );
+}
 
 function listTests(dir) {
   const out = [];

@@ -8,7 +8,16 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { formatRate, hashKey, KEY_NAME, parseKeyFile, parseRate, writeKeyFile, type KeyFile, type KeyRecord } from '../src/tenancy/keyfile.js';
+import {
+  formatRate,
+  hashKey,
+  KEY_NAME,
+  parseKeyFile,
+  parseRate,
+  writeKeyFile,
+  type KeyFile,
+  type KeyRecord,
+} from '../src/tenancy/keyfile.js';
 
 const USAGE = `usage:
   npm run key -- create --name NAME [--rate N/min] [--concurrency N] [--file PATH]
@@ -43,14 +52,27 @@ function describe(k: KeyRecord): string {
       : k.rateLimit !== undefined || k.rateLimitWindowMs !== undefined
         ? `${k.rateLimit ?? 'RATE_LIMIT'} per ${k.rateLimitWindowMs ?? 'RATE_LIMIT_WINDOW_MS'} ms`
         : 'default';
-  return [k.name, k.active ? 'active' : 'revoked', `rate ${rate}`, `concurrency ${k.maxConcurrency ?? 'default'}`, `sha256 ${k.sha256.slice(0, 12)}…`, k.createdAt ?? ''].join('\t');
+  return [
+    k.name,
+    k.active ? 'active' : 'revoked',
+    `rate ${rate}`,
+    `concurrency ${k.maxConcurrency ?? 'default'}`,
+    `sha256 ${k.sha256.slice(0, 12)}…`,
+    k.createdAt ?? '',
+  ].join('\t');
 }
 
 function main(argv: string[]): void {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { name: { type: 'string' }, rate: { type: 'string' }, concurrency: { type: 'string' }, file: { type: 'string' }, help: { type: 'boolean' } },
+    options: {
+      name: { type: 'string' },
+      rate: { type: 'string' },
+      concurrency: { type: 'string' },
+      file: { type: 'string' },
+      help: { type: 'boolean' },
+    },
   });
   const command = positionals[0];
   if (values.help || command === undefined) {
@@ -62,10 +84,13 @@ function main(argv: string[]): void {
   switch (command) {
     case 'create': {
       const name = values.name;
-      if (name === undefined || !KEY_NAME.test(name)) throw new UsageError('--name is required: letters, digits, "_", "." or "-", at most 64');
-      if (data.keys.some((k) => k.name === name)) throw new UsageError(`a key named "${name}" exists; revoke it or choose another name`);
+      if (name === undefined || !KEY_NAME.test(name))
+        throw new UsageError('--name is required: letters, digits, "_", "." or "-", at most 64');
+      if (data.keys.some((k) => k.name === name))
+        throw new UsageError(`a key named "${name}" exists; revoke it or choose another name`);
       const rate = values.rate === undefined ? undefined : parseRate(values.rate);
-      if (values.rate !== undefined && rate === undefined) throw new UsageError(`--rate "${values.rate}" is not N/s, N/min, N/h, N/day or N/<ms>ms`);
+      if (values.rate !== undefined && rate === undefined)
+        throw new UsageError(`--rate "${values.rate}" is not N/s, N/min, N/h, N/day or N/<ms>ms`);
       const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
       if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= 256)) {
         throw new UsageError('--concurrency must be a whole number from 1 to 256');
@@ -95,7 +120,10 @@ function main(argv: string[]): void {
       const rec = find(data, values.name);
       const active = command === 'activate';
       const { revokedAt: _drop, ...rest } = rec;
-      writeKeyFile(file, replace(data, active ? { ...rest, active } : { ...rest, active, revokedAt: new Date().toISOString() }));
+      writeKeyFile(
+        file,
+        replace(data, active ? { ...rest, active } : { ...rest, active, revokedAt: new Date().toISOString() }),
+      );
       process.stdout.write(`${active ? 'Activated' : 'Revoked'} key "${rec.name}" in ${file}.\n`);
       return;
     }

@@ -12,6 +12,7 @@ import type { LimitsMode } from './tenancy/fallback-store.js';
 import { KeyRing } from './tenancy/keyring.js';
 import { FairScheduler } from './tenancy/scheduler.js';
 import { MemoryStore, type LimitStore } from './tenancy/store.js';
+import { background } from './background.js';
 
 /** Keys and the store limits are counted in; the service builds them from the config (file, Redis). */
 export interface Tenancy {
@@ -62,8 +63,23 @@ export function buildApp(deps: AppDeps): App {
   });
   const running = new Set<AbortController>();
   let draining = false;
-  const scrape = scrapeRoute({ ...deps, keys: tenancy.keys, store: tenancy.store, scheduler, metrics, running, draining: () => draining });
-  const info = infoRoutes({ config, browser, scheduler, metrics, limitsMode: () => tenancy.mode(), draining: () => draining });
+  const scrape = scrapeRoute({
+    ...deps,
+    keys: tenancy.keys,
+    store: tenancy.store,
+    scheduler,
+    metrics,
+    running,
+    draining: () => draining,
+  });
+  const info = infoRoutes({
+    config,
+    browser,
+    scheduler,
+    metrics,
+    limitsMode: () => tenancy.mode(),
+    draining: () => draining,
+  });
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
     const given = req.headers['x-request-id'];
@@ -75,7 +91,7 @@ export function buildApp(deps: AppDeps): App {
         sendError(res, new ApiError('METHOD_NOT_ALLOWED', 'Method not allowed: use POST'), { Allow: 'POST' });
         return;
       }
-      void scrape(req, res, requestId);
+      background(scrape(req, res, requestId), 'scrape request', logger);
       return;
     }
     if (info.handle(path, req, res)) return;

@@ -116,14 +116,16 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const logLevel = (env.LOG_LEVEL ?? 'info').trim().toLowerCase() as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL: "${env.LOG_LEVEL}" must be one of ${LOG_LEVELS.join(', ')}`);
+  if (!LOG_LEVELS.includes(logLevel))
+    problems.push(`LOG_LEVEL: "${env.LOG_LEVEL}" must be one of ${LOG_LEVELS.join(', ')}`);
 
   const host = (env.HOST ?? '127.0.0.1').trim();
   if (host === '') problems.push('HOST: must not be empty');
 
   const apiKeysFile = env.API_KEYS_FILE?.trim() ? resolvePath(env.API_KEYS_FILE.trim()) : undefined;
   const redisUrl = env.REDIS_URL?.trim() ? env.REDIS_URL.trim() : undefined;
-  if (redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) problems.push('REDIS_URL: must be redis://[user:password@]host:port[/db] or rediss://…');
+  if (redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(redisUrl))
+    problems.push('REDIS_URL: must be redis://[user:password@]host:port[/db] or rediss://…');
 
   const executablePath = (env.PUPPETEER_EXECUTABLE_PATH ?? '/usr/lib/chromium/chromium').trim();
 

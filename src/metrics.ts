@@ -59,7 +59,9 @@ export class Metrics {
     };
     gauge('pagescript_jobs_running', 'Scripts running now.', () => sources.running());
     gauge('pagescript_jobs_queued', 'Requests waiting for a slot now.', () => sources.queued());
-    gauge('pagescript_browser_contexts_ready', 'Fresh browser contexts made ahead of demand, ready now.', () => sources.contextsReady());
+    gauge('pagescript_browser_contexts_ready', 'Fresh browser contexts made ahead of demand, ready now.', () =>
+      sources.contextsReady(),
+    );
     // Counters kept by the browser host, read when scraped.
     const counter = (name: string, help: string, read: () => number): void => {
       new Counter({
@@ -73,7 +75,9 @@ export class Metrics {
       });
     };
     counter('pagescript_browser_restarts_total', 'Chromium relaunches after it died.', () => sources.browserRestarts());
-    counter('pagescript_browser_recycles_total', 'Chromium replacements after BROWSER_RECYCLE_CONTEXTS contexts.', () => sources.browserRecycles());
+    counter('pagescript_browser_recycles_total', 'Chromium replacements after BROWSER_RECYCLE_CONTEXTS contexts.', () =>
+      sources.browserRecycles(),
+    );
   }
 
   get contentType(): string {

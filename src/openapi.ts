@@ -16,7 +16,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   CONFLICTING_SCRIPT_FIELDS: 'Both script and scriptBase64 were sent.',
   INVALID_SCRIPT_ENCODING: 'scriptBase64 is not Base64, or not UTF-8 text once decoded.',
   INVALID_FIELD_TYPE: 'script or scriptBase64 is not a string.',
-  SCRAPING_FAILED: 'The script failed (syntax error, thrown error, missing element, timeout) or the page could not be loaded or is not allowed.',
+  SCRAPING_FAILED:
+    'The script failed (syntax error, thrown error, missing element, timeout) or the page could not be loaded or is not allowed.',
   MEMORY_LIMIT_EXCEEDED: 'The script used more memory than its limit.',
   RESULT_TOO_LARGE: 'The result is larger than the result limit.',
   MISSING_API_KEY: 'No X-Gateway-Key.',
@@ -27,13 +28,16 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   METHOD_NOT_ALLOWED: 'Wrong method for the path; Allow says which.',
   PAYLOAD_TOO_LARGE: 'The body is larger than the body limit.',
   UNSUPPORTED_MEDIA_TYPE: 'Content-Type is not application/json.',
-  RATE_LIMIT_EXCEEDED: "Too many requests for the key in the window, no slot free within the queue timeout, the queue is full, or too many requests with a missing or wrong key from the caller's address.",
+  RATE_LIMIT_EXCEEDED:
+    "Too many requests for the key in the window, no slot free within the queue timeout, the queue is full, or too many requests with a missing or wrong key from the caller's address.",
   INTERNAL_SERVER_ERROR: 'Unexpected failure, e.g. the browser died mid-request (it is relaunched).',
   SERVICE_UNAVAILABLE: 'The request was cancelled (client gone), or the service is shutting down.',
 };
 
 function codesWithStatus(status: number, only?: readonly ErrorCode[]): ErrorCode[] {
-  return (Object.keys(ERRORS) as ErrorCode[]).filter((c) => ERRORS[c].status === status && (only === undefined || only.includes(c)));
+  return (Object.keys(ERRORS) as ErrorCode[]).filter(
+    (c) => ERRORS[c].status === status && (only === undefined || only.includes(c)),
+  );
 }
 
 const int = (description: string): Json => ({ description, schema: { type: 'string', pattern: '^[0-9]+$' } });
@@ -43,7 +47,13 @@ const RATE_HEADERS: Json = {
   'RateLimit-Remaining': int('Requests left in the current window.'),
   'RateLimit-Reset': int('Seconds until the window ends.'),
 };
-const REQUEST_ID_HEADER: Json = { 'X-Request-Id': { description: 'The request id: the one sent, else a new one.', required: true, schema: { type: 'string' } } };
+const REQUEST_ID_HEADER: Json = {
+  'X-Request-Id': {
+    description: 'The request id: the one sent, else a new one.',
+    required: true,
+    schema: { type: 'string' },
+  },
+};
 
 function errorResponse(status: number, only?: readonly ErrorCode[], headers: Json = {}): Json {
   const codes = codesWithStatus(status, only);
@@ -103,8 +113,20 @@ export function openApiDocument(config: Config): Json {
           operationId: 'scrape',
           summary: 'Run a script against a page',
           parameters: [
-            { name: 'X-Gateway-Host', in: 'header', required: false, description: 'Checked only when the service has GATEWAY_HOST set.', schema: { type: 'string' } },
-            { name: 'X-Request-Id', in: 'header', required: false, description: 'Your id for the request (1–128 of A–Z a–z 0–9 _ . : -); echoed.', schema: { type: 'string' } },
+            {
+              name: 'X-Gateway-Host',
+              in: 'header',
+              required: false,
+              description: 'Checked only when the service has GATEWAY_HOST set.',
+              schema: { type: 'string' },
+            },
+            {
+              name: 'X-Request-Id',
+              in: 'header',
+              required: false,
+              description: 'Your id for the request (1–128 of A–Z a–z 0–9 _ . : -); echoed.',
+              schema: { type: 'string' },
+            },
           ],
           requestBody: {
             required: true,
@@ -116,9 +138,18 @@ export function openApiDocument(config: Config): Json {
               description: 'The script ran. JSON by default; with outputFormat "html", the string the script returned.',
               headers: {
                 ...REQUEST_ID_HEADER,
-                ...Object.fromEntries(Object.entries(RATE_HEADERS).map(([k, v]) => [k, { ...(v as Json), required: true }])),
-                'X-Queue-Time-Ms': { ...int('Milliseconds spent waiting for a slot (not in executionTime).'), required: true },
-                'Server-Timing': { description: 'Where the time went: queue, lease, isolate, navigation, script, serialize (ms).', required: true, schema: { type: 'string' } },
+                ...Object.fromEntries(
+                  Object.entries(RATE_HEADERS).map(([k, v]) => [k, { ...(v as Json), required: true }]),
+                ),
+                'X-Queue-Time-Ms': {
+                  ...int('Milliseconds spent waiting for a slot (not in executionTime).'),
+                  required: true,
+                },
+                'Server-Timing': {
+                  description: 'Where the time went: queue, lease, isolate, navigation, script, serialize (ms).',
+                  required: true,
+                  schema: { type: 'string' },
+                },
               },
               content: {
                 'application/json': { schema: { $ref: '#/components/schemas/ScrapeSuccess' } },
@@ -127,7 +158,9 @@ export function openApiDocument(config: Config): Json {
             },
             '400': errorResponse(400, undefined, RATE_HEADERS),
             '401': errorResponse(401, ['MISSING_API_KEY', 'INVALID_API_KEY', 'INVALID_GATEWAY_HOST']),
-            '405': errorResponse(405, undefined, { Allow: { description: 'POST', required: true, schema: { type: 'string' } } }),
+            '405': errorResponse(405, undefined, {
+              Allow: { description: 'POST', required: true, schema: { type: 'string' } },
+            }),
             '413': errorResponse(413, undefined, RATE_HEADERS),
             '415': errorResponse(415, undefined, RATE_HEADERS),
             '429': errorResponse(429, undefined, { ...RATE_HEADERS, ...retryAfter }),
@@ -142,9 +175,19 @@ export function openApiDocument(config: Config): Json {
           summary: 'Whether the service can serve',
           security: [],
           responses: {
-            '200': { description: 'Ready (status ok, or degraded while Redis is away).', headers: REQUEST_ID_HEADER, content: { 'application/json': { schema: { $ref: '#/components/schemas/Health' } } } },
-            '503': { description: 'Not ready: starting, or the browser is being relaunched.', headers: REQUEST_ID_HEADER, content: { 'application/json': { schema: { $ref: '#/components/schemas/Health' } } } },
-            '405': errorResponse(405, undefined, { Allow: { description: 'GET, HEAD', required: true, schema: { type: 'string' } } }),
+            '200': {
+              description: 'Ready (status ok, or degraded while Redis is away).',
+              headers: REQUEST_ID_HEADER,
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Health' } } },
+            },
+            '503': {
+              description: 'Not ready: starting, or the browser is being relaunched.',
+              headers: REQUEST_ID_HEADER,
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Health' } } },
+            },
+            '405': errorResponse(405, undefined, {
+              Allow: { description: 'GET, HEAD', required: true, schema: { type: 'string' } },
+            }),
           },
         },
       },
@@ -154,7 +197,11 @@ export function openApiDocument(config: Config): Json {
           summary: 'Prometheus metrics',
           security: [{}, { metricsToken: [] }],
           responses: {
-            '200': { description: 'Prometheus text format.', headers: REQUEST_ID_HEADER, content: { 'text/plain': { schema: { type: 'string' } } } },
+            '200': {
+              description: 'Prometheus text format.',
+              headers: REQUEST_ID_HEADER,
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            },
             '401': errorResponse(401, ['INVALID_METRICS_TOKEN']),
             '405': errorResponse(405),
           },
@@ -165,7 +212,14 @@ export function openApiDocument(config: Config): Json {
           operationId: 'openapi',
           summary: 'This document',
           security: [],
-          responses: { '200': { description: 'OpenAPI 3.1.', headers: REQUEST_ID_HEADER, content: { 'application/json': { schema: { type: 'object' } } } }, '405': errorResponse(405) },
+          responses: {
+            '200': {
+              description: 'OpenAPI 3.1.',
+              headers: REQUEST_ID_HEADER,
+              content: { 'application/json': { schema: { type: 'object' } } },
+            },
+            '405': errorResponse(405),
+          },
         },
       },
       '/docs': {
@@ -173,13 +227,25 @@ export function openApiDocument(config: Config): Json {
           operationId: 'docs',
           summary: 'This document for a person (HTML, works offline)',
           security: [],
-          responses: { '200': { description: 'HTML.', headers: REQUEST_ID_HEADER, content: { 'text/html': { schema: { type: 'string' } } } }, '405': errorResponse(405) },
+          responses: {
+            '200': {
+              description: 'HTML.',
+              headers: REQUEST_ID_HEADER,
+              content: { 'text/html': { schema: { type: 'string' } } },
+            },
+            '405': errorResponse(405),
+          },
         },
       },
     },
     components: {
       securitySchemes: {
-        gatewayKey: { type: 'apiKey', in: 'header', name: 'X-Gateway-Key', description: 'An API key (API_KEYS or the key file).' },
+        gatewayKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Gateway-Key',
+          description: 'An API key (API_KEYS or the key file).',
+        },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when the service has one.' },
       },
       responses: { NotFound: errorResponse(404) },
@@ -188,9 +254,19 @@ export function openApiDocument(config: Config): Json {
           type: 'object',
           required: ['url'],
           properties: {
-            url: { type: 'string', maxLength: 8192, description: 'An absolute http: or https: URL; loaded before the script runs.' },
-            script: { type: ['string', 'null'], description: 'The script: the body of an async function. Empty or absent: only check that url loads.' },
-            scriptBase64: { type: ['string', 'null'], description: 'The script, Base64-encoded UTF-8. Not together with script.' },
+            url: {
+              type: 'string',
+              maxLength: 8192,
+              description: 'An absolute http: or https: URL; loaded before the script runs.',
+            },
+            script: {
+              type: ['string', 'null'],
+              description: 'The script: the body of an async function. Empty or absent: only check that url loads.',
+            },
+            scriptBase64: {
+              type: ['string', 'null'],
+              description: 'The script, Base64-encoded UTF-8. Not together with script.',
+            },
             outputFormat: { enum: ['json', 'html', null], default: 'json' },
           },
         },
@@ -200,9 +276,19 @@ export function openApiDocument(config: Config): Json {
           additionalProperties: false,
           properties: {
             message: { type: 'string' },
-            data: { description: 'What the script returned, copied with JSON semantics; absent when it returned undefined.' },
-            executionTime: { type: 'integer', minimum: 0, description: 'Milliseconds of navigation and script, without the queue.' },
-            logs: { type: 'array', items: { type: 'string' }, description: `console output, at most ${limits.maxLogLines} lines.` },
+            data: {
+              description: 'What the script returned, copied with JSON semantics; absent when it returned undefined.',
+            },
+            executionTime: {
+              type: 'integer',
+              minimum: 0,
+              description: 'Milliseconds of navigation and script, without the queue.',
+            },
+            logs: {
+              type: 'array',
+              items: { type: 'string' },
+              description: `console output, at most ${limits.maxLogLines} lines.`,
+            },
           },
         },
         Error: {
@@ -213,12 +299,17 @@ export function openApiDocument(config: Config): Json {
             error: { type: 'string', description: 'A message for a person.' },
             code: { $ref: '#/components/schemas/ErrorCode' },
             statusCode: { type: 'integer', description: 'The HTTP status, repeated.' },
-            logs: { type: 'array', items: { type: 'string' }, description: 'A failed script\'s console output.' },
+            logs: { type: 'array', items: { type: 'string' }, description: "A failed script's console output." },
           },
         },
         ErrorCode: {
           enum: Object.keys(ERRORS),
-          'x-codes': Object.fromEntries((Object.keys(ERRORS) as ErrorCode[]).map((c) => [c, { status: ERRORS[c].status, message: ERRORS[c].message, meaning: ERROR_MEANINGS[c] }])),
+          'x-codes': Object.fromEntries(
+            (Object.keys(ERRORS) as ErrorCode[]).map((c) => [
+              c,
+              { status: ERRORS[c].status, message: ERRORS[c].message, meaning: ERROR_MEANINGS[c] },
+            ]),
+          ),
         },
         Health: {
           type: 'object',

@@ -145,7 +145,15 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     config.prewarmedIsolates,
     logger,
   );
-  app = buildApp({ config, browser, sandboxes, checker, tenancy, recentFailure: (h, p) => guard.recentFailure(h, p), logger });
+  app = buildApp({
+    config,
+    browser,
+    sandboxes,
+    checker,
+    tenancy,
+    recentFailure: (h, p) => guard.recentFailure(h, p),
+    logger,
+  });
   const theApp = app;
   const server = createServer({ keepAlive: true, requestTimeout: 0 }, (req, res) => theApp.handle(req, res));
   server.keepAliveTimeout = 65_000;
@@ -171,7 +179,14 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     throw e;
   }
   logger.info(
-    { host: config.host, port: servicePort, guardPort: guard.port, maxConcurrency: config.maxConcurrency, keys: tenancy.keys.activeKeys, limits: tenancy.mode() },
+    {
+      host: config.host,
+      port: servicePort,
+      guardPort: guard.port,
+      maxConcurrency: config.maxConcurrency,
+      keys: tenancy.keys.activeKeys,
+      limits: tenancy.mode(),
+    },
     'pagescript listening',
   );
 
@@ -206,7 +221,10 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     shutdown(graceMs = config.shutdownGraceMs) {
       shuttingDown ??= (async () => {
         const t0 = Date.now();
-        logger.info({ running: theApp.scheduler.running, queued: theApp.scheduler.queued, graceMs }, 'shutting down: no new requests');
+        logger.info(
+          { running: theApp.scheduler.running, queued: theApp.scheduler.queued, graceMs },
+          'shutting down: no new requests',
+        );
         theApp.drain();
         server.close();
         server.closeIdleConnections();

@@ -2,6 +2,7 @@
 // request gets a fresh incognito browser context and page, closed afterwards.
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer';
 import type { Logger } from '../log.js';
+import { background } from '../background.js';
 
 /** How long closing a context may take before the browser is considered stuck. */
 export const CONTEXT_CLOSE_TIMEOUT_MS = 5_000;
@@ -23,7 +24,11 @@ export const RENDERER_HEAP_MB = 512;
  *   it is started and thrown away per request. Off: ~12% more requests per
  *   second at 4 clients, and the count of Chromium processes at rest is steady.
  */
-export const PER_CONTEXT_FEATURES_OFF = ['WebUIOmniboxPopup', 'WebUIOmniboxAimPopup', 'SpareRendererForSitePerProcess'] as const;
+export const PER_CONTEXT_FEATURES_OFF = [
+  'WebUIOmniboxPopup',
+  'WebUIOmniboxAimPopup',
+  'SpareRendererForSitePerProcess',
+] as const;
 
 export function chromiumArgs(guardPort: number): string[] {
   return [
@@ -202,7 +207,7 @@ export class BrowserHost {
       const spare = this.#spares.splice(readyAt >= 0 ? readyAt : 0, 1)[0] as Spare;
       const lease = await spare.lease.catch(() => undefined);
       if (lease && !lease.page.isClosed() && spare.gen.browser.connected && !spare.gen.retiring) return lease;
-      if (lease) void lease.close();
+      if (lease) background(lease.close(), 'closing a context', this.#opts.logger);
     }
     return await this.#newLease();
   }
@@ -225,7 +230,10 @@ export class BrowserHost {
       const spare = this.#spares[i] as Spare;
       if (!which(spare)) continue;
       this.#spares.splice(i, 1);
-      void spare.lease.then((l) => l.close(), () => undefined);
+      void spare.lease.then(
+        (l) => l.close(),
+        () => undefined,
+      );
     }
   }
 
@@ -267,7 +275,8 @@ export class BrowserHost {
 
   #contextGone(gen: Generation): void {
     gen.live--;
-    if (gen.retiring && gen.live <= 0) void this.#closeGeneration(gen);
+    if (gen.retiring && gen.live <= 0)
+      background(this.#closeGeneration(gen), 'closing a retired Chromium', this.#opts.logger);
   }
 
   /**
@@ -288,8 +297,11 @@ export class BrowserHost {
         this.#retiring.add(gen);
         this.#recycles++;
         this.#dropSpares((s) => s.gen === gen);
-        this.#opts.logger.info({ recycles: this.#recycles, contexts: gen.served, pid: next.browser.process()?.pid }, 'chromium recycled');
-        if (gen.live <= 0) void this.#closeGeneration(gen);
+        this.#opts.logger.info(
+          { recycles: this.#recycles, contexts: gen.served, pid: next.browser.process()?.pid },
+          'chromium recycled',
+        );
+        if (gen.live <= 0) background(this.#closeGeneration(gen), 'closing a retired Chromium', this.#opts.logger);
         this.#fillSpares();
         return undefined;
       },
@@ -313,6 +325,9 @@ export class BrowserHost {
     this.#current = undefined;
     const all = [...this.#retiring, ...(current ? [current] : [])];
     // A successor being launched is closed by #maybeRecycle when it arrives (closed is set).
-    await Promise.all([...all.map((g) => this.#closeGeneration(g)), ...all.map((g) => g.successor?.catch(() => undefined))]);
+    await Promise.all([
+      ...all.map((g) => this.#closeGeneration(g)),
+      ...all.map((g) => g.successor?.catch(() => undefined)),
+    ]);
   }
 }

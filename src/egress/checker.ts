@@ -74,7 +74,8 @@ export class EgressChecker {
       } catch {
         return { ok: false, reason: `${host} could not be resolved`, code: 'NAME_NOT_RESOLVED' };
       }
-      if (addresses.length === 0) return { ok: false, reason: `${host} could not be resolved`, code: 'NAME_NOT_RESOLVED' };
+      if (addresses.length === 0)
+        return { ok: false, reason: `${host} could not be resolved`, code: 'NAME_NOT_RESOLVED' };
     }
     const verdicts = addresses.map((a) => judgeAddress(a.address));
     const local = verdicts.find((v) => !v.ok);

@@ -1,11 +1,18 @@
 // The egress guard: the only proxy Chromium is allowed to use. It serves plain
 // HTTP requests (absolute-form) and CONNECT tunnels (HTTPS, WebSocket), asks the
 // EgressChecker for each one, and connects to exactly the address it checked.
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../log.js';
 import type { EgressChecker } from './checker.js';
+import { background } from '../background.js';
 
 export interface UpstreamTarget {
   readonly host: string;
@@ -92,14 +99,24 @@ export class EgressGuard {
   readonly #failures = new Map<string, { error: string; at: number }>();
   #port = 0;
 
-  constructor(opts: { checker: EgressChecker; connector?: Connector; limits?: Partial<GuardLimits>; logger: Logger; events?: GuardEvents }) {
+  constructor(opts: {
+    checker: EgressChecker;
+    connector?: Connector;
+    limits?: Partial<GuardLimits>;
+    logger: Logger;
+    events?: GuardEvents;
+  }) {
     this.#checker = opts.checker;
     this.#connect = opts.connector ?? netConnector;
     this.#limits = { ...DEFAULT_GUARD_LIMITS, ...opts.limits };
     this.#log = opts.logger;
     this.#events = opts.events ?? {};
-    this.#server = createServer({ keepAlive: true }, (req, res) => void this.#onRequest(req, res));
-    this.#server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.#onConnect(req, socket, head));
+    this.#server = createServer({ keepAlive: true }, (req, res) =>
+      background(this.#onRequest(req, res), 'egress request', this.#log),
+    );
+    this.#server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      background(this.#onConnect(req, socket, head), 'egress tunnel', this.#log),
+    );
     this.#server.on('connection', (s: Socket) => {
       this.#sockets.add(s);
       s.once('close', () => this.#sockets.delete(s));
@@ -139,7 +156,10 @@ export class EgressGuard {
 
   #recordFailure(host: string, port: number, code: string): void {
     if (this.#failures.size > 1000) this.#failures.clear();
-    this.#failures.set(`${host.toLowerCase()}:${port}`, { error: NET_ERRORS[code] ?? 'net::ERR_CONNECTION_FAILED', at: Date.now() });
+    this.#failures.set(`${host.toLowerCase()}:${port}`, {
+      error: NET_ERRORS[code] ?? 'net::ERR_CONNECTION_FAILED',
+      at: Date.now(),
+    });
   }
 
   #refuse(host: string, port: number, reason: string): void {
@@ -206,7 +226,10 @@ export class EgressGuard {
     }
     let upstream: Socket;
     try {
-      upstream = await this.#connect({ host, address: decision.address, family: decision.family, port }, this.#limits.connectTimeoutMs);
+      upstream = await this.#connect(
+        { host, address: decision.address, family: decision.family, port },
+        this.#limits.connectTimeoutMs,
+      );
     } catch (e) {
       const code = (e as { code?: string }).code ?? 'ECONNREFUSED';
       this.#recordFailure(host, port, code);
@@ -231,7 +254,9 @@ export class EgressGuard {
       target = new URL(req.url ?? '');
       if (target.protocol !== 'http:') throw new Error('not http');
     } catch {
-      res.writeHead(400, { 'content-type': 'text/plain' }).end('pagescript egress guard: absolute http:// request target required\n');
+      res
+        .writeHead(400, { 'content-type': 'text/plain' })
+        .end('pagescript egress guard: absolute http:// request target required\n');
       return;
     }
     const host = target.hostname;
@@ -252,7 +277,10 @@ export class EgressGuard {
     }
     let socket: Socket;
     try {
-      socket = await this.#connect({ host, address: decision.address, family: decision.family, port }, this.#limits.connectTimeoutMs);
+      socket = await this.#connect(
+        { host, address: decision.address, family: decision.family, port },
+        this.#limits.connectTimeoutMs,
+      );
     } catch (e) {
       this.#recordFailure(host, port, (e as { code?: string }).code ?? 'ECONNREFUSED');
       // An upstream that cannot be reached is a network error for the page, as without a proxy.

@@ -46,7 +46,8 @@ export function parse6(ip: string): bigint | undefined {
   if (halves.length > 2) return undefined;
   const head = halves[0] ? halves[0].split(':') : [];
   const rest = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
-  const groups = halves.length === 2 ? [...head, ...Array<string>(8 - head.length - rest.length).fill('0'), ...rest] : head;
+  const groups =
+    halves.length === 2 ? [...head, ...Array<string>(8 - head.length - rest.length).fill('0'), ...rest] : head;
   if (groups.length !== 8) return undefined;
   let n = 0n;
   for (const g of groups) {
@@ -94,7 +95,7 @@ const V6_RANGES: readonly Range6[] = [
 
 function in4(n: number, r: Range4): boolean {
   const mask = r.bits === 0 ? 0 : (0xffffffff << (32 - r.bits)) >>> 0;
-  return ((n & mask) >>> 0) === ((r.base & mask) >>> 0);
+  return (n & mask) >>> 0 === (r.base & mask) >>> 0;
 }
 
 function in6(n: bigint, base: bigint, bits: number): boolean {

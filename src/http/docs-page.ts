@@ -7,7 +7,8 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 const esc = (v: unknown): string => String(v ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
 
 /** Served with the page: nothing may load, only the inline style applies. */
-export const DOCS_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+export const DOCS_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const STYLE = `body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1b1f24}
 code,pre{font-family:ui-monospace,monospace;font-size:13px}pre{background:#f4f5f7;padding:.75rem;overflow:auto}
@@ -26,14 +27,20 @@ function fieldsTable(schema: Json): string {
   const props = (schema.properties ?? {}) as Record<string, Json>;
   const required = new Set((schema.required ?? []) as string[]);
   const rows = Object.entries(props)
-    .map(([name, p]) => `<tr><td><code>${esc(name)}</code></td><td>${esc(schemaType(p))}</td><td>${required.has(name) ? 'yes' : 'no'}</td><td>${esc(p.description)}</td></tr>`)
+    .map(
+      ([name, p]) =>
+        `<tr><td><code>${esc(name)}</code></td><td>${esc(schemaType(p))}</td><td>${required.has(name) ? 'yes' : 'no'}</td><td>${esc(p.description)}</td></tr>`,
+    )
     .join('');
   return `<table><tr><th>Field</th><th>Type</th><th>Required</th><th>Meaning</th></tr>${rows}</table>`;
 }
 
 function operation(path: string, method: string, op: Json): string {
   const params = ((op.parameters ?? []) as Json[])
-    .map((p) => `<tr><td><code>${esc(p.name)}</code></td><td>${esc(p.in)}</td><td>${p.required ? 'yes' : 'no'}</td><td>${esc(p.description)}</td></tr>`)
+    .map(
+      (p) =>
+        `<tr><td><code>${esc(p.name)}</code></td><td>${esc(p.in)}</td><td>${p.required ? 'yes' : 'no'}</td><td>${esc(p.description)}</td></tr>`,
+    )
     .join('');
   const responses = Object.entries((op.responses ?? {}) as Record<string, Json>)
     .map(([status, r]) => {
@@ -53,13 +60,19 @@ export function renderDocs(doc: Json): string {
   const info = doc.info as Json;
   const schemas = (doc.components as Json).schemas as Record<string, Json>;
   const paths = doc.paths as Record<string, Record<string, Json>>;
-  const codes = ((schemas.ErrorCode ?? {})['x-codes'] ?? {}) as Record<string, { status: number; message: string; meaning: string }>;
+  const codes = ((schemas.ErrorCode ?? {})['x-codes'] ?? {}) as Record<
+    string,
+    { status: number; message: string; meaning: string }
+  >;
   const limits = (doc['x-pagescript-limits'] ?? {}) as Record<string, number>;
   const ops = Object.entries(paths)
     .flatMap(([p, methods]) => Object.entries(methods).map(([m, op]) => operation(p, m, op)))
     .join('\n');
   const errorRows = Object.entries(codes)
-    .map(([code, c]) => `<tr><td><code>${esc(code)}</code></td><td>${esc(c.status)}</td><td>${esc(c.message)}</td><td>${esc(c.meaning)}</td></tr>`)
+    .map(
+      ([code, c]) =>
+        `<tr><td><code>${esc(code)}</code></td><td>${esc(c.status)}</td><td>${esc(c.message)}</td><td>${esc(c.meaning)}</td></tr>`,
+    )
     .join('');
   const limitRows = Object.entries(limits)
     .map(([k, v]) => `<tr><td><code>${esc(k)}</code></td><td>${esc(v)}</td></tr>`)

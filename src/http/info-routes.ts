@@ -29,7 +29,9 @@ function bearerMatches(req: IncomingMessage, token: string): boolean {
   return m !== null && timingSafeEqual(digest(m[1] ?? ''), digest(token));
 }
 
-export function infoRoutes(deps: InfoDeps): { handle(path: string, req: IncomingMessage, res: ServerResponse): boolean } {
+export function infoRoutes(deps: InfoDeps): {
+  handle(path: string, req: IncomingMessage, res: ServerResponse): boolean;
+} {
   const { config, browser, scheduler, metrics } = deps;
   // Made at the first request for them, not at start.
   let docs: { json: string; html: string } | undefined;
@@ -67,7 +69,9 @@ export function infoRoutes(deps: InfoDeps): { handle(path: string, req: Incoming
   const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
     '/health': (_req, res) => health(res),
     '/metrics': (req, res) => {
-      metricsText(req, res).catch((e: unknown) => sendError(res, new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: e })));
+      metricsText(req, res).catch((e: unknown) =>
+        sendError(res, new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: e })),
+      );
     },
     '/openapi.json': (_req, res) => sendBody(res, 200, JSON_TYPE, document().json),
     '/docs': (_req, res) => sendBody(res, 200, HTML_TYPE, document().html, { 'Content-Security-Policy': DOCS_CSP }),

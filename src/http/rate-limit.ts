@@ -35,7 +35,9 @@ export class RateLimiter {
     const { count, resetMs } = await this.#store.hit(`key:${client}`, windowMs);
     const decision = { limit, remaining: Math.max(0, limit - count), resetMs };
     if (count > limit) {
-      throw new ApiError('RATE_LIMIT_EXCEEDED', undefined, { headers: { ...rateHeaders(decision), 'Retry-After': retryAfter(resetMs) } });
+      throw new ApiError('RATE_LIMIT_EXCEEDED', undefined, {
+        headers: { ...rateHeaders(decision), 'Retry-After': retryAfter(resetMs) },
+      });
     }
     return decision;
   }
@@ -79,8 +81,12 @@ export class AuthFailureLimiter {
   }
 
   #refusal(resetMs: number): ApiError {
-    return new ApiError('RATE_LIMIT_EXCEEDED', 'Rate limit exceeded: too many requests without a valid API key from this address', {
-      headers: { 'Retry-After': retryAfter(resetMs) },
-    });
+    return new ApiError(
+      'RATE_LIMIT_EXCEEDED',
+      'Rate limit exceeded: too many requests without a valid API key from this address',
+      {
+        headers: { 'Retry-After': retryAfter(resetMs) },
+      },
+    );
   }
 }

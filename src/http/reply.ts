@@ -5,13 +5,24 @@ import { ApiError, ERRORS } from '../errors.js';
 export const JSON_TYPE = 'application/json; charset=utf-8';
 export const HTML_TYPE = 'text/html; charset=utf-8';
 
-export function sendBody(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
+export function sendBody(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent || res.destroyed) return;
   res.writeHead(status, { ...headers, 'Content-Type': type, 'Content-Length': String(Buffer.byteLength(body)) });
   res.end(body);
 }
 
-export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  value: unknown,
+  headers: Record<string, string> = {},
+): void {
   sendBody(res, status, JSON_TYPE, JSON.stringify(value), headers);
 }
 

@@ -12,6 +12,7 @@ import { readBody } from './body.js';
 import { AuthFailureLimiter, RateLimiter, rateHeaders as headersOf } from './rate-limit.js';
 import { HTML_TYPE, JSON_TYPE, internalError, sendBody, sendError } from './reply.js';
 import { parseScrapeRequest } from './validate.js';
+import { background } from '../background.js';
 
 export interface ScrapeRouteDeps extends ScrapeDeps {
   readonly keys: KeyRing;
@@ -55,7 +56,9 @@ function serverTiming(t: Record<string, number | undefined>): string {
 
 const round = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : Math.round(ms));
 
-export function scrapeRoute(deps: ScrapeRouteDeps): (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void> {
+export function scrapeRoute(
+  deps: ScrapeRouteDeps,
+): (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void> {
   const { config, logger, metrics, scheduler } = deps;
   const rate = new RateLimiter(deps.store);
   const authFailures = new AuthFailureLimiter(deps.store, config.authFailureLimit, config.rateLimitWindowMs);
@@ -67,7 +70,8 @@ export function scrapeRoute(deps: ScrapeRouteDeps): (req: IncomingMessage, res: 
     try {
       return authenticate(req, deps.keys, config.gatewayHost);
     } catch (e) {
-      if (e instanceof ApiError && (e.code === 'MISSING_API_KEY' || e.code === 'INVALID_API_KEY')) throw (await authFailures.failed(address)) ?? e;
+      if (e instanceof ApiError && (e.code === 'MISSING_API_KEY' || e.code === 'INVALID_API_KEY'))
+        throw (await authFailures.failed(address)) ?? e;
       throw e;
     }
   }
@@ -79,7 +83,10 @@ export function scrapeRoute(deps: ScrapeRouteDeps): (req: IncomingMessage, res: 
     let keyName: string | undefined;
     let queueMs: number | undefined;
     try {
-      if (deps.draining()) throw new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down', { headers: { Connection: 'close' } });
+      if (deps.draining())
+        throw new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down', {
+          headers: { Connection: 'close' },
+        });
       const client = await identify(req);
       keyName = client.name;
       rateHeaders = headersOf(await rate.hit(client.name, client.rateLimit, client.rateLimitWindowMs));
@@ -96,7 +103,10 @@ export function scrapeRoute(deps: ScrapeRouteDeps): (req: IncomingMessage, res: 
       let out: ScrapeOutcome;
       try {
         const tQueue = performance.now();
-        const release = await scheduler.acquire({ client: client.name, maxConcurrency: client.maxConcurrency }, aborter.signal);
+        const release = await scheduler.acquire(
+          { client: client.name, maxConcurrency: client.maxConcurrency },
+          aborter.signal,
+        );
         queueMs = performance.now() - tQueue;
         metrics.queueWait.observe(queueMs / 1000);
         // The slot is held until the context is closed, which happens after the reply.
@@ -106,7 +116,7 @@ export function scrapeRoute(deps: ScrapeRouteDeps): (req: IncomingMessage, res: 
             closing = p;
           });
         } finally {
-          void closing.finally(release);
+          background(closing.finally(release), 'closing a context', logger);
         }
       } finally {
         deps.running.delete(aborter);
@@ -120,7 +130,12 @@ export function scrapeRoute(deps: ScrapeRouteDeps): (req: IncomingMessage, res: 
       } else {
         type = JSON_TYPE;
         const data = out.json !== undefined ? (JSON.parse(out.json) as unknown) : out.value;
-        body = JSON.stringify({ message: successMessage(parsed, out), data, executionTime: out.executionTimeMs, logs: out.logs });
+        body = JSON.stringify({
+          message: successMessage(parsed, out),
+          data,
+          executionTime: out.executionTimeMs,
+          logs: out.logs,
+        });
       }
       const headers = {
         ...rateHeaders,

@@ -58,10 +58,12 @@ export function parseScrapeRequest(raw: Buffer): ScrapeRequest {
   if (present(b.script) && present(b.scriptBase64)) throw new ApiError('CONFLICTING_SCRIPT_FIELDS');
   let script: string | undefined;
   if (present(b.script)) {
-    if (typeof b.script !== 'string') throw new ApiError('INVALID_FIELD_TYPE', 'Invalid field type: script must be a string');
+    if (typeof b.script !== 'string')
+      throw new ApiError('INVALID_FIELD_TYPE', 'Invalid field type: script must be a string');
     script = b.script;
   } else if (present(b.scriptBase64)) {
-    if (typeof b.scriptBase64 !== 'string') throw new ApiError('INVALID_FIELD_TYPE', 'Invalid field type: scriptBase64 must be a string');
+    if (typeof b.scriptBase64 !== 'string')
+      throw new ApiError('INVALID_FIELD_TYPE', 'Invalid field type: scriptBase64 must be a string');
     script = decodeScriptBase64(b.scriptBase64);
   }
   // An empty script is the reachability check, like no script.

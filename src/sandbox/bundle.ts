@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ivm from 'isolated-vm';
+import type ivm from 'isolated-vm';
 
 export interface SandboxSource {
   readonly filename: string;

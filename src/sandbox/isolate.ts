@@ -55,7 +55,11 @@ export class ScriptSandbox {
   private constructor(
     isolate: ivm.Isolate,
     context: ivm.Context,
-    refs: { receive: ivm.Reference<(json: string) => unknown>; run: ivm.Reference<(fn: unknown) => Promise<RunOutcome>>; stats: ivm.Reference<() => string> },
+    refs: {
+      receive: ivm.Reference<(json: string) => unknown>;
+      run: ivm.Reference<(fn: unknown) => Promise<RunOutcome>>;
+      stats: ivm.Reference<() => string>;
+    },
   ) {
     this.#isolate = isolate;
     this.#context = context;
@@ -100,9 +104,15 @@ export class ScriptSandbox {
       );
       // SECURITY: takes no argument and returns nothing; it runs our own bundle
       // (never text from the script) in this isolate, once.
-      await context.global.set('__ps_cheerio', new ivm.Callback(() => {
-        if (self) self.#loadCheerioSync();
-      }, { sync: true }));
+      await context.global.set(
+        '__ps_cheerio',
+        new ivm.Callback(
+          () => {
+            if (self) self.#loadCheerioSync();
+          },
+          { sync: true },
+        ),
+      );
       const runtime = await compileCached(isolate, bundle.runtime);
       await runtime.run(context, { release: true });
       const [receive, run, stats] = await Promise.all([
@@ -158,7 +168,10 @@ export class ScriptSandbox {
       await this.#receive.apply(undefined, [json], { arguments: { copy: true } });
       return undefined;
     }
-    const answer: unknown = await this.#receive.apply(undefined, [json], { arguments: { copy: true }, result: { promise: true, copy: true } });
+    const answer: unknown = await this.#receive.apply(undefined, [json], {
+      arguments: { copy: true },
+      result: { promise: true, copy: true },
+    });
     return typeof answer === 'string' ? answer : undefined;
   }
 
@@ -192,13 +205,15 @@ export class ScriptSandbox {
     try {
       const outcome = await Promise.race([this.#start(compiled), aborted]);
       if (outcome.ok) return outcome.json === undefined ? {} : { json: outcome.json };
-      if (outcome.code === 'RESULT_TOO_LARGE') throw new ApiError('RESULT_TOO_LARGE', `Result too large: ${outcome.error.message}`);
+      if (outcome.code === 'RESULT_TOO_LARGE')
+        throw new ApiError('RESULT_TOO_LARGE', `Result too large: ${outcome.error.message}`);
       const where = outcome.error.line !== undefined ? ` (line ${outcome.error.line})` : '';
       throw scrapingFailed(`${outcome.error.name}: ${outcome.error.message}${where}`);
     } catch (e) {
       if (this.#abortReason) throw this.#abortReason;
       if (e instanceof ApiError) throw e;
-      if (isMemoryError(e) || this.#isolate.isDisposed) throw new ApiError('MEMORY_LIMIT_EXCEEDED', undefined, { cause: e });
+      if (isMemoryError(e) || this.#isolate.isDisposed)
+        throw new ApiError('MEMORY_LIMIT_EXCEEDED', undefined, { cause: e });
       throw scrapingFailed(e instanceof Error ? e.message : String(e), e);
     } finally {
       clearTimeout(timer);
@@ -209,7 +224,9 @@ export class ScriptSandbox {
     const fn = (await compiled.run(this.#context, { reference: true, release: true })) as ivm.Reference<unknown>;
     try {
       if (fn.typeof !== 'function') throw scrapingFailed('the script must be the body of a function');
-      return (await this.#run.apply(undefined, [fn.derefInto()], { result: { promise: true, copy: true } })) as RunOutcome;
+      return (await this.#run.apply(undefined, [fn.derefInto()], {
+        result: { promise: true, copy: true },
+      })) as RunOutcome;
     } finally {
       fn.release();
     }
@@ -229,7 +246,10 @@ export class ScriptSandbox {
   droppedLogs(): { lines: number; bytes: number } | undefined {
     if (this.#isolate.isDisposed) return undefined;
     try {
-      const s = JSON.parse(this.#stats.applySync(undefined, [], { timeout: 50 }) as string) as { droppedLines: number; droppedBytes: number };
+      const s = JSON.parse(this.#stats.applySync(undefined, [], { timeout: 50 }) as string) as {
+        droppedLines: number;
+        droppedBytes: number;
+      };
       return { lines: s.droppedLines, bytes: s.droppedBytes };
     } catch {
       return undefined;

@@ -197,7 +197,10 @@ export class Membrane implements MethodContext {
   #timer(id: unknown, ms: unknown): string {
     if (typeof id !== 'number' || typeof ms !== 'number') return '{"ok":false}';
     if (!this.#timers.has(id) && this.#timers.size >= this.#deps.limits.maxTimers) {
-      return JSON.stringify({ ok: false, e: { name: 'RangeError', message: `too many timers (at most ${this.#deps.limits.maxTimers})` } });
+      return JSON.stringify({
+        ok: false,
+        e: { name: 'RangeError', message: `too many timers (at most ${this.#deps.limits.maxTimers})` },
+      });
     }
     const old = this.#timers.get(id);
     if (old) clearTimeout(old);
@@ -217,7 +220,9 @@ export class Membrane implements MethodContext {
     const known = this.#ids.get(obj);
     if (known !== undefined) return known;
     if (this.#objects.size >= this.#deps.limits.maxHandles) {
-      throw new MembraneError(`too many handles (at most ${this.#deps.limits.maxHandles}); dispose() the ones you no longer need`);
+      throw new MembraneError(
+        `too many handles (at most ${this.#deps.limits.maxHandles}); dispose() the ones you no longer need`,
+      );
     }
     const id = this.#nextId++;
     this.#objects.set(id, { kind, obj });
@@ -285,8 +290,10 @@ export class Membrane implements MethodContext {
     if (v === undefined) return { $ps: 'u' };
     if (typeof v !== 'object' || v === null) return typeof v === 'bigint' ? v.toString() : v;
     if (depth > 64) throw new MembraneError('value is nested too deeply');
-    if (v instanceof Uint8Array) return { $ps: 'b', d: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') };
-    if (v instanceof Map) return { $ps: 'm', e: [...v.entries()].map(([k, x]) => [this.encode(k, depth + 1), this.encode(x, depth + 1)]) };
+    if (v instanceof Uint8Array)
+      return { $ps: 'b', d: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') };
+    if (v instanceof Map)
+      return { $ps: 'm', e: [...v.entries()].map(([k, x]) => [this.encode(k, depth + 1), this.encode(x, depth + 1)]) };
     if (Array.isArray(v)) return v.map((x) => this.encode(x, depth + 1));
     const kind = this.#kindOf(v);
     if (kind !== undefined) {
@@ -354,7 +361,9 @@ export class Membrane implements MethodContext {
     }
     // SECURITY: file:, view-source:, chrome:, devtools:, javascript: and the rest are refused here.
     if (!NAVIGABLE_SCHEMES.has(url.protocol)) {
-      throw new MembraneError(`${where}: the ${url.protocol} scheme is not allowed (only http:, https:, data: and about:blank)`);
+      throw new MembraneError(
+        `${where}: the ${url.protocol} scheme is not allowed (only http:, https:, data: and about:blank)`,
+      );
     }
     if (url.protocol !== 'data:') await this.#deps.checkUrl(url);
     return url.href;
@@ -408,4 +417,3 @@ export class Membrane implements MethodContext {
     this.#ids.clear();
   }
 }
-

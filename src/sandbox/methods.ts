@@ -1,16 +1,7 @@
 // The membrane's allow-list: for each kind of handle, the methods a script may
 // call and how each one's arguments are rebuilt before Puppeteer sees them.
 // A method that is not in these tables does not exist for scripts.
-import type {
-  Dialog,
-  ElementHandle,
-  Frame,
-  HTTPRequest,
-  HTTPResponse,
-  JSHandle,
-  Locator,
-  Page,
-} from 'puppeteer';
+import type { Dialog, ElementHandle, Frame, HTTPRequest, HTTPResponse, JSHandle, Locator, Page } from 'puppeteer';
 import type { HandleKind } from '../../sandbox/wire.js';
 import {
   CLICK,
@@ -72,33 +63,58 @@ function queries<T extends Queryable>(label: string): Table<T> {
     $: (t, [sel]) => t.$(selector(sel, `${label}.$`)),
     $$: (t, [sel]) => t.$$(selector(sel, `${label}.$$`)),
     $eval: (t, [sel, fn, ...rest], c) =>
-      t.$eval(selector(sel, `${label}.$eval`), c.pageFunction(fn, `${label}.$eval`) as never, ...(c.pageArgs(rest, `${label}.$eval`) as never[])),
+      t.$eval(
+        selector(sel, `${label}.$eval`),
+        c.pageFunction(fn, `${label}.$eval`) as never,
+        ...(c.pageArgs(rest, `${label}.$eval`) as never[]),
+      ),
     $$eval: (t, [sel, fn, ...rest], c) =>
-      t.$$eval(selector(sel, `${label}.$$eval`), c.pageFunction(fn, `${label}.$$eval`) as never, ...(c.pageArgs(rest, `${label}.$$eval`) as never[])),
+      t.$$eval(
+        selector(sel, `${label}.$$eval`),
+        c.pageFunction(fn, `${label}.$$eval`) as never,
+        ...(c.pageArgs(rest, `${label}.$$eval`) as never[]),
+      ),
     evaluate: (t, [fn, ...rest], c) =>
-      t.evaluate(c.pageFunction(fn, `${label}.evaluate`) as never, ...(c.pageArgs(rest, `${label}.evaluate`) as never[])),
+      t.evaluate(
+        c.pageFunction(fn, `${label}.evaluate`) as never,
+        ...(c.pageArgs(rest, `${label}.evaluate`) as never[]),
+      ),
     evaluateHandle: (t, [fn, ...rest], c) =>
-      t.evaluateHandle(c.pageFunction(fn, `${label}.evaluateHandle`) as never, ...(c.pageArgs(rest, `${label}.evaluateHandle`) as never[])),
+      t.evaluateHandle(
+        c.pageFunction(fn, `${label}.evaluateHandle`) as never,
+        ...(c.pageArgs(rest, `${label}.evaluateHandle`) as never[]),
+      ),
     waitForSelector: (t, [sel, opts], c) =>
-      t.waitForSelector(selector(sel, `${label}.waitForSelector`), options(opts, SELECTOR_WAIT, c.clock, `${label}.waitForSelector`)),
+      t.waitForSelector(
+        selector(sel, `${label}.waitForSelector`),
+        options(opts, SELECTOR_WAIT, c.clock, `${label}.waitForSelector`),
+      ),
   };
 }
 
 type Actionable = Record<'click' | 'type' | 'focus' | 'hover' | 'select' | 'tap', Loose>;
 function actions<T extends Actionable>(label: string): Table<T> {
   return {
-    click: (t, [sel, opts], c) => t.click(selector(sel, `${label}.click`), options(opts, CLICK, c.clock, `${label}.click`)),
+    click: (t, [sel, opts], c) =>
+      t.click(selector(sel, `${label}.click`), options(opts, CLICK, c.clock, `${label}.click`)),
     type: (t, [sel, text, opts], c) =>
-      t.type(selector(sel, `${label}.type`), str(text, `${label}.type: text`), options(opts, TYPE, c.clock, `${label}.type`)),
+      t.type(
+        selector(sel, `${label}.type`),
+        str(text, `${label}.type: text`),
+        options(opts, TYPE, c.clock, `${label}.type`),
+      ),
     focus: (t, [sel]) => t.focus(selector(sel, `${label}.focus`)),
     hover: (t, [sel]) => t.hover(selector(sel, `${label}.hover`)),
-    select: (t, [sel, ...values]) => t.select(selector(sel, `${label}.select`), ...values.map((v) => str(v, `${label}.select: value`))),
+    select: (t, [sel, ...values]) =>
+      t.select(selector(sel, `${label}.select`), ...values.map((v) => str(v, `${label}.select: value`))),
     tap: (t, [sel]) => t.tap(selector(sel, `${label}.tap`)),
   };
 }
 
 function tagOptions(v: unknown, label: string, c: MethodContext, withType: boolean): Record<string, string> {
-  const schema = withType ? { url: 'string', content: 'string', type: 'string', id: 'string' } : { url: 'string', content: 'string' };
+  const schema = withType
+    ? { url: 'string', content: 'string', type: 'string', id: 'string' }
+    : { url: 'string', content: 'string' };
   const o = options(v, schema as never, c.clock, label) as Record<string, string>;
   if (o.url === undefined && o.content === undefined) throw new MembraneError(`${label}: give url or content`);
   return o;
@@ -113,10 +129,12 @@ function frameMethods(label: string): Table<Frame> {
   return {
     ...queries<Frame>(label),
     ...actions<Frame>(label),
-    goto: async (f, [url, opts], c) => f.goto(await c.navigationUrl(url, `${label}.goto`), options(opts, NAV, c.clock, `${label}.goto`)),
+    goto: async (f, [url, opts], c) =>
+      f.goto(await c.navigationUrl(url, `${label}.goto`), options(opts, NAV, c.clock, `${label}.goto`)),
     title: (f) => f.title(),
     content: (f) => f.content(),
-    setContent: (f, [html, opts], c) => f.setContent(str(html, `${label}.setContent: html`), options(opts, NAV, c.clock, `${label}.setContent`)),
+    setContent: (f, [html, opts], c) =>
+      f.setContent(str(html, `${label}.setContent: html`), options(opts, NAV, c.clock, `${label}.setContent`)),
     waitForFunction: (f, [fn, opts, ...rest], c) =>
       f.waitForFunction(
         c.pageFunction(fn, `${label}.waitForFunction`) as never,
@@ -124,8 +142,10 @@ function frameMethods(label: string): Table<Frame> {
         ...(c.pageArgs(rest, `${label}.waitForFunction`) as never[]),
       ),
     waitForNavigation: (f, [opts], c) => f.waitForNavigation(options(opts, NAV, c.clock, `${label}.waitForNavigation`)),
-    addScriptTag: async (f, [opts], c) => f.addScriptTag(await tagUrl(tagOptions(opts, `${label}.addScriptTag`, c, true), `${label}.addScriptTag`, c)),
-    addStyleTag: async (f, [opts], c) => f.addStyleTag(await tagUrl(tagOptions(opts, `${label}.addStyleTag`, c, false), `${label}.addStyleTag`, c)),
+    addScriptTag: async (f, [opts], c) =>
+      f.addScriptTag(await tagUrl(tagOptions(opts, `${label}.addScriptTag`, c, true), `${label}.addScriptTag`, c)),
+    addStyleTag: async (f, [opts], c) =>
+      f.addStyleTag(await tagUrl(tagOptions(opts, `${label}.addStyleTag`, c, false), `${label}.addStyleTag`, c)),
     frameElement: (f) => f.frameElement(),
   };
 }
@@ -151,27 +171,41 @@ const PAGE: Table<Page> = {
   reload: (p, [opts], c) => p.reload(options(opts, NAV, c.clock, 'page.reload')),
   goBack: (p, [opts], c) => p.goBack(options(opts, NAV, c.clock, 'page.goBack')),
   goForward: (p, [opts], c) => p.goForward(options(opts, NAV, c.clock, 'page.goForward')),
-  waitForNetworkIdle: (p, [opts], c) => p.waitForNetworkIdle(options(opts, NETWORK_IDLE, c.clock, 'page.waitForNetworkIdle')),
-  waitForFrame: (p, [url, opts], c) => p.waitForFrame(str(url, 'page.waitForFrame: url'), options(opts, WAIT, c.clock, 'page.waitForFrame')),
+  waitForNetworkIdle: (p, [opts], c) =>
+    p.waitForNetworkIdle(options(opts, NETWORK_IDLE, c.clock, 'page.waitForNetworkIdle')),
+  waitForFrame: (p, [url, opts], c) =>
+    p.waitForFrame(str(url, 'page.waitForFrame: url'), options(opts, WAIT, c.clock, 'page.waitForFrame')),
   setViewport: (p, [vp], c) => {
     if (vp === null) return p.setViewport(null);
     const o = options(vp, VIEWPORT, c.clock, 'page.setViewport');
-    if (o.width === undefined || o.height === undefined) throw new MembraneError('page.setViewport: width and height are required');
+    if (o.width === undefined || o.height === undefined)
+      throw new MembraneError('page.setViewport: width and height are required');
     return p.setViewport(o as { width: number; height: number });
   },
-  setUserAgent: (p, [ua]) => p.setUserAgent(isPlainObject(ua) ? str(ua.userAgent, 'page.setUserAgent: userAgent') : str(ua, 'page.setUserAgent')),
+  setUserAgent: (p, [ua]) =>
+    p.setUserAgent(
+      isPlainObject(ua) ? str(ua.userAgent, 'page.setUserAgent: userAgent') : str(ua, 'page.setUserAgent'),
+    ),
   setExtraHTTPHeaders: (p, [h]) => p.setExtraHTTPHeaders(stringRecord(h, 'page.setExtraHTTPHeaders')),
   setCookie: (p, cookies, c) =>
-    p.setCookie(...cookies.map((x) => options(x, COOKIE, c.clock, 'page.setCookie') as { name: string; value: string })),
+    p.setCookie(
+      ...cookies.map((x) => options(x, COOKIE, c.clock, 'page.setCookie') as { name: string; value: string }),
+    ),
   cookies: (p, urls) => p.cookies(...urls.map((u) => str(u, 'page.cookies: url'))),
   deleteCookie: (p, cookies, c) =>
     p.deleteCookie(...cookies.map((x) => options(x, DELETE_COOKIE, c.clock, 'page.deleteCookie') as { name: string })),
   setJavaScriptEnabled: (p, [on]) => p.setJavaScriptEnabled(on === true),
-  emulateMediaType: (p, [type]) => p.emulateMediaType(type === undefined || type === null ? undefined : str(type, 'page.emulateMediaType')),
+  emulateMediaType: (p, [type]) =>
+    p.emulateMediaType(type === undefined || type === null ? undefined : str(type, 'page.emulateMediaType')),
   emulateTimezone: (p, [tz]) => p.emulateTimezone(tz === undefined ? undefined : str(tz, 'page.emulateTimezone')),
   setGeolocation: (p, [g], c) =>
     p.setGeolocation(
-      options(g, { latitude: clampNum(-90, 90), longitude: clampNum(-180, 180), accuracy: clampNum(0, 1e7) }, c.clock, 'page.setGeolocation') as {
+      options(
+        g,
+        { latitude: clampNum(-90, 90), longitude: clampNum(-180, 180), accuracy: clampNum(0, 1e7) },
+        c.clock,
+        'page.setGeolocation',
+      ) as {
         latitude: number;
         longitude: number;
       },
@@ -180,27 +214,46 @@ const PAGE: Table<Page> = {
   setCacheEnabled: (p, [on]) => p.setCacheEnabled(on !== false),
   setBypassCSP: (p, [on]) => p.setBypassCSP(on === true),
   authenticate: (p, [creds], c) =>
-    p.authenticate(creds === null ? null : (options(creds, { username: 'string', password: 'string' }, c.clock, 'page.authenticate') as never)),
+    p.authenticate(
+      creds === null
+        ? null
+        : (options(creds, { username: 'string', password: 'string' }, c.clock, 'page.authenticate') as never),
+    ),
   setRequestInterception: (p, [on]) => p.setRequestInterception(on === true),
   screenshot: (p, [opts], c) => p.screenshot(options(opts, SCREENSHOT, c.clock, 'page.screenshot')),
   pdf: (p, [opts], c) => p.pdf(options(opts, PDF, c.clock, 'page.pdf')),
   evaluateOnNewDocument: (p, [fn, ...rest], c) =>
-    p.evaluateOnNewDocument(c.pageFunction(fn, 'page.evaluateOnNewDocument') as never, ...(c.pageArgs(rest, 'page.evaluateOnNewDocument') as never[])),
+    p.evaluateOnNewDocument(
+      c.pageFunction(fn, 'page.evaluateOnNewDocument') as never,
+      ...(c.pageArgs(rest, 'page.evaluateOnNewDocument') as never[]),
+    ),
   removeScriptToEvaluateOnNewDocument: (p, [id]) => p.removeScriptToEvaluateOnNewDocument(str(id, 'identifier')),
   bringToFront: (p) => p.bringToFront(),
   exposeFunction: (_p, [name, fid], c) => c.exposeFunction(name, fid),
-  'keyboard.down': (p, [key], c) => p.keyboard.down(str(key, 'keyboard.down: key') as never, options(undefined, KEY, c.clock, 'keyboard.down')),
+  'keyboard.down': (p, [key], c) =>
+    p.keyboard.down(str(key, 'keyboard.down: key') as never, options(undefined, KEY, c.clock, 'keyboard.down')),
   'keyboard.up': (p, [key]) => p.keyboard.up(str(key, 'keyboard.up: key') as never),
-  'keyboard.press': (p, [key, opts], c) => p.keyboard.press(str(key, 'keyboard.press: key') as never, options(opts, KEY, c.clock, 'keyboard.press')),
-  'keyboard.type': (p, [text, opts], c) => p.keyboard.type(str(text, 'keyboard.type: text'), options(opts, TYPE, c.clock, 'keyboard.type')),
+  'keyboard.press': (p, [key, opts], c) =>
+    p.keyboard.press(str(key, 'keyboard.press: key') as never, options(opts, KEY, c.clock, 'keyboard.press')),
+  'keyboard.type': (p, [text, opts], c) =>
+    p.keyboard.type(str(text, 'keyboard.type: text'), options(opts, TYPE, c.clock, 'keyboard.type')),
   'keyboard.sendCharacter': (p, [ch]) => p.keyboard.sendCharacter(str(ch, 'keyboard.sendCharacter')),
   'mouse.move': (p, [x, y, opts], c) =>
-    p.mouse.move(num(x, 'mouse.move: x'), num(y, 'mouse.move: y'), options(opts, { steps: clampNum(1, 1000) }, c.clock, 'mouse.move')),
+    p.mouse.move(
+      num(x, 'mouse.move: x'),
+      num(y, 'mouse.move: y'),
+      options(opts, { steps: clampNum(1, 1000) }, c.clock, 'mouse.move'),
+    ),
   'mouse.click': (p, [x, y, opts], c) =>
-    p.mouse.click(num(x, 'mouse.click: x'), num(y, 'mouse.click: y'), options(opts, MOUSE_CLICK, c.clock, 'mouse.click')),
+    p.mouse.click(
+      num(x, 'mouse.click: x'),
+      num(y, 'mouse.click: y'),
+      options(opts, MOUSE_CLICK, c.clock, 'mouse.click'),
+    ),
   'mouse.down': (p, [opts], c) => p.mouse.down(options(opts, MOUSE_CLICK, c.clock, 'mouse.down')),
   'mouse.up': (p, [opts], c) => p.mouse.up(options(opts, MOUSE_CLICK, c.clock, 'mouse.up')),
-  'mouse.wheel': (p, [opts], c) => p.mouse.wheel(options(opts, { deltaX: 'number', deltaY: 'number' }, c.clock, 'mouse.wheel')),
+  'mouse.wheel': (p, [opts], c) =>
+    p.mouse.wheel(options(opts, { deltaX: 'number', deltaY: 'number' }, c.clock, 'mouse.wheel')),
   'mouse.reset': (p) => p.mouse.reset(),
   'touchscreen.tap': (p, [x, y]) => p.touchscreen.tap(num(x, 'touchscreen.tap: x'), num(y, 'touchscreen.tap: y')),
 };
@@ -223,8 +276,10 @@ const ELEMENT: Table<ElementHandle> = {
   click: (e, [opts], c) => e.click(options(opts, CLICK, c.clock, 'elementHandle.click')),
   hover: (e) => e.hover(),
   focus: (e) => e.focus(),
-  type: (e, [text, opts], c) => e.type(str(text, 'elementHandle.type: text'), options(opts, TYPE, c.clock, 'elementHandle.type')),
-  press: (e, [key, opts], c) => e.press(str(key, 'elementHandle.press: key') as never, options(opts, KEY, c.clock, 'elementHandle.press')),
+  type: (e, [text, opts], c) =>
+    e.type(str(text, 'elementHandle.type: text'), options(opts, TYPE, c.clock, 'elementHandle.type')),
+  press: (e, [key, opts], c) =>
+    e.press(str(key, 'elementHandle.press: key') as never, options(opts, KEY, c.clock, 'elementHandle.press')),
   tap: (e) => e.tap(),
   select: (e, values) => e.select(...values.map((v) => str(v, 'elementHandle.select: value'))),
   boundingBox: (e) => e.boundingBox(),
@@ -233,10 +288,17 @@ const ELEMENT: Table<ElementHandle> = {
   isVisible: (e) => e.isVisible(),
   isHidden: (e) => e.isHidden(),
   isIntersectingViewport: (e, [opts], c) =>
-    e.isIntersectingViewport(options(opts, { threshold: clampNum(0, 1) }, c.clock, 'elementHandle.isIntersectingViewport')),
+    e.isIntersectingViewport(
+      options(opts, { threshold: clampNum(0, 1) }, c.clock, 'elementHandle.isIntersectingViewport'),
+    ),
   scrollIntoView: (e) => e.scrollIntoView(),
   contentFrame: (e) => e.contentFrame(),
-  clickablePoint: (e, [offset], c) => e.clickablePoint(offset === undefined ? undefined : (options(offset, { x: 'number', y: 'number' }, c.clock, 'clickablePoint') as never)),
+  clickablePoint: (e, [offset], c) =>
+    e.clickablePoint(
+      offset === undefined
+        ? undefined
+        : (options(offset, { x: 'number', y: 'number' }, c.clock, 'clickablePoint') as never),
+    ),
   getProperty: (e, [name]) => e.getProperty(str(name, 'getProperty: name')),
   getProperties: (e) => e.getProperties(),
   jsonValue: (e) => e.jsonValue(),
@@ -255,17 +317,21 @@ const JSHANDLE: Table<JSHandle> = {
 
 const LOCATOR: Table<Locator<unknown>> = {
   click: (l, [opts], c) => l.click(options(opts, { ...CLICK, ...WAIT }, c.clock, 'locator.click')),
-  fill: (l, [value, opts], c) => l.fill(str(value, 'locator.fill: value'), options(opts, WAIT, c.clock, 'locator.fill')),
+  fill: (l, [value, opts], c) =>
+    l.fill(str(value, 'locator.fill: value'), options(opts, WAIT, c.clock, 'locator.fill')),
   hover: (l, [opts], c) => l.hover(options(opts, WAIT, c.clock, 'locator.hover')),
-  scroll: (l, [opts], c) => l.scroll(options(opts, { ...WAIT, scrollTop: 'number', scrollLeft: 'number' }, c.clock, 'locator.scroll')),
+  scroll: (l, [opts], c) =>
+    l.scroll(options(opts, { ...WAIT, scrollTop: 'number', scrollLeft: 'number' }, c.clock, 'locator.scroll')),
   wait: (l, [opts], c) => l.wait(options(opts, WAIT, c.clock, 'locator.wait')),
   waitHandle: (l, [opts], c) => l.waitHandle(options(opts, WAIT, c.clock, 'locator.waitHandle')),
 };
 
 const LOCATOR_SYNC: Table<Locator<unknown>> = {
   // SECURITY: the locator's own timeout is clamped like every other one.
-  setTimeout: (l, [ms], c) => l.setTimeout(Math.min(num(ms, 'locator.setTimeout', 0), c.clock.remainingMs()) || c.clock.remainingMs()),
-  setVisibility: (l, [v]) => l.setVisibility(v === null ? null : (str(v, 'locator.setVisibility') as 'visible' | 'hidden')),
+  setTimeout: (l, [ms], c) =>
+    l.setTimeout(Math.min(num(ms, 'locator.setTimeout', 0), c.clock.remainingMs()) || c.clock.remainingMs()),
+  setVisibility: (l, [v]) =>
+    l.setVisibility(v === null ? null : (str(v, 'locator.setVisibility') as 'visible' | 'hidden')),
   setWaitForEnabled: (l, [v]) => l.setWaitForEnabled(v === true),
   setEnsureElementIsInTheViewport: (l, [v]) => l.setEnsureElementIsInTheViewport(v === true),
   setWaitForStableBoundingBox: (l, [v]) => l.setWaitForStableBoundingBox(v === true),
@@ -280,14 +346,24 @@ const REQUEST: Table<HTTPRequest> = {
   abort: (r, [code]) => r.abort(code === undefined ? undefined : (str(code, 'request.abort: errorCode') as never)),
   continue: async (r, [overrides], c) => {
     if (overrides === undefined) return r.continue();
-    const o = options(overrides, { url: 'string', method: 'string', postData: 'string', headers: 'record' }, c.clock, 'request.continue');
+    const o = options(
+      overrides,
+      { url: 'string', method: 'string', postData: 'string', headers: 'record' },
+      c.clock,
+      'request.continue',
+    );
     // SECURITY: a rewritten URL is checked like a navigation; the egress guard checks it again.
     if (typeof o.url === 'string') o.url = await c.navigationUrl(o.url, 'request.continue');
     return r.continue(o);
   },
   respond: (r, [resp], c) => {
     if (!isPlainObject(resp)) throw new MembraneError('request.respond: response must be an object');
-    const o = options(resp, { status: clampNum(100, 599), headers: 'record', contentType: 'string' }, c.clock, 'request.respond');
+    const o = options(
+      resp,
+      { status: clampNum(100, 599), headers: 'record', contentType: 'string' },
+      c.clock,
+      'request.respond',
+    );
     const body = resp.body;
     if (body !== undefined) {
       if (typeof body === 'string' || body instanceof Uint8Array) o.body = body;

@@ -40,7 +40,8 @@ export interface Clock {
 export function clampTimeout(v: unknown, clock: Clock, where: string): number {
   const left = clock.remainingMs();
   if (v === undefined || v === null) return left;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new MembraneError(`${where}: timeout must be a number of milliseconds`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+    throw new MembraneError(`${where}: timeout must be a number of milliseconds`);
   return v === 0 ? left : Math.min(v, left);
 }
 
@@ -89,7 +90,8 @@ function checkValue(value: unknown, check: Check, clock: Clock, where: string): 
     case 'timeout':
       return clampTimeout(value, clock, where);
     case 'stringArray':
-      if (!Array.isArray(value) || !value.every((x) => typeof x === 'string')) throw new MembraneError(`${where} must be an array of strings`);
+      if (!Array.isArray(value) || !value.every((x) => typeof x === 'string'))
+        throw new MembraneError(`${where} must be an array of strings`);
       return [...value];
     case 'record':
       return stringRecord(value, where);
@@ -137,7 +139,12 @@ export const CLICK: Schema = {
 };
 export const TYPE: Schema = { delay: clampNum(0, 10_000) };
 export const KEY: Schema = { delay: clampNum(0, 10_000), text: 'string', commands: 'stringArray' };
-export const MOUSE_CLICK: Schema = { button: CLICK.button as Check, clickCount: CLICK.clickCount as Check, count: CLICK.count as Check, delay: CLICK.delay as Check };
+export const MOUSE_CLICK: Schema = {
+  button: CLICK.button as Check,
+  clickCount: CLICK.clickCount as Check,
+  count: CLICK.count as Check,
+  delay: CLICK.delay as Check,
+};
 export const WAIT_FUNCTION: Schema = {
   timeout: 'timeout',
   polling: (v, where) => {
@@ -145,7 +152,11 @@ export const WAIT_FUNCTION: Schema = {
     return num(v, where, 10, 60_000);
   },
 };
-export const NETWORK_IDLE: Schema = { timeout: 'timeout', idleTime: clampNum(0, 60_000), concurrency: clampNum(0, 100) };
+export const NETWORK_IDLE: Schema = {
+  timeout: 'timeout',
+  idleTime: clampNum(0, 60_000),
+  concurrency: clampNum(0, 100),
+};
 export const VIEWPORT: Schema = {
   width: clampNum(1, 4096),
   height: clampNum(1, 4096),
@@ -181,7 +192,8 @@ const MARGIN = (v: unknown, where: string): Record<string, string | number> => {
   for (const side of ['top', 'right', 'bottom', 'left']) {
     const x = v[side];
     if (x === undefined) continue;
-    if (typeof x !== 'string' && typeof x !== 'number') throw new MembraneError(`${where}.${side} must be a string or number`);
+    if (typeof x !== 'string' && typeof x !== 'number')
+      throw new MembraneError(`${where}.${side} must be a string or number`);
     out[side] = x;
   }
   return out;
@@ -198,7 +210,30 @@ export const PDF: Schema = {
   printBackground: 'boolean',
   landscape: 'boolean',
   pageRanges: 'string',
-  format: ['letter', 'legal', 'tabloid', 'ledger', 'a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'Letter', 'Legal', 'Tabloid', 'Ledger', 'A0', 'A1', 'A2', 'A3', 'A4', 'A5', 'A6'],
+  format: [
+    'letter',
+    'legal',
+    'tabloid',
+    'ledger',
+    'a0',
+    'a1',
+    'a2',
+    'a3',
+    'a4',
+    'a5',
+    'a6',
+    'Letter',
+    'Legal',
+    'Tabloid',
+    'Ledger',
+    'A0',
+    'A1',
+    'A2',
+    'A3',
+    'A4',
+    'A5',
+    'A6',
+  ],
   width: SIZE,
   height: SIZE,
   preferCSSPageSize: 'boolean',
@@ -220,4 +255,9 @@ export const COOKIE: Schema = {
   expires: 'number',
   partitionKey: 'string',
 };
-export const DELETE_COOKIE: Schema = { name: 'string', url: 'string', domain: 'string', path: (v, where) => str(v, where) };
+export const DELETE_COOKIE: Schema = {
+  name: 'string',
+  url: 'string',
+  domain: 'string',
+  path: (v, where) => str(v, where),
+};

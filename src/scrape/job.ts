@@ -14,6 +14,7 @@ import type { ScriptSandbox } from '../sandbox/isolate.js';
 import { Membrane, cleanMessage } from '../sandbox/membrane.js';
 import { MembraneError } from '../sandbox/options.js';
 import type { SandboxPool } from '../sandbox/pool.js';
+import { background } from '../background.js';
 
 export type OutputFormat = 'json' | 'html';
 
@@ -75,7 +76,10 @@ async function navigate(page: Page, url: URL, deps: ScrapeDeps): Promise<HTTPRes
     response = await page.goto(url.href, { waitUntil: 'load', timeout: deps.config.navigationTimeoutMs });
   } catch (e) {
     if (!page.browser().connected) throw browserGone(e);
-    const err = scrapingFailed(`navigation to ${url.href} failed: ${unmaskNetError(cleanMessage(e), url.href, deps.recentFailure)}`, e);
+    const err = scrapingFailed(
+      `navigation to ${url.href} failed: ${unmaskNetError(cleanMessage(e), url.href, deps.recentFailure)}`,
+      e,
+    );
     if (e instanceof TimeoutError) err.timeout = 'navigation';
     throw err;
   }
@@ -88,7 +92,11 @@ async function navigate(page: Page, url: URL, deps: ScrapeDeps): Promise<HTTPRes
 
 /** Chromium died under the request; it is relaunched for the next one. */
 function browserGone(cause?: unknown): ApiError {
-  return new ApiError('INTERNAL_SERVER_ERROR', 'Internal server error: the browser closed unexpectedly; it is being relaunched', { cause });
+  return new ApiError(
+    'INTERNAL_SERVER_ERROR',
+    'Internal server error: the browser closed unexpectedly; it is being relaunched',
+    { cause },
+  );
 }
 
 /** Resolves to the promise's value and records how long it took. */
@@ -125,10 +133,13 @@ export async function runScrape(
   let lease: PageLease | undefined;
   let sandbox: ScriptSandbox | undefined;
   let membrane: Membrane | undefined;
-  const cancelled = (): ApiError => (signal?.reason instanceof ApiError ? signal.reason : new ApiError('SERVICE_UNAVAILABLE', 'The request was cancelled'));
+  const cancelled = (): ApiError =>
+    signal?.reason instanceof ApiError
+      ? signal.reason
+      : new ApiError('SERVICE_UNAVAILABLE', 'The request was cancelled');
   const onAbort = (): void => {
     sandbox?.abort(cancelled());
-    void lease?.close();
+    if (lease) background(lease.close(), 'closing a cancelled context', deps.logger);
   };
   signal?.addEventListener('abort', onAbort, { once: true });
   let stopWatchingBrowser: (() => void) | undefined;
@@ -136,7 +147,9 @@ export async function runScrape(
     // The context and the isolate are made at the same time.
     const [leased, made] = await Promise.allSettled([
       timed(deps.browser.lease(), (ms) => (timings.lease = ms)),
-      req.script === undefined ? Promise.resolve(undefined) : timed(deps.sandboxes.take(), (ms) => (timings.isolate = ms)),
+      req.script === undefined
+        ? Promise.resolve(undefined)
+        : timed(deps.sandboxes.take(), (ms) => (timings.isolate = ms)),
     ]);
     if (made.status === 'fulfilled') sandbox = made.value;
     if (leased.status === 'fulfilled') lease = leased.value;
@@ -146,7 +159,8 @@ export async function runScrape(
     const page = (lease as PageLease).page;
     // cheerio goes into the isolate during the navigation when the script names it
     // (else on first use, see ScriptSandbox.create); execute() waits for it.
-    if (sandbox && req.script?.includes('cheerio')) void sandbox.loadCheerio();
+    if (sandbox && req.script?.includes('cheerio'))
+      background(sandbox.loadCheerio(), 'loading cheerio ahead', deps.logger);
 
     const response = await timed(navigate(page, url, deps), (ms) => {
       timings.navigation = ms;
@@ -157,7 +171,13 @@ export async function runScrape(
       const value =
         req.outputFormat === 'html'
           ? await page.content()
-          : { url: req.url, finalUrl: page.url(), status: response?.status() ?? null, ok: response?.ok() ?? false, title: await page.title() };
+          : {
+              url: req.url,
+              finalUrl: page.url(),
+              status: response?.status() ?? null,
+              ok: response?.ok() ?? false,
+              title: await page.title(),
+            };
       return { value, logs: [], executionTimeMs: Math.round(performance.now() - started), timings };
     }
 
@@ -169,7 +189,12 @@ export async function runScrape(
     membrane = new Membrane({
       page,
       clock,
-      limits: { maxHandles: MAX_HANDLES, maxTimers: MAX_TIMERS, maxLogLines: config.maxLogLines, maxLogBytes: config.maxLogBytes },
+      limits: {
+        maxHandles: MAX_HANDLES,
+        maxTimers: MAX_TIMERS,
+        maxLogLines: config.maxLogLines,
+        maxLogBytes: config.maxLogBytes,
+      },
       checkUrl: (u) => checkUrl(deps, u),
       ...(deps.recentFailure ? { recentFailure: deps.recentFailure } : {}),
       toIsolate: (msg, wantAnswer) => box.toIsolate(msg, wantAnswer),
@@ -178,7 +203,9 @@ export async function runScrape(
     await box.attach((json) => m.onHost(json), req.url);
     // A crashed renderer rejects pending calls only at the protocol timeout; end the script now.
     page.once('error', () => box.abort(scrapingFailed('the page crashed (it may have run out of memory)')));
-    page.once('close', () => box.abort(new ApiError('INTERNAL_SERVER_ERROR', 'Internal server error: the browser page closed unexpectedly')));
+    page.once('close', () =>
+      box.abort(new ApiError('INTERNAL_SERVER_ERROR', 'Internal server error: the browser page closed unexpectedly')),
+    );
     // A Chromium that dies does not close its pages one by one: end the script now, not at its time limit.
     const browser = page.browser();
     const onBrowserGone = (): void => box.abort(browserGone());

@@ -69,7 +69,10 @@ export class FallbackStore implements LimitStore {
   #lost(reason: string): void {
     if (!this.#shared) return;
     this.#shared = false;
-    this.#logger.warn({ reason, limits: 'local' }, 'Redis unavailable; rate and concurrency limits are enforced per instance until it is back');
+    this.#logger.warn(
+      { reason, limits: 'local' },
+      'Redis unavailable; rate and concurrency limits are enforced per instance until it is back',
+    );
   }
 
   #back(): void {

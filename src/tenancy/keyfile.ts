@@ -63,16 +63,23 @@ export function parseKeyFile(text: string): KeyFile {
       return;
     }
     const r = k as Record<string, unknown>;
-    if (typeof r.name !== 'string' || !KEY_NAME.test(r.name)) problems.push(`${at}.name: letters, digits, "_", "." or "-", at most 64`);
+    if (typeof r.name !== 'string' || !KEY_NAME.test(r.name))
+      problems.push(`${at}.name: letters, digits, "_", "." or "-", at most 64`);
     else if (names.has(r.name)) problems.push(`${at}.name: "${r.name}" is used twice`);
-    if (typeof r.sha256 !== 'string' || !SHA256_HEX.test(r.sha256)) problems.push(`${at}.sha256: 64 lower-case hex digits`);
+    if (typeof r.sha256 !== 'string' || !SHA256_HEX.test(r.sha256))
+      problems.push(`${at}.sha256: 64 lower-case hex digits`);
     else if (hashes.has(r.sha256)) problems.push(`${at}.sha256: the same key is listed twice`);
     if (typeof r.active !== 'boolean') problems.push(`${at}.active: true or false`);
-    if (r.rateLimit !== undefined && !positiveInt(r.rateLimit, 1_000_000)) problems.push(`${at}.rateLimit: a whole number from 1 to 1000000`);
-    if (r.rateLimitWindowMs !== undefined && !(positiveInt(r.rateLimitWindowMs, 86_400_000) && r.rateLimitWindowMs >= 100)) {
+    if (r.rateLimit !== undefined && !positiveInt(r.rateLimit, 1_000_000))
+      problems.push(`${at}.rateLimit: a whole number from 1 to 1000000`);
+    if (
+      r.rateLimitWindowMs !== undefined &&
+      !(positiveInt(r.rateLimitWindowMs, 86_400_000) && r.rateLimitWindowMs >= 100)
+    ) {
       problems.push(`${at}.rateLimitWindowMs: a whole number from 100 to 86400000`);
     }
-    if (r.maxConcurrency !== undefined && !positiveInt(r.maxConcurrency, 256)) problems.push(`${at}.maxConcurrency: a whole number from 1 to 256`);
+    if (r.maxConcurrency !== undefined && !positiveInt(r.maxConcurrency, 256))
+      problems.push(`${at}.maxConcurrency: a whole number from 1 to 256`);
     if (typeof r.name === 'string') names.add(r.name);
     if (typeof r.sha256 === 'string') hashes.add(r.sha256);
     keys.push({
@@ -101,7 +108,16 @@ export function writeKeyFile(file: string, data: KeyFile): void {
   renameSync(tmp, file);
 }
 
-const UNITS_MS: Record<string, number> = { s: 1000, sec: 1000, second: 1000, min: 60_000, minute: 60_000, h: 3_600_000, hour: 3_600_000, day: 86_400_000 };
+const UNITS_MS: Record<string, number> = {
+  s: 1000,
+  sec: 1000,
+  second: 1000,
+  min: 60_000,
+  minute: 60_000,
+  h: 3_600_000,
+  hour: 3_600_000,
+  day: 86_400_000,
+};
 
 /** "60/min", "5/s", "1000/day", "10/1500ms" → { limit, windowMs }; undefined when it is not one. */
 export function parseRate(text: string): { limit: number; windowMs: number } | undefined {
@@ -120,7 +136,12 @@ export function parseRate(text: string): { limit: number; windowMs: number } | u
 }
 
 export function formatRate(limit: number, windowMs: number): string {
-  for (const [unit, ms] of [['day', 86_400_000], ['h', 3_600_000], ['min', 60_000], ['s', 1000]] as const) {
+  for (const [unit, ms] of [
+    ['day', 86_400_000],
+    ['h', 3_600_000],
+    ['min', 60_000],
+    ['s', 1000],
+  ] as const) {
     if (windowMs === ms) return `${limit}/${unit}`;
   }
   return `${limit}/${windowMs}ms`;

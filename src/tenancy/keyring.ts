@@ -7,6 +7,7 @@ import { stat } from 'node:fs/promises';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { hashKey, parseKeyFile, type KeyRecord } from './keyfile.js';
+import { background } from '../background.js';
 
 /** Who is calling, as the rest of the service sees it: a name and limits, never the key. */
 export interface Client {
@@ -79,7 +80,10 @@ export class KeyRing {
     if (file === undefined) return;
     this.#fileEntries = this.#read(file);
     this.#opts.logger.info({ file, keys: this.#fileEntries.length }, 'API key file loaded');
-    this.#poll = setInterval(() => void this.#check(file), this.#opts.pollMs ?? 500);
+    this.#poll = setInterval(
+      () => background(this.#check(file), 'key file check', this.#opts.logger),
+      this.#opts.pollMs ?? 500,
+    );
     this.#poll.unref();
   }
 
@@ -101,7 +105,10 @@ export class KeyRing {
       this.#fileEntries = this.#read(file);
       this.#opts.logger.info({ file, keys: this.#fileEntries.length }, 'API key file reloaded');
     } catch (e) {
-      this.#opts.logger.error({ file, err: (e as Error).message, keptKeys: this.#fileEntries.length }, 'API key file not reloaded; the keys loaded before stay in force');
+      this.#opts.logger.error(
+        { file, err: (e as Error).message, keptKeys: this.#fileEntries.length },
+        'API key file not reloaded; the keys loaded before stay in force',
+      );
     }
   }
 
@@ -130,7 +137,10 @@ export class KeyRing {
     if (seen === this.#seen) return;
     this.#seen = seen;
     if (seen === 'missing') {
-      this.#opts.logger.error({ file, keptKeys: this.#fileEntries.length }, 'API key file is gone; the keys loaded before stay in force');
+      this.#opts.logger.error(
+        { file, keptKeys: this.#fileEntries.length },
+        'API key file is gone; the keys loaded before stay in force',
+      );
       return;
     }
     this.reload();

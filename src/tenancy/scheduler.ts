@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError } from '../errors.js';
 import { retryAfter } from '../http/rate-limit.js';
 import type { LimitStore } from './store.js';
+import { background } from '../background.js';
 
 export interface SchedulerOptions {
   readonly maxConcurrency: number;
@@ -83,7 +84,10 @@ export class FairScheduler {
         reject(this.#busy('the queue is full'));
         return;
       }
-      const timer = setTimeout(() => leave(this.#busy(`no free slot within ${this.#opts.queueTimeoutMs} ms`)), this.#opts.queueTimeoutMs);
+      const timer = setTimeout(
+        () => leave(this.#busy(`no free slot within ${this.#opts.queueTimeoutMs} ms`)),
+        this.#opts.queueTimeoutMs,
+      );
       const onAbort = (): void => leave(new ApiError('SERVICE_UNAVAILABLE', 'Client went away'));
       const cleanup = (): void => {
         clearTimeout(timer);
@@ -109,7 +113,7 @@ export class FairScheduler {
       if (queue) queue.push(waiter);
       else this.#queues.set(ticket.client, [waiter]);
       this.#queued++;
-      void this.#pump();
+      background(this.#pump(), 'scheduler pump');
     });
   }
 
@@ -120,7 +124,9 @@ export class FairScheduler {
   }
 
   #busy(reason: string): ApiError {
-    return new ApiError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded: ${reason}`, { headers: { 'Retry-After': retryAfter(this.#opts.queueTimeoutMs) } });
+    return new ApiError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded: ${reason}`, {
+      headers: { 'Retry-After': retryAfter(this.#opts.queueTimeoutMs) },
+    });
   }
 
   /** The queue is full: the key holding most of it gives up its newest waiter, if it holds more than the arriving key would. */
@@ -178,7 +184,7 @@ export class FairScheduler {
     if (best === undefined && retryAt !== Infinity && this.#retryTimer === undefined) {
       this.#retryTimer = setTimeout(() => {
         this.#retryTimer = undefined;
-        void this.#pump();
+        background(this.#pump(), 'scheduler pump');
       }, retryAt - now);
       this.#retryTimer.unref();
     }
@@ -238,8 +244,8 @@ export class FairScheduler {
       if (n > 0) this.#runningByKey.set(client, n);
       else this.#runningByKey.delete(client);
       if (n <= 0 && !this.#queues.has(client)) this.#lastServed.delete(client);
-      void returnLease();
-      void this.#pump();
+      background(returnLease(), 'returning a lease');
+      background(this.#pump(), 'scheduler pump');
     });
   }
 }

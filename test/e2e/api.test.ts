@@ -8,12 +8,19 @@ import { until } from '../helpers/wait.js';
 
 const fixtures = new FixtureServer({
   '/example': html(EXAMPLE_DOMAIN_HTML),
-  '/list': html('<html><head><title>List</title></head><body><ul><li data-p="1">a</li><li data-p="2">b</li></ul></body></html>'),
+  '/list': html(
+    '<html><head><title>List</title></head><body><ul><li data-p="1">a</li><li data-p="2">b</li></ul></body></html>',
+  ),
   '/missing': html('<title>Gone</title>', 404),
 });
 const svc = serviceFor(fixtures, { SCRIPT_MEMORY_MB: '64' });
 
-function assertError(r: { status: number; body: Record<string, unknown>; headers: Record<string, unknown> }, status: number, code: string, message?: string | RegExp): void {
+function assertError(
+  r: { status: number; body: Record<string, unknown>; headers: Record<string, unknown> },
+  status: number,
+  code: string,
+  message?: string | RegExp,
+): void {
   assert.equal(r.status, status, JSON.stringify(r.body));
   assert.equal(r.body.code, code);
   assert.equal(r.body.statusCode, status);
@@ -43,7 +50,8 @@ describe('success', () => {
   test('console.log lines come back in order, formatted like Node', async () => {
     const r = await svc.post({
       url: fixtures.url('/example'),
-      script: 'console.log("a", 1, {b: [1, "x"]}); console.info("%s=%d", "n", 42); console.error(new Error("e").message); return 1',
+      script:
+        'console.log("a", 1, {b: [1, "x"]}); console.info("%s=%d", "n", 42); console.error(new Error("e").message); return 1',
     });
     assert.equal(r.status, 200);
     assert.deepEqual(r.body.logs, ["a 1 { b: [ 1, 'x' ] }", 'n=42', 'e']);
@@ -52,7 +60,8 @@ describe('success', () => {
   test('cheerio parses page content inside the sandbox', async () => {
     const r = await svc.post({
       url: fixtures.url('/list'),
-      script: 'const $ = cheerio.load(await page.content()); return $("li").map((i, el) => $(el).text() + $(el).attr("data-p")).get()',
+      script:
+        'const $ = cheerio.load(await page.content()); return $("li").map((i, el) => $(el).text() + $(el).attr("data-p")).get()',
     });
     assert.equal(r.status, 200);
     assert.deepEqual(r.body.data, ['a1', 'b2']);
@@ -105,7 +114,13 @@ describe('success', () => {
   test('no script is the reachability check: url, finalUrl, status, ok and title', async () => {
     const r = await svc.post({ url: fixtures.url('/example') });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.data, { url: fixtures.url('/example'), finalUrl: fixtures.url('/example'), status: 200, ok: true, title: 'Example Domain' });
+    assert.deepEqual(r.body.data, {
+      url: fixtures.url('/example'),
+      finalUrl: fixtures.url('/example'),
+      status: 200,
+      ok: true,
+      title: 'Example Domain',
+    });
     const missing = await svc.post({ url: fixtures.url('/missing') });
     assert.equal(missing.status, 200);
     assert.equal((missing.body.data as { status: number }).status, 404);
@@ -121,21 +136,34 @@ describe('success', () => {
   test('every request gets a fresh browser context: cookies and storage do not carry over', async () => {
     const first = await svc.post({
       url: fixtures.url('/example'),
-      script: 'await page.evaluate(() => { document.cookie = "s=1; path=/"; localStorage.setItem("k", "v") }); return document === undefined',
+      script:
+        'await page.evaluate(() => { document.cookie = "s=1; path=/"; localStorage.setItem("k", "v") }); return document === undefined',
     });
     assert.equal(first.status, 400, 'document is not defined in the isolate');
-    await svc.post({ url: fixtures.url('/example'), script: 'await page.evaluate(() => { document.cookie = "s=1; path=/"; localStorage.setItem("k", "v") })' });
-    const second = await svc.post({ url: fixtures.url('/example'), script: 'return await page.evaluate(() => [document.cookie, localStorage.getItem("k")])' });
+    await svc.post({
+      url: fixtures.url('/example'),
+      script: 'await page.evaluate(() => { document.cookie = "s=1; path=/"; localStorage.setItem("k", "v") })',
+    });
+    const second = await svc.post({
+      url: fixtures.url('/example'),
+      script: 'return await page.evaluate(() => [document.cookie, localStorage.getItem("k")])',
+    });
     assert.deepEqual(second.body.data, ['', null]);
   });
 });
 
 describe('isolation between requests', () => {
   test('every request gets a fresh isolate: globals a script sets are gone for the next one', async () => {
-    const first = await svc.post({ url: fixtures.url('/example'), script: 'globalThis.leak = "secret"; Array.prototype.leaky = 1; return 1' });
+    const first = await svc.post({
+      url: fixtures.url('/example'),
+      script: 'globalThis.leak = "secret"; Array.prototype.leaky = 1; return 1',
+    });
     assert.equal(first.status, 200);
     for (let i = 0; i < 4; i++) {
-      const next = await svc.post({ url: fixtures.url('/example'), script: 'return [typeof leak, [].leaky === undefined]' });
+      const next = await svc.post({
+        url: fixtures.url('/example'),
+        script: 'return [typeof leak, [].leaky === undefined]',
+      });
       assert.deepEqual(next.body.data, ['undefined', true]);
     }
   });
@@ -149,12 +177,20 @@ describe('script failures', () => {
 
   test('a thrown error is 400 SCRAPING_FAILED with its message and line, and keeps the logs', async () => {
     const r = await svc.post({ url: fixtures.url('/example'), script: 'console.log("before");\nnull.x' });
-    assertError(r, 400, 'SCRAPING_FAILED', /^Script execution failed: TypeError: Cannot read properties of null \(reading 'x'\) \(line 2\)$/);
+    assertError(
+      r,
+      400,
+      'SCRAPING_FAILED',
+      /^Script execution failed: TypeError: Cannot read properties of null \(reading 'x'\) \(line 2\)$/,
+    );
     assert.deepEqual(r.body.logs, ['before']);
   });
 
   test('waiting for a missing element is 400 SCRAPING_FAILED naming the selector', async () => {
-    const r = await svc.post({ url: fixtures.url('/example'), script: 'await page.waitForSelector("#nope", {timeout: 200})' });
+    const r = await svc.post({
+      url: fixtures.url('/example'),
+      script: 'await page.waitForSelector("#nope", {timeout: 200})',
+    });
     assertError(r, 400, 'SCRAPING_FAILED', /TimeoutError: .*#nope/);
   });
 
@@ -164,7 +200,12 @@ describe('script failures', () => {
     const local = await startTestService({ EGRESS_ALLOWLIST: `127.0.0.1:${closedPort}` });
     try {
       const noScript = await local.post({ url });
-      assertError(noScript, 400, 'SCRAPING_FAILED', /^Script execution failed: navigation to .* failed: net::ERR_CONNECTION_REFUSED/);
+      assertError(
+        noScript,
+        400,
+        'SCRAPING_FAILED',
+        /^Script execution failed: navigation to .* failed: net::ERR_CONNECTION_REFUSED/,
+      );
       const withScript = await local.post({ url, script: 'return 1' });
       assertError(withScript, 400, 'SCRAPING_FAILED', /net::ERR_CONNECTION_REFUSED/);
     } finally {
@@ -182,8 +223,18 @@ describe('script failures', () => {
     const hp = (hanger.address() as { port: number }).port;
     const local = await startTestService({ EGRESS_ALLOWLIST: `127.0.0.1:${rp},127.0.0.1:${hp}` });
     try {
-      assertError(await local.post({ url: `http://127.0.0.1:${rp}/` }), 400, 'SCRAPING_FAILED', /net::ERR_CONNECTION_RESET/);
-      assertError(await local.post({ url: `http://127.0.0.1:${hp}/` }), 400, 'SCRAPING_FAILED', /net::ERR_EMPTY_RESPONSE/);
+      assertError(
+        await local.post({ url: `http://127.0.0.1:${rp}/` }),
+        400,
+        'SCRAPING_FAILED',
+        /net::ERR_CONNECTION_RESET/,
+      );
+      assertError(
+        await local.post({ url: `http://127.0.0.1:${hp}/` }),
+        400,
+        'SCRAPING_FAILED',
+        /net::ERR_EMPTY_RESPONSE/,
+      );
     } finally {
       await local.close();
       resetter.close();
@@ -192,7 +243,10 @@ describe('script failures', () => {
   });
 
   test('a script over the memory cap is 400 MEMORY_LIMIT_EXCEEDED', async () => {
-    const r = await svc.post({ url: fixtures.url('/example'), script: 'const a = []; while (true) a.push(new Array(1e5).fill(1))' });
+    const r = await svc.post({
+      url: fixtures.url('/example'),
+      script: 'const a = []; while (true) a.push(new Array(1e5).fill(1))',
+    });
     assertError(r, 400, 'MEMORY_LIMIT_EXCEEDED', 'Memory limit exceeded');
   });
 });
@@ -206,7 +260,16 @@ describe('request validation', () => {
   });
 
   test('a url that is not an absolute http(s) address is 400 INVALID_URL_FORMAT', async () => {
-    for (const url of ['not a url', '/relative', 'ftp://example.com/', 'file:///etc/passwd', 'javascript:alert(1)', 'http://', 42, 'data:text/html,hi']) {
+    for (const url of [
+      'not a url',
+      '/relative',
+      'ftp://example.com/',
+      'file:///etc/passwd',
+      'javascript:alert(1)',
+      'http://',
+      42,
+      'data:text/html,hi',
+    ]) {
       const r = await svc.post({ url });
       assertError(r, 400, 'INVALID_URL_FORMAT', 'Invalid URL format');
     }
@@ -237,7 +300,9 @@ describe('request validation', () => {
   });
 
   test('a body that is not application/json is 415 UNSUPPORTED_MEDIA_TYPE', async () => {
-    const r = await svc.post(JSON.stringify({ url: fixtures.url('/example') }), { 'content-type': 'application/x-www-form-urlencoded' });
+    const r = await svc.post(JSON.stringify({ url: fixtures.url('/example') }), {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
     assertError(r, 415, 'UNSUPPORTED_MEDIA_TYPE');
   });
 
@@ -292,7 +357,11 @@ describe('gateway host and rate limit', () => {
   });
 
   test('requests over RATE_LIMIT in the window are 429 RATE_LIMIT_EXCEEDED with Retry-After, after auth', async () => {
-    const local = await startTestService({ RATE_LIMIT: '2', RATE_LIMIT_WINDOW_MS: '60000', EGRESS_ALLOWLIST: fixtures.allowEntry });
+    const local = await startTestService({
+      RATE_LIMIT: '2',
+      RATE_LIMIT_WINDOW_MS: '60000',
+      EGRESS_ALLOWLIST: fixtures.allowEntry,
+    });
     try {
       const a = await local.post('{}');
       assert.equal(a.status, 400);

@@ -92,28 +92,38 @@ let svc: TestService;
 let rebindTurn = 0;
 async function resolver(host: string): Promise<ResolvedAddress[]> {
   if (host === 'evil.test') return [{ address: '127.0.0.1', family: 4 }];
-  if (host === 'rebind.test') return rebindTurn++ % 2 === 0 ? [{ address: '93.184.216.34', family: 4 }] : [{ address: '127.0.0.1', family: 4 }];
+  if (host === 'rebind.test')
+    return rebindTurn++ % 2 === 0 ? [{ address: '93.184.216.34', family: 4 }] : [{ address: '127.0.0.1', family: 4 }];
   throw Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' });
 }
 const dialled: string[] = [];
 /** Records each upstream the guard dials; only loopback is really connected. */
 const connector: Connector = async (t, ms) => {
   dialled.push(`${t.address}:${t.port}`);
-  if (t.address !== '127.0.0.1' && t.address !== '::1') throw Object.assign(new Error('refused by the test connector'), { code: 'ECONNREFUSED' });
+  if (t.address !== '127.0.0.1' && t.address !== '::1')
+    throw Object.assign(new Error('refused by the test connector'), { code: 'ECONNREFUSED' });
   return await netConnector(t, ms);
 };
 
 before(async () => {
   await canary.start();
   for (const [name, body] of Object.entries(vectorPages())) {
-    fixtures.route(`/v/${name}`, name === 'redirect' ? (_q, res) => res.writeHead(302, { location: `http://${C()}/hit` }).end() : html(`<title>${name}</title>${body}`));
+    fixtures.route(
+      `/v/${name}`,
+      name === 'redirect'
+        ? (_q, res) => res.writeHead(302, { location: `http://${C()}/hit` }).end()
+        : html(`<title>${name}</title>${body}`),
+    );
   }
   fixtures.route('/worker.js', (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/javascript' });
     res.end(`fetch('http://${C()}/hit').catch(() => {}); new WebSocket('ws://${C()}/w')`);
   });
   await fixtures.start();
-  svc = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry, SCRIPT_TIMEOUT_MS: '8000', NAVIGATION_TIMEOUT_MS: '4000' }, { resolver, connector });
+  svc = await startTestService(
+    { EGRESS_ALLOWLIST: fixtures.allowEntry, SCRIPT_TIMEOUT_MS: '8000', NAVIGATION_TIMEOUT_MS: '4000' },
+    { resolver, connector },
+  );
 });
 after(async () => {
   await svc.close();
@@ -229,7 +239,10 @@ describe('names and rebinding', () => {
     rebindTurn = 0;
     const r = await svc.post({ url: `http://rebind.test:${canary.port}/` });
     assert.equal(r.status, 400, r.text);
-    assert.ok(!dialled.some((d) => d.startsWith('127.0.0.1') && d.endsWith(`:${canary.port}`)), `dialled ${dialled.join(', ')}`);
+    assert.ok(
+      !dialled.some((d) => d.startsWith('127.0.0.1') && d.endsWith(`:${canary.port}`)),
+      `dialled ${dialled.join(', ')}`,
+    );
     assertNoSecret(r.text);
   });
 
@@ -237,7 +250,10 @@ describe('names and rebinding', () => {
     const r = await svc.post({ url: 'http://no-such-host.test/' });
     assert.equal(r.status, 400);
     assert.match(String(r.body.error), /net::ERR_NAME_NOT_RESOLVED/);
-    const viaGoto = await svc.post({ url: fixtures.url('/ok'), script: `try { await page.goto('https://no-such-host.test/') } catch (e) { return [e.name, e.message] }` });
+    const viaGoto = await svc.post({
+      url: fixtures.url('/ok'),
+      script: `try { await page.goto('https://no-such-host.test/') } catch (e) { return [e.name, e.message] }`,
+    });
     assert.match(String((viaGoto.body.data as string[])[1]), /net::ERR_NAME_NOT_RESOLVED/);
   });
 });
@@ -261,7 +277,10 @@ describe('control', () => {
   test('the canary does count: allow-listed, the same page reaches it', async () => {
     const local = await startTestService({ EGRESS_ALLOWLIST: `${fixtures.allowEntry},${C()}` });
     try {
-      const r = await local.post({ url: fixtures.url('/v/fetch'), script: 'await new Promise((r) => setTimeout(r, 700)); return 1' });
+      const r = await local.post({
+        url: fixtures.url('/v/fetch'),
+        script: 'await new Promise((r) => setTimeout(r, 700)); return 1',
+      });
       assert.equal(r.status, 200, r.text);
       const direct = await local.post({ url: `http://${C()}/` });
       assert.equal(direct.status, 200);

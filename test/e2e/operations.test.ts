@@ -15,7 +15,8 @@ const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const TOKEN = 'metrics-token-0123456789';
 const svc = serviceFor(fixtures, { METRICS_TOKEN: TOKEN, SCRIPT_MEMORY_MB: '32', SCRIPT_TIMEOUT_MS: '1000' });
 
-const run = (script: string, headers: Record<string, string> = {}) => svc.post({ url: fixtures.url('/example'), script }, headers);
+const run = (script: string, headers: Record<string, string> = {}) =>
+  svc.post({ url: fixtures.url('/example'), script }, headers);
 const metrics = async (): Promise<string> => {
   const r = await svc.raw('GET', '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
   assert.equal(r.status, 200);
@@ -25,10 +26,11 @@ const metrics = async (): Promise<string> => {
 
 /** The value of one sample in Prometheus text format, 0 when absent. */
 function sample(text: string, name: string, labels = ''): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `) || (labels === '' && l.startsWith(`${name} `)));
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`${name}${labels} `) || (labels === '' && l.startsWith(`${name} `)));
   return line === undefined ? 0 : Number(line.split(' ').pop());
 }
-
 
 describe('metrics', () => {
   test('GET /metrics counts outcomes, timeouts, memory kills and egress refusals, with duration histograms and gauges', async () => {
@@ -36,8 +38,14 @@ describe('metrics', () => {
     assert.equal((await run('return await page.title()')).status, 200);
     assert.equal((await run('throw new Error("no")')).body.code, 'SCRAPING_FAILED');
     assert.equal((await run('while (true) {}')).body.code, 'SCRAPING_FAILED');
-    assert.equal((await run('const a = []; while (true) a.push("x".repeat(1e5) + a.length);')).body.code, 'MEMORY_LIMIT_EXCEEDED');
-    assert.equal((await svc.post({ url: 'http://169.254.169.254/latest/meta-data/', script: 'return 1' })).body.code, 'SCRAPING_FAILED');
+    assert.equal(
+      (await run('const a = []; while (true) a.push("x".repeat(1e5) + a.length);')).body.code,
+      'MEMORY_LIMIT_EXCEEDED',
+    );
+    assert.equal(
+      (await svc.post({ url: 'http://169.254.169.254/latest/meta-data/', script: 'return 1' })).body.code,
+      'SCRAPING_FAILED',
+    );
     const after = await metrics();
     const grew = (name: string, labels = ''): number => sample(after, name, labels) - sample(before, name, labels);
     assert.equal(grew('pagescript_requests_total', '{code="OK"}'), 1);
@@ -49,7 +57,12 @@ describe('metrics', () => {
     assert.ok(grew('pagescript_script_seconds_count') >= 4);
     assert.ok(grew('pagescript_navigation_seconds_count') >= 4);
     assert.ok(grew('pagescript_queue_wait_seconds_count') >= 4);
-    for (const gauge of ['pagescript_jobs_running', 'pagescript_jobs_queued', 'pagescript_browser_contexts_ready', 'pagescript_browser_restarts_total']) {
+    for (const gauge of [
+      'pagescript_jobs_running',
+      'pagescript_jobs_queued',
+      'pagescript_browser_contexts_ready',
+      'pagescript_browser_restarts_total',
+    ]) {
       assert.match(after, new RegExp(`^${gauge} \\d+$`, 'm'), gauge);
     }
   });
@@ -70,7 +83,10 @@ describe('logs', () => {
     const log = capturingLogger();
     const own = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry }, {}, log.logger);
     try {
-      const r = await own.post({ url: fixtures.url('/example'), script: 'return "secret-" + (await page.title())' }, { 'x-request-id': 'req-42.a:b' });
+      const r = await own.post(
+        { url: fixtures.url('/example'), script: 'return "secret-" + (await page.title())' },
+        { 'x-request-id': 'req-42.a:b' },
+      );
       assert.equal(r.headers['x-request-id'], 'req-42.a:b');
       const line = log.lines.find((l) => l.requestId === 'req-42.a:b');
       assert.ok(line, 'a line with the request id');
@@ -111,7 +127,8 @@ describe('the browser', () => {
     const r = await pending;
     // As documented: 500 when the browser dies under the script, 400 when it dies while the page loads.
     assert.ok(
-      (r.status === 500 && r.body.code === 'INTERNAL_SERVER_ERROR') || (r.status === 400 && r.body.code === 'SCRAPING_FAILED'),
+      (r.status === 500 && r.body.code === 'INTERNAL_SERVER_ERROR') ||
+        (r.status === 400 && r.body.code === 'SCRAPING_FAILED'),
       r.text,
     );
     assert.match(String(r.body.error), /browser/);
@@ -132,7 +149,10 @@ describe('the browser', () => {
         // The filter [{}] lists every type, browser_ui included (the default leaves some out).
         const { targetInfos } = await cdp.send('Target.getTargets', { filter: [{}] });
         const mine = targetInfos.filter((t) => t.browserContextId === lease.context.id);
-        assert.ok(mine.some((t) => t.type === 'page'), 'the context and its page are listed');
+        assert.ok(
+          mine.some((t) => t.type === 'page'),
+          'the context and its page are listed',
+        );
         assert.deepEqual(
           mine.filter((t) => t.type === 'browser_ui').map((t) => t.url),
           [],
@@ -146,7 +166,11 @@ describe('the browser', () => {
   });
 
   test('Chromium is recycled after BROWSER_RECYCLE_CONTEXTS contexts without failing requests in flight, and the old one exits', async () => {
-    const own = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry, BROWSER_RECYCLE_CONTEXTS: '4', MAX_CONCURRENCY: '3' });
+    const own = await startTestService({
+      EGRESS_ALLOWLIST: fixtures.allowEntry,
+      BROWSER_RECYCLE_CONTEXTS: '4',
+      MAX_CONCURRENCY: '3',
+    });
     try {
       const pids = new Set<number>();
       const script = 'await new Promise((r) => setTimeout(r, 150)); return await page.title()';
@@ -159,7 +183,10 @@ describe('the browser', () => {
       pids.add(own.service.browser.pid ?? 0);
       assert.ok(pids.size >= 3, `several Chromium processes served: ${[...pids].join(', ')}`);
       const current = own.service.browser.pid;
-      await until(() => [...pids].filter((p) => p !== current).every((p) => !alive(p)), 'the retired Chromium processes to exit');
+      await until(
+        () => [...pids].filter((p) => p !== current).every((p) => !alive(p)),
+        'the retired Chromium processes to exit',
+      );
       assert.equal((await own.raw('GET', '/health')).body.browserRestarts, 0, 'a recycle is not a crash');
     } finally {
       await own.close();
@@ -175,16 +202,27 @@ describe('the OpenAPI document', () => {
     const result = await validator.validate(r.body as unknown as Parameters<Validator['validate']>[0]);
     assert.ok(result.valid, JSON.stringify(result.errors));
     assert.equal(validator.version, '3.1');
-    const codes = ((r.body.components as { schemas: { ErrorCode: { enum: string[] } } }).schemas.ErrorCode.enum);
+    const codes = (r.body.components as { schemas: { ErrorCode: { enum: string[] } } }).schemas.ErrorCode.enum;
     assert.deepEqual([...codes].sort(), Object.keys(ERRORS).sort());
   });
 
   test('the response check fails on a reply the document does not describe (it can fail)', () => {
     const json = { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'x' };
-    assert.throws(() => assertMatchesOpenApi('POST', '/api/scrape', { status: 200, headers: json, text: '{"surprise":1}' }), /header|body/);
-    assert.throws(() => assertMatchesOpenApi('POST', '/api/scrape', { status: 418, headers: json, text: '{}' }), /not documented/);
     assert.throws(
-      () => assertMatchesOpenApi('POST', '/api/scrape', { status: 400, headers: json, text: '{"error":"x","code":"RATE_LIMIT_EXCEEDED","statusCode":400}' }),
+      () => assertMatchesOpenApi('POST', '/api/scrape', { status: 200, headers: json, text: '{"surprise":1}' }),
+      /header|body/,
+    );
+    assert.throws(
+      () => assertMatchesOpenApi('POST', '/api/scrape', { status: 418, headers: json, text: '{}' }),
+      /not documented/,
+    );
+    assert.throws(
+      () =>
+        assertMatchesOpenApi('POST', '/api/scrape', {
+          status: 400,
+          headers: json,
+          text: '{"error":"x","code":"RATE_LIMIT_EXCEEDED","statusCode":400}',
+        }),
       /does not match/,
     );
   });
@@ -196,6 +234,10 @@ describe('the OpenAPI document', () => {
     assert.match(String(r.headers['content-security-policy']), /default-src 'none'/);
     for (const code of Object.keys(ERRORS)) assert.ok(r.text.includes(code), code);
     for (const path of ['/api/scrape', '/health', '/metrics', '/openapi.json']) assert.ok(r.text.includes(path), path);
-    assert.doesNotMatch(r.text, /<script|<link|src=|@import|url\(/i, 'no script, stylesheet, image or font from anywhere');
+    assert.doesNotMatch(
+      r.text,
+      /<script|<link|src=|@import|url\(/i,
+      'no script, stylesheet, image or font from anywhere',
+    );
   });
 });

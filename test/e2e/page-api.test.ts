@@ -27,10 +27,18 @@ const fixtures = new FixtureServer({
   '/app': html(APP),
   '/next': html('<title>Next</title><p>next page</p>'),
   '/frame': html('<title>Frame</title><p id="fp">in frame</p>'),
-  '/late': html('<title>Late</title><script>setTimeout(() => { const d = document.createElement("div"); d.id = "late"; d.textContent = "arrived"; document.body.appendChild(d) }, 200)</script>'),
+  '/late': html(
+    '<title>Late</title><script>setTimeout(() => { const d = document.createElement("div"); d.id = "late"; d.textContent = "arrived"; document.body.appendChild(d) }, 200)</script>',
+  ),
   '/headers': (req, res) => {
     res.writeHead(200, { 'content-type': 'application/json', 'x-custom': 'yes' });
-    res.end(JSON.stringify({ ua: req.headers['user-agent'], extra: req.headers['x-extra'] ?? null, cookie: req.headers.cookie ?? null }));
+    res.end(
+      JSON.stringify({
+        ua: req.headers['user-agent'],
+        extra: req.headers['x-extra'] ?? null,
+        cookie: req.headers.cookie ?? null,
+      }),
+    );
   },
 });
 const svc = serviceFor(fixtures, { SCRIPT_TIMEOUT_MS: '10000' });
@@ -291,7 +299,22 @@ describe('HTTPResponse and HTTPRequest', () => {
       const req = r.request();
       return [r.url().endsWith('/headers'), r.status(), r.statusText(), r.ok(), r.headers()['x-custom'], typeof (await r.text()), typeof (await r.json()),
         (await r.buffer()) instanceof Uint8Array, req.url() === r.url(), req.method(), req.resourceType(), req.isNavigationRequest(), req.postData(), typeof req.headers()]`);
-    assert.deepEqual(d, [true, 200, 'OK', true, 'yes', 'string', 'object', true, true, 'GET', 'document', true, null, 'object']);
+    assert.deepEqual(d, [
+      true,
+      200,
+      'OK',
+      true,
+      'yes',
+      'string',
+      'object',
+      true,
+      true,
+      'GET',
+      'document',
+      true,
+      null,
+      'object',
+    ]);
   });
 });
 
@@ -308,16 +331,68 @@ test('script globals: URL, URLSearchParams and structuredClone load on first use
         URLSearchParams, atob(btoa('h\u00e9llo')), btoa('abc')];`,
   });
   assert.equal(r.status, 200, r.text);
-  assert.deepEqual(r.body.data, ['https://example.com/a?b=1#c', '1', ['1', '2'], ' ', true, 2, 'function', 'mine', 'h\u00e9llo', 'YWJj']);
+  assert.deepEqual(r.body.data, [
+    'https://example.com/a?b=1#c',
+    '1',
+    ['1', '2'],
+    ' ',
+    true,
+    2,
+    'function',
+    'mine',
+    'h\u00e9llo',
+    'YWJj',
+  ]);
 });
 
 test('every method of the issue list exists on the page proxy', async () => {
   const names = [
-    'goto', 'reload', 'goBack', 'goForward', 'url', 'title', 'content', 'setContent', 'waitForSelector', 'waitForFunction',
-    'waitForNavigation', 'waitForNetworkIdle', 'waitForRequest', 'waitForResponse', 'evaluate', 'evaluateHandle', '$', '$$',
-    '$eval', '$$eval', 'click', 'type', 'focus', 'hover', 'select', 'tap', 'locator', 'setViewport', 'viewport', 'setUserAgent',
-    'setExtraHTTPHeaders', 'setCookie', 'cookies', 'deleteCookie', 'setJavaScriptEnabled', 'emulateMediaType',
-    'setRequestInterception', 'on', 'once', 'off', 'frames', 'mainFrame', 'screenshot', 'pdf', 'evaluateOnNewDocument', 'exposeFunction',
+    'goto',
+    'reload',
+    'goBack',
+    'goForward',
+    'url',
+    'title',
+    'content',
+    'setContent',
+    'waitForSelector',
+    'waitForFunction',
+    'waitForNavigation',
+    'waitForNetworkIdle',
+    'waitForRequest',
+    'waitForResponse',
+    'evaluate',
+    'evaluateHandle',
+    '$',
+    '$$',
+    '$eval',
+    '$$eval',
+    'click',
+    'type',
+    'focus',
+    'hover',
+    'select',
+    'tap',
+    'locator',
+    'setViewport',
+    'viewport',
+    'setUserAgent',
+    'setExtraHTTPHeaders',
+    'setCookie',
+    'cookies',
+    'deleteCookie',
+    'setJavaScriptEnabled',
+    'emulateMediaType',
+    'setRequestInterception',
+    'on',
+    'once',
+    'off',
+    'frames',
+    'mainFrame',
+    'screenshot',
+    'pdf',
+    'evaluateOnNewDocument',
+    'exposeFunction',
   ];
   const d = await run(`return ${JSON.stringify(names)}.filter((n) => typeof page[n] !== 'function')
     .concat(['down', 'up', 'press', 'type'].filter((n) => typeof page.keyboard[n] !== 'function'))

@@ -17,7 +17,10 @@ interface Example {
 
 /** Each ```sh block with `curl … -d '…'`, paired with the ```json or ```html block after it. */
 function examples(): Example[] {
-  const blocks = [...README.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1] as string, text: m[2] as string }));
+  const blocks = [...README.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({
+    lang: m[1] as string,
+    text: m[2] as string,
+  }));
   const out: Example[] = [];
   for (let i = 0; i + 1 < blocks.length; i++) {
     const b = blocks[i] as { lang: string; text: string };
@@ -36,8 +39,17 @@ const svc = serviceFor(fixtures);
 test('the README has an example for json, html, scriptBase64, console.log, cheerio and the no-script check', () => {
   const bodies = examples().map((e) => e.body);
   assert.ok(bodies.length >= 7, `found ${bodies.length} examples`);
-  for (const needle of ['"outputFormat":"html"', '"scriptBase64"', 'console.log', 'cheerio.load', '{"url":"https://example.com"}']) {
-    assert.ok(bodies.some((b) => b.includes(needle)), `an example with ${needle}`);
+  for (const needle of [
+    '"outputFormat":"html"',
+    '"scriptBase64"',
+    'console.log',
+    'cheerio.load',
+    '{"url":"https://example.com"}',
+  ]) {
+    assert.ok(
+      bodies.some((b) => b.includes(needle)),
+      `an example with ${needle}`,
+    );
   }
 });
 

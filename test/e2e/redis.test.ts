@@ -27,7 +27,10 @@ before(async () => {
   redis = await RedisServer.start();
   await fixtures.start();
   const keyFile = join(dir, 'keys.json');
-  writeKeyFile(keyFile, { version: 1, keys: [{ name: 'capped', sha256: hashKey(CAPPED), active: true, maxConcurrency: 1 }] });
+  writeKeyFile(keyFile, {
+    version: 1,
+    keys: [{ name: 'capped', sha256: hashKey(CAPPED), active: true, maxConcurrency: 1 }],
+  });
   const env = {
     EGRESS_ALLOWLIST: fixtures.allowEntry,
     REDIS_URL: redis.url,
@@ -49,7 +52,6 @@ after(async () => {
 
 const title = (svc: TestService, key: string): Promise<Reply> =>
   svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' }, { 'x-gateway-key': key });
-
 
 const health = async (svc: TestService): Promise<Record<string, unknown>> => (await svc.raw('GET', '/health')).body;
 
@@ -80,7 +82,8 @@ test("two instances behind a balancer enforce one key's limit together", async (
 
 test("a key's concurrency cap holds across instances: its scripts never overlap", async () => {
   const script = 'const s = Date.now(); await new Promise((r) => setTimeout(r, 400)); return [s, Date.now()];';
-  const run = (svc: TestService): Promise<Reply> => svc.post({ url: fixtures.url('/example'), script }, { 'x-gateway-key': CAPPED });
+  const run = (svc: TestService): Promise<Reply> =>
+    svc.post({ url: fixtures.url('/example'), script }, { 'x-gateway-key': CAPPED });
   const replies = await Promise.all([run(a), run(b), run(a), run(b)]);
   for (const r of replies) assert.equal(r.status, 200, r.text);
   const spans = replies.map((r) => r.body.data as [number, number]).sort((x, y) => x[0] - y[0]);
@@ -99,10 +102,17 @@ test('Redis stopped mid-run: requests are still served on local limits, the log 
   assert.equal(during.headers['ratelimit-remaining'], '3');
   // Limits still hold, per instance: B counts on its own.
   assert.equal((await title(b, DURING_OUTAGE)).headers['ratelimit-remaining'], '3');
-  assert.ok(logA.lines.some((l) => l.level === 40 && /Redis unavailable/.test(String(l.msg))), 'a warning is logged');
+  assert.ok(
+    logA.lines.some((l) => l.level === 40 && /Redis unavailable/.test(String(l.msg))),
+    'a warning is logged',
+  );
 
   await redis.restart();
-  await until(async () => (await health(a)).limits === 'redis' && (await health(b)).limits === 'redis', 'both instances to return to Redis', { timeoutMs: 15_000 });
+  await until(
+    async () => (await health(a)).limits === 'redis' && (await health(b)).limits === 'redis',
+    'both instances to return to Redis',
+    { timeoutMs: 15_000 },
+  );
   assert.equal((await health(a)).status, 'ok');
   assert.ok(logA.lines.some((l) => /Redis is back/.test(String(l.msg))));
   // Shared again: one count across the two instances.

@@ -9,7 +9,9 @@ import { FixtureServer, html } from '../helpers/fixtures.js';
 import { serviceFor } from '../helpers/service.js';
 
 const fixtures = new FixtureServer({
-  '/page': html('<html><head><title>Fixture</title></head><body><h1 id="h">Hello</h1><input id="f" type="file"><a href="/page">x</a></body></html>'),
+  '/page': html(
+    '<html><head><title>Fixture</title></head><body><h1 id="h">Hello</h1><input id="f" type="file"><a href="/page">x</a></body></html>',
+  ),
 });
 const svc = serviceFor(fixtures);
 const scratch = mkdtempSync(join(tmpdir(), 'pagescript-escape-'));
@@ -37,7 +39,14 @@ function walk(setup: string, expr: string): string {
   };`;
 }
 
-const NOTHING = { sameFunction: true, process: 'undefined', viaPrototype: 'undefined', require: 'undefined', hostCallback: 'undefined', runtime: 'undefined' };
+const NOTHING = {
+  sameFunction: true,
+  process: 'undefined',
+  viaPrototype: 'undefined',
+  require: 'undefined',
+  hostCallback: 'undefined',
+  runtime: 'undefined',
+};
 
 describe('constructor walks end inside the isolate', () => {
   const cases: [string, string, string][] = [
@@ -50,7 +59,11 @@ describe('constructor walks end inside the isolate', () => {
     ['a frame', '', 'page.mainFrame()'],
     ['a locator', '', "page.locator('#h')"],
     ['a cheerio object', '', "cheerio.load('<p>x</p>')('p')"],
-    ['the cheerio loader (an accessor, before first use)', '', "Object.getOwnPropertyDescriptor(globalThis, 'chee' + 'rio').get"],
+    [
+      'the cheerio loader (an accessor, before first use)',
+      '',
+      "Object.getOwnPropertyDescriptor(globalThis, 'chee' + 'rio').get",
+    ],
     ['bytes from a screenshot', '', 'await page.screenshot()'],
     ['console.log', '', 'console.log'],
     ['the keyboard', '', 'page.keyboard'],
@@ -156,7 +169,9 @@ describe('refused methods say so by name', () => {
   }
 
   test('a method the allow-list does not know is refused on the host even if the isolate asks', async () => {
-    const r = await run(`const F = page.constructor; Object.defineProperty(F.prototype, 'evil', { value: page.title }); return await page.evil.call(page)`);
+    const r = await run(
+      `const F = page.constructor; Object.defineProperty(F.prototype, 'evil', { value: page.title }); return await page.evil.call(page)`,
+    );
     // The stub sends "title" (its own name), so this is allowed; a renamed call is not possible from the isolate.
     assert.equal(r.data, 'Fixture');
   });
@@ -188,7 +203,9 @@ describe('the disk is out of reach', () => {
   test('uploadFile cannot read a local file into the page', async () => {
     const secret = join(scratch, 'secret.txt');
     writeFileSync(secret, 'TOP-SECRET');
-    const r = await run(`const input = await page.$('#f'); await input.uploadFile(${JSON.stringify(secret)}); return await page.$eval('#f', (el) => el.files.length)`);
+    const r = await run(
+      `const input = await page.$('#f'); await input.uploadFile(${JSON.stringify(secret)}); return await page.$eval('#f', (el) => el.files.length)`,
+    );
     assert.equal(r.status, 400);
     assert.match(String(r.error), /uploadFile\(\) is not available/);
   });
@@ -203,7 +220,13 @@ describe('the disk is out of reach', () => {
   });
 
   test('file:, view-source: and chrome: navigations are refused', async () => {
-    for (const url of ['file:///etc/passwd', 'view-source:file:///etc/passwd', 'chrome://version', 'devtools://devtools/bundled/inspector.html', 'javascript:alert(1)']) {
+    for (const url of [
+      'file:///etc/passwd',
+      'view-source:file:///etc/passwd',
+      'chrome://version',
+      'devtools://devtools/bundled/inspector.html',
+      'javascript:alert(1)',
+    ]) {
       const r = await run(`await page.goto(${JSON.stringify(url)}); return await page.content()`);
       assert.equal(r.status, 400, url);
       assert.match(String(r.error), /scheme is not allowed/, url);

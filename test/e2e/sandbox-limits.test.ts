@@ -39,7 +39,9 @@ describe('time', () => {
 
   test('a microtask loop ends at the deadline', async () => {
     // Not a growing promise chain (that one ends at the memory cap): each turn queues the next.
-    assertTimedOut(await run('const spin = () => { Promise.resolve().then(spin) }; spin(); await new Promise(() => {})'));
+    assertTimedOut(
+      await run('const spin = () => { Promise.resolve().then(spin) }; spin(); await new Promise(() => {})'),
+    );
     await thenNormalRequestSucceeds();
   });
 
@@ -95,7 +97,8 @@ describe('the page', () => {
       const t0 = Date.now();
       const r = await local.post({
         url: fixtures.url('/page'),
-        script: 'await page.evaluate(() => { const a = []; while (true) a.push(new Array(1e6).fill(Math.random())) }); return 1',
+        script:
+          'await page.evaluate(() => { const a = []; while (true) a.push(new Array(1e6).fill(Math.random())) }); return 1',
       });
       assert.equal(r.status, 400, r.text);
       assert.equal(r.body.error, 'Script execution failed: the page crashed (it may have run out of memory)');
@@ -108,7 +111,9 @@ describe('the page', () => {
   });
 
   test('hundreds of popups are contained', async () => {
-    const r = await run('await page.evaluate(() => { for (let i = 0; i < 300; i++) window.open("about:blank") }); return await page.title()');
+    const r = await run(
+      'await page.evaluate(() => { for (let i = 0; i < 300; i++) window.open("about:blank") }); return await page.title()',
+    );
     assert.equal(r.status, 200, JSON.stringify(r.body));
     await thenNormalRequestSucceeds();
   });

@@ -39,7 +39,9 @@ describe('memory', () => {
   });
 
   test('cheerio parsing a huge document counts against the cap', async () => {
-    const r = await run('const keep = []; const doc = "<div><p class=a>x</p></div>".repeat(20000); while (true) keep.push(cheerio.load(doc))');
+    const r = await run(
+      'const keep = []; const doc = "<div><p class=a>x</p></div>".repeat(20000); while (true) keep.push(cheerio.load(doc))',
+    );
     assert.equal(r.body.code, 'MEMORY_LIMIT_EXCEEDED', JSON.stringify(r.body));
     await thenNormalRequestSucceeds();
   });
@@ -90,4 +92,3 @@ describe('results', () => {
     assert.deepEqual(r.body.data, { d: '1970-01-01T00:00:00.000Z', b: 'aGk=', n: null });
   });
 });
-

@@ -33,7 +33,9 @@ async function startProcess(env: Record<string, string>): Promise<Running> {
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const base = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (d: Buffer) => {
@@ -41,7 +43,7 @@ async function startProcess(env: Record<string, string>): Promise<Running> {
       const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(out);
       if (m?.[1]) resolve(m[1]);
     });
-    void exit.then(() => reject(new Error(`the service exited before listening: ${out}`)));
+    exit.then(() => reject(new Error(`the service exited before listening: ${out}`)), reject);
   });
   return { child, base, exit };
 }
@@ -59,7 +61,6 @@ async function health(base: string): Promise<Record<string, unknown>> {
   const r = await request(`${base}/health`);
   return (await r.body.json()) as Record<string, unknown>;
 }
-
 
 test('SIGTERM: the running script finishes, the waiting request gets 503, Chromium is closed, the process exits 0 and nothing is left', async () => {
   const svc = await startProcess({ SHUTDOWN_GRACE_MS: '10000' });
@@ -80,7 +81,9 @@ test('SIGTERM: the running script finishes, the waiting request gets 503, Chromi
 
   assert.deepEqual(await svc.exit, { code: 0, signal: null });
   await assert.rejects(request(`${svc.base}/health`), 'no longer accepting');
-  await until(async () => family.every((p) => !alive(p)), 'every process of the service to be gone', { timeoutMs: 15_000 });
+  await until(async () => family.every((p) => !alive(p)), 'every process of the service to be gone', {
+    timeoutMs: 15_000,
+  });
 });
 
 test('SIGTERM: a script still running after SHUTDOWN_GRACE_MS is ended with 503, and the process still exits 0 with nothing left', async () => {
@@ -94,5 +97,7 @@ test('SIGTERM: a script still running after SHUTDOWN_GRACE_MS is ended with 503,
   assert.equal(r.body.code, 'SERVICE_UNAVAILABLE');
   assert.match(String(r.body.error), /shutting down/);
   assert.deepEqual(await svc.exit, { code: 0, signal: null });
-  await until(async () => family.every((p) => !alive(p)), 'every process of the service to be gone', { timeoutMs: 15_000 });
+  await until(async () => family.every((p) => !alive(p)), 'every process of the service to be gone', {
+    timeoutMs: 15_000,
+  });
 });

@@ -50,12 +50,15 @@ after(async () => {
 });
 
 const titleOf = (key: string, headers: Record<string, string> = {}): Promise<Reply> =>
-  svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' }, { 'x-gateway-key': key, ...headers });
+  svc.post(
+    { url: fixtures.url('/example'), script: 'return await page.title()' },
+    { 'x-gateway-key': key, ...headers },
+  );
 
 /** A script that returns when it started, after holding its slot for a while. */
 const SLOW = 'const started = Date.now(); await new Promise((r) => setTimeout(r, 300)); return started;';
-const slow = (key: string): Promise<Reply> => svc.post({ url: fixtures.url('/example'), script: SLOW }, { 'x-gateway-key': key });
-
+const slow = (key: string): Promise<Reply> =>
+  svc.post({ url: fixtures.url('/example'), script: SLOW }, { 'x-gateway-key': key });
 
 const queued = async (): Promise<number> => (await svc.raw('GET', '/health')).body.queued as number;
 /** No script running or waiting (a slot is held until the request's context is closed, just after its reply). */
@@ -70,7 +73,9 @@ test('a key from API_KEYS_FILE is accepted; revoked in the file it is 401 INVALI
   const from = { 'x-forwarded-for': '203.0.113.10' };
   assert.equal((await titleOf(ACME, from)).status, 200);
   writeKeys(keyRecords(false));
-  await until(async () => (await titleOf(ACME, from)).status === 401, 'the revocation to take effect', { everyMs: 200 });
+  await until(async () => (await titleOf(ACME, from)).status === 401, 'the revocation to take effect', {
+    everyMs: 200,
+  });
   const r = await titleOf(ACME, from);
   assert.equal(r.body.code, 'INVALID_API_KEY');
   // The other keys of the file still work, and API_KEYS is not in the file at all.
@@ -103,9 +108,16 @@ test('guessing keys is slow: past AUTH_FAILURE_LIMIT failures an address gets 42
   assert.equal(refused.status, 429);
   assert.equal(refused.body.code, 'RATE_LIMIT_EXCEEDED');
   assert.ok(Number(refused.headers['retry-after']) >= 1);
-  const missing = await svc.raw('POST', '/api/scrape', { body: '{}', headers: { 'content-type': 'application/json', ...from } });
+  const missing = await svc.raw('POST', '/api/scrape', {
+    body: '{}',
+    headers: { 'content-type': 'application/json', ...from },
+  });
   assert.equal(missing.status, 429, 'a missing key counts as a failure too');
-  assert.equal((await titleOf(BETA, from)).status, 429, 'a valid key from the refused address is refused too, or guessing would still pay');
+  assert.equal(
+    (await titleOf(BETA, from)).status,
+    429,
+    'a valid key from the refused address is refused too, or guessing would still pay',
+  );
   // Another address is not affected.
   assert.equal((await titleOf(BETA, { 'x-forwarded-for': '203.0.113.51' })).status, 200);
 });
@@ -122,7 +134,10 @@ test('a burst from one key does not starve another: the other key runs as soon a
   const starts = mine.map((r) => r.body.data as number).sort((a, b) => a - b);
   const otherStart = other.body.data as number;
   // Only the script that was already running started before it.
-  assert.ok(otherStart > starts[0]! && starts.slice(1).every((s) => s > otherStart), JSON.stringify({ otherStart, starts }));
+  assert.ok(
+    otherStart > starts[0]! && starts.slice(1).every((s) => s > otherStart),
+    JSON.stringify({ otherStart, starts }),
+  );
 });
 
 test('a full queue answers 429 RATE_LIMIT_EXCEEDED with Retry-After at once', async () => {
@@ -154,8 +169,13 @@ test('time spent queued is reported apart from executionTime (X-Queue-Time-Ms, S
   // The same wait in both (one header rounds to 1 ms, the other to 0.1 ms).
   assert.ok(Math.abs((parts.queue ?? -1) - queueMs) <= 1, JSON.stringify({ queueMs, parts }));
   // executionTime is the parts after the queue (lease, isolate, navigation, script), not the wait.
-  const afterQueue = Object.entries(parts).filter(([n]) => n !== 'queue' && n !== 'serialize').reduce((sum, [, ms]) => sum + ms, 0);
-  assert.ok(Math.abs((waited.body.executionTime as number) - afterQueue) < queueMs / 2, JSON.stringify({ executionTime: waited.body.executionTime, parts }));
+  const afterQueue = Object.entries(parts)
+    .filter(([n]) => n !== 'queue' && n !== 'serialize')
+    .reduce((sum, [, ms]) => sum + ms, 0);
+  assert.ok(
+    Math.abs((waited.body.executionTime as number) - afterQueue) < queueMs / 2,
+    JSON.stringify({ executionTime: waited.body.executionTime, parts }),
+  );
 });
 
 test('logs name the key and the url host, never the key itself or the script', () => {
@@ -163,5 +183,6 @@ test('logs name the key and the url host, never the key itself or the script', (
   assert.ok(done.some((l) => l.keyName === 'beta' && l.host === new URL(fixtures.url('/')).host && l.status === 200));
   assert.ok(done.some((l) => l.keyName === `env-${hashKey(TEST_KEY).slice(0, 8)}`));
   const text = log.text();
-  for (const secret of [ACME, BETA, LIMITED, TEST_KEY, 'setTimeout(r, 300)']) assert.ok(!text.includes(secret), `the log holds ${secret}`);
+  for (const secret of [ACME, BETA, LIMITED, TEST_KEY, 'setTimeout(r, 300)'])
+    assert.ok(!text.includes(secret), `the log holds ${secret}`);
 });

@@ -13,7 +13,9 @@ export const OFFLINE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-s
 const REAL_PAGES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'real-pages');
 
 export function realPageNames(): string[] {
-  return readdirSync(REAL_PAGES_DIR).filter((f) => f.endsWith('.html')).sort();
+  return readdirSync(REAL_PAGES_DIR)
+    .filter((f) => f.endsWith('.html'))
+    .sort();
 }
 
 export function html(body: string, status = 200, headers: Record<string, string> = {}): Route {

@@ -48,16 +48,25 @@ export function assertMatchesOpenApi(method: string, path: string, reply: Checke
     // A method the path does not have: its 405 is documented on the path's operations.
     const [opName, found] = op
       ? [method.toLowerCase(), op]
-      : (Object.entries(paths[route] ?? {}).find(([, o]) => ((o.responses ?? {}) as Json)[String(reply.status)] !== undefined) ?? ['', undefined]);
+      : (Object.entries(paths[route] ?? {}).find(
+          ([, o]) => ((o.responses ?? {}) as Json)[String(reply.status)] !== undefined,
+        ) ?? ['', undefined]);
     response = ((found?.responses ?? {}) as Record<string, Json>)[String(reply.status)];
     where = ['paths', route, opName, 'responses', String(reply.status)];
     assert.ok(response, `${method} ${route}: status ${reply.status} is not documented`);
   }
   for (const [name, h] of Object.entries((response.headers ?? {}) as Record<string, Json>)) {
-    if (h.required === true) assert.ok(reply.headers[name.toLowerCase()] !== undefined, `${method} ${route} ${reply.status}: header ${name} is missing`);
+    if (h.required === true)
+      assert.ok(
+        reply.headers[name.toLowerCase()] !== undefined,
+        `${method} ${route} ${reply.status}: header ${name} is missing`,
+      );
   }
   if (method.toUpperCase() === 'HEAD') return;
-  const type = String(reply.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
+  const type =
+    String(reply.headers['content-type'] ?? '')
+      .split(';')[0]
+      ?.trim() ?? '';
   const content = (response.content ?? {}) as Record<string, Json>;
   assert.ok(content[type], `${method} ${route} ${reply.status}: content type "${type}" is not documented`);
   const ref = `openapi.json#/${pointer([...where, 'content', type, 'schema'])}`;
@@ -67,5 +76,8 @@ export function assertMatchesOpenApi(method: string, path: string, reply: Checke
     validators.set(ref, validate);
   }
   const body: unknown = type === 'application/json' ? JSON.parse(reply.text) : reply.text;
-  assert.ok(validate(body), `${method} ${route} ${reply.status}: the body does not match the document: ${ajv.errorsText(validate.errors)}\n${reply.text.slice(0, 500)}`);
+  assert.ok(
+    validate(body),
+    `${method} ${route} ${reply.status}: the body does not match the document: ${ajv.errorsText(validate.errors)}\n${reply.text.slice(0, 500)}`,
+  );
 }

@@ -13,7 +13,9 @@ function install(): void {
   if (existsSync(BINARY)) return;
   const root = process.getuid?.() === 0;
   if (!root || !existsSync('/etc/debian_version')) {
-    throw new Error(`${BINARY} is missing: install Redis (Debian: apt-get install redis-server) to run the Redis tests`);
+    throw new Error(
+      `${BINARY} is missing: install Redis (Debian: apt-get install redis-server) to run the Redis tests`,
+    );
   }
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   for (const args of [['update'], ['install', '-y', '--no-install-recommends', 'redis-server']]) {
@@ -53,9 +55,13 @@ export class RedisServer {
   /** Starts it (again) on the same port; an empty Redis, as after a restart without persistence. */
   async restart(): Promise<void> {
     if (this.#child) throw new Error('redis-server is running');
-    const child = spawn(BINARY, ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      BINARY,
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+      {
+        stdio: 'ignore',
+      },
+    );
     this.#child = child;
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (!(await reachable(this.port))) {

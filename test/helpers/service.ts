@@ -26,7 +26,11 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-export async function startTestService(env: Record<string, string> = {}, opts: ServiceOptions = {}, logger: Logger = silentLogger()): Promise<TestService> {
+export async function startTestService(
+  env: Record<string, string> = {},
+  opts: ServiceOptions = {},
+  logger: Logger = silentLogger(),
+): Promise<TestService> {
   const config = loadConfig({
     PORT: '0',
     API_KEYS: TEST_KEY,
@@ -41,7 +45,11 @@ export async function startTestService(env: Record<string, string> = {}, opts: S
   const service = await startService(config, logger, opts);
   const base = `http://127.0.0.1:${service.port}`;
 
-  async function raw(method: string, path: string, o: { body?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+  async function raw(
+    method: string,
+    path: string,
+    o: { body?: string; headers?: Record<string, string> } = {},
+  ): Promise<Reply> {
     const r = await request(`${base}${path}`, {
       method: method as 'POST',
       headers: o.headers ?? {},
@@ -67,7 +75,12 @@ export async function startTestService(env: Record<string, string> = {}, opts: S
     post: (body, headers = {}) =>
       raw('POST', '/api/scrape', {
         body: typeof body === 'string' ? body : JSON.stringify(body),
-        headers: { 'content-type': 'application/json', 'x-gateway-key': TEST_KEY, 'x-gateway-host': 'localhost', ...headers },
+        headers: {
+          'content-type': 'application/json',
+          'x-gateway-key': TEST_KEY,
+          'x-gateway-host': 'localhost',
+          ...headers,
+        },
       }),
     close: () => service.close(),
   };
@@ -77,7 +90,10 @@ export async function startTestService(env: Record<string, string> = {}, opts: S
  * Starts the fixtures and a service that may reach them, for the whole test file
  * (before/after hooks), and returns a handle that works once they are up.
  */
-export function serviceFor(fixtures: { start(): Promise<unknown>; close(): Promise<void>; readonly allowEntry: string }, env: Record<string, string> = {}): TestService {
+export function serviceFor(
+  fixtures: { start(): Promise<unknown>; close(): Promise<void>; readonly allowEntry: string },
+  env: Record<string, string> = {},
+): TestService {
   let inner: TestService | undefined;
   before(async () => {
     await fixtures.start();

@@ -1,7 +1,11 @@
 // Waiting for a condition the test cannot be told about, with a deadline.
 
 /** Polls cond every everyMs until it holds; throws naming what was awaited after timeoutMs. */
-export async function until(cond: () => boolean | Promise<boolean>, what: string, opts: { timeoutMs?: number; everyMs?: number } = {}): Promise<void> {
+export async function until(
+  cond: () => boolean | Promise<boolean>,
+  what: string,
+  opts: { timeoutMs?: number; everyMs?: number } = {},
+): Promise<void> {
   const end = Date.now() + (opts.timeoutMs ?? 10_000);
   while (!(await cond())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

@@ -27,7 +27,11 @@ before(async () => {
     config: loadConfig({ API_KEYS: KEY, LOG_LEVEL: 'silent' }),
     browser: browser as unknown as BrowserHost,
     sandboxes: { take: async () => Promise.reject(new Error('unused')) } as unknown as SandboxPool,
-    checker: new EgressChecker({ allowlist: [], protectedPorts: () => [], resolve: async () => [{ address: '93.184.216.34', family: 4 }] }),
+    checker: new EgressChecker({
+      allowlist: [],
+      protectedPorts: () => [],
+      resolve: async () => [{ address: '93.184.216.34', family: 4 }],
+    }),
     logger: silentLogger(),
   });
   server = createServer((req, res) => app.handle(req, res));
@@ -58,6 +62,10 @@ test('an unexpected failure is 500 INTERNAL_SERVER_ERROR with no detail, path or
   assert.equal(r.statusCode, 500);
   assert.match(String(r.headers['content-type']), /^application\/json/);
   const text = await r.body.text();
-  assert.deepEqual(JSON.parse(text), { error: 'Internal server error', code: 'INTERNAL_SERVER_ERROR', statusCode: 500 });
+  assert.deepEqual(JSON.parse(text), {
+    error: 'Internal server error',
+    code: 'INTERNAL_SERVER_ERROR',
+    statusCode: 500,
+  });
   assert.ok(!text.includes('/srv/') && !text.includes('secret'));
 });

@@ -16,10 +16,18 @@ test('defaults: port 3000 on 127.0.0.1, 30 s scripts, 128 MiB, no keys (one is g
 
 test('each bad value is named in one error that lists them all', () => {
   assert.throws(
-    () => loadConfig({ PORT: 'abc', SCRIPT_MEMORY_MB: '1', LOG_LEVEL: 'loud', API_KEYS: 'short', EGRESS_ALLOWLIST: 'nohost' }),
+    () =>
+      loadConfig({
+        PORT: 'abc',
+        SCRIPT_MEMORY_MB: '1',
+        LOG_LEVEL: 'loud',
+        API_KEYS: 'short',
+        EGRESS_ALLOWLIST: 'nohost',
+      }),
     (e: unknown) => {
       assert.ok(e instanceof ConfigError);
-      for (const name of ['PORT', 'SCRIPT_MEMORY_MB', 'LOG_LEVEL', 'API_KEYS', 'EGRESS_ALLOWLIST']) assert.match(e.message, new RegExp(name));
+      for (const name of ['PORT', 'SCRIPT_MEMORY_MB', 'LOG_LEVEL', 'API_KEYS', 'EGRESS_ALLOWLIST'])
+        assert.match(e.message, new RegExp(name));
       assert.equal(e.problems.length, 5);
       return true;
     },

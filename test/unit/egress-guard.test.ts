@@ -53,7 +53,10 @@ let hanger: ReturnType<typeof createTcpServer>;
 const seenHosts: string[] = [];
 let guard: EgressGuard;
 
-async function listen(s: { listen(port: number, host: string, cb: () => void): unknown; address(): unknown }): Promise<number> {
+async function listen(s: {
+  listen(port: number, host: string, cb: () => void): unknown;
+  address(): unknown;
+}): Promise<number> {
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   return (s.address() as { port: number }).port;
 }
@@ -169,7 +172,9 @@ describe('CONNECT tunnels', () => {
 
   test('an allow-listed loopback upstream is tunnelled', async () => {
     reset();
-    const r = await exchange(`CONNECT 127.0.0.1:${upstreamPort} HTTP/1.1\r\n\r\nGET /tunnelled HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    const r = await exchange(
+      `CONNECT 127.0.0.1:${upstreamPort} HTTP/1.1\r\n\r\nGET /tunnelled HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+    );
     assert.match(r, /^HTTP\/1\.1 200 Connection Established/);
     assert.match(r, /upstream saw \/tunnelled/);
   });
@@ -202,7 +207,9 @@ describe('plain HTTP requests', () => {
   test('routing follows the request target, not the Host header', async () => {
     reset();
     seenHosts.length = 0;
-    const ok = await exchange(`GET http://127.0.0.1:${upstreamPort}/a HTTP/1.1\r\nHost: 10.0.0.1\r\nConnection: close\r\n\r\n`);
+    const ok = await exchange(
+      `GET http://127.0.0.1:${upstreamPort}/a HTTP/1.1\r\nHost: 10.0.0.1\r\nConnection: close\r\n\r\n`,
+    );
     assert.match(ok, /^HTTP\/1\.1 200/);
     assert.match(ok, /upstream saw \/a/);
     assert.deepEqual(
@@ -211,7 +218,9 @@ describe('plain HTTP requests', () => {
     );
     assert.deepEqual(seenHosts, [`127.0.0.1:${upstreamPort}`], 'the upstream is told the real target');
     reset();
-    const bad = await exchange(`GET http://10.0.0.1/ HTTP/1.1\r\nHost: 127.0.0.1:${upstreamPort}\r\nConnection: close\r\n\r\n`);
+    const bad = await exchange(
+      `GET http://10.0.0.1/ HTTP/1.1\r\nHost: 127.0.0.1:${upstreamPort}\r\nConnection: close\r\n\r\n`,
+    );
     assert.match(bad, /^HTTP\/1\.1 403/);
     assert.match(bad, /address not allowed/);
     assert.deepEqual(attempts, []);

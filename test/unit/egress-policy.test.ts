@@ -49,7 +49,20 @@ describe('IPv4 ranges that are not public', () => {
 
 describe('IPv6', () => {
   test('::, ::1, fc00::/7, fe80::/10, ff00::/8 and 2001:db8::/32 are refused', () => {
-    for (const ip of ['::', '::1', '0:0:0:0:0:0:0:1', 'fc00::1', 'fd00::1', 'fdff:ffff::1', 'fe80::1', 'febf::1', 'ff02::1', 'ff0e::1', '2001:db8::1', '2001:db8:ffff::1']) {
+    for (const ip of [
+      '::',
+      '::1',
+      '0:0:0:0:0:0:0:1',
+      'fc00::1',
+      'fd00::1',
+      'fdff:ffff::1',
+      'fe80::1',
+      'febf::1',
+      'ff02::1',
+      'ff0e::1',
+      '2001:db8::1',
+      '2001:db8:ffff::1',
+    ]) {
       refused(ip);
     }
   });
@@ -83,7 +96,9 @@ describe('IPv6', () => {
     const bl = new BlockList();
     bl.addSubnet('127.0.0.0', 8, 'ipv4');
     bl.addSubnet('169.254.0.0', 16, 'ipv4');
-    const missed = ['64:ff9b::7f00:1', '2002:7f00:1::', '::7f00:1', '64:ff9b::a9fe:a9fe'].filter((ip) => !bl.check(ip, 'ipv6'));
+    const missed = ['64:ff9b::7f00:1', '2002:7f00:1::', '::7f00:1', '64:ff9b::a9fe:a9fe'].filter(
+      (ip) => !bl.check(ip, 'ipv6'),
+    );
     assert.ok(missed.length > 0, 'BlockList would have let some through');
     for (const ip of missed) refused(ip);
   });
@@ -96,7 +111,8 @@ describe('IPv6', () => {
 
 describe('names', () => {
   test('localhost and *.localhost are this machine whatever DNS says', () => {
-    for (const h of ['localhost', 'LOCALHOST', 'localhost.', 'foo.localhost', 'a.b.localhost.']) assert.ok(isLocalName(h), h);
+    for (const h of ['localhost', 'LOCALHOST', 'localhost.', 'foo.localhost', 'a.b.localhost.'])
+      assert.ok(isLocalName(h), h);
     assert.ok(!isLocalName('localhost.example.com'));
   });
 
@@ -144,7 +160,12 @@ describe('the checker', () => {
   });
 
   test('a public name is allowed, with the address to connect to', async () => {
-    assert.deepEqual(await checker.check('public.test', 443), { ok: true, address: '93.184.216.34', family: 4, allowlisted: false });
+    assert.deepEqual(await checker.check('public.test', 443), {
+      ok: true,
+      address: '93.184.216.34',
+      family: 4,
+      allowlisted: false,
+    });
   });
 
   test('a name that resolves to loopback or to the metadata address is refused', async () => {
@@ -173,7 +194,11 @@ describe('the checker', () => {
   });
 
   test('the service port and the guard port are refused even when allow-listed', async () => {
-    const open = new EgressChecker({ allowlist: [{ host: '127.0.0.1', port: 3000 }], protectedPorts: () => [3000], resolve: resolver });
+    const open = new EgressChecker({
+      allowlist: [{ host: '127.0.0.1', port: 3000 }],
+      protectedPorts: () => [3000],
+      resolve: resolver,
+    });
     const d = await open.check('127.0.0.1', 3000);
     assert.equal(d.ok, false);
     assert.match(d.ok ? '' : d.reason, /this service/);
@@ -181,7 +206,28 @@ describe('the checker', () => {
 
   test('loopback spellings and localhost names are refused without asking DNS', async () => {
     resolver.calls.length = 0;
-    for (const h of ['127.0.0.1', '127.0.0.2', 'localhost', 'localhost.', 'LOCALHOST', 'foo.localhost', '[::1]', '::1', '0.0.0.0', '127.1', '2130706433', '0x7f000001', '0177.0.0.1', '[::ffff:127.0.0.1]', '[::7f00:1]', '[64:ff9b::7f00:1]', '[2002:7f00:1::]', '[fd00::1]', '[fe80::1]', '169.254.169.254']) {
+    for (const h of [
+      '127.0.0.1',
+      '127.0.0.2',
+      'localhost',
+      'localhost.',
+      'LOCALHOST',
+      'foo.localhost',
+      '[::1]',
+      '::1',
+      '0.0.0.0',
+      '127.1',
+      '2130706433',
+      '0x7f000001',
+      '0177.0.0.1',
+      '[::ffff:127.0.0.1]',
+      '[::7f00:1]',
+      '[64:ff9b::7f00:1]',
+      '[2002:7f00:1::]',
+      '[fd00::1]',
+      '[fe80::1]',
+      '169.254.169.254',
+    ]) {
       const d = await checker.check(h, 9999);
       assert.equal(d.ok, false, h);
     }

@@ -7,7 +7,14 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import { silentLogger } from '../../src/log.js';
-import { hashKey, KeyFileError, parseKeyFile, parseRate, writeKeyFile, type KeyRecord } from '../../src/tenancy/keyfile.js';
+import {
+  hashKey,
+  KeyFileError,
+  parseKeyFile,
+  parseRate,
+  writeKeyFile,
+  type KeyRecord,
+} from '../../src/tenancy/keyfile.js';
 import { KeyRing } from '../../src/tenancy/keyring.js';
 import { until } from '../helpers/wait.js';
 
@@ -17,15 +24,26 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 const KEY_A = 'ps_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 const KEY_B = 'ps_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
-const record = (name: string, key: string, extra: Partial<KeyRecord> = {}): KeyRecord => ({ name, sha256: hashKey(key), active: true, ...extra });
+const record = (name: string, key: string, extra: Partial<KeyRecord> = {}): KeyRecord => ({
+  name,
+  sha256: hashKey(key),
+  active: true,
+  ...extra,
+});
 
 /** Writes the file as `npm run key` does: whole, then renamed over the old one. */
 const writeKeys = (file: string, keys: KeyRecord[]): void => writeKeyFile(file, { version: 1, keys });
 
 function ring(file: string | undefined, envKeys: string[] = []): KeyRing {
-  return new KeyRing({ envKeys, file, defaultRateLimit: 60, defaultRateLimitWindowMs: 60_000, logger: silentLogger(), pollMs: 50 });
+  return new KeyRing({
+    envKeys,
+    file,
+    defaultRateLimit: 60,
+    defaultRateLimitWindowMs: 60_000,
+    logger: silentLogger(),
+    pollMs: 50,
+  });
 }
-
 
 test('rates are read as N/unit', () => {
   assert.deepEqual(parseRate('60/min'), { limit: 60, windowMs: 60_000 });
@@ -33,7 +51,8 @@ test('rates are read as N/unit', () => {
   assert.deepEqual(parseRate('1000/day'), { limit: 1000, windowMs: 86_400_000 });
   assert.deepEqual(parseRate('10/1500ms'), { limit: 10, windowMs: 1500 });
   assert.deepEqual(parseRate('100/15min'), { limit: 100, windowMs: 900_000 });
-  for (const bad of ['60', '0/min', '5/fortnight', '5/10ms', '-1/s', '1/2day']) assert.equal(parseRate(bad), undefined, bad);
+  for (const bad of ['60', '0/min', '5/fortnight', '5/10ms', '-1/s', '1/2day'])
+    assert.equal(parseRate(bad), undefined, bad);
 });
 
 test('a key file with problems is refused, naming each problem', () => {
@@ -50,13 +69,23 @@ test('a key file with problems is refused, naming each problem', () => {
   assert.throws(
     () => parseKeyFile(bad),
     (e: Error) =>
-      ['"ok" is used twice', 'keys[2].name', 'keys[2].sha256', 'keys[2].active', 'keys[2].rateLimit', 'keys[2].maxConcurrency'].every((p) => e.message.includes(p)),
+      [
+        '"ok" is used twice',
+        'keys[2].name',
+        'keys[2].sha256',
+        'keys[2].active',
+        'keys[2].rateLimit',
+        'keys[2].maxConcurrency',
+      ].every((p) => e.message.includes(p)),
   );
 });
 
 test('keys from API_KEYS and the file are accepted; unknown and inactive ones are not', () => {
   const file = join(dir, 'accept.json');
-  writeKeys(file, [record('acme', KEY_A, { rateLimit: 5, rateLimitWindowMs: 1000, maxConcurrency: 2 }), record('gone', KEY_B, { active: false })]);
+  writeKeys(file, [
+    record('acme', KEY_A, { rateLimit: 5, rateLimitWindowMs: 1000, maxConcurrency: 2 }),
+    record('gone', KEY_B, { active: false }),
+  ]);
   const keys = ring(file, ['env-key-0123456789abcdef']);
   keys.start();
   try {
@@ -115,7 +144,9 @@ test('a key file that is missing or invalid at start stops the start', () => {
 test('npm run key: create prints a key once and stores only its hash; list and revoke; the ring follows', async () => {
   const file = join(dir, 'tool.json');
   const tool = (...args: string[]): Promise<{ stdout: string; stderr: string }> =>
-    run(process.execPath, ['--import', 'tsx', 'scripts/key.ts', ...args, '--file', file], { env: { ...process.env, API_KEYS_FILE: '' } });
+    run(process.execPath, ['--import', 'tsx', 'scripts/key.ts', ...args, '--file', file], {
+      env: { ...process.env, API_KEYS_FILE: '' },
+    });
 
   const created = await tool('create', '--name', 'acme', '--rate', '30/min', '--concurrency', '2');
   const key = /\n {2}(ps_[\w-]{43})\n/.exec(created.stdout)?.[1];
@@ -136,8 +167,13 @@ test('npm run key: create prints a key once and stores only its hash; list and r
     await tool('revoke', '--name', 'acme');
     assert.match((await tool('list')).stdout, /^acme\trevoked/);
     await until(() => keys.verify(key) === undefined, 'the revocation to be read');
-    await assert.rejects(tool('create', '--name', 'acme'), (e: { stderr: string; code: number }) => e.code === 2 && /exists/.test(e.stderr));
-    await assert.rejects(tool('create', '--name', 'x', '--rate', 'lots'), (e: { stderr: string }) => /--rate "lots"/.test(e.stderr));
+    await assert.rejects(
+      tool('create', '--name', 'acme'),
+      (e: { stderr: string; code: number }) => e.code === 2 && /exists/.test(e.stderr),
+    );
+    await assert.rejects(tool('create', '--name', 'x', '--rate', 'lots'), (e: { stderr: string }) =>
+      /--rate "lots"/.test(e.stderr),
+    );
     await tool('activate', '--name', 'acme');
     await until(() => keys.verify(key) !== undefined, 'the activation to be read');
   } finally {

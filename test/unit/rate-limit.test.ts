@@ -39,7 +39,11 @@ test('memory leases: at most cap at once, given back on release or when they exp
 
 test('over its limit a key gets 429 RATE_LIMIT_EXCEEDED with RateLimit-* and Retry-After', async () => {
   const rate = new RateLimiter(new MemoryStore());
-  assert.deepEqual(rateHeaders(await rate.hit('acme', 2, 60_000)), { 'RateLimit-Limit': '2', 'RateLimit-Remaining': '1', 'RateLimit-Reset': '60' });
+  assert.deepEqual(rateHeaders(await rate.hit('acme', 2, 60_000)), {
+    'RateLimit-Limit': '2',
+    'RateLimit-Remaining': '1',
+    'RateLimit-Reset': '60',
+  });
   assert.equal((await rate.hit('acme', 2, 60_000)).remaining, 0);
   await assert.rejects(rate.hit('acme', 2, 60_000), (e: ApiError) => {
     assert.equal(e.status, 429);
@@ -63,7 +67,10 @@ test('key guessing is slow: past the limit of failures an address is refused bef
   const refusal = await limiter.failed('198.51.100.7', c.now());
   assert.equal(refusal?.code, 'RATE_LIMIT_EXCEEDED');
   assert.equal(refusal?.headers['Retry-After'], '10');
-  assert.throws(() => limiter.check('198.51.100.7', c.now()), (e: ApiError) => e.status === 429);
+  assert.throws(
+    () => limiter.check('198.51.100.7', c.now()),
+    (e: ApiError) => e.status === 429,
+  );
   // Other addresses are not affected.
   limiter.check('198.51.100.8', c.now());
   c.advance(10_000);
@@ -71,7 +78,10 @@ test('key guessing is slow: past the limit of failures an address is refused bef
 });
 
 function req(remoteAddress: string, xff?: string): IncomingMessage {
-  return { socket: { remoteAddress }, headers: xff === undefined ? {} : { 'x-forwarded-for': xff } } as unknown as IncomingMessage;
+  return {
+    socket: { remoteAddress },
+    headers: xff === undefined ? {} : { 'x-forwarded-for': xff },
+  } as unknown as IncomingMessage;
 }
 
 test('the client address is the peer unless TRUST_PROXY says how many balancers to believe', () => {

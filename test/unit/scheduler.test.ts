@@ -2,12 +2,19 @@
 // bounded queue and its 429s. No timing thresholds: order and counts only.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ApiError } from '../../src/errors.js';
+import { type ApiError } from '../../src/errors.js';
 import { FairScheduler, type Ticket } from '../../src/tenancy/scheduler.js';
 import { MemoryStore, type LimitStore } from '../../src/tenancy/store.js';
 
 function scheduler(over: Partial<ConstructorParameters<typeof FairScheduler>[0]> = {}): FairScheduler {
-  return new FairScheduler({ maxConcurrency: 1, queueLimit: 100, queueTimeoutMs: 10_000, store: new MemoryStore(), leaseTtlMs: 60_000, ...over });
+  return new FairScheduler({
+    maxConcurrency: 1,
+    queueLimit: 100,
+    queueTimeoutMs: 10_000,
+    store: new MemoryStore(),
+    leaseTtlMs: 60_000,
+    ...over,
+  });
 }
 
 const A: Ticket = { client: 'a', maxConcurrency: undefined };
@@ -113,7 +120,11 @@ test('a full queue refuses at once with 429 and Retry-After', async () => {
   const s = scheduler({ queueLimit: 2, queueTimeoutMs: 5000 });
   const held = await s.acquire(A);
   const waiting = [s.acquire(A), s.acquire(A)];
-  await assert.rejects(s.acquire(A), (e: ApiError) => e.code === 'RATE_LIMIT_EXCEEDED' && /queue is full/.test(e.message) && e.headers['Retry-After'] === '5');
+  await assert.rejects(
+    s.acquire(A),
+    (e: ApiError) =>
+      e.code === 'RATE_LIMIT_EXCEEDED' && /queue is full/.test(e.message) && e.headers['Retry-After'] === '5',
+  );
   held();
   for (const w of waiting) (await w)();
 });
@@ -122,7 +133,12 @@ test('one key cannot fill the queue against another: its newest waiter gives way
   const s = scheduler({ queueLimit: 4 });
   const held = await s.acquire(A);
   const fromA = [s.acquire(A), s.acquire(A), s.acquire(A), s.acquire(A)];
-  const settled = fromA.map((p) => p.then(() => 'granted', (e: ApiError) => e.code));
+  const settled = fromA.map((p) =>
+    p.then(
+      () => 'granted',
+      (e: ApiError) => e.code,
+    ),
+  );
   const b = s.acquire(B);
   assert.equal(await settled[3], 'RATE_LIMIT_EXCEEDED');
   assert.equal(s.queued, 4);
@@ -176,6 +192,9 @@ test('a store that fails is treated as a taken cap, never as a free one', async 
     close: () => Promise.resolve(),
   };
   const s = scheduler({ store: failing, queueTimeoutMs: 300 });
-  await assert.rejects(s.acquire({ client: 'capped', maxConcurrency: 1 }), (e: ApiError) => e.code === 'RATE_LIMIT_EXCEEDED');
+  await assert.rejects(
+    s.acquire({ client: 'capped', maxConcurrency: 1 }),
+    (e: ApiError) => e.code === 'RATE_LIMIT_EXCEEDED',
+  );
   assert.equal(s.running, 0);
 });
