@@ -1,0 +1,274 @@
+// Fixture pages for the conformance cases, written after the pages of
+// Puppeteer's test/assets that its page-level tests load (same roles, same ids
+// and globals where the tests read them). Served by test/helpers/fixtures.ts.
+import { html, type Route } from '../helpers/fixtures.js';
+
+const BUTTON = `<!DOCTYPE html><html><head><title>Button test</title></head><body>
+<button onclick="clicked();">Click target</button>
+<script>
+  window.result = 'Was not clicked';
+  function clicked() { result = 'Clicked'; }
+</script></body></html>`;
+
+const TEXTAREA = `<!DOCTYPE html><html><head><title>Textarea test</title></head><body>
+<textarea></textarea>
+<input type="text" />
+<script>
+  window.result = '';
+  let textarea = document.querySelector('textarea');
+  textarea.addEventListener('input', () => result = textarea.value, false);
+</script></body></html>`;
+
+const CHECKBOX = `<!DOCTYPE html><html><head><title>Selection Test</title></head><body>
+<label for="agree">Remember Me</label>
+<div><input id="agree" type="checkbox"></div>
+<script>
+  window.result = { check: null, events: [] };
+  let checkbox = document.querySelector('input');
+  for (const name of ['change', 'click', 'dblclick', 'input', 'mousedown', 'mouseup', 'input']) {
+    checkbox.addEventListener(name, (event) => result.events.push(event.type), false);
+  }
+  checkbox.addEventListener('change', () => result.check = checkbox.checked, false);
+</script></body></html>`;
+
+const SELECT = `<!DOCTYPE html><html><head><title>Selection Test</title></head><body>
+<select>
+  <option value="black">Black</option>
+  <option value="blue">Blue</option>
+  <option value="brown">Brown</option>
+  <option value="cyan">Cyan</option>
+  <option value="gray">Gray</option>
+  <option value="green">Green</option>
+  <option value="indigo">Indigo</option>
+  <option value="magenta">Magenta</option>
+  <option value="orange">Orange</option>
+  <option value="pink">Pink</option>
+  <option value="purple">Purple</option>
+  <option value="red">Red</option>
+  <option value="violet">Violet</option>
+  <option value="white">White</option>
+  <option value="yellow">Yellow</option>
+</select>
+<script>
+  window.result = { onInput: null, onChange: null };
+  let select = document.querySelector('select');
+  function makeEmpty() { for (let i = select.options.length - 1; i >= 0; --i) select.remove(i); }
+  function makeMultiple() { select.setAttribute('multiple', true); }
+  select.addEventListener('input', () => {
+    result.onInput = Array.from(select.querySelectorAll('option:checked')).map((option) => option.value);
+  }, false);
+  select.addEventListener('change', () => {
+    result.onChange = Array.from(select.querySelectorAll('option:checked')).map((option) => option.value);
+  }, false);
+</script></body></html>`;
+
+const KEYBOARD = `<!DOCTYPE html><html><head><title>Keyboard test</title></head><body>
+<textarea></textarea>
+<script>
+  window.result = '';
+  let textarea = document.querySelector('textarea');
+  textarea.focus();
+  textarea.addEventListener('keydown', event => log('Keydown:', event.key, event.code, event.which, modifiers(event)));
+  textarea.addEventListener('keypress', event => log('Keypress:', event.key, event.code, event.which, event.charCode, modifiers(event)));
+  textarea.addEventListener('keyup', event => log('Keyup:', event.key, event.code, event.which, modifiers(event)));
+  function modifiers(event) {
+    let m = [];
+    if (event.altKey) m.push('Alt');
+    if (event.ctrlKey) m.push('Control');
+    if (event.shiftKey) m.push('Shift');
+    return '[' + m.join(' ') + ']';
+  }
+  function log(...args) { result += args.join(' ') + '\\n'; }
+  function getResult() { let temp = result.trim(); result = ''; return temp; }
+</script></body></html>`;
+
+const SCROLLABLE = `<!DOCTYPE html><html><head><title>Scrollable test</title></head><body>
+<script>
+  for (let i = 0; i < 100; i++) {
+    let button = document.createElement('button');
+    button.textContent = i + ': not clicked';
+    button.id = 'button-' + i;
+    button.onclick = () => button.textContent = 'clicked';
+    document.body.appendChild(button);
+    document.body.appendChild(document.createElement('br'));
+  }
+</script></body></html>`;
+
+const PLAYGROUND = `<!DOCTYPE html><html><head><title>Playground</title></head><body>
+<button>A button</button>
+<textarea>A text area</textarea>
+<div id="first">First div</div>
+<div id="second">Second div <span class="inner">Inner span</span></div>
+</body></html>`;
+
+const GRID = `<!DOCTYPE html><html><head><style>
+body { margin: 0; }
+.box { display: inline-block; width: 50px; height: 50px; margin: 0; font-size: 12px; }
+</style></head><body>
+<script>
+  for (let i = 0; i < 200; i++) {
+    const box = document.createElement('div');
+    box.classList.add('box');
+    box.style.backgroundColor = 'rgb(' + (i % 255) + ', 100, 150)';
+    box.textContent = String(i);
+    document.body.appendChild(box);
+  }
+</script></body></html>`;
+
+const SHADOW = `<!DOCTYPE html><html><body>
+<script>
+  let h1 = null;
+  window.button = null;
+  window.clicked = false;
+  window.addEventListener('DOMContentLoaded', () => {
+    const shadowRoot = document.body.attachShadow({ mode: 'open' });
+    h1 = document.createElement('h1');
+    h1.textContent = 'Hellow Shadow DOM v1';
+    button = document.createElement('button');
+    button.textContent = 'Click';
+    button.addEventListener('click', () => clicked = true);
+    shadowRoot.appendChild(h1);
+    shadowRoot.appendChild(button);
+  });
+</script></body></html>`;
+
+const OFFSCREEN_BUTTONS = `<!DOCTYPE html><html><head><style>
+button { position: absolute; width: 100px; height: 20px; }
+#btn0 { right: 0px; top: 0; }
+#btn1 { right: -10px; top: 25px; }
+#btn2 { right: -20px; top: 50px; }
+#btn3 { right: -30px; top: 75px; }
+#btn4 { right: -40px; top: 100px; }
+#btn5 { right: -50px; top: 125px; }
+#btn6 { right: -60px; top: 150px; }
+#btn7 { right: -70px; top: 175px; }
+#btn8 { right: -80px; top: 200px; }
+#btn9 { right: -90px; top: 225px; }
+#btn10 { right: -100px; top: 250px; }
+</style></head><body>
+<button id="btn0">0</button><button id="btn1">1</button><button id="btn2">2</button><button id="btn3">3</button>
+<button id="btn4">4</button><button id="btn5">5</button><button id="btn6">6</button><button id="btn7">7</button>
+<button id="btn8">8</button><button id="btn9">9</button><button id="btn10">10</button>
+<script>
+  window.addEventListener('DOMContentLoaded', () => {
+    for (const button of Array.from(document.querySelectorAll('button')))
+      button.addEventListener('click', () => console.log('button #' + button.textContent + ' clicked'), false);
+  }, false);
+</script></body></html>`;
+
+const FRAME = `<!DOCTYPE html><html><head><link rel="stylesheet" href="./style.css"></head><body>
+<div>Hi, I'm frame</div></body></html>`;
+
+const ONE_FRAME = `<!DOCTYPE html><html><body><iframe src="./frame.html"></iframe></body></html>`;
+
+const NESTED_FRAMES = `<!DOCTYPE html><html><head><style>
+body { display: flex; } body iframe { flex-grow: 1; flex-shrink: 1; }
+</style></head><body>
+<iframe src="./two-frames.html" name="2frames"></iframe>
+<iframe src="./frame.html" name="aframe"></iframe>
+</body></html>`;
+
+const TWO_FRAMES = `<!DOCTYPE html><html><body>
+<iframe src="./frame.html" name="uno"></iframe>
+<iframe src="./frame.html" name="dos"></iframe>
+</body></html>`;
+
+const WRAPPED_LINK = `<!DOCTYPE html><html><head><style>
+div { position: absolute; top: 400.5px; left: 300px; width: 120px; font-size: 24px; line-height: 28px; }
+</style></head><body>
+<div><a href="#clicked">123321</a></div>
+<script>window.__clicked = false; document.querySelector('a').addEventListener('click', () => { window.__clicked = true; });</script>
+</body></html>`;
+
+const CONSOLE_LOG = `<!DOCTYPE html><html><head><title>console.log test</title></head><body>
+<script>console.log('yellow')</script></body></html>`;
+
+const GLOBAL_VAR = `<!DOCTYPE html><html><body><script>var globalVar = 123;</script></body></html>`;
+
+const TAMPERED = `<!DOCTYPE html><html><body><script>
+  window.Map = function () {}; window.Set = function () {};
+  Object.defineProperty(window, 'JSON', { value: { stringify: () => 'tampered', parse: () => ({}) } });
+</script></body></html>`;
+
+const HISTORY_API = `<!DOCTYPE html><html><body><script>
+  window.addEventListener('DOMContentLoaded', () => { history.pushState({}, '', '#1'); });
+</script></body></html>`;
+
+const TITLE = `<!DOCTYPE html><html><head><title>Woof-Woof</title></head><body></body></html>`;
+
+const ERROR_PAGE = `<!DOCTYPE html><html><body><script>
+  function a() { throw new Error('Fancy error!'); }
+  function b() { a(); }
+  function c() { b(); }
+  setTimeout(c, 0);
+</script></body></html>`;
+
+const INPUT_RICH = `<!DOCTYPE html><html><head><title>Rich input</title></head><body>
+<div contenteditable="true" id="editable"></div>
+<input id="input" type="text">
+<input id="number" type="number">
+<script>
+  window.events = [];
+  for (const el of document.querySelectorAll('input, [contenteditable]'))
+    for (const t of ['focus', 'blur', 'input', 'change']) el.addEventListener(t, (e) => events.push(e.target.id + ':' + t));
+</script></body></html>`;
+
+export const ASSETS: Record<string, Route> = {
+  '/empty.html': html('<!DOCTYPE html><html><head></head><body></body></html>'),
+  '/title.html': html(TITLE),
+  '/input/button.html': html(BUTTON),
+  '/input/textarea.html': html(TEXTAREA),
+  '/input/checkbox.html': html(CHECKBOX),
+  '/input/select.html': html(SELECT),
+  '/input/keyboard.html': html(KEYBOARD),
+  '/input/scrollable.html': html(SCROLLABLE),
+  '/input/rich.html': html(INPUT_RICH),
+  '/playground.html': html(PLAYGROUND),
+  '/grid.html': html(GRID),
+  '/shadow.html': html(SHADOW),
+  '/offscreenbuttons.html': html(OFFSCREEN_BUTTONS),
+  '/frames/frame.html': html(FRAME),
+  '/frames/style.css': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/css' });
+    res.end('div { color: blue; line-height: 18px; }');
+  },
+  '/frames/one-frame.html': html(ONE_FRAME),
+  '/frames/nested-frames.html': html(NESTED_FRAMES),
+  '/frames/two-frames.html': html(TWO_FRAMES),
+  '/wrappedlink.html': html(WRAPPED_LINK),
+  '/consolelog.html': html(CONSOLE_LOG),
+  '/global-var.html': html(GLOBAL_VAR),
+  '/tamperedGlobals.html': html(TAMPERED),
+  '/historyapi.html': html(HISTORY_API),
+  '/error.html': html(ERROR_PAGE),
+  '/simple.json': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"foo": "bar"}\n');
+  },
+  '/redirect/1.html': (_req, res) => {
+    res.writeHead(302, { location: '/redirect/2.html' });
+    res.end();
+  },
+  '/redirect/2.html': html('<!DOCTYPE html><html><body>redirected</body></html>'),
+  '/404': html('<!DOCTYPE html><title>nope</title>', 404),
+  '/headers.json': (req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'x-answer': '42' });
+    res.end(
+      JSON.stringify({
+        ua: req.headers['user-agent'] ?? null,
+        foo: req.headers['foo'] ?? null,
+        referer: req.headers.referer ?? null,
+        cookie: req.headers.cookie ?? null,
+      }),
+    );
+  },
+  '/post': (req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (d: string) => (body += d));
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(`${req.method} ${body}`);
+    });
+  },
+};

@@ -1,0 +1,105 @@
+// Conformance with Puppeteer, measured with cases derived from Puppeteer's own
+// page-level tests (test/conformance/cases/, after puppeteer/puppeteer's
+// test/src/*.spec.ts, Apache-2.0): each case runs through pagescript and through
+// raw Puppeteer on the same Chromium and the same fixture pages, and the answers
+// are compared. See test/conformance/README.md.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import puppeteer, { KnownDevices, Locator, type Browser } from 'puppeteer';
+import { FixtureServer } from '../helpers/fixtures.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { ASSETS } from './assets.js';
+import { cases as evaluation } from './cases/evaluation.js';
+import { cases as input } from './cases/input.js';
+import { cases as network } from './cases/network.js';
+import { cases as pageCases } from './cases/page.js';
+import { cases as queryselector } from './cases/queryselector.js';
+import { KNOWN_DIFFERENCES } from './differences.js';
+import { caseId, describeOutcome, runRaw, same, wrap, type Case, type Outcome, type Urls } from './harness.js';
+
+const ALL: Case[] = [...evaluation, ...queryselector, ...pageCases, ...input, ...network];
+const SCRIPT_TIMEOUT_MS = 5_000;
+const EXECUTABLE = process.env.PUPPETEER_EXECUTABLE_PATH ?? '/usr/lib/chromium/chromium';
+
+const main = new FixtureServer(ASSETS);
+const cross = new FixtureServer(ASSETS);
+let svc: TestService;
+let browser: Browser;
+let urls: Urls;
+
+// Raw Puppeteer rethrows an error thrown by a script's event listener as an
+// unhandled rejection of the test process; the case that does it on purpose
+// ("a listener that throws ...") must not end the suite.
+process.on('unhandledRejection', (e) => {
+  if (!(e instanceof Error && e.message === 'listener broke')) throw e;
+});
+
+before(async () => {
+  await Promise.all([main.start(), cross.start()]);
+  urls = { PREFIX: main.url(''), CROSS_PROCESS_PREFIX: cross.url(''), EMPTY_PAGE: main.url('/empty.html') };
+  svc = await startTestService({
+    EGRESS_ALLOWLIST: `${main.allowEntry},${cross.allowEntry}`,
+    SCRIPT_TIMEOUT_MS: String(SCRIPT_TIMEOUT_MS),
+    MAX_RESULT_BYTES: String(16 * 1024 * 1024),
+  });
+  browser = await puppeteer.launch({
+    executablePath: EXECUTABLE,
+    pipe: true,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--mute-audio', '--hide-scrollbars'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await svc?.close();
+  await Promise.all([main.close(), cross.close()]);
+});
+
+async function throughService(c: Case): Promise<Outcome> {
+  const r = await svc.post({ url: urls.PREFIX + (c.path ?? '/empty.html'), script: wrap(c, urls) });
+  if (r.status === 200) return r.body.data as Outcome;
+  return { ok: false, name: String(r.body.code), message: String(r.body.error) };
+}
+
+function throughPuppeteer(c: Case): Promise<Outcome> {
+  return runRaw(browser, c, urls, SCRIPT_TIMEOUT_MS, { KnownDevices, Locator });
+}
+
+test(`pagescript gives Puppeteer's answer (${ALL.length} cases from Puppeteer's page-level tests)`, async (t) => {
+  const byArea = new Map<string, { total: number; same: number }>();
+  const differing = new Map<string, string>();
+  for (const c of ALL) {
+    const [ours, theirs] = await Promise.all([throughService(c), throughPuppeteer(c)]);
+    const a = byArea.get(c.area) ?? { total: 0, same: 0 };
+    a.total++;
+    if (same(ours, theirs)) a.same++;
+    else differing.set(caseId(c), `pagescript: ${describeOutcome(ours)}\n    Puppeteer:  ${describeOutcome(theirs)}`);
+    byArea.set(c.area, a);
+  }
+  let total = 0;
+  let agreeing = 0;
+  for (const [area, a] of [...byArea].sort()) {
+    total += a.total;
+    agreeing += a.same;
+    t.diagnostic(`${area}: ${a.same}/${a.total} the same`);
+  }
+  t.diagnostic(`all: ${agreeing}/${total} the same (${((100 * agreeing) / total).toFixed(1)}%)`);
+
+  const unexpected = [...differing].filter(([id]) => !(id in KNOWN_DIFFERENCES));
+  const fixed = Object.keys(KNOWN_DIFFERENCES).filter((id) => !differing.has(id));
+  const unknownIds = Object.keys(KNOWN_DIFFERENCES).filter((id) => !ALL.some((c) => caseId(c) === id));
+  assert.deepEqual(unknownIds, [], 'test/conformance/differences.ts names cases that do not exist');
+  assert.equal(
+    unexpected.length,
+    0,
+    `cases that differ from Puppeteer and are not in test/conformance/differences.ts:\n${unexpected
+      .map(([id, d]) => `  ${id}\n    ${d}`)
+      .join('\n')}`,
+  );
+  assert.deepEqual(
+    fixed,
+    [],
+    "cases listed in test/conformance/differences.ts now give Puppeteer's answer: remove them",
+  );
+});

@@ -1,0 +1,178 @@
+// Cases of the conformance suite whose answer under pagescript differs from
+// Puppeteer's, each with its reason. The suite fails when a case differs that is
+// not listed here, and when a listed case no longer differs, so this list is the
+// truth about conformance; the README's table "Where pagescript differs from
+// Puppeteer" is checked against the cases marked `onPurpose`.
+export interface Difference {
+  /** Refused by design (it reaches beyond the request's own page); else a gap still to close. */
+  readonly onPurpose: boolean;
+  readonly reason: string;
+}
+
+export const KNOWN_DIFFERENCES: Record<string, Difference> = {
+  'evaluation: should transfer BigInt': {
+    onPurpose: false,
+    reason: 'values: BigInt does not cross the membrane as itself',
+  },
+  'evaluation: should transfer NaN': {
+    onPurpose: false,
+    reason: 'values: special numbers (NaN, -0, Infinity) do not cross the membrane as themselves',
+  },
+  'evaluation: should transfer -0': {
+    onPurpose: false,
+    reason: 'values: special numbers (NaN, -0, Infinity) do not cross the membrane as themselves',
+  },
+  'evaluation: should transfer Infinity': {
+    onPurpose: false,
+    reason: 'values: special numbers (NaN, -0, Infinity) do not cross the membrane as themselves',
+  },
+  'evaluation: should transfer -Infinity': {
+    onPurpose: false,
+    reason: 'values: special numbers (NaN, -0, Infinity) do not cross the membrane as themselves',
+  },
+  'evaluation: should support thrown strings as error messages': {
+    onPurpose: false,
+    reason: 'values: a thrown non-Error does not arrive as itself',
+  },
+  'evaluation: should support thrown numbers as error messages': {
+    onPurpose: false,
+    reason: 'values: a thrown non-Error does not arrive as itself',
+  },
+  'evaluation: should return BigInt': {
+    onPurpose: false,
+    reason: 'values: BigInt does not cross the membrane as itself',
+  },
+  'evaluation: should return NaN': {
+    onPurpose: false,
+    reason: 'values: special numbers (NaN, -0, Infinity) do not cross the membrane as themselves',
+  },
+  'evaluation: should return -0': {
+    onPurpose: false,
+    reason: 'values: special numbers (NaN, -0, Infinity) do not cross the membrane as themselves',
+  },
+  'evaluation: should return Infinity': {
+    onPurpose: false,
+    reason: 'values: special numbers (NaN, -0, Infinity) do not cross the membrane as themselves',
+  },
+  'evaluation: should return -Infinity': {
+    onPurpose: false,
+    reason: 'values: special numbers (NaN, -0, Infinity) do not cross the membrane as themselves',
+  },
+  'evaluation: thrown null arrives as null': {
+    onPurpose: false,
+    reason: 'values: a thrown non-Error does not arrive as itself',
+  },
+  'queryselector: invalid selector throws': {
+    onPurpose: false,
+    reason: 'values: the error from the page arrives without its DOMException name',
+  },
+  'page: setDefaultTimeout applies to waitForSelector': {
+    onPurpose: false,
+    reason: "settings: default timeouts are replaced by the script's remaining time",
+  },
+  'page: setDefaultNavigationTimeout applies to waitForNavigation': {
+    onPurpose: false,
+    reason: "settings: default timeouts are replaced by the script's remaining time",
+  },
+  'page: addScriptTag should throw without options': {
+    onPurpose: false,
+    reason: "validation: our message replaces Puppeteer's",
+  },
+  'page: addScriptTag should work with a relative url': {
+    onPurpose: false,
+    reason: 'argument shapes: a relative url is refused',
+  },
+  'page: select should throw if passed in non-strings': {
+    onPurpose: false,
+    reason: "validation: our message replaces Puppeteer's",
+  },
+  'page: pageerror event carries message and stack': {
+    onPurpose: false,
+    reason: 'values: the pageerror Error loses its message and stack',
+  },
+  'page: metrics returns JSHeapUsedSize': { onPurpose: false, reason: 'allow-list: page.metrics() is missing' },
+  'page: exposeFunction should work with {default}': {
+    onPurpose: false,
+    reason: 'argument shapes: exposeFunction refuses { default: fn }',
+  },
+  'page: removeExposedFunction should work': {
+    onPurpose: false,
+    reason: 'allow-list: removeExposedFunction is missing',
+  },
+  'page: Page.Events.Close is not for scripts: close() refused': {
+    onPurpose: true,
+    reason:
+      'page.close() is refused: the page belongs to the request, and closing it would end the request; the service closes it.',
+  },
+  'page: setExtraHTTPHeaders should throw for non-string header values': {
+    onPurpose: false,
+    reason: "validation: our message replaces Puppeteer's",
+  },
+  'navigation: goto with referrerPolicy': {
+    onPurpose: false,
+    reason: "argument shapes: goto's referrerPolicy is dropped",
+  },
+  'waittask: waitForFunction should throw negative polling interval': {
+    onPurpose: false,
+    reason: "validation: our message replaces Puppeteer's",
+  },
+  'waittask: waitForFunction should be cancellable with AbortSignal': {
+    onPurpose: false,
+    reason: 'isolate: no AbortController/AbortSignal',
+  },
+  'waittask: waitForFrame with a predicate': {
+    onPurpose: false,
+    reason: 'argument shapes: waitForFrame takes only a URL',
+  },
+  'console: console event with args': { onPurpose: false, reason: 'values: ConsoleMessage.args() is empty' },
+  'console: console stackTrace': { onPurpose: false, reason: 'allow-list: ConsoleMessage.stackTrace() is missing' },
+  'emulation: deviceScaleFactor 4': { onPurpose: false, reason: 'argument shapes: deviceScaleFactor is capped at 3' },
+  'emulation: emulate a device preset': {
+    onPurpose: false,
+    reason: 'isolate: no KnownDevices, and page.emulate is missing',
+  },
+  'emulation: emulateMediaFeatures': { onPurpose: false, reason: 'allow-list: an emulation method is missing' },
+  'emulation: emulateVisionDeficiency': { onPurpose: false, reason: 'allow-list: an emulation method is missing' },
+  'emulation: emulateCPUThrottling': { onPurpose: false, reason: 'allow-list: an emulation method is missing' },
+  'emulation: emulateIdleState': { onPurpose: false, reason: 'allow-list: an emulation method is missing' },
+  'mouse: mouse.drag': { onPurpose: false, reason: 'allow-list: setDragInterception is missing' },
+  'elementhandle: frame of an element handle': {
+    onPurpose: false,
+    reason: 'allow-list: ElementHandle.frame is missing',
+  },
+  'jshandle: toString should work for primitives': {
+    onPurpose: false,
+    reason: 'values: JSHandle.toString() gives [object JSHandle]',
+  },
+  'jshandle: toString should work for complicated objects': {
+    onPurpose: false,
+    reason: 'values: JSHandle.toString() gives [object JSHandle]',
+  },
+  'jshandle: disposed property': { onPurpose: false, reason: 'allow-list: handle.disposed is missing' },
+  'locator: Locator.race': { onPurpose: false, reason: 'isolate: no Locator global' },
+  'network: request.initiator': { onPurpose: false, reason: 'values: request.initiator() is null' },
+  'network: request.fetchPostData': { onPurpose: false, reason: 'allow-list: request.fetchPostData() is missing' },
+  'network: response.remoteAddress': {
+    onPurpose: true,
+    reason:
+      'The address Chromium connected to is the egress guard on loopback; showing it would tell nothing true about the site.',
+  },
+  'network: response.timing': { onPurpose: false, reason: 'allow-list: response.timing() is missing' },
+  'network: response.securityDetails is null for http': {
+    onPurpose: true,
+    reason: 'Chromium talks to the egress guard, which tunnels TLS; the answer is refused rather than misleading.',
+  },
+  'requestinterception: should respond with a Uint8Array body': {
+    onPurpose: false,
+    reason: 'argument shapes: respond() refuses a Uint8Array body, and the refusal leaves the request hanging',
+  },
+  'requestinterception: should respond with array header values': {
+    onPurpose: false,
+    reason: 'argument shapes: respond() refuses array header values, and the refusal leaves the request hanging',
+  },
+  'requestinterception: interceptResolutionState': {
+    onPurpose: false,
+    reason: 'allow-list: interceptResolutionState is missing, and the throwing listener leaves the request hanging',
+  },
+  'frame: frame.isDetached': { onPurpose: false, reason: 'allow-list: frame.detached is missing' },
+};
