@@ -71,6 +71,34 @@ function errorResponse(status: number, only?: readonly ErrorCode[], headers: Jso
   };
 }
 
+/** GET /playground and its two assets (PLAYGROUND=on, the default). */
+function playgroundPaths(): Json {
+  const get = (operationId: string, summary: string, type: string, extra: Json = {}): Json => ({
+    get: {
+      operationId,
+      summary,
+      security: [],
+      responses: {
+        '200': { description: type, headers: REQUEST_ID_HEADER, content: { [type]: { schema: { type: 'string' } } } },
+        ...extra,
+        '405': errorResponse(405, undefined, {
+          Allow: { description: 'GET, HEAD', required: true, schema: { type: 'string' } },
+        }),
+      },
+    },
+  });
+  const notModified = { '304': { description: 'Not modified (If-None-Match).', headers: REQUEST_ID_HEADER } };
+  return {
+    '/playground': get(
+      'playground',
+      'A page to write, run and share scripts (HTML; off with PLAYGROUND=off)',
+      'text/html',
+    ),
+    '/playground/playground.js': get('playgroundScript', "The playground's script", 'text/javascript', notModified),
+    '/playground/playground.css': get('playgroundStyle', "The playground's stylesheet", 'text/css', notModified),
+  };
+}
+
 export function openApiDocument(config: Config): Json {
   const limits = {
     maxBodyBytes: config.maxBodyBytes,
@@ -237,6 +265,7 @@ export function openApiDocument(config: Config): Json {
           },
         },
       },
+      ...(config.playground ? playgroundPaths() : {}),
     },
     components: {
       securitySchemes: {
