@@ -161,12 +161,14 @@ async function textOf(page: Page, selector: string): Promise<string> {
   return page.$eval(selector, (el) => el.textContent ?? '');
 }
 
-async function runAndWait(page: Page, how: 'keys' | 'button'): Promise<string> {
+/** Runs with Ctrl+Enter, Cmd+Enter (Meta) or the Run button, and waits for this run's outcome. */
+async function runAndWait(page: Page, how: 'ctrl-enter' | 'cmd-enter' | 'button'): Promise<string> {
   const before = await page.$eval('#pg-status', (el) => el.getAttribute('data-request-id') ?? '');
-  if (how === 'keys') {
-    await page.keyboard.down('Control');
+  if (how !== 'button') {
+    const modifier = how === 'ctrl-enter' ? 'Control' : 'Meta';
+    await page.keyboard.down(modifier);
     await page.keyboard.press('Enter');
-    await page.keyboard.up('Control');
+    await page.keyboard.up(modifier);
   } else {
     await page.click('#pg-run');
   }
@@ -253,7 +255,7 @@ describe('the playground page', () => {
       await fill(page, { script: SHOP_SCRIPT });
       assert.equal(await scriptInCurl(page), SHOP_SCRIPT.join('\n'), 'the editor holds what was typed');
       await page.focus('.cm-content');
-      assert.equal(await runAndWait(page, 'keys'), 'ok');
+      assert.equal(await runAndWait(page, 'ctrl-enter'), 'ok');
       assert.equal(await textOf(page, '#pg-status'), '200 Script executed successfully');
       assert.equal(await textOf(page, '#pg-data-label'), 'Data (JSON)');
       const shown = await textOf(page, '#pg-data');
@@ -321,7 +323,7 @@ describe('the playground page', () => {
     });
   });
 
-  test('a syntax error marks its line, and the next successful run clears the mark', async () => {
+  test('a syntax error marks its line, and the next successful run (Cmd+Enter) clears the mark', async () => {
     await withPlayground(async (page) => {
       await fill(page, { script: ['const a = 1;', 'return a +* 2;'] });
       assert.equal(await runAndWait(page, 'button'), 'error');
@@ -331,7 +333,7 @@ describe('the playground page', () => {
       );
       assert.deepEqual(marked, [2]);
       await typeScript(page, ['return 1 + 2;']);
-      assert.equal(await runAndWait(page, 'button'), 'ok');
+      assert.equal(await runAndWait(page, 'cmd-enter'), 'ok', 'Cmd+Enter runs too');
       assert.equal(await page.$('.pg-error-line'), null);
       assert.equal(await textOf(page, '#pg-data'), '3');
     });
