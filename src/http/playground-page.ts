@@ -10,7 +10,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip as gzipCallback } from 'node:zlib';
 import { ApiError } from '../errors.js';
 import { HTML_TYPE, sendError } from './reply.js';
 
@@ -49,13 +50,17 @@ const COMMON_HEADERS: Readonly<Record<string, string>> = {
 interface Asset {
   readonly type: string;
   readonly body: Buffer;
-  readonly gzip: Buffer;
+  /** Compressed off the event loop at the first request that accepts gzip, not at every start. */
+  gzip(): Promise<Buffer>;
   readonly etag: string;
 }
 
+const gzip = promisify(gzipCallback);
+
 function asset(type: string, body: Buffer): Asset {
   const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-  return { type, body, gzip: gzipSync(body, { level: 9 }), etag };
+  let gzipped: Promise<Buffer> | undefined;
+  return { type, body, etag, gzip: () => (gzipped ??= gzip(body)) };
 }
 
 /** Finds dist/playground from here, whether running from src/ (tests) or dist/ (service). */
@@ -83,6 +88,7 @@ function page(nonce: string): string {
 <body>
 <header><h1>pagescript <span>playground</span></h1>
 <nav aria-label="Service"><a href="docs">API documentation</a><a href="openapi.json">OpenAPI</a></nav></header>
+<noscript><p>The playground needs JavaScript. The API works without it: see <a href="docs">the API documentation</a>.</p></noscript>
 <main>
 <section class="pg-request" aria-labelledby="pg-request-h">
 <h2 id="pg-request-h">Request</h2>
@@ -139,14 +145,14 @@ export interface PlaygroundRoutes {
 }
 
 export function playgroundRoutes(): PlaygroundRoutes {
-  // Read once, at start, so a missing build stops the service instead of failing a request (~0.5 MB, 0.17 MB gzipped).
+  // Read once, at start, so a missing build stops the service instead of failing a request (~0.5 MB, 0.16 MB gzipped).
   const dir = findAssetDir();
   const assets = new Map([
     [SCRIPT_PATH, asset('text/javascript; charset=utf-8', readFileSync(join(dir, 'playground.global.js')))],
     [STYLE_PATH, asset('text/css; charset=utf-8', readFileSync(join(dir, 'playground.css')))],
   ]);
 
-  function sendAsset(req: IncomingMessage, res: ServerResponse, a: Asset): void {
+  async function sendAsset(req: IncomingMessage, res: ServerResponse, a: Asset): Promise<void> {
     const headers: Record<string, string> = {
       ...COMMON_HEADERS,
       'Content-Type': a.type,
@@ -160,9 +166,10 @@ export function playgroundRoutes(): PlaygroundRoutes {
       res.end();
       return;
     }
-    const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
-    const body = gzip ? a.gzip : a.body;
-    if (gzip) headers['Content-Encoding'] = 'gzip';
+    const gzipped = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
+    const body = gzipped ? await a.gzip() : a.body;
+    if (gzipped) headers['Content-Encoding'] = 'gzip';
+    if (res.destroyed) return;
     res.writeHead(200, { ...headers, 'Content-Length': String(body.length) });
     res.end(body);
   }
@@ -190,7 +197,9 @@ export function playgroundRoutes(): PlaygroundRoutes {
       }
       const a = assets.get(path);
       if (a === undefined) return false;
-      sendAsset(req, res, a);
+      sendAsset(req, res, a).catch((e: unknown) =>
+        sendError(res, new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: e })),
+      );
       return true;
     },
   };
