@@ -8,6 +8,7 @@ RUN npm install --no-audit --no-fund
 COPY tsconfig.json tsup.config.ts ./
 COPY src ./src
 COPY sandbox ./sandbox
+COPY playground ./playground
 RUN node node_modules/tsup/dist/cli-default.js && npm prune --omit=dev
 
 FROM node:24-bookworm-slim

@@ -34,4 +34,16 @@ export default defineConfig([
     minify: true,
     clean: false,
   },
+  {
+    // The playground page's script and stylesheet (GET /playground), CodeMirror
+    // included: served by the service itself, nothing loaded from elsewhere.
+    entry: { playground: 'playground/main.ts' },
+    format: ['iife'],
+    platform: 'browser',
+    target: 'es2022',
+    outDir: 'dist/playground',
+    noExternal: [/.*/],
+    minify: true,
+    clean: false,
+  },
 ]);

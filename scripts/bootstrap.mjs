@@ -133,7 +133,9 @@ function newestMtime(path) {
 function ensureBuild(nodeBin, force) {
   const stamp = join(ROOT, 'dist', '.built');
   const sources = Math.max(
-    ...['src', 'sandbox', 'package.json', 'tsup.config.ts', 'package-lock.json'].map((p) => newestMtime(join(ROOT, p))),
+    ...['src', 'sandbox', 'playground', 'package.json', 'tsup.config.ts', 'package-lock.json'].map((p) =>
+      newestMtime(join(ROOT, p)),
+    ),
   );
   if (!force && existsSync(stamp) && statSync(stamp).mtimeMs >= sources) return;
   mustRun(nodeBin, [join(ROOT, 'node_modules', 'tsup', 'dist', 'cli-default.js')], { env: withNodeOnPath(nodeBin) });
@@ -181,6 +183,14 @@ switch (command) {
     ensureBuild(nodeBin, false);
     say('type-checking');
     mustRun(nodeBin, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', ROOT], { env });
+    // The playground runs in a browser: its own tsconfig, with the DOM's types.
+    mustRun(
+      nodeBin,
+      [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', join(ROOT, 'playground')],
+      {
+        env,
+      },
+    );
     lint(nodeBin, env);
     const files = rest.length > 0 ? rest : listTests(join(ROOT, 'test'));
     status = run(nodeBin, [...nodeFlags, '--import', 'tsx', '--test', '--test-concurrency=1', ...files], {

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from './errors.js';
 import { infoRoutes } from './http/info-routes.js';
+import { playgroundRoutes } from './http/playground-page.js';
 import { sendError } from './http/reply.js';
 import { scrapeRoute } from './http/scrape-route.js';
 import { Metrics } from './metrics.js';
@@ -80,6 +81,7 @@ export function buildApp(deps: AppDeps): App {
     limitsMode: () => tenancy.mode(),
     draining: () => draining,
   });
+  const playground = config.playground ? playgroundRoutes() : undefined;
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
     const given = req.headers['x-request-id'];
@@ -95,6 +97,7 @@ export function buildApp(deps: AppDeps): App {
       return;
     }
     if (info.handle(path, req, res)) return;
+    if (playground?.handle(path, req, res)) return;
     sendError(res, new ApiError('NOT_FOUND', `Not found: ${req.method ?? 'GET'} ${path.slice(0, 200)}`));
   }
 

@@ -46,6 +46,8 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   readonly metricsToken: string | undefined;
+  /** GET /playground and its assets; off: 404. */
+  readonly playground: boolean;
   readonly egressAllowlist: readonly EgressAllowEntry[];
   readonly executablePath: string;
   readonly logLevel: LogLevel;
@@ -127,6 +129,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(redisUrl))
     problems.push('REDIS_URL: must be redis://[user:password@]host:port[/db] or rediss://…');
 
+  const playground = (env.PLAYGROUND ?? 'on').trim().toLowerCase();
+  if (playground !== 'on' && playground !== 'off') problems.push(`PLAYGROUND: "${env.PLAYGROUND}" must be on or off`);
+
   const executablePath = (env.PUPPETEER_EXECUTABLE_PATH ?? '/usr/lib/chromium/chromium').trim();
 
   const config: Config = {
@@ -156,6 +161,7 @@ export function loadConfig(env: Env = process.env): Config {
     browserRecycleContexts: int('BROWSER_RECYCLE_CONTEXTS', 1000, 0, 10_000_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     metricsToken: env.METRICS_TOKEN?.trim() ? env.METRICS_TOKEN.trim() : undefined,
+    playground: playground !== 'off',
     egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),
     executablePath,
     logLevel: LOG_LEVELS.includes(logLevel) ? logLevel : 'info',
