@@ -30,11 +30,17 @@ export const PER_CONTEXT_FEATURES_OFF = [
   'SpareRendererForSitePerProcess',
 ] as const;
 
-export function chromiumArgs(guardPort: number): string[] {
+/** Chromium's words when it cannot set up its sandbox (no user namespaces, no setuid helper, root). */
+const NO_SANDBOX = /sandbox/i;
+
+/**
+ * `sandboxed`: Chromium's own sandbox (seccomp-bpf, namespaces) is on. It is
+ * off only where it cannot start (as root, or a kernel or container without user
+ * namespaces); see BrowserHost#launch.
+ */
+export function chromiumArgs(guardPort: number, sandboxed = true): string[] {
   return [
-    // As root Chromium refuses to start without this; the isolation we rely on is
-    // the incognito context per request, the egress guard and the V8 isolate.
-    '--no-sandbox',
+    ...(sandboxed ? [] : ['--no-sandbox']),
     // Keep Chromium from calling home on a closed network.
     '--disable-background-networking',
     '--disable-component-update',
@@ -111,9 +117,16 @@ export class BrowserHost {
   #restarts = 0;
   #recycles = 0;
   readonly #spares: Spare[] = [];
+  /** SECURITY: Chromium runs in its own sandbox unless it cannot (as root it refuses to). */
+  #sandboxed = process.getuid?.() !== 0;
 
   constructor(opts: BrowserHostOptions) {
     this.#opts = opts;
+  }
+
+  /** Chromium runs with its own sandbox on (false only where it could not start with it). */
+  get sandboxed(): boolean {
+    return this.#sandboxed;
   }
 
   get ready(): boolean {
@@ -161,19 +174,23 @@ export class BrowserHost {
 
   async #launch(): Promise<Generation> {
     const t0 = Date.now();
-    const browser = await puppeteer.launch({
-      executablePath: this.#opts.executablePath,
-      headless: true,
-      pipe: true,
-      args: chromiumArgs(this.#opts.guardPort),
-      // SECURITY: keep Chromium's popup blocker on.
-      ignoreDefaultArgs: ['--disable-popup-blocking'],
-      protocolTimeout: this.#opts.protocolTimeoutMs,
-      handleSIGINT: false,
-      handleSIGTERM: false,
-      handleSIGHUP: false,
-      defaultViewport: { width: 1280, height: 800 },
-    });
+    if (!this.#sandboxed) this.#warnUnsandboxed('running as root');
+    let browser: Browser;
+    try {
+      browser = await this.#launchBrowser();
+    } catch (e) {
+      if (!this.#sandboxed || !NO_SANDBOX.test(String(e))) throw e;
+      // Where the kernel or the container allows no sandbox, Chromium still runs
+      // (the egress guard, the fresh context and the executor's user still hold),
+      // and /health says so.
+      this.#sandboxed = false;
+      this.#warnUnsandboxed(
+        String(e)
+          .split('\n')
+          .find((l) => NO_SANDBOX.test(l)) ?? 'sandbox unavailable',
+      );
+      browser = await this.#launchBrowser();
+    }
     const gen: Generation = { browser, served: 0, live: 0, retiring: false, successor: undefined };
     browser.once('disconnected', () => {
       this.#retiring.delete(gen);
@@ -186,8 +203,39 @@ export class BrowserHost {
         this.#get().catch((e: unknown) => this.#opts.logger.error({ err: String(e) }, 'chromium relaunch failed'));
       }, RELAUNCH_BACKOFF_MS).unref();
     });
-    this.#opts.logger.info({ ms: Date.now() - t0, pid: browser.process()?.pid }, 'chromium started');
+    this.#opts.logger.info(
+      { ms: Date.now() - t0, pid: browser.process()?.pid, sandboxed: this.#sandboxed },
+      'chromium started',
+    );
     return gen;
+  }
+
+  #launchBrowser(): Promise<Browser> {
+    return puppeteer.launch({
+      executablePath: this.#opts.executablePath,
+      headless: true,
+      pipe: true,
+      args: chromiumArgs(this.#opts.guardPort, this.#sandboxed),
+      // SECURITY: keep Chromium's popup blocker on.
+      ignoreDefaultArgs: ['--disable-popup-blocking'],
+      protocolTimeout: this.#opts.protocolTimeoutMs,
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
+      defaultViewport: { width: 1280, height: 800 },
+    });
+  }
+
+  #warned = false;
+
+  /** Once per process: Chromium runs without its own sandbox, and why. */
+  #warnUnsandboxed(reason: string): void {
+    if (this.#warned) return;
+    this.#warned = true;
+    this.#opts.logger.warn(
+      { reason },
+      "chromium runs without its own sandbox (see README, Chromium's sandbox); /health says chromiumSandbox: false",
+    );
   }
 
   /**
