@@ -299,12 +299,16 @@ export class BrowserHost {
     }
     let closed: Promise<void> | undefined;
     const close = (): Promise<void> => {
+      let timer: NodeJS.Timeout | undefined;
       closed ??= Promise.race([
         context.close(),
-        new Promise<void>((resolve) => setTimeout(resolve, CONTEXT_CLOSE_TIMEOUT_MS).unref()),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, CONTEXT_CLOSE_TIMEOUT_MS).unref();
+        }),
       ])
         .catch(() => undefined)
         .finally(() => {
+          clearTimeout(timer);
           this.#contextGone(gen);
           // The replacement is made once this request's context is gone, between
           // requests, rather than beside the next request's navigation.
