@@ -15,6 +15,7 @@ import { EgressChecker, systemResolver, type ResolvedAddress, type Resolver } fr
 import { EgressGuard, netConnector, type Connector } from './egress/guard.js';
 import { ApiError, ERRORS } from './errors.js';
 import type { ExecutorTestSeam, FromExecutor, ToExecutor, WireError } from './ipc.js';
+import { collectWhenIdle } from './idle-gc.js';
 import type { Logger } from './log.js';
 import { releaseBundleCache } from './sandbox/bundle.js';
 import { SandboxPool } from './sandbox/pool.js';
@@ -183,12 +184,14 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
     send({ type: 'status', browser: status });
   };
   const statusTimer = setInterval(reportStatus, STATUS_EVERY_MS);
+  const stopCollecting = collectWhenIdle(() => jobs.size > 0);
   reportStatus();
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
       clearInterval(statusTimer);
+      stopCollecting();
       for (const a of jobs.values()) a.abort(new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down'));
       // Every step runs even when one before it fails.
       const steps: [string, () => Promise<void> | void][] = [

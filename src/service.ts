@@ -7,6 +7,7 @@ import { buildApp, localTenancy, type App, type Tenancy } from './app.js';
 import { withConfig, type Config } from './config.js';
 import type { BrowserStatus, ExecutorTestSeam } from './ipc.js';
 import type { Logger } from './log.js';
+import { collectWhenIdle } from './idle-gc.js';
 import { Supervisor } from './supervisor.js';
 import { FallbackStore } from './tenancy/fallback-store.js';
 import { KeyRing } from './tenancy/keyring.js';
@@ -32,41 +33,6 @@ export interface Service {
   shutdown(graceMs?: number): Promise<void>;
   /** Closes everything now; requests in flight fail. Every step runs, even when one before it fails. */
   close(): Promise<void>;
-}
-
-/**
- * After this long with no script running or waiting, the service's V8 heap is
- * collected once, so memory taken under load goes back to the system instead of
- * staying at its high-water mark. Needs node --expose-gc, which npm start, the
- * container and the bench pass; without it nothing is done.
- *
- * The collection is V8's last-resort kind (what V8 does before giving up on
- * memory): it compacts and hands pooled and emptied pages back. A plain full
- * collection frees objects but keeps the pages: measured after a soak, heap
- * used 40 MB with 173 MB committed and RSS 261 MB; the last-resort kind brought
- * them to 47 MB committed and RSS 169 MB. It takes ~30 ms on a 70 MB heap
- * (measured), once, while nothing runs.
- */
-const IDLE_GC_MS = 5_000;
-
-type GcOptions = { type: 'major'; execution: 'sync'; flavor: 'last-resort' };
-
-function collectWhenIdle(app: App): () => void {
-  const gc = (globalThis as { gc?: (options?: GcOptions) => void }).gc;
-  if (typeof gc !== 'function') return () => undefined;
-  let lastBusy = Date.now();
-  let collected = true;
-  const timer = setInterval(() => {
-    if (app.scheduler.running + app.scheduler.queued > 0) {
-      lastBusy = Date.now();
-      collected = false;
-    } else if (!collected && Date.now() - lastBusy >= IDLE_GC_MS) {
-      collected = true;
-      gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-    }
-  }, 1000);
-  timer.unref();
-  return () => clearInterval(timer);
 }
 
 /** After the grace period, how long ended scripts get to send their 503. */
@@ -197,7 +163,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     'pagescript listening',
   );
 
-  const stopCollecting = collectWhenIdle(theApp);
+  const stopCollecting = collectWhenIdle(() => theApp.scheduler.running + theApp.scheduler.queued > 0);
   opened.defer(stopCollecting);
   // From here the service owns what was opened; close() disposes it.
   const owned = opened.move();
