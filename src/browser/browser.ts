@@ -30,9 +30,6 @@ export const PER_CONTEXT_FEATURES_OFF = [
   'SpareRendererForSitePerProcess',
 ] as const;
 
-/** Chromium's words when it cannot set up its sandbox (no user namespaces, no setuid helper, root). */
-const NO_SANDBOX = /sandbox/i;
-
 /**
  * `sandboxed`: Chromium's own sandbox (seccomp-bpf, namespaces) is on. It is
  * off only where it cannot start (as root, or a kernel or container without user
@@ -119,6 +116,9 @@ export class BrowserHost {
   readonly #spares: Spare[] = [];
   /** SECURITY: Chromium runs in its own sandbox unless it cannot (as root it refuses to). */
   #sandboxed = process.getuid?.() !== 0;
+  /** Chromium started once: whether it can run sandboxed here is known. */
+  #sandboxTried = false;
+  #warned = false;
 
   constructor(opts: BrowserHostOptions) {
     this.#opts = opts;
@@ -179,18 +179,24 @@ export class BrowserHost {
     try {
       browser = await this.#launchBrowser();
     } catch (e) {
-      if (!this.#sandboxed || !NO_SANDBOX.test(String(e))) throw e;
-      // Where the kernel or the container allows no sandbox, Chromium still runs
-      // (the egress guard, the fresh context and the executor's user still hold),
-      // and /health says so.
-      this.#sandboxed = false;
-      this.#warnUnsandboxed(
-        String(e)
-          .split('\n')
-          .find((l) => NO_SANDBOX.test(l)) ?? 'sandbox unavailable',
-      );
-      browser = await this.#launchBrowser();
+      if (!this.#sandboxed || this.#sandboxTried) throw e;
+      // Chromium that cannot set up its sandbox (no user namespaces, as in a
+      // container without a seccomp profile that allows them) exits at once; over
+      // a pipe Puppeteer then reports only "Target closed". So: one more try with
+      // the sandbox, and if that fails too, a try without it. If that one starts,
+      // Chromium runs unsandboxed (the egress guard, the fresh context and the
+      // executor's user still hold), a warning is logged once, and /health says so.
+      try {
+        browser = await this.#launchBrowser();
+      } catch {
+        browser = await this.#launchBrowser(false).catch(() => {
+          throw e;
+        });
+        this.#sandboxed = false;
+        this.#warnUnsandboxed(`Chromium did not start with its sandbox: ${String(e).split('\n')[0]}`);
+      }
     }
+    this.#sandboxTried = true;
     const gen: Generation = { browser, served: 0, live: 0, retiring: false, successor: undefined };
     browser.once('disconnected', () => {
       this.#retiring.delete(gen);
@@ -210,12 +216,12 @@ export class BrowserHost {
     return gen;
   }
 
-  #launchBrowser(): Promise<Browser> {
+  #launchBrowser(sandboxed = this.#sandboxed): Promise<Browser> {
     return puppeteer.launch({
       executablePath: this.#opts.executablePath,
       headless: true,
       pipe: true,
-      args: chromiumArgs(this.#opts.guardPort, this.#sandboxed),
+      args: chromiumArgs(this.#opts.guardPort, sandboxed),
       // SECURITY: keep Chromium's popup blocker on.
       ignoreDefaultArgs: ['--disable-popup-blocking'],
       protocolTimeout: this.#opts.protocolTimeoutMs,
@@ -225,8 +231,6 @@ export class BrowserHost {
       defaultViewport: { width: 1280, height: 800 },
     });
   }
-
-  #warned = false;
 
   /** Once per process: Chromium runs without its own sandbox, and why. */
   #warnUnsandboxed(reason: string): void {
