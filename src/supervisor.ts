@@ -323,15 +323,15 @@ export class Supervisor {
       child.on('message', (msg: FromExecutor) => {
         try {
           this.#onMessage(executor, msg);
+          if (msg.type === 'ready') {
+            clearTimeout(startTimer);
+            this.#failedStarts = 0;
+            resolve();
+          }
         } catch (e) {
           // SECURITY: a malformed message from an executor ends the executor, not the front.
           logger.error({ err: e, pid: child.pid }, 'bad message from an executor; killing it');
           child.kill('SIGKILL');
-        }
-        if (msg.type === 'ready') {
-          clearTimeout(startTimer);
-          this.#failedStarts = 0;
-          resolve();
         }
       });
       child.once('error', (e) => logger.error({ err: e, pid: child.pid }, 'executor process error'));
