@@ -269,9 +269,18 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         break;
     }
   });
+  started = true;
   send({ type: 'ready', guardPort, chromiumSandbox: browser.sandboxed });
   log.info({ guardPort, chromiumPid: browser.pid, chromiumSandbox: browser.sandboxed }, 'executor ready');
 }
+
+let started = false;
+// Asked to stop while still starting (the front's start failed elsewhere, or it
+// is shutting down): nothing runs yet, so exit now; Chromium, if it is being
+// launched, exits when its pipe closes.
+process.on('message', (msg: ToExecutor) => {
+  if (!started && msg.type === 'shutdown') process.exit(0);
+});
 
 process.once('message', (msg: ToExecutor) => {
   if (msg.type !== 'init') {
