@@ -2,8 +2,8 @@ import { defineConfig } from 'tsup';
 
 export default defineConfig([
   {
-    // The service: host-side code, run by Node 24.
-    entry: { server: 'src/server.ts' },
+    // The service: the front (server) and the script executor it forks, run by Node 24.
+    entry: { server: 'src/server.ts', executor: 'src/executor.ts' },
     format: ['esm'],
     platform: 'node',
     target: 'node24',

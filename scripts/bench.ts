@@ -70,6 +70,17 @@ function chromiumPids(root: number): number[] {
   });
 }
 
+/** The service's script executors: its Node children that run src/executor (see README, How it is built). */
+function executorPids(root: number): number[] {
+  return descendants(root).filter((p) => {
+    try {
+      return /executor\.(js|ts)/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'));
+    } catch {
+      return false; // gone
+    }
+  });
+}
+
 /**
  * Chromium's memory both ways: the sum of its processes' RSS (what the issue
  * asks for; it counts pages the processes share once per process) and of their
@@ -78,13 +89,24 @@ function chromiumPids(root: number): number[] {
  */
 function memory(servicePid: number): {
   serviceRssMb: number;
+  frontPssMb: number;
+  executorsPssMb: number;
+  totalPssMb: number;
   chromiumRssMb: number;
   chromiumPssMb: number;
   chromiumProcesses: number;
 } {
   const pids = chromiumPids(servicePid);
+  const executors = executorPids(servicePid);
+  const frontPss = pssKib(servicePid);
+  const executorsPss = executors.reduce((a, p) => a + pssKib(p), 0);
+  const chromiumPss = pids.reduce((a, p) => a + pssKib(p), 0);
   return {
-    serviceRssMb: round(kib(servicePid, 'VmRSS') / 1024),
+    // The service's Node processes: the front and its executors.
+    serviceRssMb: round((kib(servicePid, 'VmRSS') + executors.reduce((a, p) => a + kib(p, 'VmRSS'), 0)) / 1024),
+    frontPssMb: round(frontPss / 1024),
+    executorsPssMb: round(executorsPss / 1024),
+    totalPssMb: round((frontPss + executorsPss + chromiumPss) / 1024),
     chromiumRssMb: round(pids.reduce((a, p) => a + kib(p, 'VmRSS'), 0) / 1024),
     chromiumPssMb: round(pids.reduce((a, p) => a + pssKib(p), 0) / 1024),
     chromiumProcesses: pids.length,
@@ -271,7 +293,9 @@ async function withCpu(
   nodePid: number | undefined,
   chromium: () => number[],
 ): Promise<Throughput & { cpu: CpuSplit }> {
-  const node = (): number => (nodePid === undefined ? 0 : cpuOwn(nodePid));
+  // The service's Node: the front and its executors (alive through the phase).
+  const nodePids = nodePid === undefined ? [] : [nodePid, ...executorPids(nodePid)];
+  const node = (): number => nodePids.reduce((a, p) => a + cpuOwn(p), 0);
   const c0 = process.cpuUsage();
   const [n0, b0] = [node(), cpuMs(chromium())];
   const r = await t();
@@ -533,15 +557,13 @@ async function main(): Promise<void> {
   lines.push('| | ' + parts.map((k) => split[k]).join(' | ') + ' |');
   lines.push(
     '',
-    '| memory | service RSS MB | Chromium RSS MB (sum) | Chromium PSS MB | Chromium processes |',
-    '|---|---|---|---|---|',
+    '| memory | service Node RSS MB (front + executors) | front PSS MB | executors PSS MB | Chromium RSS MB (sum) | Chromium PSS MB | total PSS MB | Chromium processes |',
+    '|---|---|---|---|---|---|---|---|',
   );
-  lines.push(
-    `| at rest | ${rest.serviceRssMb} | ${rest.chromiumRssMb} | ${rest.chromiumPssMb} | ${rest.chromiumProcesses} |`,
-  );
-  lines.push(
-    `| under load (peak) | ${load.serviceRssMb} | ${load.chromiumRssMb} | ${load.chromiumPssMb} | ${load.chromiumProcesses} |`,
-  );
+  const row = (m: typeof rest): string =>
+    `${m.serviceRssMb} | ${m.frontPssMb} | ${m.executorsPssMb} | ${m.chromiumRssMb} | ${m.chromiumPssMb} | ${m.totalPssMb} | ${m.chromiumProcesses} |`;
+  lines.push(`| at rest | ${row(rest)}`);
+  lines.push(`| under load (peak) | ${row(load)}`);
   lines.push(
     '',
     'targets: ' +

@@ -13,7 +13,10 @@
 //   2. Chromium: PUPPETEER_EXECUTABLE_PATH, or Debian's chromium, installed with
 //      apt-get when we are root on Debian and it is missing;
 //   3. node_modules, installed by npm running on the Node 24 runtime so that
-//      native addons (isolated-vm) match it.
+//      native addons (isolated-vm) match it;
+//   4. as root on Linux: the unprivileged system user the script executors and
+//      Chromium run as (EXECUTOR_USER, default pagescript-exec), without a home
+//      or a login shell.
 // Each step leaves a stamp and is skipped on the next run when nothing changed.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -142,10 +145,35 @@ function ensureBuild(nodeBin, force) {
   writeFileSync(stamp, new Date().toISOString());
 }
 
+/**
+ * As root, the service runs its script executors and Chromium as an unprivileged
+ * user (src/supervisor.ts); this creates it. It needs to read dist/ and
+ * node_modules (world-readable as npm and tsup leave them) and must not read the
+ * key file (written 0600 by npm run key).
+ */
+function ensureExecutorUser() {
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || process.platform !== 'linux') return;
+  const user = process.env.EXECUTOR_USER || 'pagescript-exec';
+  const passwd = existsSync('/etc/passwd') ? readFileSync('/etc/passwd', 'utf8') : '';
+  if (passwd.split('\n').some((l) => l.startsWith(`${user}:`))) return;
+  say(`creating the system user ${user} that script executors and Chromium run as`);
+  mustRun('useradd', [
+    '--system',
+    '--no-create-home',
+    '--home-dir',
+    '/nonexistent',
+    '--shell',
+    '/usr/sbin/nologin',
+    user,
+  ]);
+}
+
 const [command = 'start', ...rest] = process.argv.slice(2);
 const nodeBin = ensureNode();
 const chromium = ensureChromium();
 ensureDependencies(nodeBin);
+ensureExecutorUser();
 const env = withNodeOnPath(nodeBin, { PUPPETEER_EXECUTABLE_PATH: chromium });
 // isolated-vm requires --no-node-snapshot on Node 20 and later.
 const nodeFlags = ['--no-node-snapshot'];

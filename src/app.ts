@@ -8,12 +8,14 @@ import { playgroundRoutes } from './http/playground-page.js';
 import { sendError } from './http/reply.js';
 import { scrapeRoute } from './http/scrape-route.js';
 import { Metrics } from './metrics.js';
-import type { ScrapeDeps } from './scrape/job.js';
 import type { LimitsMode } from './tenancy/fallback-store.js';
 import { KeyRing } from './tenancy/keyring.js';
 import { FairScheduler } from './tenancy/scheduler.js';
 import { MemoryStore, type LimitStore } from './tenancy/store.js';
 import { background } from './background.js';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+import type { Supervisor } from './supervisor.js';
 
 /** Keys and the store limits are counted in; the service builds them from the config (file, Redis). */
 export interface Tenancy {
@@ -22,8 +24,13 @@ export interface Tenancy {
   mode(): LimitsMode;
 }
 
-/** The app needs what a job needs (it passes them on to runScrape), and keys and limits. */
-export type AppDeps = ScrapeDeps & { readonly tenancy?: Tenancy };
+/** The app needs the script executors (jobs run there, in other processes), and keys and limits. */
+export interface AppDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly executors: Pick<Supervisor, 'run' | 'browser' | 'restarts' | 'chromiumSandbox'>;
+  readonly tenancy?: Tenancy;
+}
 
 export interface App {
   handle(req: IncomingMessage, res: ServerResponse): void;
@@ -46,7 +53,7 @@ const LEASE_MARGIN_MS = 30_000;
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export function buildApp(deps: AppDeps): App {
-  const { config, logger, browser } = deps;
+  const { config, logger, executors } = deps;
   const tenancy = deps.tenancy ?? localTenancy(config, logger);
   const scheduler = new FairScheduler({
     maxConcurrency: config.maxConcurrency,
@@ -58,9 +65,10 @@ export function buildApp(deps: AppDeps): App {
   const metrics = new Metrics({
     running: () => scheduler.running,
     queued: () => scheduler.queued,
-    contextsReady: () => browser.contextsReady,
-    browserRestarts: () => browser.restarts,
-    browserRecycles: () => browser.recycles,
+    contextsReady: () => executors.browser.contextsReady,
+    browserRestarts: () => executors.browser.restarts,
+    browserRecycles: () => executors.browser.recycles,
+    executorRestarts: () => executors.restarts,
   });
   const running = new Set<AbortController>();
   let draining = false;
@@ -75,7 +83,7 @@ export function buildApp(deps: AppDeps): App {
   });
   const info = infoRoutes({
     config,
-    browser,
+    executors,
     scheduler,
     metrics,
     limitsMode: () => tenancy.mode(),

@@ -50,6 +50,10 @@ export interface Config {
   readonly playground: boolean;
   readonly egressAllowlist: readonly EgressAllowEntry[];
   readonly executablePath: string;
+  /** Script executor processes (each with its own Chromium); see README, "How it is built". */
+  readonly executors: number;
+  /** When the service runs as root, executors and Chromium run as this unprivileged user. */
+  readonly executorUser: string;
   readonly logLevel: LogLevel;
 }
 
@@ -133,6 +137,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (playground !== 'on' && playground !== 'off') problems.push(`PLAYGROUND: "${env.PLAYGROUND}" must be on or off`);
 
   const executablePath = (env.PUPPETEER_EXECUTABLE_PATH ?? '/usr/lib/chromium/chromium').trim();
+  const executorUser = (env.EXECUTOR_USER ?? 'pagescript-exec').trim();
+  if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(executorUser))
+    problems.push(`EXECUTOR_USER: "${executorUser}" is not a user name`);
 
   const config: Config = {
     port: int('PORT', 3000, 0, 65535),
@@ -164,6 +171,8 @@ export function loadConfig(env: Env = process.env): Config {
     playground: playground !== 'off',
     egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),
     executablePath,
+    executors: int('EXECUTORS', 1, 1, 16),
+    executorUser,
     logLevel: LOG_LEVELS.includes(logLevel) ? logLevel : 'info',
   };
   if (problems.length > 0) throw new ConfigError(problems);

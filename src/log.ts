@@ -3,7 +3,7 @@
 import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
 import type { LogLevel } from './config.js';
 
-export type Logger = Pick<PinoLogger, 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'child'>;
+export type Logger = Pick<PinoLogger, 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'child' | 'level'>;
 
 /** The service's logger: to stdout, or to the given stream (tests read what it writes). */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {

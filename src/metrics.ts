@@ -13,6 +13,7 @@ export interface MetricsSources {
   contextsReady(): number;
   browserRestarts(): number;
   browserRecycles(): number;
+  executorRestarts(): number;
 }
 
 export class Metrics {
@@ -77,6 +78,11 @@ export class Metrics {
     counter('pagescript_browser_restarts_total', 'Chromium relaunches after it died.', () => sources.browserRestarts());
     counter('pagescript_browser_recycles_total', 'Chromium replacements after BROWSER_RECYCLE_CONTEXTS contexts.', () =>
       sources.browserRecycles(),
+    );
+    counter(
+      'pagescript_executor_restarts_total',
+      'Script executor processes that stopped (crash, out of memory, killed) and were replaced.',
+      () => sources.executorRestarts(),
     );
   }
 

@@ -377,6 +377,8 @@ export function openApiDocument(config: Config): Json {
             browser: { enum: ['ready', 'not ready'] },
             browserRestarts: { type: 'integer', minimum: 0 },
             browserRecycles: { type: 'integer', minimum: 0 },
+            executorRestarts: { type: 'integer', minimum: 0 },
+            chromiumSandbox: { type: ['boolean', 'null'] },
             running: { type: 'integer', minimum: 0 },
             queued: { type: 'integer', minimum: 0 },
             limits: { enum: ['memory', 'redis', 'local-fallback'] },

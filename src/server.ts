@@ -7,6 +7,9 @@ import { startService } from './service.js';
 
 /** How long a shutdown may take beyond SHUTDOWN_GRACE_MS before the process exits anyway. */
 const SHUTDOWN_KILL_MARGIN_MS = 15_000;
+/** Exit status after an uncaught exception (EX_SOFTWARE), and the time the log line gets to leave. */
+const EXIT_FATAL = 70;
+const FATAL_FLUSH_MS = 200;
 
 async function main(): Promise<void> {
   let config;
@@ -20,6 +23,16 @@ async function main(): Promise<void> {
     throw e;
   }
   const logger = createLogger(config.logLevel);
+  // No error ends the front silently. An error nobody caught is a bug of the
+  // front (scripts, pages and upstreams are handled in the executors): it is
+  // logged with its stack, and the process exits for its supervisor to restart
+  // it, as Node's documentation advises. A rejection nobody handled is logged.
+  process.on('uncaughtException', (err) => {
+    logger.fatal({ err }, 'uncaught exception; exiting');
+    process.exitCode = EXIT_FATAL;
+    setTimeout(() => process.exit(EXIT_FATAL), FATAL_FLUSH_MS).unref();
+  });
+  process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
   const service = await startService(config, logger, {
     onGeneratedKey: (key) => {
       // Printed once, to the terminal, never to the log.

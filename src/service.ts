@@ -1,15 +1,14 @@
-// Wires the service together and starts it: egress guard, Chromium, the HTTP
-// server. Used by server.ts (the process) and by the end-to-end tests.
+// Wires the front together and starts it: keys and limits, the HTTP server, and
+// the script executors (other processes, see src/supervisor.ts). Used by
+// server.ts (the process) and by the end-to-end tests.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { buildApp, localTenancy, type App, type Tenancy } from './app.js';
-import { BrowserHost } from './browser/browser.js';
 import { withConfig, type Config } from './config.js';
-import { EgressChecker, systemResolver, type Resolver } from './egress/checker.js';
-import { EgressGuard, type Connector } from './egress/guard.js';
+import type { BrowserStatus, ExecutorTestSeam } from './ipc.js';
 import type { Logger } from './log.js';
-import { releaseBundleCache } from './sandbox/bundle.js';
-import { SandboxPool } from './sandbox/pool.js';
+import { collectWhenIdle } from './idle-gc.js';
+import { Supervisor } from './supervisor.js';
 import { FallbackStore } from './tenancy/fallback-store.js';
 import { KeyRing } from './tenancy/keyring.js';
 import { RedisStore } from './tenancy/redis-store.js';
@@ -17,9 +16,12 @@ import { RedisStore } from './tenancy/redis-store.js';
 export interface Service {
   readonly config: Config;
   readonly port: number;
-  readonly guard: EgressGuard;
-  readonly browser: BrowserHost;
-  readonly sandboxes: SandboxPool;
+  /** The script executors: processes that run Chromium, the isolates and the egress guard. */
+  readonly executors: Supervisor;
+  /** The executors' Chromium, as one (pid, ready, restarts, recycles). */
+  readonly browser: BrowserStatus;
+  /** The executors' egress guards: close() closes them (a test of what happens when the guard is down). */
+  readonly guard: { close(): Promise<void> };
   readonly app: App;
   readonly tenancy: Tenancy;
   readonly server: Server;
@@ -29,43 +31,8 @@ export interface Service {
    * they are ended (503); then everything is closed, Chromium included.
    */
   shutdown(graceMs?: number): Promise<void>;
-  /** Closes everything now; requests in flight fail. */
+  /** Closes everything now; requests in flight fail. Every step runs, even when one before it fails. */
   close(): Promise<void>;
-}
-
-/**
- * After this long with no script running or waiting, the service's V8 heap is
- * collected once, so memory taken under load goes back to the system instead of
- * staying at its high-water mark. Needs node --expose-gc, which npm start, the
- * container and the bench pass; without it nothing is done.
- *
- * The collection is V8's last-resort kind (what V8 does before giving up on
- * memory): it compacts and hands pooled and emptied pages back. A plain full
- * collection frees objects but keeps the pages: measured after a soak, heap
- * used 40 MB with 173 MB committed and RSS 261 MB; the last-resort kind brought
- * them to 47 MB committed and RSS 169 MB. It takes ~30 ms on a 70 MB heap
- * (measured), once, while nothing runs.
- */
-const IDLE_GC_MS = 5_000;
-
-type GcOptions = { type: 'major'; execution: 'sync'; flavor: 'last-resort' };
-
-function collectWhenIdle(app: App): () => void {
-  const gc = (globalThis as { gc?: (options?: GcOptions) => void }).gc;
-  if (typeof gc !== 'function') return () => undefined;
-  let lastBusy = Date.now();
-  let collected = true;
-  const timer = setInterval(() => {
-    if (app.scheduler.running + app.scheduler.queued > 0) {
-      lastBusy = Date.now();
-      collected = false;
-    } else if (!collected && Date.now() - lastBusy >= IDLE_GC_MS) {
-      collected = true;
-      gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-    }
-  }, 1000);
-  timer.unref();
-  return () => clearInterval(timer);
 }
 
 /** After the grace period, how long ended scripts get to send their 503. */
@@ -77,14 +44,15 @@ async function waitUntil(cond: () => boolean, timeoutMs: number): Promise<void> 
 }
 
 export interface ServiceOptions {
-  readonly resolver?: Resolver;
-  readonly connector?: Connector;
+  /**
+   * Tests only: the executors answer names from this table instead of DNS, dial
+   * only loopback, and report each upstream they dial to onDial. Data, because
+   * the guard runs in another process.
+   */
+  readonly egressSeam?: Partial<ExecutorTestSeam> & { onDial?(address: string, port: number): void };
   /** Called with the generated key when API_KEYS is unset. */
   readonly onGeneratedKey?: (key: string) => void;
 }
-
-/** Extra time Puppeteer's protocol calls get beyond the request's own budget. */
-const PROTOCOL_TIMEOUT_MARGIN_MS = 10_000;
 
 export function generateKey(): string {
   return `ps_${randomBytes(24).toString('base64url')}`;
@@ -95,9 +63,26 @@ async function startTenancy(config: Config, logger: Logger): Promise<Tenancy> {
   if (config.redisUrl === undefined) return localTenancy(config, logger);
   const keys = KeyRing.fromConfig(config, logger);
   const redis = new RedisStore(config.redisUrl);
-  await redis.connect();
+  try {
+    await redis.connect();
+  } catch (e) {
+    keys.close();
+    await redis.close();
+    throw e;
+  }
   const store = new FallbackStore(redis, logger);
   return { keys, store, mode: () => store.mode };
+}
+
+/** A close step that logs its failure instead of skipping the steps after it. */
+function step(logger: Logger, what: string, fn: () => unknown): () => Promise<void> {
+  return async () => {
+    try {
+      await fn();
+    } catch (e) {
+      logger.error({ err: e, what }, 'close step failed');
+    }
+  };
 }
 
 export async function startService(base: Config, logger: Logger, opts: ServiceOptions = {}): Promise<Service> {
@@ -107,82 +92,70 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     config = withConfig(config, { apiKeys: [key], apiKeysGenerated: true });
     opts.onGeneratedKey?.(key);
   }
+  // Whatever is opened is closed again if a later step of the start fails: the
+  // stack is disposed at the end of this block unless its contents are moved out.
+  await using opened = new AsyncDisposableStack();
   // First, so that a bad key file stops the start before anything else is running.
   const tenancy = await startTenancy(config, logger);
-  let servicePort = config.port;
-  const guardPortRef = { port: 0 };
-  const checker = new EgressChecker({
-    allowlist: config.egressAllowlist,
-    protectedPorts: () => [servicePort, guardPortRef.port],
-    resolve: opts.resolver ?? systemResolver,
-  });
-  let app: App | undefined;
-  const guard = new EgressGuard({
-    checker,
-    logger,
-    events: { onRefused: () => app?.metrics.egressRefusals.inc() },
-    ...(opts.connector ? { connector: opts.connector } : {}),
-  });
-  guardPortRef.port = await guard.listen();
+  opened.defer(step(logger, 'limit store', () => tenancy.store.close()));
+  opened.defer(step(logger, 'key file watch', () => tenancy.keys.close()));
 
-  const browser = new BrowserHost({
-    executablePath: config.executablePath,
-    guardPort: guard.port,
-    protocolTimeoutMs: config.scriptTimeoutMs + config.navigationTimeoutMs + PROTOCOL_TIMEOUT_MARGIN_MS,
-    prewarmedContexts: config.prewarmedContexts,
-    recycleAfterContexts: config.browserRecycleContexts,
-    logger,
-  });
-  const sandboxes = new SandboxPool(
-    {
-      memoryLimitMb: config.scriptMemoryMb,
-      maxResultBytes: config.maxResultBytes,
-      maxLogLines: config.maxLogLines,
-      maxLogBytes: config.maxLogBytes,
-      defaultTimeoutMs: config.scriptTimeoutMs,
-      onCatastrophicError: (message) => logger.fatal({ message }, 'isolated-vm catastrophic error'),
-    },
-    config.prewarmedIsolates,
-    logger,
-  );
-  app = buildApp({
-    config,
-    browser,
-    sandboxes,
-    checker,
-    tenancy,
-    recentFailure: (h, p) => guard.recentFailure(h, p),
-    logger,
-  });
-  const theApp = app;
-  const server = createServer({ keepAlive: true, requestTimeout: 0 }, (req, res) => theApp.handle(req, res));
+  let app: App | undefined;
+  const server = createServer({ keepAlive: true, requestTimeout: 0 }, (req, res) => app?.handle(req, res));
   server.keepAliveTimeout = 65_000;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
     });
-    const addr = server.address();
-    servicePort = typeof addr === 'object' && addr ? addr.port : config.port;
-    await browser.start();
-    sandboxes.start();
-  } catch (e) {
-    server.close();
-    await sandboxes.close();
-    await browser.close();
-    await guard.close();
-    tenancy.keys.close();
-    await tenancy.store.close();
-    throw e;
-  }
+  });
+  opened.defer(
+    step(
+      logger,
+      'http server',
+      () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        }),
+    ),
+  );
+  const addr = server.address();
+  const servicePort = typeof addr === 'object' && addr ? addr.port : config.port;
+
+  const seam = opts.egressSeam;
+  const executors = new Supervisor({
+    config,
+    logger,
+    servicePort,
+    events: {
+      observe: (metric, seconds) => app?.metrics[metric].observe(seconds),
+      egressRefused: () => app?.metrics.egressRefusals.inc(),
+    },
+    ...(seam
+      ? {
+          seam: {
+            hosts: seam.hosts ?? {},
+            loopbackOnly: seam.loopbackOnly ?? false,
+            reportDials: seam.onDial !== undefined,
+            faults: seam.faults ?? false,
+            ...(seam.onDial ? { onDial: seam.onDial } : {}),
+          },
+        }
+      : {}),
+  });
+  opened.defer(step(logger, 'script executors', () => executors.close()));
+  app = buildApp({ config, executors, tenancy, logger });
+  const theApp = app;
+  await executors.start();
   logger.info(
     {
       host: config.host,
       port: servicePort,
-      guardPort: guard.port,
+      executors: executors.pids,
+      executorUser: executors.runAs?.user,
+      chromiumSandbox: executors.chromiumSandbox,
       maxConcurrency: config.maxConcurrency,
       keys: tenancy.keys.activeKeys,
       limits: tenancy.mode(),
@@ -190,32 +163,25 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     'pagescript listening',
   );
 
-  const stopCollecting = collectWhenIdle(theApp);
+  const stopCollecting = collectWhenIdle(() => theApp.scheduler.running + theApp.scheduler.queued > 0);
+  opened.defer(stopCollecting);
+  // From here the service owns what was opened; close() disposes it.
+  const owned = opened.move();
   let closing: Promise<void> | undefined;
   let shuttingDown: Promise<void> | undefined;
   const service: Service = {
     config,
     port: servicePort,
-    guard,
-    browser,
-    sandboxes,
+    executors,
+    get browser() {
+      return executors.browser;
+    },
+    guard: { close: () => executors.closeGuards() },
     app: theApp,
     tenancy,
     server,
     close() {
-      closing ??= (async () => {
-        stopCollecting();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
-        await sandboxes.close();
-        await browser.close();
-        await guard.close();
-        tenancy.keys.close();
-        await tenancy.store.close();
-        releaseBundleCache();
-      })();
+      closing ??= owned.disposeAsync();
       return closing;
     },
     shutdown(graceMs = config.shutdownGraceMs) {

@@ -30,11 +30,14 @@ export const PER_CONTEXT_FEATURES_OFF = [
   'SpareRendererForSitePerProcess',
 ] as const;
 
-export function chromiumArgs(guardPort: number): string[] {
+/**
+ * `sandboxed`: Chromium's own sandbox (seccomp-bpf, namespaces) is on. It is
+ * off only where it cannot start (as root, or a kernel or container without user
+ * namespaces); see BrowserHost#launch.
+ */
+export function chromiumArgs(guardPort: number, sandboxed = true): string[] {
   return [
-    // As root Chromium refuses to start without this; the isolation we rely on is
-    // the incognito context per request, the egress guard and the V8 isolate.
-    '--no-sandbox',
+    ...(sandboxed ? [] : ['--no-sandbox']),
     // Keep Chromium from calling home on a closed network.
     '--disable-background-networking',
     '--disable-component-update',
@@ -111,9 +114,19 @@ export class BrowserHost {
   #restarts = 0;
   #recycles = 0;
   readonly #spares: Spare[] = [];
+  /** SECURITY: Chromium runs in its own sandbox unless it cannot (as root it refuses to). */
+  #sandboxed = process.getuid?.() !== 0;
+  /** Chromium started once: whether it can run sandboxed here is known. */
+  #sandboxTried = false;
+  #warned = false;
 
   constructor(opts: BrowserHostOptions) {
     this.#opts = opts;
+  }
+
+  /** Chromium runs with its own sandbox on (false only where it could not start with it). */
+  get sandboxed(): boolean {
+    return this.#sandboxed;
   }
 
   get ready(): boolean {
@@ -161,19 +174,29 @@ export class BrowserHost {
 
   async #launch(): Promise<Generation> {
     const t0 = Date.now();
-    const browser = await puppeteer.launch({
-      executablePath: this.#opts.executablePath,
-      headless: true,
-      pipe: true,
-      args: chromiumArgs(this.#opts.guardPort),
-      // SECURITY: keep Chromium's popup blocker on.
-      ignoreDefaultArgs: ['--disable-popup-blocking'],
-      protocolTimeout: this.#opts.protocolTimeoutMs,
-      handleSIGINT: false,
-      handleSIGTERM: false,
-      handleSIGHUP: false,
-      defaultViewport: { width: 1280, height: 800 },
-    });
+    if (!this.#sandboxed) this.#warnUnsandboxed('running as root');
+    let browser: Browser;
+    try {
+      browser = await this.#launchBrowser();
+    } catch (e) {
+      if (!this.#sandboxed || this.#sandboxTried) throw e;
+      // Chromium that cannot set up its sandbox (no user namespaces, as in a
+      // container without a seccomp profile that allows them) exits at once; over
+      // a pipe Puppeteer then reports only "Target closed". So: one more try with
+      // the sandbox, and if that fails too, a try without it. If that one starts,
+      // Chromium runs unsandboxed (the egress guard, the fresh context and the
+      // executor's user still hold), a warning is logged once, and /health says so.
+      try {
+        browser = await this.#launchBrowser();
+      } catch {
+        browser = await this.#launchBrowser(false).catch(() => {
+          throw e;
+        });
+        this.#sandboxed = false;
+        this.#warnUnsandboxed(`Chromium did not start with its sandbox: ${String(e).split('\n')[0]}`);
+      }
+    }
+    this.#sandboxTried = true;
     const gen: Generation = { browser, served: 0, live: 0, retiring: false, successor: undefined };
     browser.once('disconnected', () => {
       this.#retiring.delete(gen);
@@ -186,8 +209,37 @@ export class BrowserHost {
         this.#get().catch((e: unknown) => this.#opts.logger.error({ err: String(e) }, 'chromium relaunch failed'));
       }, RELAUNCH_BACKOFF_MS).unref();
     });
-    this.#opts.logger.info({ ms: Date.now() - t0, pid: browser.process()?.pid }, 'chromium started');
+    this.#opts.logger.info(
+      { ms: Date.now() - t0, pid: browser.process()?.pid, sandboxed: this.#sandboxed },
+      'chromium started',
+    );
     return gen;
+  }
+
+  #launchBrowser(sandboxed = this.#sandboxed): Promise<Browser> {
+    return puppeteer.launch({
+      executablePath: this.#opts.executablePath,
+      headless: true,
+      pipe: true,
+      args: chromiumArgs(this.#opts.guardPort, sandboxed),
+      // SECURITY: keep Chromium's popup blocker on.
+      ignoreDefaultArgs: ['--disable-popup-blocking'],
+      protocolTimeout: this.#opts.protocolTimeoutMs,
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
+      defaultViewport: { width: 1280, height: 800 },
+    });
+  }
+
+  /** Once per process: Chromium runs without its own sandbox, and why. */
+  #warnUnsandboxed(reason: string): void {
+    if (this.#warned) return;
+    this.#warned = true;
+    this.#opts.logger.warn(
+      { reason },
+      "chromium runs without its own sandbox (see README, Chromium's sandbox); /health says chromiumSandbox: false",
+    );
   }
 
   /**
@@ -251,12 +303,16 @@ export class BrowserHost {
     }
     let closed: Promise<void> | undefined;
     const close = (): Promise<void> => {
+      let timer: NodeJS.Timeout | undefined;
       closed ??= Promise.race([
         context.close(),
-        new Promise<void>((resolve) => setTimeout(resolve, CONTEXT_CLOSE_TIMEOUT_MS).unref()),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, CONTEXT_CLOSE_TIMEOUT_MS).unref();
+        }),
       ])
         .catch(() => undefined)
         .finally(() => {
+          clearTimeout(timer);
           this.#contextGone(gen);
           // The replacement is made once this request's context is gone, between
           // requests, rather than beside the next request's navigation.

@@ -2,19 +2,20 @@
 // and /docs. None needs an API key; /metrics needs METRICS_TOKEN when set.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { BrowserHost } from '../browser/browser.js';
 import type { Config } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { openApiDocument } from '../openapi.js';
 import type { LimitsMode } from '../tenancy/fallback-store.js';
+import type { Supervisor } from '../supervisor.js';
 import type { FairScheduler } from '../tenancy/scheduler.js';
 import { DOCS_CSP, renderDocs } from './docs-page.js';
 import { HTML_TYPE, JSON_TYPE, sendBody, sendError, sendJson } from './reply.js';
 
 export interface InfoDeps {
   readonly config: Config;
-  readonly browser: Pick<BrowserHost, 'ready' | 'restarts' | 'recycles'>;
+  /** The script executors and their Chromium. */
+  readonly executors: Pick<Supervisor, 'browser' | 'restarts' | 'chromiumSandbox'>;
   readonly scheduler: FairScheduler;
   readonly metrics: Metrics;
   limitsMode(): LimitsMode;
@@ -32,7 +33,7 @@ function bearerMatches(req: IncomingMessage, token: string): boolean {
 export function infoRoutes(deps: InfoDeps): {
   handle(path: string, req: IncomingMessage, res: ServerResponse): boolean;
 } {
-  const { config, browser, scheduler, metrics } = deps;
+  const { config, executors, scheduler, metrics } = deps;
   // Made at the first request for them, not at start.
   let docs: { json: string; html: string } | undefined;
   const document = (): { json: string; html: string } => {
@@ -43,6 +44,7 @@ export function infoRoutes(deps: InfoDeps): {
   };
 
   function health(res: ServerResponse): void {
+    const browser = executors.browser;
     const ready = browser.ready;
     const limits = deps.limitsMode();
     const status = deps.draining() ? 'draining' : !ready ? 'starting' : limits === 'local-fallback' ? 'degraded' : 'ok';
@@ -52,6 +54,8 @@ export function infoRoutes(deps: InfoDeps): {
       browser: ready ? 'ready' : 'not ready',
       browserRestarts: browser.restarts,
       browserRecycles: browser.recycles,
+      executorRestarts: executors.restarts,
+      chromiumSandbox: executors.chromiumSandbox ?? null,
       running: scheduler.running,
       queued: scheduler.queued,
       limits,

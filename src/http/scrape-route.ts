@@ -3,7 +3,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
-import { runScrape, type ScrapeDeps, type ScrapeOutcome, type ScrapeRequest } from '../scrape/job.js';
+import type { Config } from '../config.js';
+import type { JobOutcome as ScrapeOutcome, JobRequest as ScrapeRequest } from '../ipc.js';
+import type { Logger } from '../log.js';
+import type { Supervisor } from '../supervisor.js';
 import type { Client, KeyRing } from '../tenancy/keyring.js';
 import type { FairScheduler } from '../tenancy/scheduler.js';
 import type { LimitStore } from '../tenancy/store.js';
@@ -14,7 +17,11 @@ import { HTML_TYPE, JSON_TYPE, internalError, sendBody, sendError } from './repl
 import { parseScrapeRequest } from './validate.js';
 import { background } from '../background.js';
 
-export interface ScrapeRouteDeps extends ScrapeDeps {
+export interface ScrapeRouteDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  /** Runs the job in a script executor (another process). */
+  readonly executors: Pick<Supervisor, 'run'>;
   readonly keys: KeyRing;
   readonly store: LimitStore;
   readonly scheduler: FairScheduler;
@@ -112,7 +119,7 @@ export function scrapeRoute(
         // The slot is held until the context is closed, which happens after the reply.
         let closing: Promise<void> = Promise.resolve();
         try {
-          out = await runScrape(parsed, deps, aborter.signal, (p) => {
+          out = await deps.executors.run(parsed, aborter.signal, (p) => {
             closing = p;
           });
         } finally {

@@ -1,7 +1,9 @@
 // The request body of POST /api/scrape, checked in the SPEC's order: url, then
 // outputFormat, then the script fields.
 import { ApiError } from '../errors.js';
-import type { OutputFormat, ScrapeRequest } from '../scrape/job.js';
+import type { JobRequest as ScrapeRequest } from '../ipc.js';
+
+type OutputFormat = ScrapeRequest['outputFormat'];
 
 const MAX_URL_LENGTH = 8192;
 const BASE64 = /^[A-Za-z0-9+/\-_]*={0,2}$/;

@@ -47,28 +47,44 @@ export function loadBundle(): SandboxBundle {
   return loaded;
 }
 
-/** Compiles a bundle file in the isolate, using (and on first use, making) V8's code cache. */
+/**
+ * Compiles a bundle file in the isolate once, using V8's code cache when there is
+ * one and making it when there is none. A cache V8 rejects (another V8 build or
+ * flags) still gives a compiled script, from the source: that script is used,
+ * the rejected cache is released, and the next compile makes a new one.
+ */
 export async function compileCached(isolate: ivm.Isolate, src: SandboxSource): Promise<ivm.Script> {
-  if (src.cachedData) {
-    const script = await isolate.compileScript(src.code, { filename: src.filename, cachedData: src.cachedData });
-    if (!(script as CacheResult).cachedDataRejected) return script;
-  }
-  const script = await isolate.compileScript(src.code, { filename: src.filename, produceCachedData: true });
-  const produced = (script as CacheResult).cachedData;
-  if (produced) src.cachedData = produced;
+  const cached = src.cachedData;
+  const script = await isolate.compileScript(
+    src.code,
+    cached ? { filename: src.filename, cachedData: cached } : { filename: src.filename, produceCachedData: true },
+  );
+  keepCache(src, cached, script as CacheResult);
   return script;
 }
 
 /** compileCached for a caller inside a synchronous callback from the isolate (cheerio's first use). */
 export function compileCachedSync(isolate: ivm.Isolate, src: SandboxSource): ivm.Script {
-  if (src.cachedData) {
-    const script = isolate.compileScriptSync(src.code, { filename: src.filename, cachedData: src.cachedData });
-    if (!(script as CacheResult).cachedDataRejected) return script;
-  }
-  const script = isolate.compileScriptSync(src.code, { filename: src.filename, produceCachedData: true });
-  const produced = (script as CacheResult).cachedData;
-  if (produced) src.cachedData = produced;
+  const cached = src.cachedData;
+  const script = isolate.compileScriptSync(
+    src.code,
+    cached ? { filename: src.filename, cachedData: cached } : { filename: src.filename, produceCachedData: true },
+  );
+  keepCache(src, cached, script as CacheResult);
   return script;
+}
+
+/** After a compile: keeps a cache just made; drops one V8 rejected. */
+function keepCache(src: SandboxSource, used: SandboxSource['cachedData'], result: CacheResult): void {
+  if (used === undefined) {
+    if (result.cachedData && src.cachedData === undefined) src.cachedData = result.cachedData;
+    else result.cachedData?.release();
+    return;
+  }
+  if (result.cachedDataRejected && src.cachedData === used) {
+    delete src.cachedData;
+    used.release();
+  }
 }
 
 /** Releases the code caches (at shutdown), so no isolated-vm handle outlives the service. */

@@ -9,7 +9,6 @@ import { NET_ERRORS, REFUSED_HEADER } from '../egress/guard.js';
 import { defaultPort, unmaskNetError, type RecentFailure } from '../egress/net-errors.js';
 import { ApiError, scrapingFailed } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Metrics } from '../metrics.js';
 import type { ScriptSandbox } from '../sandbox/isolate.js';
 import { Membrane, cleanMessage } from '../sandbox/membrane.js';
 import { MembraneError } from '../sandbox/options.js';
@@ -53,7 +52,14 @@ export interface ScrapeDeps {
   readonly recentFailure?: RecentFailure;
   readonly logger: Logger;
   /** Where navigation and script times and egress refusals are counted. */
-  readonly metrics?: Metrics;
+  readonly metrics?: JobMetrics;
+}
+
+/** What a job counts; in an executor, each count is sent to the front's metrics. */
+export interface JobMetrics {
+  readonly navigation: { observe(seconds: number): void };
+  readonly script: { observe(seconds: number): void };
+  readonly egressRefusals: { inc(): void };
 }
 
 /** Limits of the membrane that have no setting of their own. */

@@ -6,9 +6,6 @@ import assert from 'node:assert/strict';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server } from 'node:http';
 import { after, afterEach, before, describe, test } from 'node:test';
-import type { ResolvedAddress } from '../../src/egress/checker.js';
-import type { Connector } from '../../src/egress/guard.js';
-import { netConnector } from '../../src/egress/guard.js';
 import { FixtureServer, html } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
@@ -87,22 +84,19 @@ function vectorPages(): Record<string, string> {
 const fixtures = new FixtureServer({ '/ok': html('<title>OK</title>') });
 let svc: TestService;
 
-// A resolver for the names used here; no DNS is asked. rebind.test answers a
-// public address, then loopback, and so on.
-let rebindTurn = 0;
-async function resolver(host: string): Promise<ResolvedAddress[]> {
-  if (host === 'evil.test') return [{ address: '127.0.0.1', family: 4 }];
-  if (host === 'rebind.test')
-    return rebindTurn++ % 2 === 0 ? [{ address: '93.184.216.34', family: 4 }] : [{ address: '127.0.0.1', family: 4 }];
-  throw Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' });
-}
+// The names used here, answered by the executor's test seam (data: the guard
+// runs in another process); no DNS is asked. rebind.test answers a public
+// address, then loopback, and so on, starting with its first lookup.
+const hosts = {
+  'evil.test': [['127.0.0.1']],
+  'rebind.test': [['93.184.216.34'], ['127.0.0.1']],
+};
+/** Each upstream the guard dials; only loopback is really connected (loopbackOnly). */
 const dialled: string[] = [];
-/** Records each upstream the guard dials; only loopback is really connected. */
-const connector: Connector = async (t, ms) => {
-  dialled.push(`${t.address}:${t.port}`);
-  if (t.address !== '127.0.0.1' && t.address !== '::1')
-    throw Object.assign(new Error('refused by the test connector'), { code: 'ECONNREFUSED' });
-  return await netConnector(t, ms);
+const egressSeam = {
+  hosts,
+  loopbackOnly: true,
+  onDial: (address: string, port: number) => dialled.push(`${address}:${port}`),
 };
 
 before(async () => {
@@ -122,7 +116,7 @@ before(async () => {
   await fixtures.start();
   svc = await startTestService(
     { EGRESS_ALLOWLIST: fixtures.allowEntry, SCRIPT_TIMEOUT_MS: '8000', NAVIGATION_TIMEOUT_MS: '4000' },
-    { resolver, connector },
+    { egressSeam },
   );
 });
 after(async () => {
@@ -236,7 +230,6 @@ describe('names and rebinding', () => {
 
   test('a name that answers public, then loopback, is dialled only at the public address', async () => {
     dialled.length = 0;
-    rebindTurn = 0;
     const r = await svc.post({ url: `http://rebind.test:${canary.port}/` });
     assert.equal(r.status, 400, r.text);
     assert.ok(

@@ -3,8 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { BrowserHost } from '../../src/browser/browser.js';
 import { ERRORS } from '../../src/errors.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, silentLogger } from '../../src/log.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { TEST_KEY, capturingLogger, serviceFor, startTestService } from '../helpers/service.js';
@@ -142,7 +143,16 @@ describe('the browser', () => {
   });
 
   test('a fresh context opens no browser UI of its own (the omnibox popups cost a renderer and ~400 ms of CPU per context)', async () => {
-    const lease = await svc.service.browser.lease();
+    // The service's Chromium is in an executor process; this looks at one launched the same way, here.
+    const host = new BrowserHost({
+      executablePath: svc.service.config.executablePath,
+      guardPort: 9,
+      protocolTimeoutMs: 10_000,
+      prewarmedContexts: 0,
+      recycleAfterContexts: 0,
+      logger: silentLogger(),
+    });
+    const lease = await host.lease();
     try {
       const cdp = await lease.page.browser().target().createCDPSession();
       try {
@@ -162,6 +172,7 @@ describe('the browser', () => {
       }
     } finally {
       await lease.close();
+      await host.close();
     }
   });
 

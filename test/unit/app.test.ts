@@ -5,17 +5,19 @@ import { createServer, type Server } from 'node:http';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
 import { buildApp } from '../../src/app.js';
-import type { BrowserHost } from '../../src/browser/browser.js';
 import { loadConfig } from '../../src/config.js';
-import { EgressChecker } from '../../src/egress/checker.js';
 import { silentLogger } from '../../src/log.js';
-import type { SandboxPool } from '../../src/sandbox/pool.js';
 
 const KEY = 'unit-key-0123456789abcdef';
-const browser = {
-  ready: false,
+const browser = { ready: false, pid: undefined, restarts: 0, recycles: 0, contextsReady: 0 };
+/** Executors whose Chromium is as `browser` says, and whose jobs fail with a detail no caller may see. */
+const executors = {
+  get browser() {
+    return { ...browser };
+  },
   restarts: 0,
-  lease: async () => {
+  chromiumSandbox: true,
+  run: async (): Promise<never> => {
     throw new Error('secret internal detail /srv/app/src/browser.ts:42');
   },
 };
@@ -25,13 +27,7 @@ let base = '';
 before(async () => {
   const app = buildApp({
     config: loadConfig({ API_KEYS: KEY, LOG_LEVEL: 'silent' }),
-    browser: browser as unknown as BrowserHost,
-    sandboxes: { take: async () => Promise.reject(new Error('unused')) } as unknown as SandboxPool,
-    checker: new EgressChecker({
-      allowlist: [],
-      protectedPorts: () => [],
-      resolve: async () => [{ address: '93.184.216.34', family: 4 }],
-    }),
+    executors,
     logger: silentLogger(),
   });
   server = createServer((req, res) => app.handle(req, res));

@@ -1,0 +1,128 @@
+// The messages between the front (server, app, http/, tenancy/: holds the
+// secrets, runs nothing untrusted) and an executor (src/executor.ts: scrape/,
+// sandbox/, browser/, egress/: runs the scripts, Puppeteer and Chromium, holds no
+// secrets). They travel over the IPC channel of child_process.fork with
+// serialization 'advanced' (structured clone), so they are plain data only:
+// no functions, no class instances, nothing that is a live reference.
+import type { Config } from './config.js';
+import type { ErrorCode } from './errors.js';
+
+/** One job, as POST /api/scrape describes it once it is validated. */
+export interface JobRequest {
+  readonly url: string;
+  /** Absent: the reachability check. */
+  readonly script?: string;
+  readonly outputFormat: 'json' | 'html';
+}
+
+/** Where a job's time went, in milliseconds (lease and isolate overlap). */
+export interface JobTimings {
+  lease?: number;
+  isolate?: number;
+  navigation?: number;
+  script?: number;
+}
+
+export interface JobOutcome {
+  /** The script's result as JSON text; absent when it returned undefined. */
+  readonly json?: string;
+  /** For the reachability check: the page summary or its HTML. */
+  readonly value?: unknown;
+  readonly logs: readonly string[];
+  readonly executionTimeMs: number;
+  readonly timings: JobTimings;
+}
+
+/** An error as it crosses: its public code and message, and what the reply and metrics need. */
+export interface WireError {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly logs?: readonly string[];
+  readonly timeout?: 'script' | 'navigation';
+  /** For the front's log line only (never sent to a caller): what caused a 5xx. */
+  readonly detail?: string;
+}
+
+/**
+ * A data-only test seam: names answered from a table instead of DNS, upstream
+ * connections limited to loopback, and faults on request. Functions cannot
+ * cross a process hop, so the tests that used to inject a resolver and a
+ * connector describe them here. The front sends it only when a test asks.
+ */
+export interface ExecutorTestSeam {
+  /** host → answers; each lookup of the host takes the next answer, in turn. Names not listed do not resolve. */
+  readonly hosts: Readonly<Record<string, readonly (readonly string[])[]>>;
+  /** Refuse (ECONNREFUSED) every upstream that is not 127.0.0.1 or ::1, without dialling it. */
+  readonly loopbackOnly: boolean;
+  /** Report each upstream the guard dials ({ type: 'dial' }). */
+  readonly reportDials: boolean;
+  /** Obey { type: 'fault' }: a test of what happens when an executor fails in a way no script can cause. */
+  readonly faults: boolean;
+}
+
+/** The configuration an executor runs with: the front's, with every secret taken out. */
+export type ExecutorConfig = Omit<Config, 'apiKeys' | 'apiKeysFile' | 'redisUrl' | 'metricsToken'> & {
+  readonly apiKeys: readonly never[];
+  readonly apiKeysFile: undefined;
+  readonly redisUrl: undefined;
+  readonly metricsToken: undefined;
+};
+
+/** SECURITY: the executor is given the configuration without keys, key file, Redis URL or metrics token. */
+export function executorConfig(config: Config): ExecutorConfig {
+  return {
+    ...config,
+    apiKeys: [],
+    apiKeysGenerated: false,
+    apiKeysFile: undefined,
+    redisUrl: undefined,
+    metricsToken: undefined,
+  };
+}
+
+/** What the executor says about its Chromium, whenever it changes. */
+export interface BrowserStatus {
+  readonly ready: boolean;
+  readonly pid: number | undefined;
+  readonly restarts: number;
+  readonly recycles: number;
+  readonly contextsReady: number;
+}
+
+export type ToExecutor =
+  | {
+      readonly type: 'init';
+      readonly config: ExecutorConfig;
+      /** The front's log level: the executor sends only the lines the front would write. */
+      readonly logLevel: string;
+      /** Loopback ports no page may reach: the service's and every executor's guard. */
+      readonly protectedPorts: readonly number[];
+      readonly seam?: ExecutorTestSeam;
+    }
+  | { readonly type: 'protect'; readonly ports: readonly number[] }
+  | { readonly type: 'run'; readonly id: number; readonly request: JobRequest }
+  /** The job's request was cancelled; `error` is the reason when it is a public error (shutdown). */
+  | { readonly type: 'abort'; readonly id: number; readonly error?: WireError }
+  /** Closes the egress guard (a test of what happens when it is down). */
+  | { readonly type: 'close-guard' }
+  /** Tests (seam.faults): an exception nobody catches, or a rejection nobody handles. */
+  | { readonly type: 'fault'; readonly kind: 'throw' | 'reject' }
+  /** Close everything and exit 0. */
+  | { readonly type: 'shutdown' };
+
+export type FromExecutor =
+  | { readonly type: 'ready'; readonly guardPort: number; readonly chromiumSandbox: boolean }
+  | { readonly type: 'status'; readonly browser: BrowserStatus }
+  /** One log line of the executor's logger (pino JSON), for the front to write. */
+  | { readonly type: 'log'; readonly line: string }
+  | { readonly type: 'observe'; readonly metric: 'navigation' | 'script'; readonly seconds: number }
+  | { readonly type: 'egress-refused' }
+  | { readonly type: 'dial'; readonly address: string; readonly port: number }
+  | { readonly type: 'done'; readonly id: number; readonly outcome: JobOutcome }
+  | { readonly type: 'failed'; readonly id: number; readonly error: WireError }
+  /** The job's context and isolate are closed: its slot may be given to the next job. */
+  | { readonly type: 'closed'; readonly id: number }
+  | { readonly type: 'guard-closed' };
+
+/** The fail message of a job whose executor stopped under it. */
+export const RUNNER_STOPPED = 'Internal server error: the script runner stopped; the request was not completed';

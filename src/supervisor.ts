@@ -1,0 +1,487 @@
+// The front's side of the process boundary: starts the executors
+// (src/executor.ts), gives each job to one of them, and when one dies fails only
+// the jobs it was running and starts another. An executor gets an environment
+// from an allow-list (no key, key file, Redis URL or metrics token), no file
+// descriptor of the front but its stdio and the IPC channel, and, when the front
+// runs as root, an unprivileged user of its own.
+import { fork, type ChildProcess } from 'node:child_process';
+import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { Config } from './config.js';
+import { ApiError } from './errors.js';
+import {
+  RUNNER_STOPPED,
+  executorConfig,
+  type BrowserStatus,
+  type ExecutorTestSeam,
+  type FromExecutor,
+  type JobOutcome,
+  type JobRequest,
+  type ToExecutor,
+  type WireError,
+} from './ipc.js';
+import type { Logger } from './log.js';
+
+/** How long an executor may take to start (Chromium's launch included) before it is killed and replaced. */
+export const EXECUTOR_START_TIMEOUT_MS = 60_000;
+/** How long an executor may take to close Chromium and exit when asked, before it is killed. */
+export const EXECUTOR_CLOSE_TIMEOUT_MS = 10_000;
+/** What is kept of one line an executor writes to stdout or stderr (a native crash's report). */
+const MAX_OUTPUT_LINE = 4096;
+/** Wait before replacing an executor that died; doubled while replacements die before they are ready. */
+export const EXECUTOR_RESTART_BACKOFF_MS = 100;
+export const EXECUTOR_RESTART_BACKOFF_MAX_MS = 10_000;
+
+/**
+ * SECURITY: the only variables an executor (and the Chromium it starts) sees;
+ * everything else of the front's environment (API_KEYS, API_KEYS_FILE,
+ * REDIS_URL, METRICS_TOKEN, and whatever else the operator set) stays behind.
+ */
+const PASSED_ENV = ['PATH', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'MALLOC_ARENA_MAX', 'NODE_ENV'] as const;
+
+/** The unprivileged user executors run as, when the front runs as root. */
+export interface RunAs {
+  readonly user: string;
+  readonly uid: number;
+  readonly gid: number;
+}
+
+/** Looks a user up in /etc/passwd (no shell-out, no NSS): name:x:uid:gid:… */
+export function lookupUser(name: string, passwd = '/etc/passwd'): RunAs | undefined {
+  for (const line of readFileSync(passwd, 'utf8').split('\n')) {
+    const f = line.split(':');
+    if (f[0] === name && f.length >= 4) return { user: name, uid: Number(f[2]), gid: Number(f[3]) };
+  }
+  return undefined;
+}
+
+/** As root, the executor user (it must exist: scripts/bootstrap.mjs creates it); otherwise the front's own user. */
+export function executorUser(config: Pick<Config, 'executorUser'>): RunAs | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const found = lookupUser(config.executorUser);
+  if (found === undefined || found.uid === 0)
+    throw new Error(
+      `running as root, script executors need the unprivileged user "${config.executorUser}" ` +
+        `(EXECUTOR_USER): run \`node scripts/bootstrap.mjs build\` as root, which creates it, or ` +
+        `\`useradd --system --no-create-home --shell /usr/sbin/nologin ${config.executorUser}\``,
+    );
+  return found;
+}
+
+export interface SupervisorEvents {
+  observe?(metric: 'navigation' | 'script', seconds: number): void;
+  egressRefused?(): void;
+}
+
+export interface SupervisorOptions {
+  readonly config: Config;
+  readonly logger: Logger;
+  /** The front's own port, which no page may reach. */
+  readonly servicePort: number;
+  readonly events?: SupervisorEvents;
+  /** Tests only: names and upstreams described as data; onDial hears each upstream dialled. */
+  readonly seam?: ExecutorTestSeam & { onDial?(address: string, port: number): void };
+}
+
+interface Pending {
+  readonly resolve: (o: JobOutcome) => void;
+  readonly reject: (e: ApiError) => void;
+  /** The job's context is closed (or its executor is gone). */
+  readonly closed: () => void;
+}
+
+/** One executor process. */
+class Executor {
+  readonly child: ChildProcess;
+  readonly dir: string;
+  readonly jobs = new Map<number, Pending>();
+  ready = false;
+  gone = false;
+  guardPort = 0;
+  chromiumSandbox: boolean | undefined;
+  browser: BrowserStatus = { ready: false, pid: undefined, restarts: 0, recycles: 0, contextsReady: 0 };
+  guardClosed: (() => void) | undefined;
+
+  constructor(child: ChildProcess, dir: string) {
+    this.child = child;
+    this.dir = dir;
+  }
+
+  send(msg: ToExecutor): void {
+    // A message to an executor that is going away is lost; its exit fails its jobs.
+    if (this.child.connected) this.child.send(msg, (e) => void e);
+  }
+}
+
+const LEVELS = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' } as const;
+
+export class Supervisor {
+  readonly #opts: SupervisorOptions;
+  readonly #runAs: RunAs | undefined;
+  readonly #executors = new Set<Executor>();
+  readonly #waiting = new Set<() => void>();
+  #nextId = 1;
+  #restarts = 0;
+  #failedStarts = 0;
+  /** Chromium restarts and recycles counted by executors that are gone. */
+  #pastBrowser = { restarts: 0, recycles: 0 };
+  #closed = false;
+  readonly #timers = new Set<NodeJS.Timeout>();
+
+  constructor(opts: SupervisorOptions) {
+    this.#opts = opts;
+    this.#runAs = executorUser(opts.config);
+  }
+
+  /** Starts the executors and waits until each is ready (its Chromium launched). */
+  async start(): Promise<void> {
+    const started: Promise<void>[] = [];
+    for (let i = 0; i < this.#opts.config.executors; i++) started.push(this.#spawn());
+    await Promise.all(started);
+  }
+
+  /** Executors that died and were replaced. */
+  get restarts(): number {
+    return this.#restarts;
+  }
+
+  /** The executors' process ids, for tests and health checks. */
+  get pids(): number[] {
+    return [...this.#executors].filter((e) => !e.gone).map((e) => e.child.pid ?? 0);
+  }
+
+  /** The user executors run as (undefined: the front's own). */
+  get runAs(): RunAs | undefined {
+    return this.#runAs;
+  }
+
+  /** Chromium runs in its own sandbox in every executor (undefined until one is ready). */
+  get chromiumSandbox(): boolean | undefined {
+    let all: boolean | undefined;
+    for (const e of this.#executors) if (e.chromiumSandbox !== undefined) all = (all ?? true) && e.chromiumSandbox;
+    return all;
+  }
+
+  /** The executors' Chromium, as one: ready when one is; counts summed, those of replaced executors included. */
+  get browser(): BrowserStatus {
+    const live = [...this.#executors].filter((e) => e.ready && !e.gone);
+    return {
+      ready: live.some((e) => e.browser.ready),
+      pid: live.find((e) => e.browser.pid !== undefined)?.browser.pid,
+      restarts: this.#pastBrowser.restarts + live.reduce((n, e) => n + e.browser.restarts, 0),
+      recycles: this.#pastBrowser.recycles + live.reduce((n, e) => n + e.browser.recycles, 0),
+      contextsReady: live.reduce((n, e) => n + e.browser.contextsReady, 0),
+    };
+  }
+
+  /** Tests (seam.faults): makes every executor fail as asked. */
+  fault(kind: 'throw' | 'reject'): void {
+    for (const e of this.#executors) e.send({ type: 'fault', kind });
+  }
+
+  /** Closes the egress guard of every executor (a test of what happens when it is down). */
+  async closeGuards(): Promise<void> {
+    await Promise.all(
+      [...this.#executors]
+        .filter((e) => e.ready && !e.gone)
+        .map(
+          (e) =>
+            new Promise<void>((resolve) => {
+              e.guardClosed = resolve;
+              e.send({ type: 'close-guard' });
+            }),
+        ),
+    );
+  }
+
+  /**
+   * Runs one job in an executor: runScrape's shape across the process hop. The
+   * context is closed after the job; `deferClose` receives that closing (it ends
+   * when the executor says the context is closed, or when the executor is gone).
+   */
+  async run(
+    request: JobRequest,
+    signal?: AbortSignal,
+    deferClose?: (closing: Promise<void>) => void,
+  ): Promise<JobOutcome> {
+    const executor = await this.#pick(signal);
+    const id = this.#nextId++;
+    let closed!: () => void;
+    const closing = new Promise<void>((resolve) => (closed = resolve));
+    const result = new Promise<JobOutcome>((resolve, reject) => {
+      executor.jobs.set(id, { resolve, reject, closed });
+    });
+    const onAbort = (): void => {
+      const reason: unknown = signal?.reason;
+      executor.send({
+        type: 'abort',
+        id,
+        ...(reason instanceof ApiError ? { error: { code: reason.code, message: reason.message } } : {}),
+      });
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    executor.send({ type: 'run', id, request });
+    try {
+      return await result;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      if (deferClose) deferClose(closing);
+      else await closing;
+    }
+  }
+
+  /** The ready executor with the fewest jobs; waits for one (a replacement) within the request's time. */
+  async #pick(signal?: AbortSignal): Promise<Executor> {
+    for (;;) {
+      if (this.#closed) throw new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down');
+      if (signal?.aborted)
+        throw signal.reason instanceof ApiError
+          ? signal.reason
+          : new ApiError('SERVICE_UNAVAILABLE', 'The request was cancelled');
+      let best: Executor | undefined;
+      for (const e of this.#executors)
+        if (e.ready && !e.gone && (best === undefined || e.jobs.size < best.jobs.size)) best = e;
+      if (best) return best;
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          this.#waiting.delete(wake);
+          signal?.removeEventListener('abort', wake);
+          resolve();
+        };
+        this.#waiting.add(wake);
+        signal?.addEventListener('abort', wake, { once: true });
+      });
+    }
+  }
+
+  #wakeWaiting(): void {
+    for (const wake of [...this.#waiting]) wake();
+  }
+
+  #later(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      this.#timers.delete(t);
+      fn();
+    }, ms);
+    t.unref();
+    this.#timers.add(t);
+  }
+
+  /** The executor's entry: dist/executor.js next to dist/server.js, or src/executor.ts run through tsx. */
+  #entry(): { file: string; execArgv: string[] } {
+    const fromSource = import.meta.url.endsWith('.ts');
+    const file = fileURLToPath(new URL(fromSource ? './executor.ts' : './executor.js', import.meta.url));
+    const execArgv = ['--no-node-snapshot'];
+    if (process.execArgv.includes('--expose-gc')) execArgv.push('--expose-gc');
+    if (fromSource) execArgv.push('--import', import.meta.resolve('tsx'));
+    return { file, execArgv };
+  }
+
+  #spawn(): Promise<void> {
+    const { config, logger } = this.#opts;
+    // SECURITY: a home and temporary directory of the executor's own (Chromium's
+    // profile goes there), which only its user may enter.
+    const dir = mkdtempSync(join(tmpdir(), 'pagescript-exec-'));
+    if (this.#runAs) chownSync(dir, this.#runAs.uid, this.#runAs.gid);
+    const env: Record<string, string> = {};
+    for (const name of PASSED_ENV) {
+      const v = process.env[name];
+      if (v !== undefined) env[name] = v;
+    }
+    Object.assign(env, { HOME: dir, TMPDIR: dir, XDG_CONFIG_HOME: dir, XDG_CACHE_HOME: dir });
+    const { file, execArgv } = this.#entry();
+    const child = fork(file, [], {
+      execArgv,
+      env,
+      // SECURITY: no descriptor of the front: stdin closed, stdout and stderr
+      // pipes of its own (read below: what a native crash prints is logged), and
+      // the IPC channel. Node opens every other descriptor close-on-exec.
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      serialization: 'advanced',
+      ...(this.#runAs ? { uid: this.#runAs.uid, gid: this.#runAs.gid } : {}),
+    });
+    const executor = new Executor(child, dir);
+    this.#executors.add(executor);
+    for (const [stream, from] of [
+      ['stdout', child.stdout],
+      ['stderr', child.stderr],
+    ] as const) {
+      if (!from) continue;
+      createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) =>
+        logger.warn({ executor: child.pid, stream, line: line.slice(0, MAX_OUTPUT_LINE) }, 'executor output'),
+      );
+    }
+    return new Promise<void>((resolve, reject) => {
+      const startTimer = setTimeout(() => {
+        logger.error({ pid: child.pid, ms: EXECUTOR_START_TIMEOUT_MS }, 'executor did not start in time; killing it');
+        child.kill('SIGKILL');
+      }, EXECUTOR_START_TIMEOUT_MS);
+      startTimer.unref();
+      child.on('message', (msg: FromExecutor) => {
+        try {
+          this.#onMessage(executor, msg);
+          if (msg.type === 'ready') {
+            clearTimeout(startTimer);
+            this.#failedStarts = 0;
+            resolve();
+          }
+        } catch (e) {
+          // SECURITY: a malformed message from an executor ends the executor, not the front.
+          logger.error({ err: e, pid: child.pid }, 'bad message from an executor; killing it');
+          child.kill('SIGKILL');
+        }
+      });
+      child.once('error', (e) => logger.error({ err: e, pid: child.pid }, 'executor process error'));
+      child.once('exit', (code, signal) => {
+        clearTimeout(startTimer);
+        const wasReady = executor.ready;
+        this.#onExit(executor, code, signal);
+        if (!wasReady) reject(new Error(`the script executor exited before it was ready (${code ?? signal})`));
+      });
+      executor.send({
+        type: 'init',
+        config: executorConfig(config),
+        logLevel: logger.level,
+        protectedPorts: this.#protectedPorts(),
+        ...(this.#opts.seam
+          ? {
+              seam: {
+                hosts: this.#opts.seam.hosts,
+                loopbackOnly: this.#opts.seam.loopbackOnly,
+                reportDials: this.#opts.seam.reportDials,
+                faults: this.#opts.seam.faults,
+              },
+            }
+          : {}),
+      });
+    });
+  }
+
+  #protectedPorts(): number[] {
+    return [this.#opts.servicePort, ...[...this.#executors].map((e) => e.guardPort).filter((p) => p > 0)];
+  }
+
+  #onMessage(e: Executor, msg: FromExecutor): void {
+    const { logger, events } = this.#opts;
+    switch (msg.type) {
+      case 'log':
+        this.#log(msg.line);
+        return;
+      case 'status':
+        e.browser = msg.browser;
+        return;
+      case 'ready': {
+        e.ready = true;
+        e.guardPort = msg.guardPort;
+        e.chromiumSandbox = msg.chromiumSandbox;
+        const ports = this.#protectedPorts();
+        for (const other of this.#executors) other.send({ type: 'protect', ports });
+        logger.info({ pid: e.child.pid, user: this.#runAs?.user, restarts: this.#restarts }, 'executor ready');
+        this.#wakeWaiting();
+        return;
+      }
+      case 'observe':
+        events?.observe?.(msg.metric, msg.seconds);
+        return;
+      case 'egress-refused':
+        events?.egressRefused?.();
+        return;
+      case 'dial':
+        this.#opts.seam?.onDial?.(msg.address, msg.port);
+        return;
+      case 'done':
+        e.jobs.get(msg.id)?.resolve(msg.outcome);
+        return;
+      case 'failed':
+        e.jobs.get(msg.id)?.reject(fromWire(msg.error));
+        return;
+      case 'closed': {
+        const job = e.jobs.get(msg.id);
+        e.jobs.delete(msg.id);
+        job?.closed();
+        return;
+      }
+      case 'guard-closed':
+        e.guardClosed?.();
+        return;
+    }
+  }
+
+  /** An executor's log line, written by the front's logger with the executor's pid. */
+  #log(line: string): void {
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      this.#opts.logger.warn({ line: line.slice(0, 1000) }, 'executor wrote a line that is not JSON');
+      return;
+    }
+    const { level, msg, time: _time, pid: _pid, hostname: _host, ...fields } = parsed;
+    const name = LEVELS[level as keyof typeof LEVELS] ?? 'info';
+    this.#opts.logger[name](fields, typeof msg === 'string' ? msg : 'executor');
+  }
+
+  #onExit(e: Executor, code: number | null, signal: NodeJS.Signals | null): void {
+    if (e.gone) return;
+    e.gone = true;
+    const wasReady = e.ready;
+    e.ready = false;
+    this.#executors.delete(e);
+    this.#pastBrowser.restarts += e.browser.restarts;
+    this.#pastBrowser.recycles += e.browser.recycles;
+    rmSync(e.dir, { recursive: true, force: true, maxRetries: 3 });
+    const failed = e.jobs.size;
+    for (const job of e.jobs.values()) {
+      job.reject(
+        new ApiError('INTERNAL_SERVER_ERROR', RUNNER_STOPPED, {
+          cause: `executor ${e.child.pid} exited (${code ?? signal})`,
+        }),
+      );
+      job.closed();
+    }
+    e.jobs.clear();
+    if (this.#closed) return;
+    this.#restarts++;
+    if (!wasReady) this.#failedStarts++;
+    const backoff = Math.min(
+      EXECUTOR_RESTART_BACKOFF_MAX_MS,
+      EXECUTOR_RESTART_BACKOFF_MS * 2 ** Math.min(this.#failedStarts, 10),
+    );
+    this.#opts.logger.error(
+      { pid: e.child.pid, code, signal, failedJobs: failed, restarts: this.#restarts, backoffMs: backoff },
+      'executor stopped; starting another',
+    );
+    this.#later(backoff, () => {
+      if (this.#closed) return;
+      this.#spawn().catch((err: unknown) => this.#opts.logger.error({ err }, 'executor replacement failed'));
+    });
+  }
+
+  /** Asks every executor to close Chromium and exit; kills those that do not in time. Idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
+    this.#wakeWaiting();
+    await Promise.all(
+      [...this.#executors].map(async (e) => {
+        if (e.gone) return;
+        const exited = new Promise<void>((resolve) => e.child.once('exit', () => resolve()));
+        e.send({ type: 'shutdown' });
+        const timer = setTimeout(() => e.child.kill('SIGKILL'), EXECUTOR_CLOSE_TIMEOUT_MS);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
+  }
+}
+
+function fromWire(w: WireError): ApiError {
+  const e = new ApiError(w.code, w.message, w.detail === undefined ? {} : { cause: w.detail });
+  if (w.logs !== undefined) e.logs = w.logs;
+  if (w.timeout !== undefined) e.timeout = w.timeout;
+  return e;
+}

@@ -1,0 +1,104 @@
+// The crash boundary: scripts run in an executor process. When it dies (killed,
+// a native abort, an exception or rejection nobody handled), only the requests
+// it was running fail, with 500 naming the script runner; queued and later
+// requests are served by a fresh executor; /health and /metrics count the
+// restart; the front (this process) goes on.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { capturingLogger, startTestService, type Reply, type TestService } from '../helpers/service.js';
+import { alive } from '../helpers/system.js';
+import { until } from '../helpers/wait.js';
+
+const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const TOKEN = 'metrics-token-0123456789';
+const log = capturingLogger();
+let svc: TestService;
+
+before(async () => {
+  await fixtures.start();
+  svc = await startTestService(
+    { EGRESS_ALLOWLIST: fixtures.allowEntry, MAX_CONCURRENCY: '1', SCRIPT_TIMEOUT_MS: '20000', METRICS_TOKEN: TOKEN },
+    { egressSeam: { faults: true } },
+    log.logger,
+  );
+});
+after(async () => {
+  await svc.close();
+  await fixtures.close();
+});
+
+const WAITING = 'await new Promise((r) => setTimeout(r, 15000)); return 1';
+const run = (script: string): Promise<Reply> => svc.post({ url: fixtures.url('/example'), script });
+
+async function restartsCounted(): Promise<{ health: number; metrics: number }> {
+  const health = await svc.raw('GET', '/health');
+  const metrics = await svc.raw('GET', '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
+  const line = metrics.text.split('\n').find((l) => l.startsWith('pagescript_executor_restarts_total '));
+  return { health: Number(health.body.executorRestarts), metrics: Number(line?.split(' ').pop()) };
+}
+
+/**
+ * Starts a request that runs until the executor fails and one queued behind it,
+ * fails the executor with `fail`, and checks: the running one is 500 naming the
+ * script runner, the queued one is served by a new executor, the restart is counted.
+ */
+async function failWhileRunning(fail: (pid: number) => void): Promise<void> {
+  const before = svc.service.executors.restarts;
+  const [pid] = svc.service.executors.pids;
+  assert.ok(pid);
+  const chromium = svc.service.browser.pid;
+  assert.ok(chromium);
+  const running = run(WAITING);
+  await until(async () => (await svc.raw('GET', '/health')).body.running === 1, 'the script to run');
+  const queued = run('return await page.title()');
+  await until(async () => (await svc.raw('GET', '/health')).body.queued === 1, 'the second request to queue');
+
+  fail(pid);
+  const r = await running;
+  assert.equal(r.status, 500, r.text);
+  assert.equal(r.body.code, 'INTERNAL_SERVER_ERROR');
+  assert.match(String(r.body.error), /script runner stopped/);
+  const next = await queued;
+  assert.equal(next.status, 200, next.text);
+  assert.equal(next.body.data, 'Example Domain');
+  const [fresh] = svc.service.executors.pids;
+  assert.ok(fresh !== undefined && fresh !== pid, 'a new executor served it');
+  assert.deepEqual(await restartsCounted(), { health: before + 1, metrics: before + 1 });
+  await until(() => !alive(pid) && !alive(chromium), 'the old executor and its Chromium to be gone');
+}
+
+describe('an executor that dies', () => {
+  test('killed (SIGKILL) mid-request: that request is 500, the queued one is served by a fresh executor', async () => {
+    await failWhileRunning((pid) => process.kill(pid, 'SIGKILL'));
+  });
+
+  test('a native abort (SIGABRT) mid-request: that request is 500, the queued one is served by a fresh executor', async () => {
+    await failWhileRunning((pid) => process.kill(pid, 'SIGABRT'));
+  });
+
+  test('an exception nobody catches is logged with its stack, and the executor is replaced', async () => {
+    await failWhileRunning(() => svc.service.executors.fault('throw'));
+    const fatal = log.lines.find((l) => l.level === 60 && /uncaught exception/.test(String(l.msg)));
+    assert.ok(fatal, 'the fatal line is logged');
+    assert.match(String((fatal.err as { stack?: string } | undefined)?.stack), /a fault the test asked for\n\s+at /);
+  });
+
+  test('a rejection nobody handles is logged with its stack, and the executor is replaced', async () => {
+    await failWhileRunning(() => svc.service.executors.fault('reject'));
+    const fatal = log.lines.find((l) => l.level === 60 && /unhandled rejection/.test(String(l.msg)));
+    assert.ok(fatal, 'the fatal line is logged');
+    assert.match(String((fatal.err as { stack?: string } | undefined)?.stack), /a fault the test asked for\n\s+at /);
+  });
+
+  test('a request that arrives just after the executor died is served by its replacement', async () => {
+    const [pid] = svc.service.executors.pids;
+    const restarts = svc.service.executors.restarts;
+    assert.ok(pid);
+    process.kill(pid, 'SIGKILL');
+    await until(() => svc.service.executors.restarts === restarts + 1, 'the executor to be gone');
+    const r = await run('return await page.title()');
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.data, 'Example Domain');
+  });
+});

@@ -1,0 +1,196 @@
+// Least privilege, read from the real processes: the service (src/server.ts) is
+// started with every secret it can hold (API_KEYS, a key file, REDIS_URL,
+// METRICS_TOKEN); its script executors and every Chromium process have none of
+// them in their environment, hold none of the front's sockets or files, run as
+// the unprivileged executor user when the service is root (who cannot read the
+// key file), and Chromium's renderers run under its seccomp sandbox.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { request } from 'undici';
+import { lookupUser } from '../../src/supervisor.js';
+import { hashKey, writeKeyFile } from '../../src/tenancy/keyfile.js';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { RedisServer } from '../helpers/redis.js';
+import { TEST_KEY } from '../helpers/service.js';
+import { descendants } from '../helpers/system.js';
+import { until } from '../helpers/wait.js';
+
+const FILE_KEY = 'file-key-0123456789abcdef';
+const TOKEN = 'metrics-token-secret-0123456789';
+const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const dir = mkdtempSync(join(tmpdir(), 'pagescript-privilege-'));
+const keyFile = join(dir, 'keys.json');
+let redis: RedisServer;
+let child: ChildProcess;
+let base = '';
+
+before(async () => {
+  await fixtures.start();
+  redis = await RedisServer.start();
+  writeKeyFile(keyFile, { version: 1, keys: [{ name: 'file-tenant', sha256: hashKey(FILE_KEY), active: true }] });
+  child = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'src/server.ts'], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      API_KEYS: TEST_KEY,
+      API_KEYS_FILE: keyFile,
+      REDIS_URL: redis.url,
+      METRICS_TOKEN: TOKEN,
+      LOG_LEVEL: 'silent',
+      EGRESS_ALLOWLIST: fixtures.allowEntry,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  base = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(out);
+      if (m?.[1]) resolve(m[1]);
+    });
+    child.once('exit', () => reject(new Error(`the service exited before listening: ${out}`)));
+  });
+});
+after(async () => {
+  const exited = new Promise((r) => child.once('exit', r));
+  if (child.exitCode === null) child.kill('SIGTERM');
+  await exited;
+  await redis.stop();
+  await fixtures.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const cmdline = (pid: number): string => readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+const environ = (pid: number): string => readFileSync(`/proc/${pid}/environ`, 'utf8');
+function statusField(pid: number, field: string): string {
+  const m = new RegExp(`^${field}:[ \\t]*(.*)$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m?.[1] ?? '';
+}
+/** What each descriptor of a process points at: "socket:[123]", "pipe:[4]", a path. */
+function fds(pid: number): string[] {
+  const out: string[] = [];
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      out.push(readlinkSync(`/proc/${pid}/fd/${fd}`));
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return out;
+}
+
+/** The executors (children of the front running src/executor) and, under each, Chromium's processes. */
+function processes(): { executors: number[]; chromium: number[] } {
+  const front = child.pid ?? 0;
+  const all = descendants(front);
+  const executors = all.filter((p) => /executor\.(ts|js)/.test(cmdline(p)));
+  const chromium = all.filter((p) => /chrom/.test(cmdline(p)));
+  return { executors, chromium };
+}
+
+const secrets = (): string[] => [
+  'API_KEYS',
+  'API_KEYS_FILE',
+  'REDIS_URL',
+  'METRICS_TOKEN',
+  TEST_KEY,
+  TOKEN,
+  keyFile,
+  redis.url,
+];
+
+async function scrape(script: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const r = await request(`${base}/api/scrape`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-gateway-key': TEST_KEY },
+    body: JSON.stringify({ url: fixtures.url('/example'), script }),
+  });
+  return { status: r.statusCode, body: (await r.body.json()) as Record<string, unknown> };
+}
+
+describe('the executors and Chromium', () => {
+  test('run apart from the front: at least one executor, with Chromium under it', () => {
+    const { executors, chromium } = processes();
+    assert.ok(executors.length >= 1, 'an executor process');
+    assert.ok(chromium.length >= 2, 'Chromium processes');
+    for (const p of chromium)
+      assert.ok(
+        executors.some((e) => descendants(e).includes(p)),
+        `Chromium ${p} runs under an executor, not the front`,
+      );
+  });
+
+  test('have no API key, key-file path, Redis URL or metrics token in their environment', () => {
+    const front = environ(child.pid ?? 0);
+    assert.ok(front.includes(TEST_KEY) && front.includes(TOKEN), 'control: the front has them');
+    const { executors, chromium } = processes();
+    for (const p of [...executors, ...chromium]) {
+      const env = environ(p);
+      for (const secret of secrets()) assert.ok(!env.includes(secret), `${secret} is in /proc/${p}/environ`);
+      assert.ok(!cmdline(p).includes(TEST_KEY) && !cmdline(p).includes(TOKEN), `a secret in /proc/${p}/cmdline`);
+    }
+  });
+
+  test('hold none of the front’s sockets or files (its listening socket, the key file, Redis)', () => {
+    const frontSockets = new Set(fds(child.pid ?? 0).filter((l) => l.startsWith('socket:')));
+    assert.ok(frontSockets.size >= 2, 'control: the front has sockets (HTTP server, Redis)');
+    const { executors, chromium } = processes();
+    for (const p of [...executors, ...chromium]) {
+      for (const link of fds(p)) {
+        assert.ok(!frontSockets.has(link), `/proc/${p}/fd has the front's ${link}`);
+        assert.notEqual(link, keyFile, `/proc/${p}/fd has the key file`);
+      }
+    }
+  });
+
+  test('as root, run as the unprivileged executor user, who cannot read the key file', (t) => {
+    if (process.getuid?.() !== 0) {
+      t.skip('the service is not root here: executors keep its user, without the secrets');
+      return;
+    }
+    const user = lookupUser(process.env.EXECUTOR_USER ?? 'pagescript-exec');
+    assert.ok(user, 'the executor user exists (scripts/bootstrap.mjs creates it)');
+    assert.notEqual(user.uid, 0);
+    assert.match(statusField(child.pid ?? 0, 'Uid'), /^0\s/, 'control: the front is root');
+    const { executors, chromium } = processes();
+    for (const p of [...executors, ...chromium]) {
+      assert.deepEqual(statusField(p, 'Uid').split(/\s+/).map(Number), [user.uid, user.uid, user.uid, user.uid]);
+      assert.deepEqual(statusField(p, 'Gid').split(/\s+/).map(Number), [user.gid, user.gid, user.gid, user.gid]);
+      assert.equal(statusField(p, 'Groups'), '', `process ${p} has no supplementary groups`);
+    }
+    const read = spawnSync(process.execPath, ['-e', `require('fs').readFileSync(${JSON.stringify(keyFile)})`], {
+      uid: user.uid,
+      gid: user.gid,
+      encoding: 'utf8',
+    });
+    assert.notEqual(read.status, 0, 'the executor user read the key file');
+    assert.match(read.stderr, /EACCES/);
+  });
+
+  test('Chromium runs with its own sandbox: no --no-sandbox, /health says so', async () => {
+    for (const p of processes().chromium) assert.ok(!cmdline(p).includes('--no-sandbox'), cmdline(p));
+    const health = (await (await request(`${base}/health`)).body.json()) as Record<string, unknown>;
+    assert.equal(health.chromiumSandbox, true);
+  });
+
+  test('every renderer of a real request runs under seccomp with no new privileges', async () => {
+    const running = scrape('await new Promise((r) => setTimeout(r, 2500)); return await page.title()');
+    let renderers: number[] = [];
+    await until(async () => {
+      const health = (await (await request(`${base}/health`)).body.json()) as Record<string, unknown>;
+      renderers = processes().chromium.filter((p) => cmdline(p).includes('--type=renderer'));
+      return health.running === 1 && renderers.length > 0;
+    }, 'the script to run in a page');
+    for (const p of renderers) {
+      assert.equal(statusField(p, 'Seccomp'), '2', `renderer ${p} runs under seccomp-bpf`);
+      assert.equal(statusField(p, 'NoNewPrivs'), '1', `renderer ${p} has no_new_privs`);
+    }
+    const r = await running;
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.data, 'Example Domain');
+  });
+});
