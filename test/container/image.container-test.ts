@@ -46,7 +46,7 @@ const PODMAN_TIMEOUT_MS = 120_000;
 function hardening(): string[] {
   return [
     '--read-only',
-    '--tmpfs=/tmp:rw,nosuid,nodev,size=256m,mode=1777',
+    '--tmpfs=/tmp:rw,nosuid,nodev,size=512m,mode=1777',
     '--cap-drop=ALL',
     '--security-opt=no-new-privileges',
     `--security-opt=seccomp=${SECCOMP_PROFILE}`,
