@@ -1,6 +1,6 @@
 # pagescript: Node 24 and Debian's Chromium on Debian bookworm, run as a non-root user.
 #
-#   docker build -t pagescript .                     # or: podman build -t pagescript .
+#   docker build -t pagescript .      # or: podman build --format docker -t pagescript . (keeps HEALTHCHECK)
 #
 # BASE is any Debian bookworm image: the public debian:bookworm-slim by default;
 # `npm run test:container` builds the same file on a base it makes with
