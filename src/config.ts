@@ -68,17 +68,28 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-/** The default concurrency: one script per core, and no more than memory allows (~1 GiB each). */
+/**
+ * The memory the service may use, in bytes: the limit of its cgroup (a
+ * container's `--memory`, cgroup v1 or v2) when there is one, else the machine's.
+ */
+export function memoryBudgetBytes(
+  // Node's reading of the cgroup limit: 0 or a huge number when there is none.
+  limit: number = process.constrainedMemory(),
+  machine: number = totalmem(),
+): number {
+  return limit > 0 && limit < machine ? limit : machine;
+}
+
 /**
  * The default concurrency: one script per core (at least two), and no more than
- * memory allows (~1 GiB each). Chromium's work per request is CPU-bound: on 2
+ * memory allows (~1 GiB each, of memoryBudgetBytes()). Chromium's work per request is CPU-bound: on 2
  * cores, 2 at once served 4.0–4.6 req/s where 4 at once served 3.6–3.7 (npm run
  * bench's page, 4 clients). Sites that keep scripts waiting on the network gain
  * from a higher MAX_CONCURRENCY.
  */
 export function defaultConcurrency(): number {
   const byCores = Math.max(2, cpus().length);
-  const byMemory = Math.max(1, Math.floor(totalmem() / 2 ** 30));
+  const byMemory = Math.max(1, Math.floor(memoryBudgetBytes() / 2 ** 30));
   return Math.min(byCores, byMemory);
 }
 

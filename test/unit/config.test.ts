@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig, memoryBudgetBytes } from '../../src/config.js';
 
 test('defaults: port 3000 on 127.0.0.1, 30 s scripts, 128 MiB, no keys (one is generated at start)', () => {
   const c = loadConfig({});
@@ -47,4 +47,12 @@ test('EGRESS_ALLOWLIST takes host:port and [v6]:port, lower-cased', () => {
 test('API_KEYS is split on commas, trimmed and de-duplicated', () => {
   const c = loadConfig({ API_KEYS: 'aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb,aaaaaaaaaaaaaaaa' });
   assert.deepEqual(c.apiKeys, ['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb']);
+});
+
+test("the memory budget is the container's limit when there is one, else the machine's", () => {
+  const GiB = 2 ** 30;
+  assert.equal(memoryBudgetBytes(1 * GiB, 24 * GiB), 1 * GiB);
+  // No limit: Node reports 0, or the largest cgroup value (2^64 on cgroup v1).
+  assert.equal(memoryBudgetBytes(0, 24 * GiB), 24 * GiB);
+  assert.equal(memoryBudgetBytes(2 ** 64, 24 * GiB), 24 * GiB);
 });
