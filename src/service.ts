@@ -1,12 +1,13 @@
 // Wires the service together and starts it: egress guard, Chromium, the HTTP
 // server. Used by server.ts (the process) and by the end-to-end tests.
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { buildApp, localTenancy, type App, type Tenancy } from './app.js';
 import { BrowserHost } from './browser/browser.js';
 import { withConfig, type Config } from './config.js';
 import { EgressChecker, systemResolver, type Resolver } from './egress/checker.js';
 import { EgressGuard, type Connector } from './egress/guard.js';
+import { createEdgeServer } from './http/edge.js';
 import type { Logger } from './log.js';
 import { releaseBundleCache } from './sandbox/bundle.js';
 import { SandboxPool } from './sandbox/pool.js';
@@ -155,8 +156,11 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     logger,
   });
   const theApp = app;
-  const server = createServer({ keepAlive: true, requestTimeout: 0 }, (req, res) => theApp.handle(req, res));
-  server.keepAliveTimeout = 65_000;
+  // Timeouts and the connection cap: src/http/edge.ts.
+  const server = createEdgeServer(config, logger, (req, res) => theApp.handle(req, res), {
+    onDropped: () => theApp.metrics.connectionsDropped.inc(),
+    onRequestTimeout: () => theApp.metrics.requestTimeouts.inc(),
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

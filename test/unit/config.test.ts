@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, JOB_CLOSE_MARGIN_MS, loadConfig } from '../../src/config.js';
 
 test('defaults: port 3000 on 127.0.0.1, 30 s scripts, 128 MiB, no keys (one is generated at start)', () => {
   const c = loadConfig({});
@@ -47,4 +47,29 @@ test('EGRESS_ALLOWLIST takes host:port and [v6]:port, lower-cased', () => {
 test('API_KEYS is split on commas, trimmed and de-duplicated', () => {
   const c = loadConfig({ API_KEYS: 'aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb,aaaaaaaaaaaaaaaa' });
   assert.deepEqual(c.apiKeys, ['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb']);
+});
+
+test('the edge: headers 20 s, whole request 30 s, idle keep-alive 10 s, stalled reply 30 s, 1024 connections', () => {
+  const c = loadConfig({});
+  assert.equal(c.headersTimeoutMs, 20_000);
+  assert.equal(c.requestTimeoutMs, 30_000);
+  assert.equal(c.keepAliveTimeoutMs, 10_000);
+  assert.equal(c.replyStallTimeoutMs, 30_000);
+  assert.equal(c.maxConnections, 1024);
+  assert.throws(
+    () => loadConfig({ HEADERS_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '4000' }),
+    /REQUEST_TIMEOUT_MS: 4000 must not be less than HEADERS_TIMEOUT_MS/,
+  );
+});
+
+test('fairness by default: the queue timeout outlasts the longest job (navigation + script + closing), whatever those limits are', () => {
+  const longestJob = (c: { navigationTimeoutMs: number; scriptTimeoutMs: number }): number =>
+    c.navigationTimeoutMs + c.scriptTimeoutMs + JOB_CLOSE_MARGIN_MS;
+  const defaults = loadConfig({});
+  assert.equal(defaults.queueTimeoutMs, 60_000);
+  assert.ok(defaults.queueTimeoutMs >= longestJob(defaults));
+  const long = loadConfig({ SCRIPT_TIMEOUT_MS: '120000', NAVIGATION_TIMEOUT_MS: '30000' });
+  assert.ok(long.queueTimeoutMs >= longestJob(long), String(long.queueTimeoutMs));
+  // An explicit setting is the operator's choice.
+  assert.equal(loadConfig({ QUEUE_TIMEOUT_MS: '5000' }).queueTimeoutMs, 5000);
 });
