@@ -65,6 +65,10 @@ export function createEdgeServer(
     },
     (req, res) => {
       replying.set(req.socket, res);
+      // The next request on a kept-alive connection has no reply in progress yet.
+      res.once('finish', () => {
+        if (replying.get(req.socket) === res) replying.delete(req.socket);
+      });
       setReplyLimits(res, { stallTimeoutMs: config.replyStallTimeoutMs });
       handler(req, res);
     },

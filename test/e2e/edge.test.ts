@@ -95,6 +95,25 @@ describe('timeouts', () => {
     assert408(c);
   });
 
+  test('on a kept-alive connection, the next request trickled after a first one is cut off with 408 too', async () => {
+    const c = await open();
+    c.socket.write(httpRequest('GET', '/health', {}));
+    await c.until(/"status":"ok".*\}$/s);
+    const request = httpRequest('GET', '/health', {});
+    let sent = 0;
+    const trickle = setInterval(() => {
+      if (sent < request.length - 4) c.socket.write(request[sent++] ?? '');
+    }, 50);
+    try {
+      await c.closed;
+    } finally {
+      clearInterval(trickle);
+    }
+    const second = c.received().slice(c.received().indexOf('}') + 1);
+    assert.match(second, /^HTTP\/1\.1 408 /);
+    assert.match(second, /"code":"REQUEST_TIMEOUT"/);
+  });
+
   test('half a body: the request is cut off at REQUEST_TIMEOUT_MS with 408, logged at info as REQUEST_TIMEOUT, never a 500', async () => {
     const errorsBefore = await requestsWith('INTERNAL_SERVER_ERROR');
     const c = await open();
