@@ -34,7 +34,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   RATE_LIMIT_EXCEEDED:
     'Too many requests for the key in the window, no slot free within the queue timeout, the queue is full, or a wrong key from an address that sent more than `AUTH_FAILURE_LIMIT` wrong keys in the window.',
   INTERNAL_SERVER_ERROR: 'Unexpected failure, e.g. the browser died mid-request (it is relaunched).',
-  SERVICE_UNAVAILABLE: 'The request was cancelled (client gone), or the service is shutting down.',
+  SERVICE_UNAVAILABLE: 'The service is shutting down.',
 };
 
 /** What a caller can do about each code; the same words as the README error table's "What to do". */

@@ -11,7 +11,7 @@ import { gzipSync } from 'node:zlib';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { httpRequest, parseResponse, rawConnect, type RawConnection } from '../helpers/raw-client.js';
 import { TEST_KEY, capturingLogger, startTestService, type TestService } from '../helpers/service.js';
-import { until } from '../helpers/wait.js';
+import { until, within } from '../helpers/wait.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const log = capturingLogger();
@@ -62,6 +62,19 @@ const requestsWith = async (code: string): Promise<number> => {
   return line === undefined ? 0 : Number(line.split(' ').pop());
 };
 
+/** Sends all of request but its last four bytes, one every 50 ms, until the server closes the connection. */
+async function trickleUntilClosed(c: RawConnection, request: string): Promise<void> {
+  let sent = 0;
+  const trickle = setInterval(() => {
+    if (sent < request.length - 4) c.socket.write(request[sent++] ?? '');
+  }, 50);
+  try {
+    await within(c.closed, 'the server to close the connection');
+  } finally {
+    clearInterval(trickle);
+  }
+}
+
 function assert408(c: RawConnection): void {
   const r = parseResponse(c.received());
   assert.equal(r.status, 408, c.received().slice(0, 200));
@@ -76,22 +89,13 @@ function assert408(c: RawConnection): void {
 describe('timeouts', () => {
   test('a connection that sends nothing is closed at HEADERS_TIMEOUT_MS with 408 REQUEST_TIMEOUT', async () => {
     const c = await open();
-    await c.closed;
+    await within(c.closed, 'the server to close the connection');
     assert408(c);
   });
 
   test('headers trickled a byte at a time are cut off at HEADERS_TIMEOUT_MS', async () => {
     const c = await open();
-    const request = httpRequest('GET', '/health', {});
-    let sent = 0;
-    const trickle = setInterval(() => {
-      if (sent < request.length - 4) c.socket.write(request[sent++] ?? '');
-    }, 50);
-    try {
-      await c.closed;
-    } finally {
-      clearInterval(trickle);
-    }
+    await trickleUntilClosed(c, httpRequest('GET', '/health', {}));
     assert408(c);
   });
 
@@ -99,16 +103,7 @@ describe('timeouts', () => {
     const c = await open();
     c.socket.write(httpRequest('GET', '/health', {}));
     await c.until(/"status":"ok".*\}$/s);
-    const request = httpRequest('GET', '/health', {});
-    let sent = 0;
-    const trickle = setInterval(() => {
-      if (sent < request.length - 4) c.socket.write(request[sent++] ?? '');
-    }, 50);
-    try {
-      await c.closed;
-    } finally {
-      clearInterval(trickle);
-    }
+    await trickleUntilClosed(c, httpRequest('GET', '/health', {}));
     const second = c.received().slice(c.received().indexOf('}') + 1);
     assert.match(second, /^HTTP\/1\.1 408 /);
     assert.match(second, /"code":"REQUEST_TIMEOUT"/);
@@ -119,7 +114,7 @@ describe('timeouts', () => {
     const c = await open();
     const body = scrapeBody('return 1');
     c.socket.write(httpRequest('POST', '/api/scrape', keyed(), body).slice(0, -10));
-    await c.closed;
+    await within(c.closed, 'the server to close the connection');
     assert408(c);
     await until(
       () =>
@@ -144,7 +139,7 @@ describe('timeouts', () => {
       c.socket.once('close', () => resolve(false));
     });
     assert.equal(await ended, true);
-    await c.closed;
+    await within(c.closed, 'the server to close the connection');
     assert.equal(c.received().match(/HTTP\/1\.1 /g)?.length, 1);
   });
 
@@ -162,9 +157,12 @@ describe('timeouts', () => {
     );
     // Reads nothing from here on.
     c.socket.pause();
-    await new Promise<void>((resolve) => serverSide.once('close', () => resolve()));
+    await within(
+      new Promise<void>((resolve) => serverSide.once('close', () => resolve())),
+      'the server to cut the stalled reader off',
+    );
     c.socket.resume();
-    await c.closed;
+    await within(c.closed, 'the server to close the connection');
     assert.match(c.received(), /^HTTP\/1\.1 200 /);
     assert.ok(
       c.receivedBytes() < BIG_REPLY_CHARS,
@@ -193,7 +191,7 @@ describe('timeouts', () => {
         setTimeout(() => c.socket.resume(), 300);
       }
     });
-    await c.closed;
+    await within(c.closed, 'the server to close the connection');
     const r = parseResponse(c.received());
     assert.equal(r.status, 200);
     assert.equal(r.body.length, BIG_REPLY_CHARS);
@@ -238,7 +236,7 @@ describe('early replies close the body', () => {
       'POST /api/scrape HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
     );
     streamForever(c);
-    await c.closed;
+    await within(c.closed, 'the server to close the connection');
     const r = parseResponse(c.received());
     assert.equal(r.status, 401);
     assert.equal(r.headers.connection, 'close');
@@ -254,7 +252,7 @@ describe('early replies close the body', () => {
       `POST /api/scrape HTTP/1.1\r\nHost: x\r\nX-Gateway-Key: ${TEST_KEY}\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n`,
     );
     streamForever(c);
-    await c.closed;
+    await within(c.closed, 'the server to close the connection');
     const r = parseResponse(c.received());
     assert.equal(r.status, 415);
     assert.equal(r.headers.connection, 'close');
@@ -267,7 +265,7 @@ describe('early replies close the body', () => {
       `POST /api/scrape HTTP/1.1\r\nHost: x\r\nX-Gateway-Key: ${TEST_KEY}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
     );
     streamForever(c);
-    await c.closed;
+    await within(c.closed, 'the server to close the connection');
     const r = parseResponse(c.received());
     assert.equal(r.status, 413, c.received().slice(0, 200));
     assert.equal(r.headers.connection, 'close');
@@ -404,7 +402,7 @@ describe('MAX_CONNECTIONS', () => {
       for (let i = 0; i < 3; i++) conns.push(await rawConnect(own.service.port));
       await until(async () => (await count()) === 3, 'three connections open');
       const refused = await rawConnect(own.service.port);
-      await refused.closed;
+      await within(refused.closed, 'the server to close the connection over the cap');
       assert.equal(refused.receivedBytes(), 0, 'closed without an answer');
       assert.match(await own.service.app.metrics.text(), /pagescript_connections_dropped_total 1\b/);
       conns.shift()?.socket.destroy();
