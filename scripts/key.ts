@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import {
   formatRate,
   hashKey,
+  ENV_KEY_NAME,
   KEY_NAME,
   parseKeyFile,
   parseRate,
@@ -86,6 +87,7 @@ function main(argv: string[]): void {
       const name = values.name;
       if (name === undefined || !KEY_NAME.test(name))
         throw new UsageError('--name is required: letters, digits, "_", "." or "-", at most 64');
+      if (ENV_KEY_NAME.test(name)) throw new UsageError(`--name "${name}" is reserved for keys from API_KEYS`);
       if (data.keys.some((k) => k.name === name))
         throw new UsageError(`a key named "${name}" exists; revoke it or choose another name`);
       const rate = values.rate === undefined ? undefined : parseRate(values.rate);

@@ -52,6 +52,22 @@ const SCRAPE_PATH = '/api/scrape';
 const LEASE_MARGIN_MS = 30_000;
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/**
+ * The path of a request target: origin-form ("/api/scrape?x") or absolute-form
+ * ("http://host/api/scrape", which HTTP/1.1 servers must accept too).
+ */
+export function targetPath(target: string | undefined): string {
+  const t = target ?? '/';
+  if (/^https?:\/\//i.test(t)) {
+    try {
+      return new URL(t).pathname;
+    } catch {
+      return t;
+    }
+  }
+  return t.split('?')[0] ?? '/';
+}
+
 export function buildApp(deps: AppDeps): App {
   const { config, logger, executors } = deps;
   const tenancy = deps.tenancy ?? localTenancy(config, logger);
@@ -69,6 +85,8 @@ export function buildApp(deps: AppDeps): App {
     browserRestarts: () => executors.browser.restarts,
     browserRecycles: () => executors.browser.recycles,
     executorRestarts: () => executors.restarts,
+    keyFileStale: () => tenancy.keys.fileStatus === 'stale',
+    keyFileReloadFailures: () => tenancy.keys.reloadFailures,
   });
   const running = new Set<AbortController>();
   let draining = false;
@@ -87,6 +105,7 @@ export function buildApp(deps: AppDeps): App {
     scheduler,
     metrics,
     limitsMode: () => tenancy.mode(),
+    keyFileStatus: () => tenancy.keys.fileStatus,
     draining: () => draining,
   });
   const playground = config.playground ? playgroundRoutes() : undefined;
@@ -95,7 +114,7 @@ export function buildApp(deps: AppDeps): App {
     const given = req.headers['x-request-id'];
     const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     res.setHeader('X-Request-Id', requestId);
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const path = targetPath(req.url);
     if (path === SCRAPE_PATH) {
       if (req.method !== 'POST') {
         sendError(res, new ApiError('METHOD_NOT_ALLOWED', 'Method not allowed: use POST'), { Allow: 'POST' });

@@ -34,6 +34,16 @@ export interface Config {
   readonly maxConcurrency: number;
   readonly queueLimit: number;
   readonly queueTimeoutMs: number;
+  /** A request's headers must arrive within this of its first byte (or of the connection, for the first request). */
+  readonly headersTimeoutMs: number;
+  /** A request's headers and whole body must arrive within this. Not the job: it ends once the body is in. */
+  readonly requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  readonly keepAliveTimeoutMs: number;
+  /** A reply whose reader takes nothing for this long is cut off and its memory freed. */
+  readonly replyStallTimeoutMs: number;
+  /** Open connections at once; past it, new connections are closed at once. */
+  readonly maxConnections: number;
   readonly maxBodyBytes: number;
   readonly maxResultBytes: number;
   readonly maxLogLines: number;
@@ -92,6 +102,28 @@ export function defaultConcurrency(): number {
   const byMemory = Math.max(1, Math.floor(memoryBudgetBytes() / 2 ** 30));
   return Math.min(byCores, byMemory);
 }
+
+/**
+ * What a job may take after its navigation and script limits: closing its
+ * context and isolate, and the reply. The queue timeout's default covers a
+ * whole job, so that a request waiting behind another key's longest job (the
+ * next free slot is its, by turn) still runs.
+ */
+export const JOB_CLOSE_MARGIN_MS = 15_000;
+
+/** The default QUEUE_TIMEOUT_MS: the longest job (navigation + script + close), 60 s with the default limits. */
+export function defaultQueueTimeoutMs(navigationTimeoutMs: number, scriptTimeoutMs: number): number {
+  return navigationTimeoutMs + scriptTimeoutMs + JOB_CLOSE_MARGIN_MS;
+}
+
+/**
+ * The default MAX_CONNECTIONS: a fixed number until the service has a memory
+ * budget to derive it from. An open connection costs a socket, a file
+ * descriptor and a few KiB; the large costs (a script, a reply of up to
+ * MAX_RESULT_BYTES) are bounded by MAX_CONCURRENCY and REPLY_STALL_TIMEOUT_MS,
+ * not by this.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 1024;
 
 export function parseEgressAllowlist(value: string, problems: string[]): EgressAllowEntry[] {
   const out: EgressAllowEntry[] = [];
@@ -152,6 +184,15 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(executorUser))
     problems.push(`EXECUTOR_USER: "${executorUser}" is not a user name`);
 
+  const navigationTimeoutMs = int('NAVIGATION_TIMEOUT_MS', 15_000, 100, 600_000);
+  const scriptTimeoutMs = int('SCRIPT_TIMEOUT_MS', 30_000, 100, 600_000);
+  const headersTimeoutMs = int('HEADERS_TIMEOUT_MS', 20_000, 100, 600_000);
+  const requestTimeoutMs = int('REQUEST_TIMEOUT_MS', 30_000, 100, 600_000);
+  if (requestTimeoutMs < headersTimeoutMs)
+    problems.push(
+      `REQUEST_TIMEOUT_MS: ${requestTimeoutMs} must not be less than HEADERS_TIMEOUT_MS (${headersTimeoutMs}); it covers the headers too`,
+    );
+
   const config: Config = {
     port: int('PORT', 3000, 0, 65535),
     host,
@@ -162,14 +203,19 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: int('TRUST_PROXY', 0, 0, 16),
     redisUrl,
     gatewayHost: env.GATEWAY_HOST?.trim() ? env.GATEWAY_HOST.trim().toLowerCase() : undefined,
-    scriptTimeoutMs: int('SCRIPT_TIMEOUT_MS', 30_000, 100, 600_000),
+    scriptTimeoutMs,
     scriptMemoryMb: int('SCRIPT_MEMORY_MB', 128, 16, 4096),
-    navigationTimeoutMs: int('NAVIGATION_TIMEOUT_MS', 15_000, 100, 600_000),
+    navigationTimeoutMs,
     rateLimit: int('RATE_LIMIT', 60, 1, 1_000_000),
     rateLimitWindowMs: int('RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
     maxConcurrency: int('MAX_CONCURRENCY', defaultConcurrency(), 1, 256),
     queueLimit: int('QUEUE_LIMIT', 100, 0, 100_000),
-    queueTimeoutMs: int('QUEUE_TIMEOUT_MS', 30_000, 0, 600_000),
+    queueTimeoutMs: int('QUEUE_TIMEOUT_MS', defaultQueueTimeoutMs(navigationTimeoutMs, scriptTimeoutMs), 0, 1_800_000),
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', 10_000, 100, 600_000),
+    replyStallTimeoutMs: int('REPLY_STALL_TIMEOUT_MS', 30_000, 100, 600_000),
+    maxConnections: int('MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
     maxBodyBytes: int('MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     maxResultBytes: int('MAX_RESULT_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     maxLogLines: int('MAX_LOG_LINES', 1000, 1, 100_000),

@@ -17,6 +17,7 @@ export const ERRORS = {
   INVALID_METRICS_TOKEN: { status: 401, message: 'Invalid or missing metrics token' },
   NOT_FOUND: { status: 404, message: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
+  REQUEST_TIMEOUT: { status: 408, message: 'Request not received in time' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type must be application/json' },
   RATE_LIMIT_EXCEEDED: { status: 429, message: 'Rate limit exceeded' },

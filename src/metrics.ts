@@ -14,6 +14,9 @@ export interface MetricsSources {
   browserRestarts(): number;
   browserRecycles(): number;
   executorRestarts(): number;
+  /** The key file in force is not the one on disk (its last change failed to load). */
+  keyFileStale(): boolean;
+  keyFileReloadFailures(): number;
 }
 
 export class Metrics {
@@ -37,6 +40,16 @@ export class Metrics {
     name: 'pagescript_timeouts_total',
     help: 'Scripts or navigations ended by their time limit.',
     labelNames: ['phase'] as const,
+    registers: [this.registry],
+  });
+  readonly connectionsDropped = new Counter({
+    name: 'pagescript_connections_dropped_total',
+    help: 'Connections closed on arrival because MAX_CONNECTIONS were open.',
+    registers: [this.registry],
+  });
+  readonly requestTimeouts = new Counter({
+    name: 'pagescript_request_timeouts_total',
+    help: 'Requests whose headers or body did not arrive within HEADERS_TIMEOUT_MS / REQUEST_TIMEOUT_MS (answered 408).',
     registers: [this.registry],
   });
   readonly egressRefusals = new Counter({
@@ -75,6 +88,14 @@ export class Metrics {
         },
       });
     };
+    gauge(
+      'pagescript_key_file_stale',
+      '1 when the last change to the key file failed to load (see the log), else 0.',
+      () => (sources.keyFileStale() ? 1 : 0),
+    );
+    counter('pagescript_key_file_reload_failures_total', 'Changes to the key file that failed to load.', () =>
+      sources.keyFileReloadFailures(),
+    );
     counter('pagescript_browser_restarts_total', 'Chromium relaunches after it died.', () => sources.browserRestarts());
     counter('pagescript_browser_recycles_total', 'Chromium replacements after BROWSER_RECYCLE_CONTEXTS contexts.', () =>
       sources.browserRecycles(),

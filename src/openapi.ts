@@ -21,17 +21,20 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   MEMORY_LIMIT_EXCEEDED: 'The script used more memory than its limit.',
   RESULT_TOO_LARGE: 'The result is larger than the result limit.',
   MISSING_API_KEY: 'No `X-Gateway-Key`.',
-  INVALID_API_KEY: 'The key is not valid (unknown or revoked).',
+  INVALID_API_KEY: 'The key is not valid (unknown or revoked), or more than one `X-Gateway-Key` header was sent.',
   INVALID_GATEWAY_HOST: '`X-Gateway-Host` differs from the configured gateway host.',
   INVALID_METRICS_TOKEN: '`METRICS_TOKEN` is set and the request has no matching `Authorization: Bearer` token.',
   NOT_FOUND: 'No such path.',
   METHOD_NOT_ALLOWED: 'Wrong method for the path; `Allow` says which.',
+  REQUEST_TIMEOUT:
+    'The request headers did not arrive within `HEADERS_TIMEOUT_MS`, or its body within `REQUEST_TIMEOUT_MS`; the connection is closed.',
   PAYLOAD_TOO_LARGE: 'The body is larger than the body limit.',
-  UNSUPPORTED_MEDIA_TYPE: '`Content-Type` is not `application/json`.',
+  UNSUPPORTED_MEDIA_TYPE:
+    '`Content-Type` is not `application/json`, or `Content-Encoding` is not `identity` (the message names it).',
   RATE_LIMIT_EXCEEDED:
-    "Too many requests for the key in the window, no slot free within the queue timeout, the queue is full, or too many requests with a missing or wrong key from the caller's address.",
+    'Too many requests for the key in the window, no slot free within the queue timeout, the queue is full, or a wrong key from an address that sent more than `AUTH_FAILURE_LIMIT` wrong keys in the window.',
   INTERNAL_SERVER_ERROR: 'Unexpected failure, e.g. the browser died mid-request (it is relaunched).',
-  SERVICE_UNAVAILABLE: 'The request was cancelled (client gone), or the service is shutting down.',
+  SERVICE_UNAVAILABLE: 'The service is shutting down.',
 };
 
 /** What a caller can do about each code; the same words as the README error table's "What to do". */
@@ -46,13 +49,14 @@ export const ERROR_ACTIONS: Record<ErrorCode, string> = {
   MEMORY_LIMIT_EXCEEDED: 'Use less memory, or raise the limit.',
   RESULT_TOO_LARGE: 'Return less.',
   MISSING_API_KEY: 'Send your key.',
-  INVALID_API_KEY: 'Check the key.',
+  INVALID_API_KEY: 'Check the key; send it once.',
   INVALID_GATEWAY_HOST: 'Call through the gateway.',
   INVALID_METRICS_TOKEN: 'Send the token.',
   NOT_FOUND: 'Use `POST /api/scrape`.',
   METHOD_NOT_ALLOWED: 'Use the method `Allow` names.',
+  REQUEST_TIMEOUT: 'Send the request at once, whole.',
   PAYLOAD_TOO_LARGE: 'Send a smaller script.',
-  UNSUPPORTED_MEDIA_TYPE: "Add `-H 'Content-Type: application/json'`.",
+  UNSUPPORTED_MEDIA_TYPE: "Add `-H 'Content-Type: application/json'`; send the body uncompressed.",
   RATE_LIMIT_EXCEEDED: 'Wait `Retry-After` seconds.',
   INTERNAL_SERVER_ERROR: 'Retry after a few seconds.',
   SERVICE_UNAVAILABLE: 'Retry (another instance).',
@@ -138,6 +142,10 @@ export function openApiDocument(config: Config): Json {
     maxConcurrency: config.maxConcurrency,
     queueLimit: config.queueLimit,
     queueTimeoutMs: config.queueTimeoutMs,
+    headersTimeoutMs: config.headersTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+    keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+    replyStallTimeoutMs: config.replyStallTimeoutMs,
   };
   const retryAfter = { 'Retry-After': { ...int('Seconds to wait before trying again.'), required: true } };
   return {
@@ -213,6 +221,11 @@ export function openApiDocument(config: Config): Json {
             '405': errorResponse(405, undefined, {
               Allow: { description: 'POST', required: true, schema: { type: 'string' } },
             }),
+            '408': {
+              ...errorResponse(408),
+              // Written at the edge, before the request reaches the service: no X-Request-Id.
+              headers: {},
+            },
             '413': errorResponse(413, undefined, RATE_HEADERS),
             '415': errorResponse(415, undefined, RATE_HEADERS),
             '429': errorResponse(429, undefined, { ...RATE_HEADERS, ...retryAfter }),
@@ -371,7 +384,9 @@ export function openApiDocument(config: Config): Json {
         },
         Health: {
           type: 'object',
-          required: ['status', 'browser', 'browserRestarts', 'running', 'queued', 'limits'],
+          required: ['status', 'browser', 'limits', 'keys'],
+          description:
+            'browserRestarts, browserRecycles, executorRestarts, running and queued are given only with Authorization: Bearer <METRICS_TOKEN>.',
           properties: {
             status: { enum: ['ok', 'degraded', 'starting', 'draining'] },
             browser: { enum: ['ready', 'not ready'] },
@@ -382,6 +397,10 @@ export function openApiDocument(config: Config): Json {
             running: { type: 'integer', minimum: 0 },
             queued: { type: 'integer', minimum: 0 },
             limits: { enum: ['memory', 'redis', 'local-fallback'] },
+            keys: {
+              enum: ['ok', 'stale'],
+              description: 'stale: the last change to the key file failed to load (status is then degraded).',
+            },
           },
         },
       },

@@ -2,9 +2,10 @@
 // the script executors (other processes, see src/supervisor.ts). Used by
 // server.ts (the process) and by the end-to-end tests.
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { buildApp, localTenancy, type App, type Tenancy } from './app.js';
 import { withConfig, type Config } from './config.js';
+import { createEdgeServer } from './http/edge.js';
 import type { BrowserStatus, ExecutorTestSeam } from './ipc.js';
 import type { Logger } from './log.js';
 import { collectWhenIdle } from './idle-gc.js';
@@ -101,8 +102,11 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
   opened.defer(step(logger, 'key file watch', () => tenancy.keys.close()));
 
   let app: App | undefined;
-  const server = createServer({ keepAlive: true, requestTimeout: 0 }, (req, res) => app?.handle(req, res));
-  server.keepAliveTimeout = 65_000;
+  // Timeouts and the connection cap: src/http/edge.ts.
+  const server = createEdgeServer(config, logger, (req, res) => app?.handle(req, res), {
+    onDropped: () => app?.metrics.connectionsDropped.inc(),
+    onRequestTimeout: () => app?.metrics.requestTimeouts.inc(),
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => {

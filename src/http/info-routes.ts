@@ -8,6 +8,7 @@ import type { Metrics } from '../metrics.js';
 import { openApiDocument } from '../openapi.js';
 import type { LimitsMode } from '../tenancy/fallback-store.js';
 import type { Supervisor } from '../supervisor.js';
+import type { KeyFileStatus } from '../tenancy/keyring.js';
 import type { FairScheduler } from '../tenancy/scheduler.js';
 import { DOCS_CSP, renderDocs } from './docs-page.js';
 import { HTML_TYPE, JSON_TYPE, sendBody, sendError, sendJson } from './reply.js';
@@ -19,6 +20,7 @@ export interface InfoDeps {
   readonly scheduler: FairScheduler;
   readonly metrics: Metrics;
   limitsMode(): LimitsMode;
+  keyFileStatus(): KeyFileStatus;
   draining(): boolean;
 }
 
@@ -43,22 +45,33 @@ export function infoRoutes(deps: InfoDeps): {
     return docs;
   };
 
-  function health(res: ServerResponse): void {
+  function health(req: IncomingMessage, res: ServerResponse): void {
     const browser = executors.browser;
     const ready = browser.ready;
     const limits = deps.limitsMode();
-    const status = deps.draining() ? 'draining' : !ready ? 'starting' : limits === 'local-fallback' ? 'degraded' : 'ok';
-    // Limits on local memory while Redis is away is degraded, not down: it still serves.
+    const keys = deps.keyFileStatus();
+    const degraded = limits === 'local-fallback' || keys === 'stale';
+    const status = deps.draining() ? 'draining' : !ready ? 'starting' : degraded ? 'degraded' : 'ok';
+    // SECURITY: how busy the service is and how often Chromium died is other
+    // tenants' work: shown only with METRICS_TOKEN, as /metrics is.
+    const counts =
+      config.metricsToken !== undefined && bearerMatches(req, config.metricsToken)
+        ? {
+            browserRestarts: browser.restarts,
+            browserRecycles: browser.recycles,
+            executorRestarts: executors.restarts,
+            running: scheduler.running,
+            queued: scheduler.queued,
+          }
+        : {};
+    // Limits on local memory while Redis is away, or keys from an older file, is degraded, not down: it still serves.
     sendJson(res, ready && status !== 'draining' ? 200 : 503, {
       status,
       browser: ready ? 'ready' : 'not ready',
-      browserRestarts: browser.restarts,
-      browserRecycles: browser.recycles,
-      executorRestarts: executors.restarts,
       chromiumSandbox: executors.chromiumSandbox ?? null,
-      running: scheduler.running,
-      queued: scheduler.queued,
+      ...counts,
       limits,
+      keys,
     });
   }
 
@@ -71,7 +84,7 @@ export function infoRoutes(deps: InfoDeps): {
   }
 
   const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
-    '/health': (_req, res) => health(res),
+    '/health': (req, res) => health(req, res),
     '/metrics': (req, res) => {
       metricsText(req, res).catch((e: unknown) =>
         sendError(res, new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: e })),

@@ -1,6 +1,6 @@
 // Requests per window, counted in the limit store (memory, or Redis shared by
-// every instance): per API key, and per client address for requests whose key
-// is missing or wrong, so that guessing keys is slow.
+// every instance): per API key, and per client address for requests with a
+// wrong key, so that guessing keys is slow.
 import { ApiError } from '../errors.js';
 import type { LimitStore } from '../tenancy/store.js';
 
@@ -44,15 +44,18 @@ export class RateLimiter {
 }
 
 /**
- * Failed authentications per client address. Each failure is counted in the
- * store; an address over the limit is then refused on this instance, before its
- * key is looked at, until the window ends.
+ * Wrong keys per client address: the brake on guessing. Past the limit in a
+ * window, a wrong key from that address is answered 429 instead of 401 until
+ * the window ends; a valid key never is, from any address.
+ * SECURITY: it slows and flags guessing, it does not protect the keys: they
+ * carry 128 bits or more, beyond any number of guesses (see the README). Refusing
+ * valid keys instead would let anyone behind the same NAT, proxy or office
+ * address lock every other tenant there out with a few bad requests.
  */
 export class AuthFailureLimiter {
   readonly #store: LimitStore;
   readonly #limit: number;
   readonly #windowMs: number;
-  readonly #blocked = new Map<string, number>();
 
   constructor(store: LimitStore, limit: number, windowMs: number) {
     this.#store = store;
@@ -60,33 +63,12 @@ export class AuthFailureLimiter {
     this.#windowMs = windowMs;
   }
 
-  /** Throws 429 when the address is refused now. */
-  check(address: string, now = Date.now()): void {
-    const until = this.#blocked.get(address);
-    if (until === undefined) return;
-    if (until <= now) {
-      this.#blocked.delete(address);
-      return;
-    }
-    throw this.#refusal(until - now);
-  }
-
-  /** Counts a failure; resolves to the 429 to send instead of the 401 when the address is over the limit. */
-  async failed(address: string, now = Date.now()): Promise<ApiError | undefined> {
+  /** Counts a wrong key from address (already normalised); resolves to the 429 to send instead of the 401 when it is over the limit. */
+  async failed(address: string): Promise<ApiError | undefined> {
     const { count, resetMs } = await this.#store.hit(`auth-failures:${address}`, this.#windowMs);
     if (count <= this.#limit) return undefined;
-    if (this.#blocked.size > 100_000) for (const [a, t] of this.#blocked) if (t <= now) this.#blocked.delete(a);
-    this.#blocked.set(address, now + resetMs);
-    return this.#refusal(resetMs);
-  }
-
-  #refusal(resetMs: number): ApiError {
-    return new ApiError(
-      'RATE_LIMIT_EXCEEDED',
-      'Rate limit exceeded: too many requests without a valid API key from this address',
-      {
-        headers: { 'Retry-After': retryAfter(resetMs) },
-      },
-    );
+    return new ApiError('RATE_LIMIT_EXCEEDED', 'Rate limit exceeded: too many wrong API keys from this address', {
+      headers: { 'Retry-After': retryAfter(resetMs) },
+    });
   }
 }

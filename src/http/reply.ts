@@ -1,9 +1,69 @@
-// Writing replies: JSON with the right content type, errors in the SPEC's shape.
-import type { ServerResponse } from 'node:http';
+// Writing replies: JSON with the right content type, errors in the SPEC's shape,
+// and the two rules every reply follows at the edge: a reply sent before the
+// request's body was read closes the connection, and a reply whose reader stalls
+// is cut off.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, ERRORS } from '../errors.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 export const HTML_TYPE = 'text/html; charset=utf-8';
+
+export interface ReplyLimits {
+  /** A reply whose reader takes nothing for this long is cut off (REPLY_STALL_TIMEOUT_MS). */
+  readonly stallTimeoutMs: number;
+}
+
+/** For responses made by a server without an edge (tests that build the app alone). */
+const DEFAULT_LIMITS: ReplyLimits = { stallTimeoutMs: 30_000 };
+const limitsOf = new WeakMap<ServerResponse, ReplyLimits>();
+
+/** Set by the edge server on every response before the app sees it. */
+export function setReplyLimits(res: ServerResponse, limits: ReplyLimits): void {
+  limitsOf.set(res, limits);
+}
+
+/** Written in slices, so that each slice the reader takes is progress the deadline sees. */
+const SLICE_BYTES = 64 * 1024;
+
+/**
+ * Writes body with backpressure; a reader that takes no slice for
+ * stallTimeoutMs gets its connection destroyed, which frees the reply.
+ * SECURITY: a socket timeout cannot do this: one write of a large body
+ * reports no progress until all of it is taken, so it would cut slow readers
+ * that are reading, and it would have to be armed during the job too.
+ */
+function writeBody(res: ServerResponse, body: Buffer, stallTimeoutMs: number): void {
+  const deadline = setTimeout(() => res.destroy(), stallTimeoutMs);
+  deadline.unref();
+  const done = (): void => clearTimeout(deadline);
+  res.once('close', done);
+  const progress = (): void => {
+    deadline.refresh();
+  };
+  let offset = 0;
+  const next = (): void => {
+    while (!res.destroyed) {
+      const slice = body.subarray(offset, offset + SLICE_BYTES);
+      offset += slice.length;
+      if (offset >= body.length) {
+        res.end(slice, done);
+        return;
+      }
+      if (!res.write(slice, progress)) {
+        res.once('drain', next);
+        return;
+      }
+    }
+  };
+  next();
+}
+
+/** Whether part of the request's body has not arrived yet (a request without a body has none to wait for). */
+function bodyPending(req: IncomingMessage): boolean {
+  if (req.complete) return false;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
 
 export function sendBody(
   res: ServerResponse,
@@ -13,8 +73,15 @@ export function sendBody(
   headers: Record<string, string> = {},
 ): void {
   if (res.headersSent || res.destroyed) return;
-  res.writeHead(status, { ...headers, 'Content-Type': type, 'Content-Length': String(Buffer.byteLength(body)) });
-  res.end(body);
+  const bytes = Buffer.from(body, 'utf8');
+  const all: Record<string, string> = { ...headers, 'Content-Type': type, 'Content-Length': String(bytes.length) };
+  // SECURITY: answered before the request's body came in (401, 413, 415, 429…):
+  // Node would go on reading and discarding the rest of it for as long as the
+  // client sends. With Connection: close it ends the socket once this reply is
+  // flushed instead, so a client is never read from beyond what came before.
+  if (bodyPending(res.req)) all.Connection = 'close';
+  res.writeHead(status, all);
+  writeBody(res, bytes, (limitsOf.get(res) ?? DEFAULT_LIMITS).stallTimeoutMs);
 }
 
 export function sendJson(
@@ -27,10 +94,14 @@ export function sendJson(
 }
 
 /** The error body of SPEC section 2.5; never a stack trace. */
-export function sendError(res: ServerResponse, e: ApiError, headers: Record<string, string> = {}): void {
+export function errorBody(e: ApiError): Record<string, unknown> {
   const body: Record<string, unknown> = { error: e.message, code: e.code, statusCode: e.status };
   if (e.logs !== undefined) body.logs = e.logs;
-  sendJson(res, e.status, body, { ...headers, ...e.headers });
+  return body;
+}
+
+export function sendError(res: ServerResponse, e: ApiError, headers: Record<string, string> = {}): void {
+  sendJson(res, e.status, errorBody(e), { ...headers, ...e.headers });
 }
 
 export function internalError(cause: unknown): ApiError {

@@ -11,7 +11,8 @@ import type { Client, KeyRing } from '../tenancy/keyring.js';
 import type { FairScheduler } from '../tenancy/scheduler.js';
 import type { LimitStore } from '../tenancy/store.js';
 import { authenticate, clientAddress } from './auth.js';
-import { readBody } from './body.js';
+import { checkContentEncoding, readBody } from './body.js';
+import { requestTimedOut } from './edge.js';
 import { AuthFailureLimiter, RateLimiter, rateHeaders as headersOf } from './rate-limit.js';
 import { HTML_TYPE, JSON_TYPE, internalError, sendBody, sendError } from './reply.js';
 import { parseScrapeRequest } from './validate.js';
@@ -61,6 +62,9 @@ function serverTiming(t: Record<string, number | undefined>): string {
     .join(', ');
 }
 
+/** The outcome of a request whose client went away before its reply (nginx logs these as 499). */
+export const CLIENT_CLOSED = 'CLIENT_CLOSED';
+
 const round = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : Math.round(ms));
 
 export function scrapeRoute(
@@ -70,17 +74,16 @@ export function scrapeRoute(
   const rate = new RateLimiter(deps.store);
   const authFailures = new AuthFailureLimiter(deps.store, config.authFailureLimit, config.rateLimitWindowMs);
 
-  /** Authenticates, counting failures per client address; throws 401 or, past the limit, 429. */
+  /**
+   * Authenticates; throws 401, or 429 for a wrong key from an address past
+   * AUTH_FAILURE_LIMIT. SECURITY: the key is looked up first, always, so no
+   * one else's failures from the same address ever refuse a valid key.
+   */
   async function identify(req: IncomingMessage): Promise<Client> {
-    const address = clientAddress(req, config.trustProxy);
-    authFailures.check(address);
-    try {
-      return authenticate(req, deps.keys, config.gatewayHost);
-    } catch (e) {
-      if (e instanceof ApiError && (e.code === 'MISSING_API_KEY' || e.code === 'INVALID_API_KEY'))
-        throw (await authFailures.failed(address)) ?? e;
-      throw e;
-    }
+    const auth = authenticate(req, deps.keys, config.gatewayHost);
+    if (auth.ok) return auth.client;
+    if (auth.guess) throw (await authFailures.failed(clientAddress(req, config.trustProxy))) ?? auth.error;
+    throw auth.error;
   }
 
   return async function scrape(req, res, requestId) {
@@ -98,6 +101,7 @@ export function scrapeRoute(
       keyName = client.name;
       rateHeaders = headersOf(await rate.hit(client.name, client.rateLimit, client.rateLimitWindowMs));
       if (!contentTypeIsJson(req)) throw new ApiError('UNSUPPORTED_MEDIA_TYPE');
+      checkContentEncoding(req);
       const parsed = parseScrapeRequest(await readBody(req, config.maxBodyBytes));
       host = new URL(parsed.url).host;
 
@@ -169,9 +173,22 @@ export function scrapeRoute(
         'scrape done',
       );
     } catch (e) {
+      const ms = performance.now() - t0;
+      if (res.destroyed && !res.writableFinished) {
+        // No reply can be sent: the client went away, or its body ran out of time (the edge answered 408).
+        // Its own outcome, at info: neither a 500 nor an error of the service.
+        const timedOut = requestTimedOut(req.socket);
+        const code = timedOut ? 'REQUEST_TIMEOUT' : CLIENT_CLOSED;
+        metrics.requests.inc({ code });
+        metrics.duration.observe(ms / 1000);
+        logger.info(
+          { requestId, keyName, host, status: timedOut ? 408 : 499, code, ms: Math.round(ms), queueMs: round(queueMs) },
+          timedOut ? 'scrape failed: request not received in time' : 'scrape abandoned: the client went away',
+        );
+        return;
+      }
       const err = e instanceof ApiError ? e : internalError(e);
       sendError(res, err, rateHeaders);
-      const ms = performance.now() - t0;
       metrics.requests.inc({ code: err.code });
       metrics.duration.observe(ms / 1000);
       if (err.code === 'MEMORY_LIMIT_EXCEEDED') metrics.memoryKills.inc();

@@ -40,7 +40,9 @@ export function decodeScriptBase64(v: string): string {
 export function parseScrapeRequest(raw: Buffer): ScrapeRequest {
   let body: unknown;
   try {
-    body = raw.length === 0 ? undefined : JSON.parse(raw.toString('utf8'));
+    // A UTF-8 byte-order mark some editors and tools put first is not part of the JSON: skipped.
+    const text = raw.toString('utf8').replace(/^\uFEFF/, '');
+    body = text.length === 0 ? undefined : JSON.parse(text);
   } catch {
     body = undefined;
   }

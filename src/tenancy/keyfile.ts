@@ -31,6 +31,8 @@ export class KeyFileError extends Error {
 }
 
 export const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/** The names API_KEYS entries get (env-1, env-2, … in order); a key file may not use them. */
+export const ENV_KEY_NAME = /^env-\d+$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 export function hashKey(key: string): string {
@@ -52,6 +54,10 @@ export function parseKeyFile(text: string): KeyFile {
   if (typeof raw !== 'object' || raw === null || !Array.isArray((raw as { keys?: unknown }).keys)) {
     throw new KeyFileError('expected an object { "version": 1, "keys": [...] }');
   }
+  // SECURITY: a file of a version this service does not know may mean something it cannot read (a revocation).
+  const version = (raw as { version?: unknown }).version;
+  if (version !== 1)
+    throw new KeyFileError(`version: ${JSON.stringify(version) ?? 'missing'}, this service reads version 1`);
   const problems: string[] = [];
   const names = new Set<string>();
   const hashes = new Set<string>();
@@ -65,6 +71,7 @@ export function parseKeyFile(text: string): KeyFile {
     const r = k as Record<string, unknown>;
     if (typeof r.name !== 'string' || !KEY_NAME.test(r.name))
       problems.push(`${at}.name: letters, digits, "_", "." or "-", at most 64`);
+    else if (ENV_KEY_NAME.test(r.name)) problems.push(`${at}.name: "${r.name}" is reserved for keys from API_KEYS`);
     else if (names.has(r.name)) problems.push(`${at}.name: "${r.name}" is used twice`);
     if (typeof r.sha256 !== 'string' || !SHA256_HEX.test(r.sha256))
       problems.push(`${at}.sha256: 64 lower-case hex digits`);

@@ -36,10 +36,18 @@ interface Entry {
 /** What tells one version of the file from the next: a rename-over write changes the inode. */
 const identity = (st: Stats): string => `${st.ino}:${st.size}:${st.mtimeMs}`;
 
-/** Names of API_KEYS entries: the first 8 hex digits of the key's hash (32 bits of a hash of ≥ 16 characters say nothing useful). */
-function envName(sha256: string): string {
-  return `env-${sha256.slice(0, 8)}`;
+/**
+ * Names of API_KEYS entries, in order: env-1, env-2, …
+ * SECURITY: nothing derived from the key, so the logs hold no oracle to test
+ * guesses of a short key against. Every instance sharing Redis needs API_KEYS
+ * in the same order, since limits are counted by name.
+ */
+function envName(index: number): string {
+  return `env-${index + 1}`;
 }
+
+/** Whether the key file in force is the file on disk: "stale" when the last change could not be loaded. */
+export type KeyFileStatus = 'ok' | 'stale';
 
 export class KeyRing {
   readonly #opts: KeyRingOptions;
@@ -48,6 +56,8 @@ export class KeyRing {
   /** The identity of the file last read (or last found unreadable), to notice the next change. */
   #seen = '';
   #poll: NodeJS.Timeout | undefined;
+  #stale = false;
+  #reloadFailures = 0;
 
   /** The keys of the configuration: API_KEYS and, loaded and then watched, API_KEYS_FILE (throws when the file cannot be used). */
   static fromConfig(config: Config, logger: Logger): KeyRing {
@@ -68,9 +78,9 @@ export class KeyRing {
 
   constructor(opts: KeyRingOptions) {
     this.#opts = opts;
-    this.#envEntries = opts.envKeys.map((k) => {
+    this.#envEntries = opts.envKeys.map((k, i) => {
       const sha256 = hashKey(k);
-      return { digest: Buffer.from(sha256, 'hex'), record: { name: envName(sha256), sha256, active: true } };
+      return { digest: Buffer.from(sha256, 'hex'), record: { name: envName(i), sha256, active: true } };
     });
   }
 
@@ -97,17 +107,37 @@ export class KeyRing {
     return [...this.#envEntries, ...this.#fileEntries].filter((e) => e.record.active).length;
   }
 
-  /** Re-reads the key file now; on any problem the keys loaded before stay in force. */
+  /** "stale" from a failed reload (or a missing file) until the next good one. */
+  get fileStatus(): KeyFileStatus {
+    return this.#stale ? 'stale' : 'ok';
+  }
+
+  /** Reloads of the key file that failed, since start. */
+  get reloadFailures(): number {
+    return this.#reloadFailures;
+  }
+
+  /**
+   * Re-reads the key file now. On any problem the keys loaded before stay in
+   * force, except those the new file, if it is JSON at all, no longer lists as
+   * active: a revocation counts even in a file that is otherwise broken.
+   */
   reload(): void {
     const file = this.#opts.file;
     if (file === undefined) return;
+    let text: string | undefined;
     try {
-      this.#fileEntries = this.#read(file);
+      this.#seen = identity(statSync(file));
+      text = readFileSync(file, 'utf8');
+      this.#fileEntries = entriesOf(text);
+      this.#stale = false;
       this.#opts.logger.info({ file, keys: this.#fileEntries.length }, 'API key file reloaded');
     } catch (e) {
+      this.#failed();
+      const revoked = text === undefined ? 0 : this.#revokeUnlisted(text);
       this.#opts.logger.error(
-        { file, err: (e as Error).message, keptKeys: this.#fileEntries.length },
-        'API key file not reloaded; the keys loaded before stay in force',
+        { file, err: (e as Error).message, keptKeys: this.#fileEntries.length, revoked, keys: 'stale' },
+        'API key file not reloaded; the keys loaded before stay in force, but for those it no longer lists as active',
       );
     }
   }
@@ -137,6 +167,7 @@ export class KeyRing {
     if (seen === this.#seen) return;
     this.#seen = seen;
     if (seen === 'missing') {
+      this.#failed();
       this.#opts.logger.error(
         { file, keptKeys: this.#fileEntries.length },
         'API key file is gone; the keys loaded before stay in force',
@@ -149,7 +180,43 @@ export class KeyRing {
   #read(file: string): Entry[] {
     // The identity is taken before the read, so a write during the read is seen at the next check.
     this.#seen = identity(statSync(file));
-    const parsed = parseKeyFile(readFileSync(file, 'utf8'));
-    return parsed.keys.map((record) => ({ digest: Buffer.from(record.sha256, 'hex'), record }));
+    return entriesOf(readFileSync(file, 'utf8'));
   }
+
+  #failed(): void {
+    this.#stale = true;
+    this.#reloadFailures++;
+  }
+
+  /**
+   * From a file that failed to load: when it is JSON with a keys array, every
+   * key in force that it does not list with "active": true is refused from now
+   * on. SECURITY: fail closed for revocations; additions wait for a good file.
+   */
+  #revokeUnlisted(text: string): number {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      return 0;
+    }
+    const listed = (raw as { keys?: unknown } | null)?.keys;
+    if (!Array.isArray(listed)) return 0;
+    const stillActive = new Set<string>();
+    for (const k of listed as unknown[]) {
+      const r = k as { sha256?: unknown; active?: unknown } | null;
+      if (typeof r?.sha256 === 'string' && r.active === true) stillActive.add(r.sha256);
+    }
+    let revoked = 0;
+    this.#fileEntries = this.#fileEntries.map((e) => {
+      if (!e.record.active || stillActive.has(e.record.sha256)) return e;
+      revoked++;
+      return { digest: e.digest, record: { ...e.record, active: false } };
+    });
+    return revoked;
+  }
+}
+
+function entriesOf(text: string): Entry[] {
+  return parseKeyFile(text).keys.map((record) => ({ digest: Buffer.from(record.sha256, 'hex'), record }));
 }

@@ -18,26 +18,76 @@ export interface LimitStore {
   close(): Promise<void>;
 }
 
-/** Entries kept before expired windows are swept. */
-const SWEEP_AT_ENTRIES = 10_000;
+/** Windows the memory store keeps, for API keys and for everything else (client addresses) apart. */
+export const MEMORY_STORE_CAPACITY = 100_000;
+
+type Window = { end: number; count: number };
+
+/**
+ * A map of at most capacity entries that forgets the least recently used one
+ * first; O(1) per operation (a Map keeps insertion order; a hit re-inserts).
+ */
+class Lru<V> {
+  readonly #map = new Map<string, V>();
+  constructor(readonly capacity: number) {}
+
+  get size(): number {
+    return this.#map.size;
+  }
+
+  get(k: string): V | undefined {
+    const v = this.#map.get(k);
+    if (v !== undefined) {
+      this.#map.delete(k);
+      this.#map.set(k, v);
+    }
+    return v;
+  }
+
+  set(k: string, v: V): void {
+    this.#map.delete(k);
+    this.#map.set(k, v);
+    if (this.#map.size > this.capacity) {
+      const oldest = this.#map.keys().next();
+      if (oldest.done !== true) this.#map.delete(oldest.value);
+    }
+  }
+
+  clear(): void {
+    this.#map.clear();
+  }
+}
 
 export class MemoryStore implements LimitStore {
-  readonly #windows = new Map<string, { end: number; count: number }>();
+  /**
+   * SECURITY: two LRUs, so that windows keyed by client data (addresses,
+   * which a client can make many of) can only push out each other, never an
+   * API key's request count (which would reset that key's rate limit).
+   */
+  readonly #keyWindows: Lru<Window>;
+  readonly #otherWindows: Lru<Window>;
   readonly #leases = new Map<string, Map<string, number>>();
   readonly #now: () => number;
 
-  constructor(now: () => number = Date.now) {
+  constructor(now: () => number = Date.now, capacity = MEMORY_STORE_CAPACITY) {
     this.#now = now;
+    this.#keyWindows = new Lru(capacity);
+    this.#otherWindows = new Lru(capacity);
+  }
+
+  /** Windows held now, both kinds together. */
+  get size(): number {
+    return this.#keyWindows.size + this.#otherWindows.size;
   }
 
   hit(id: string, windowMs: number): Promise<WindowCount> {
     const now = this.#now();
+    const windows = id.startsWith('key:') ? this.#keyWindows : this.#otherWindows;
     const k = `${id}|${windowMs}`;
-    let w = this.#windows.get(k);
+    let w = windows.get(k);
     if (!w || now >= w.end) {
-      if (this.#windows.size >= SWEEP_AT_ENTRIES) this.#sweep(now);
       w = { end: now + windowMs, count: 0 };
-      this.#windows.set(k, w);
+      windows.set(k, w);
     }
     w.count++;
     return Promise.resolve({ count: w.count, resetMs: w.end - now });
@@ -64,12 +114,9 @@ export class MemoryStore implements LimitStore {
   }
 
   close(): Promise<void> {
-    this.#windows.clear();
+    this.#keyWindows.clear();
+    this.#otherWindows.clear();
     this.#leases.clear();
     return Promise.resolve();
-  }
-
-  #sweep(now: number): void {
-    for (const [k, w] of this.#windows) if (now >= w.end) this.#windows.delete(k);
   }
 }

@@ -25,6 +25,10 @@ const metrics = async (): Promise<string> => {
   return r.text;
 };
 
+/** /health as the operator sees it (with the metrics token, it shows how busy the service is). */
+const health = async (): Promise<Record<string, unknown>> =>
+  (await svc.raw('GET', '/health', { headers: { authorization: `Bearer ${TOKEN}` } })).body;
+
 /** The value of one sample in Prometheus text format, 0 when absent. */
 function sample(text: string, name: string, labels = ''): number {
   const line = text
@@ -79,6 +83,23 @@ describe('metrics', () => {
   });
 });
 
+describe('health', () => {
+  test("/health shows how busy the service is (other tenants' work) only with the METRICS_TOKEN", async () => {
+    const pending = run('await new Promise((r) => setTimeout(r, 600)); return 1');
+    await until(async () => (await health()).running === 1, 'the job to start');
+    const anyone = await svc.raw('GET', '/health');
+    assert.equal(anyone.status, 200);
+    assert.deepEqual(Object.keys(anyone.body).sort(), ['browser', 'keys', 'limits', 'status']);
+    const wrong = await svc.raw('GET', '/health', { headers: { authorization: 'Bearer not-the-token' } });
+    assert.equal(wrong.body.running, undefined);
+    const operator = await health();
+    assert.equal(operator.running, 1);
+    assert.equal(operator.queued, 0);
+    assert.equal(typeof operator.browserRestarts, 'number');
+    assert.equal((await pending).status, 200);
+  });
+});
+
 describe('logs', () => {
   test('the X-Request-Id sent is echoed and logged with the key name, outcome and durations; no script at info', async () => {
     const log = capturingLogger();
@@ -121,7 +142,7 @@ describe('the browser', () => {
     const restarts = svc.service.browser.restarts;
     // Shorter than this file's 1000 ms script limit.
     const pending = run('await new Promise((r) => setTimeout(r, 800)); return await page.title()');
-    await until(async () => (await svc.raw('GET', '/health')).body.running === 1, 'the job to start');
+    await until(async () => (await health()).running === 1, 'the job to start');
     // Most likely while the script waits (the fixture page loads in well under this).
     await new Promise((r) => setTimeout(r, 300));
     process.kill(pid, 'SIGKILL');
@@ -137,8 +158,7 @@ describe('the browser', () => {
     const next = await run('return await page.title()');
     assert.equal(next.status, 200, next.text);
     assert.equal(next.body.data, 'Example Domain');
-    const health = await svc.raw('GET', '/health');
-    assert.equal(health.body.browserRestarts, restarts + 1);
+    assert.equal((await health()).browserRestarts, restarts + 1);
     assert.equal(sample(await metrics(), 'pagescript_browser_restarts_total'), restarts + 1);
   });
 
@@ -198,7 +218,7 @@ describe('the browser', () => {
         () => [...pids].filter((p) => p !== current).every((p) => !alive(p)),
         'the retired Chromium processes to exit',
       );
-      assert.equal((await own.raw('GET', '/health')).body.browserRestarts, 0, 'a recycle is not a crash');
+      assert.equal(own.service.browser.restarts, 0, 'a recycle is not a crash');
     } finally {
       await own.close();
     }

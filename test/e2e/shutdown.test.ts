@@ -14,6 +14,9 @@ const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 before(() => fixtures.start());
 after(() => fixtures.close());
 
+/** With the metrics token, /health says how many scripts run and wait. */
+const HEALTH_TOKEN = 'health-token-0123456789';
+
 interface Running {
   child: ChildProcess;
   base: string;
@@ -29,6 +32,7 @@ async function startProcess(env: Record<string, string>): Promise<Running> {
       LOG_LEVEL: 'silent',
       EGRESS_ALLOWLIST: fixtures.allowEntry,
       MAX_CONCURRENCY: '1',
+      METRICS_TOKEN: HEALTH_TOKEN,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -58,7 +62,7 @@ async function post(base: string, script: string): Promise<{ status: number; bod
 }
 
 async function health(base: string): Promise<Record<string, unknown>> {
-  const r = await request(`${base}/health`);
+  const r = await request(`${base}/health`, { headers: { authorization: `Bearer ${HEALTH_TOKEN}` } });
   return (await r.body.json()) as Record<string, unknown>;
 }
 

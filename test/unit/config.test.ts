@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, loadConfig, memoryBudgetBytes } from '../../src/config.js';
+import { ConfigError, JOB_CLOSE_MARGIN_MS, loadConfig, memoryBudgetBytes } from '../../src/config.js';
 
 test('defaults: port 3000 on 127.0.0.1, 30 s scripts, 128 MiB, no keys (one is generated at start)', () => {
   const c = loadConfig({});
@@ -55,4 +55,29 @@ test("the memory budget is the container's limit when there is one, else the mac
   // No limit: Node reports 0, or the largest cgroup value (2^64 on cgroup v1).
   assert.equal(memoryBudgetBytes(0, 24 * GiB), 24 * GiB);
   assert.equal(memoryBudgetBytes(2 ** 64, 24 * GiB), 24 * GiB);
+});
+
+test('the edge: headers 20 s, whole request 30 s, idle keep-alive 10 s, stalled reply 30 s, 1024 connections', () => {
+  const c = loadConfig({});
+  assert.equal(c.headersTimeoutMs, 20_000);
+  assert.equal(c.requestTimeoutMs, 30_000);
+  assert.equal(c.keepAliveTimeoutMs, 10_000);
+  assert.equal(c.replyStallTimeoutMs, 30_000);
+  assert.equal(c.maxConnections, 1024);
+  assert.throws(
+    () => loadConfig({ HEADERS_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '4000' }),
+    /REQUEST_TIMEOUT_MS: 4000 must not be less than HEADERS_TIMEOUT_MS/,
+  );
+});
+
+test('fairness by default: the queue timeout outlasts the longest job (navigation + script + closing), whatever those limits are', () => {
+  const longestJob = (c: { navigationTimeoutMs: number; scriptTimeoutMs: number }): number =>
+    c.navigationTimeoutMs + c.scriptTimeoutMs + JOB_CLOSE_MARGIN_MS;
+  const defaults = loadConfig({});
+  assert.equal(defaults.queueTimeoutMs, 60_000);
+  assert.ok(defaults.queueTimeoutMs >= longestJob(defaults));
+  const long = loadConfig({ SCRIPT_TIMEOUT_MS: '120000', NAVIGATION_TIMEOUT_MS: '30000' });
+  assert.ok(long.queueTimeoutMs >= longestJob(long), String(long.queueTimeoutMs));
+  // An explicit setting is the operator's choice.
+  assert.equal(loadConfig({ QUEUE_TIMEOUT_MS: '5000' }).queueTimeoutMs, 5000);
 });

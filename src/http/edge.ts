@@ -1,0 +1,103 @@
+// The HTTP server at the edge: how long a client may take to send a request,
+// how long an idle connection stays open, how many connections are open at
+// once, how long a reply may wait for its reader, and what a client that runs
+// out of time or breaks the protocol gets. Hostile clients are the norm here.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { Config } from '../config.js';
+import { ApiError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { errorBody, setReplyLimits } from './reply.js';
+
+export type EdgeConfig = Pick<
+  Config,
+  'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'replyStallTimeoutMs' | 'maxConnections'
+>;
+
+export interface EdgeEvents {
+  /** A connection was refused because MAX_CONNECTIONS were open. */
+  onDropped?(): void;
+  /** A request's headers or body did not arrive in time; it got 408. */
+  onRequestTimeout?(): void;
+}
+
+/** Sockets whose request ran out of time (and got 408 from here), so the route can log that outcome. */
+const timedOut = new WeakSet<Duplex>();
+
+/** True when the request on this socket was ended by HEADERS_TIMEOUT_MS or REQUEST_TIMEOUT_MS. */
+export function requestTimedOut(socket: Duplex | null | undefined): boolean {
+  return socket != null && timedOut.has(socket);
+}
+
+/** How often Node checks the header and request deadlines: often enough that they hold to within a second. */
+function checkingIntervalMs(config: EdgeConfig): number {
+  return Math.max(50, Math.min(1000, Math.floor(config.headersTimeoutMs / 4)));
+}
+
+function rawReply(status: number, reason: string, body: string): string {
+  return (
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  );
+}
+
+const TIMEOUT_BODY = JSON.stringify(errorBody(new ApiError('REQUEST_TIMEOUT')));
+
+export function createEdgeServer(
+  config: EdgeConfig,
+  logger: Logger,
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  events: EdgeEvents = {},
+): Server {
+  /** The reply in progress on each socket, so a late 408 is not written into the middle of one. */
+  const replying = new WeakMap<Duplex, ServerResponse>();
+  const server = createServer(
+    {
+      keepAlive: true,
+      // SECURITY: a client that sends nothing, trickles its headers or stops
+      // half-way through its body is cut off: these are Node's own deadlines,
+      // checked every connectionsCheckingInterval. Both end when the request
+      // is in, so neither cuts a job that is still running, nor its reply.
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: checkingIntervalMs(config),
+    },
+    (req, res) => {
+      replying.set(req.socket, res);
+      // The next request on a kept-alive connection has no reply in progress yet.
+      res.once('finish', () => {
+        if (replying.get(req.socket) === res) replying.delete(req.socket);
+      });
+      setReplyLimits(res, { stallTimeoutMs: config.replyStallTimeoutMs });
+      handler(req, res);
+    },
+  );
+  // Idle keep-alive connections are closed (Node waits keepAliveTimeoutBuffer, 1 s, more).
+  server.keepAliveTimeout = config.keepAliveTimeoutMs;
+  // SECURITY: past this many open connections, new ones are closed at once ('drop').
+  server.maxConnections = config.maxConnections;
+  server.on('drop', () => events.onDropped?.());
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    const inReply = replying.get(socket)?.headersSent === true;
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      timedOut.add(socket);
+      events.onRequestTimeout?.();
+      logger.debug({ code: 'REQUEST_TIMEOUT' }, 'request not received in time; connection closed');
+      if (socket.writable && !inReply) socket.write(rawReply(408, 'Request Timeout', TIMEOUT_BODY));
+      // Closed once the 408 is flushed; nothing more is read from it.
+      (socket as Socket).destroySoon();
+      return;
+    }
+    // A malformed request (or a peer that reset): Node's own answers, without a body.
+    if (socket.writable && !inReply && err.code !== 'ECONNRESET') {
+      const [status, reason] =
+        err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
+      socket.write(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      (socket as Socket).destroySoon();
+      return;
+    }
+    socket.destroy();
+  });
+  return server;
+}
