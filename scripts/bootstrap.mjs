@@ -28,7 +28,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 const RUNTIME_VERSION = pkg.pagescript.nodeRuntime; // exact version, e.g. "24.21.0"
 const REQUIRED_MAJOR = Number(RUNTIME_VERSION.split('.')[0]);
-const DEBIAN_CHROMIUM = '/usr/lib/chromium/chromium';
+// Debian's Chromium, also the service's default (src/config.ts reads the same field).
+const DEBIAN_CHROMIUM = pkg.pagescript.chromiumPath;
 
 function say(msg) {
   process.stderr.write(`[pagescript setup] ${msg}\n`);
@@ -96,7 +97,7 @@ function ensureChromium() {
   }
   fail(
     'no Chromium found. Install Chromium (or Chrome) and set PUPPETEER_EXECUTABLE_PATH to its executable, ' +
-      `e.g. PUPPETEER_EXECUTABLE_PATH=/usr/lib/chromium/chromium npm start`,
+      `e.g. PUPPETEER_EXECUTABLE_PATH=${DEBIAN_CHROMIUM} npm start`,
   );
 }
 

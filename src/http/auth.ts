@@ -10,7 +10,7 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return s === undefined || s.trim() === '' ? undefined : s.trim();
 }
 
-/** Returns the caller's client (name and limits), or throws the SPEC's 401s. */
+/** Returns the caller's client (name and limits), or throws MISSING_API_KEY, INVALID_API_KEY or INVALID_GATEWAY_HOST. */
 export function authenticate(req: IncomingMessage, keys: KeyRing, gatewayHost: string | undefined): Client {
   const key = header(req, 'x-gateway-key');
   if (key === undefined) throw new ApiError('MISSING_API_KEY');

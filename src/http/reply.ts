@@ -1,4 +1,4 @@
-// Writing replies: JSON with the right content type, errors in the SPEC's shape.
+// Writing replies: JSON with the right content type, errors as {error, code, statusCode}.
 import type { ServerResponse } from 'node:http';
 import { ApiError, ERRORS } from '../errors.js';
 
@@ -26,7 +26,7 @@ export function sendJson(
   sendBody(res, status, JSON_TYPE, JSON.stringify(value), headers);
 }
 
-/** The error body of SPEC section 2.5; never a stack trace. */
+/** The error body {error, code, statusCode[, logs]} (README "Errors"); never a stack trace. */
 export function sendError(res: ServerResponse, e: ApiError, headers: Record<string, string> = {}): void {
   const body: Record<string, unknown> = { error: e.message, code: e.code, statusCode: e.status };
   if (e.logs !== undefined) body.logs = e.logs;

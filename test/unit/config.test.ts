@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, loadConfig, memoryBudgetBytes } from '../../src/config.js';
+import { readFileSync } from 'node:fs';
+import { ConfigError, DEFAULT_EXECUTABLE_PATH, loadConfig, memoryBudgetBytes } from '../../src/config.js';
 
 test('defaults: port 3000 on 127.0.0.1, 30 s scripts, 128 MiB, no keys (one is generated at start)', () => {
   const c = loadConfig({});
@@ -55,4 +56,27 @@ test("the memory budget is the container's limit when there is one, else the mac
   // No limit: Node reports 0, or the largest cgroup value (2^64 on cgroup v1).
   assert.equal(memoryBudgetBytes(0, 24 * GiB), 24 * GiB);
   assert.equal(memoryBudgetBytes(2 ** 64, 24 * GiB), 24 * GiB);
+});
+
+test("every default the README's configuration table states is the code's default", () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const section = /^## Configuration\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? '';
+  const stated = [...section.matchAll(/^\| `([A-Z_]+)` \| `([^`]*)` \|/gm)].map((m): [string, string] => [
+    m[1] as string,
+    m[2] as string,
+  ]);
+  assert.ok(stated.length >= 15, `only ${stated.length} defaults found`);
+  const defaults = loadConfig({});
+  for (const [name, value] of stated) {
+    // Setting a variable to its documented default changes nothing.
+    assert.deepEqual(loadConfig({ [name]: value }), defaults, `${name}=${value}`);
+  }
+});
+
+test("the Chromium default is package.json's pagescript.chromiumPath (scripts/bootstrap.mjs reads it too)", () => {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    pagescript: { chromiumPath: string };
+  };
+  assert.equal(loadConfig({}).executablePath, pkg.pagescript.chromiumPath);
+  assert.equal(DEFAULT_EXECUTABLE_PATH, pkg.pagescript.chromiumPath);
 });
