@@ -4,7 +4,7 @@
 //   node scripts/bootstrap.mjs start   -> build if stale, then run the service
 //   node scripts/bootstrap.mjs test    -> build, type-check, lint, unit and e2e tests, coverage
 //   node scripts/bootstrap.mjs test:unit -> build if stale, unit tests only (no Chromium; seconds)
-//   node scripts/bootstrap.mjs test:e2e  -> build if stale, end-to-end tests only (real Chromium)
+//   node scripts/bootstrap.mjs test:e2e  -> build if stale, e2e and conformance tests (real Chromium)
 //   node scripts/bootstrap.mjs lint    -> eslint and prettier --check
 //   node scripts/bootstrap.mjs run F…  -> run a script file (bench, key tools) on Node 24
 //
@@ -229,7 +229,7 @@ switch (command) {
     // Named files: just those. Otherwise every test, unit and e2e, in one run
     // so that one coverage report covers both.
     const all = rest.length === 0;
-    const files = all ? [...listTests(join(ROOT, 'test', 'unit')), ...listTests(join(ROOT, 'test', 'e2e'))] : rest;
+    const files = all ? [...unitTests(), ...e2eTests()] : rest;
     status = runTests(nodeBin, env, files, { coverage: all });
     break;
   }
@@ -237,13 +237,13 @@ switch (command) {
     ensureBuild(nodeBin, false);
     // One process for all unit files: no Chromium, no process to isolate a crash
     // from, and Node and tsx start once instead of once per file.
-    status = runTests(nodeBin, env, rest.length > 0 ? rest : listTests(join(ROOT, 'test', 'unit')), {
+    status = runTests(nodeBin, env, rest.length > 0 ? rest : unitTests(), {
       isolation: 'none',
     });
     break;
   case 'test:e2e':
     ensureBuild(nodeBin, false);
-    status = runTests(nodeBin, env, rest.length > 0 ? rest : listTests(join(ROOT, 'test', 'e2e')), {});
+    status = runTests(nodeBin, env, rest.length > 0 ? rest : e2eTests(), {});
     break;
   case 'lint':
     lint(nodeBin, env);
@@ -286,6 +286,17 @@ function runTests(nodeBin, env, files, { isolation = 'process', coverage = false
     stdio: 'inherit',
     env: { ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' },
   });
+}
+
+/** test/unit: no Chromium. */
+function unitTests() {
+  return listTests(join(ROOT, 'test', 'unit'));
+}
+
+/** Everything else under test/ (e2e, conformance): real Chromium. */
+function e2eTests() {
+  const unit = new Set(unitTests());
+  return listTests(join(ROOT, 'test')).filter((f) => !unit.has(f));
 }
 
 function listTests(dir) {
