@@ -137,7 +137,7 @@ export const PAGE_MEMBERS: readonly GlobalInfo[] = [
   }),
   { label: 'keyboard', type: 'property', detail: 'press, type, down, up' },
   { label: 'mouse', type: 'property', detail: 'click, move, wheel, …' },
-  { label: 'touchscreen', type: 'property', detail: 'tap' },
+  { label: 'touchscreen', type: 'property', detail: 'tap, touchStart, touchMove, touchEnd' },
 ];
 
 /** Members of the objects a script reaches by name: `page.`, `page.keyboard.`, `cheerio.`, `console.`. */
@@ -149,7 +149,12 @@ export const MEMBERS: Readonly<Record<string, readonly GlobalInfo[]>> = {
     label,
     type: 'method',
   })),
-  'page.touchscreen': [{ label: 'tap', type: 'method', detail: '(x, y)' }],
+  'page.touchscreen': [
+    { label: 'tap', type: 'method', detail: '(x, y)' },
+    { label: 'touchStart', type: 'method', detail: '(x, y)' },
+    { label: 'touchMove', type: 'method', detail: '(x, y)' },
+    { label: 'touchEnd', type: 'method', detail: '()' },
+  ],
   cheerio: [
     { label: 'load', type: 'function', detail: '(html) → $' },
     { label: 'text', type: 'function', detail: '(nodes) → string' },

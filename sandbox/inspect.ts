@@ -8,8 +8,12 @@ const MAX_ITEMS = 100;
 const MAX_STRING = 10_000;
 
 function quote(s: string): string {
-  const body = s.length > MAX_STRING ? `${s.slice(0, MAX_STRING)}'... ${s.length - MAX_STRING} more characters` : s;
-  return `'${body.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n')}'`;
+  const body = s.slice(0, MAX_STRING);
+  const more = s.length > MAX_STRING ? `... ${s.length - MAX_STRING} more characters` : '';
+  // As Node: single quotes, unless the text has some and no double quotes (then double), or has both (backticks).
+  const q = !body.includes("'") ? "'" : !body.includes('"') ? '"' : !body.includes('`') ? '`' : "'";
+  const escaped = body.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+  return `${q}${escaped.replaceAll(q, `\\${q}`)}${q}${more}`;
 }
 
 function isIdentifier(k: string): boolean {

@@ -1,8 +1,10 @@
 // Proxies of Puppeteer 24's Page, Frame, ElementHandle, JSHandle, Locator,
 // HTTPRequest, HTTPResponse, Dialog and ConsoleMessage, inside the isolate.
-// Each method is a stub that sends (handle id, method name, arguments) to the
-// host; the host decides what is allowed (src/sandbox/methods.ts). The lists
-// below only give scripts the familiar shape and clear errors for what is refused.
+// Each class is built from its table in ./page-api.ts: a method is a stub that
+// sends (handle id, method name, arguments) to the host, which decides what is
+// allowed (src/sandbox/methods.ts); a refused one throws a clear error; the
+// 'local' ones are written here.
+import { PAGE_API, type Entry, type KindTable } from './page-api.js';
 import type { HandleKind, ToHost } from './wire.js';
 
 type AnyFn = (...args: unknown[]) => unknown;
@@ -29,137 +31,18 @@ export interface Bridge {
 /** The page's handle id; the host always registers the request's page first. */
 export const PAGE_ID = 1;
 
-const REFUSED_REASON = 'pagescript scripts may use only their own page';
-
-// Methods that return a promise and go to the host as they are.
-const QUERY = ['$', '$$', '$eval', '$$eval', 'evaluate', 'evaluateHandle', 'waitForSelector', 'waitForFunction'];
-const ACTIONS = ['click', 'type', 'focus', 'hover', 'select', 'tap'];
-const PAGE_ASYNC = [
-  ...QUERY,
-  ...ACTIONS,
-  'goto',
-  'reload',
-  'goBack',
-  'goForward',
-  'title',
-  'content',
-  'setContent',
-  'waitForNavigation',
-  'waitForNetworkIdle',
-  'setViewport',
-  'setUserAgent',
-  'setExtraHTTPHeaders',
-  'setCookie',
-  'cookies',
-  'deleteCookie',
-  'setJavaScriptEnabled',
-  'emulateMediaType',
-  'emulateTimezone',
-  'setGeolocation',
-  'setOfflineMode',
-  'setCacheEnabled',
-  'setBypassCSP',
-  'authenticate',
-  'setRequestInterception',
-  'screenshot',
-  'pdf',
-  'evaluateOnNewDocument',
-  'removeScriptToEvaluateOnNewDocument',
-  'addScriptTag',
-  'addStyleTag',
-  'bringToFront',
-  'waitForFrame',
-];
-const PAGE_SYNC = [
-  'url',
-  'viewport',
-  'isClosed',
-  'isJavaScriptEnabled',
-  'mainFrame',
-  'frames',
-  'setDefaultTimeout',
-  'setDefaultNavigationTimeout',
-];
-const PAGE_REFUSED = [
-  'browser',
-  'browserContext',
-  'target',
-  'createCDPSession',
-  'close',
-  'screencast',
-  'waitForFileChooser',
-  'waitForDevicePrompt',
-  'workers',
-  'openDevTools',
-  'setDownloadBehavior',
-  'emulateNetworkConditions',
-  'removeExposedFunction',
-];
-const FRAME_ASYNC = [
-  ...QUERY,
-  ...ACTIONS,
-  'goto',
-  'title',
-  'content',
-  'setContent',
-  'waitForNavigation',
-  'addScriptTag',
-  'addStyleTag',
-  'frameElement',
-];
-const FRAME_SYNC = ['url', 'name', 'parentFrame', 'childFrames', 'isDetached', 'page'];
-const ELEMENT_ASYNC = [
-  ...QUERY,
-  'click',
-  'hover',
-  'focus',
-  'type',
-  'press',
-  'tap',
-  'select',
-  'boundingBox',
-  'boxModel',
-  'screenshot',
-  'isVisible',
-  'isHidden',
-  'isIntersectingViewport',
-  'scrollIntoView',
-  'contentFrame',
-  'clickablePoint',
-  'getProperty',
-  'getProperties',
-  'jsonValue',
-  'dispose',
-  'toElement',
-];
-const JSHANDLE_ASYNC = ['evaluate', 'evaluateHandle', 'getProperty', 'getProperties', 'jsonValue', 'dispose'];
-const LOCATOR_ASYNC = ['click', 'fill', 'hover', 'scroll', 'wait', 'waitHandle'];
-const LOCATOR_CHAIN = [
-  'setTimeout',
-  'setVisibility',
-  'setWaitForEnabled',
-  'setEnsureElementIsInTheViewport',
-  'setWaitForStableBoundingBox',
-  'filter',
-  'map',
-  'clone',
-];
-const REQUEST_SNAPSHOT = [
-  'url',
-  'method',
-  'headers',
-  'postData',
-  'hasPostData',
-  'resourceType',
-  'isNavigationRequest',
-  'failure',
-];
-const RESPONSE_SNAPSHOT = ['url', 'status', 'statusText', 'ok', 'headers', 'fromCache', 'fromServiceWorker'];
-const INPUT = {
-  keyboard: ['down', 'up', 'press', 'type', 'sendCharacter'],
-  mouse: ['move', 'click', 'down', 'up', 'wheel', 'reset', 'drag', 'dragAndDrop'],
-  touchscreen: ['tap', 'touchStart', 'touchMove', 'touchEnd'],
-} as const;
+/** How refused methods are named in their errors: `page.browser()`, `elementHandle.uploadFile()`. */
+const LABELS: Record<HandleKind, string> = {
+  Page: 'page',
+  Frame: 'frame',
+  ElementHandle: 'elementHandle',
+  JSHandle: 'jsHandle',
+  Locator: 'locator',
+  HTTPRequest: 'request',
+  HTTPResponse: 'response',
+  Dialog: 'dialog',
+  ConsoleMessage: 'consoleMessage',
+};
 
 export function createPageApi(deps: BridgeDeps): Bridge {
   const ids = new WeakMap<object, number>();
@@ -177,52 +60,60 @@ export function createPageApi(deps: BridgeDeps): Bridge {
     return id;
   };
 
-  function asyncMethods(proto: object, names: readonly string[], prefix = ''): void {
-    for (const name of names) {
-      Object.defineProperty(proto, name, {
-        value: function (this: object, ...args: unknown[]) {
-          return deps.callAsync(idOf(this), prefix + name, args);
-        },
-        writable: true,
-        configurable: true,
-      });
+  /**
+   * Puts one table entry on a prototype (or a device object): a stub that sends
+   * `wireName` to the host, a snapshot reader, or a refusal. 'local' entries are
+   * written below, by hand.
+   */
+  function install(target: object, label: string, name: string, wireName: string, entry: Entry): void {
+    let value: AnyFn;
+    if (entry === 'local') return;
+    if (entry === 'async') {
+      value = function (this: object, ...args: unknown[]) {
+        return deps.callAsync(idOf(this), wireName, args);
+      };
+    } else if (entry === 'sync') {
+      value = function (this: object, ...args: unknown[]) {
+        return deps.callSync(idOf(this), wireName, args);
+      };
+    } else if (entry === 'snapshot') {
+      value = function (this: object) {
+        return snapshots.get(this)?.[name];
+      };
+    } else {
+      const message = `${label}.${name}${entry.getter ? '' : '()'} is not available in pagescript: ${entry.refused}`;
+      if (entry.getter) {
+        Object.defineProperty(target, name, {
+          get() {
+            throw new Error(message);
+          },
+        });
+        return;
+      }
+      value = function () {
+        throw new Error(message);
+      };
+    }
+    Object.defineProperty(target, name, { value, writable: true, configurable: true });
+  }
+
+  /** Builds a class's prototype from its table; `keyboard.press` and the like go on each page's devices. */
+  function installTable(proto: object, kind: HandleKind): void {
+    const table: KindTable = PAGE_API[kind];
+    for (const [name, entry] of Object.entries(table)) {
+      if (!name.includes('.')) install(proto, LABELS[kind], name, name, entry);
     }
   }
 
-  function syncMethods(proto: object, names: readonly string[]): void {
-    for (const name of names) {
-      Object.defineProperty(proto, name, {
-        value: function (this: object, ...args: unknown[]) {
-          return deps.callSync(idOf(this), name, args);
-        },
-        writable: true,
-        configurable: true,
-      });
-    }
-  }
-
-  function snapshotMethods(proto: object, names: readonly string[]): void {
-    for (const name of names) {
-      Object.defineProperty(proto, name, {
-        value: function (this: object) {
-          return snapshots.get(this)?.[name];
-        },
-        writable: true,
-        configurable: true,
-      });
-    }
-  }
-
-  function refusedMethods(proto: object, label: string, names: readonly string[], reason = REFUSED_REASON): void {
-    for (const name of names) {
-      Object.defineProperty(proto, name, {
-        value: function () {
-          throw new Error(`${label}.${name}() is not available in pagescript: ${reason}`);
-        },
-        writable: true,
-        configurable: true,
-      });
-    }
+  /** The page's keyboard, mouse and touchscreen: frozen objects whose methods send `mouse.click` etc. */
+  const DEVICES = new Map<string, [string, Entry][]>();
+  for (const [name, entry] of Object.entries(PAGE_API.Page as KindTable)) {
+    const dot = name.indexOf('.');
+    if (dot < 0) continue;
+    const device = name.slice(0, dot);
+    const list = DEVICES.get(device) ?? [];
+    list.push([name.slice(dot + 1), entry]);
+    DEVICES.set(device, list);
   }
 
   function events(proto: object): void {
@@ -334,46 +225,21 @@ export function createPageApi(deps: BridgeDeps): Bridge {
   class Dialog {}
   class ConsoleMessage {}
 
-  asyncMethods(Page.prototype, PAGE_ASYNC);
-  syncMethods(Page.prototype, PAGE_SYNC);
-  refusedMethods(Page.prototype, 'page', PAGE_REFUSED);
-  events(Page.prototype);
-  for (const prop of ['tracing', 'coverage']) {
-    Object.defineProperty(Page.prototype, prop, {
-      get() {
-        throw new Error(`page.${prop} is not available in pagescript: ${REFUSED_REASON}`);
-      },
-    });
-  }
+  const protos: Record<HandleKind, object> = {
+    Page: Page.prototype,
+    Frame: Frame.prototype,
+    ElementHandle: ElementHandle.prototype,
+    JSHandle: JSHandle.prototype,
+    Locator: Locator.prototype,
+    HTTPRequest: HTTPRequest.prototype,
+    HTTPResponse: HTTPResponse.prototype,
+    Dialog: Dialog.prototype,
+    ConsoleMessage: ConsoleMessage.prototype,
+  };
+  for (const [kind, proto] of Object.entries(protos)) installTable(proto, kind as HandleKind);
 
-  asyncMethods(Frame.prototype, FRAME_ASYNC);
-  syncMethods(Frame.prototype, FRAME_SYNC);
-  asyncMethods(ElementHandle.prototype, ELEMENT_ASYNC);
-  refusedMethods(
-    ElementHandle.prototype,
-    'elementHandle',
-    ['uploadFile', 'remoteObject'],
-    'it would read files from the server',
-  );
-  asyncMethods(JSHandle.prototype, JSHANDLE_ASYNC);
-  refusedMethods(JSHandle.prototype, 'jsHandle', ['remoteObject']);
-  asyncMethods(Locator.prototype, LOCATOR_ASYNC);
-  syncMethods(Locator.prototype, LOCATOR_CHAIN);
-  snapshotMethods(HTTPRequest.prototype, REQUEST_SNAPSHOT);
-  asyncMethods(HTTPRequest.prototype, ['abort', 'continue', 'respond']);
-  syncMethods(HTTPRequest.prototype, ['response', 'frame', 'redirectChain', 'isInterceptResolutionHandled']);
-  snapshotMethods(HTTPResponse.prototype, RESPONSE_SNAPSHOT);
-  asyncMethods(HTTPResponse.prototype, ['text', 'json', 'buffer', 'content']);
-  syncMethods(HTTPResponse.prototype, ['request', 'frame']);
-  refusedMethods(
-    HTTPResponse.prototype,
-    'response',
-    ['remoteAddress', 'securityDetails'],
-    "the address is the egress guard's",
-  );
-  snapshotMethods(Dialog.prototype, ['type', 'message', 'defaultValue']);
-  asyncMethods(Dialog.prototype, ['accept', 'dismiss']);
-  snapshotMethods(ConsoleMessage.prototype, ['type', 'text', 'location']);
+  // ------------------------------------------------------------ the 'local' entries
+  events(Page.prototype);
   Object.defineProperty(ConsoleMessage.prototype, 'args', { value: () => [], writable: true, configurable: true });
 
   // asElement(): an ElementHandle is its own element; a JSHandle is none.
@@ -383,11 +249,6 @@ export function createPageApi(deps: BridgeDeps): Bridge {
     },
   });
   Object.defineProperty(JSHandle.prototype, 'asElement', { value: () => null });
-
-  // locator() is synchronous in Puppeteer: the host builds it at once.
-  for (const proto of [Page.prototype, Frame.prototype]) {
-    syncMethods(proto, ['locator']);
-  }
 
   // waitForRequest/waitForResponse: a URL goes to the host; a predicate runs here.
   for (const [name, event] of [
@@ -416,17 +277,6 @@ export function createPageApi(deps: BridgeDeps): Bridge {
     configurable: true,
   });
 
-  const protos: Record<HandleKind, object> = {
-    Page: Page.prototype,
-    Frame: Frame.prototype,
-    ElementHandle: ElementHandle.prototype,
-    JSHandle: JSHandle.prototype,
-    Locator: Locator.prototype,
-    HTTPRequest: HTTPRequest.prototype,
-    HTTPResponse: HTTPResponse.prototype,
-    Dialog: Dialog.prototype,
-    ConsoleMessage: ConsoleMessage.prototype,
-  };
   for (const [kind, proto] of Object.entries(protos)) {
     inspectable(proto, kind as HandleKind);
     // SECURITY: nothing depends on this, but a handle serialised by mistake must not
@@ -442,9 +292,9 @@ export function createPageApi(deps: BridgeDeps): Bridge {
       kinds.set(p, kind);
       byId.set(id, p);
       if (kind === 'Page') {
-        for (const [prop, methods] of Object.entries(INPUT)) {
+        for (const [prop, methods] of DEVICES) {
           const device: Record<string, unknown> = {};
-          asyncMethods(device, methods, `${prop}.`);
+          for (const [name, entry] of methods) install(device, prop, name, `${prop}.${name}`, entry);
           ids.set(device, id);
           Object.defineProperty(p, prop, { value: Object.freeze(device), enumerable: true });
         }

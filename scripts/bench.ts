@@ -13,11 +13,12 @@ import { fileURLToPath } from 'node:url';
 import puppeteer, { type Browser } from 'puppeteer';
 import { Agent, request } from 'undici';
 import { PER_CONTEXT_FEATURES_OFF } from '../src/browser/browser.js';
+import { DEFAULT_EXECUTABLE_PATH } from '../src/config.js';
 import { descendants, freePort, statFields } from '../test/helpers/system.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const KEY = 'bench-key-0123456789abcdef';
-const CHROMIUM = process.env.PUPPETEER_EXECUTABLE_PATH ?? '/usr/lib/chromium/chromium';
+const CHROMIUM = process.env.PUPPETEER_EXECUTABLE_PATH ?? DEFAULT_EXECUTABLE_PATH;
 const SCRIPT = 'return await page.title()';
 const SEQUENTIAL_N = 60;
 const CONCURRENCY = [1, 2, 4, 8];

@@ -2,7 +2,9 @@
 // Prepares a machine for pagescript and then runs one of its commands on Node 24.
 //
 //   node scripts/bootstrap.mjs start   -> build if stale, then run the service
-//   node scripts/bootstrap.mjs test    -> build, type-check, lint, run the test suite
+//   node scripts/bootstrap.mjs test    -> build, type-check, lint, unit and e2e tests, coverage
+//   node scripts/bootstrap.mjs test:unit -> build if stale, unit tests only (no Chromium; seconds)
+//   node scripts/bootstrap.mjs test:e2e  -> build if stale, e2e and conformance tests (real Chromium)
 //   node scripts/bootstrap.mjs lint    -> eslint and prettier --check
 //   node scripts/bootstrap.mjs run F…  -> run a script file (bench, key tools) on Node 24
 //
@@ -28,7 +30,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 const RUNTIME_VERSION = pkg.pagescript.nodeRuntime; // exact version, e.g. "24.21.0"
 const REQUIRED_MAJOR = Number(RUNTIME_VERSION.split('.')[0]);
-const DEBIAN_CHROMIUM = '/usr/lib/chromium/chromium';
+// Debian's Chromium, also the service's default (src/config.ts reads the same field).
+const DEBIAN_CHROMIUM = pkg.pagescript.chromiumPath;
 
 function say(msg) {
   process.stderr.write(`[pagescript setup] ${msg}\n`);
@@ -96,7 +99,7 @@ function ensureChromium() {
   }
   fail(
     'no Chromium found. Install Chromium (or Chrome) and set PUPPETEER_EXECUTABLE_PATH to its executable, ' +
-      `e.g. PUPPETEER_EXECUTABLE_PATH=/usr/lib/chromium/chromium npm start`,
+      `e.g. PUPPETEER_EXECUTABLE_PATH=${DEBIAN_CHROMIUM} npm start`,
   );
 }
 
@@ -171,10 +174,13 @@ function ensureExecutorUser() {
 
 const [command = 'start', ...rest] = process.argv.slice(2);
 const nodeBin = ensureNode();
-const chromium = ensureChromium();
+// Unit tests and lint run no browser: they do not need one installed.
+const chromium = ['test:unit', 'lint', 'build'].includes(command)
+  ? process.env.PUPPETEER_EXECUTABLE_PATH
+  : ensureChromium();
 ensureDependencies(nodeBin);
 ensureExecutorUser();
-const env = withNodeOnPath(nodeBin, { PUPPETEER_EXECUTABLE_PATH: chromium });
+const env = withNodeOnPath(nodeBin, chromium ? { PUPPETEER_EXECUTABLE_PATH: chromium } : {});
 // isolated-vm requires --no-node-snapshot on Node 20 and later.
 const nodeFlags = ['--no-node-snapshot'];
 
@@ -220,13 +226,25 @@ switch (command) {
       },
     );
     lint(nodeBin, env);
-    const files = rest.length > 0 ? rest : listTests(join(ROOT, 'test'));
-    status = run(nodeBin, [...nodeFlags, '--import', 'tsx', '--test', '--test-concurrency=1', ...files], {
-      stdio: 'inherit',
-      env: { ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' },
-    });
+    // Named files: just those. Otherwise every test, unit and e2e, in one run
+    // so that one coverage report covers both.
+    const all = rest.length === 0;
+    const files = all ? [...unitTests(), ...e2eTests()] : rest;
+    status = runTests(nodeBin, env, files, { coverage: all });
     break;
   }
+  case 'test:unit':
+    ensureBuild(nodeBin, false);
+    // One process for all unit files: no Chromium, no process to isolate a crash
+    // from, and Node and tsx start once instead of once per file.
+    status = runTests(nodeBin, env, rest.length > 0 ? rest : unitTests(), {
+      isolation: 'none',
+    });
+    break;
+  case 'test:e2e':
+    ensureBuild(nodeBin, false);
+    status = runTests(nodeBin, env, rest.length > 0 ? rest : e2eTests(), {});
+    break;
   case 'lint':
     lint(nodeBin, env);
     status = 0;
@@ -237,7 +255,7 @@ switch (command) {
     status = undefined;
     break;
   default:
-    fail(`unknown command ${command} (start, build, test, lint, run)`);
+    fail(`unknown command ${command} (start, build, test, test:unit, test:e2e, lint, run)`);
 }
 if (status !== undefined) process.exit(status);
 
@@ -250,6 +268,35 @@ function lint(nodeBin, env) {
     [join(ROOT, 'node_modules', 'prettier', 'bin', 'prettier.cjs'), '--check', '--log-level=warn', ROOT],
     { env },
   );
+}
+
+/**
+ * Runs test files with node:test, one at a time: end-to-end files each in their
+ * own process (one crash cannot hide another), unit files together when asked.
+ * With coverage, Node's own (V8's) report of src/ and sandbox/ is printed at the
+ * end; code that runs inside the isolates is not in it (see the README).
+ */
+function runTests(nodeBin, env, files, { isolation = 'process', coverage = false }) {
+  const args = [...nodeFlags, '--enable-source-maps', '--import', 'tsx', '--test', '--test-concurrency=1'];
+  if (isolation !== 'process') args.push(`--test-isolation=${isolation}`);
+  if (coverage) {
+    args.push('--experimental-test-coverage', '--test-coverage-include=src/**', '--test-coverage-include=sandbox/**');
+  }
+  return run(nodeBin, [...args, ...files], {
+    stdio: 'inherit',
+    env: { ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' },
+  });
+}
+
+/** test/unit: no Chromium. */
+function unitTests() {
+  return listTests(join(ROOT, 'test', 'unit'));
+}
+
+/** Everything else under test/ (e2e, conformance): real Chromium. */
+function e2eTests() {
+  const unit = new Set(unitTests());
+  return listTests(join(ROOT, 'test')).filter((f) => !unit.has(f));
 }
 
 function listTests(dir) {

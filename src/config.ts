@@ -2,6 +2,14 @@
 // validation. Parsed once at start and frozen; nothing else reads process.env.
 import { cpus, totalmem } from 'node:os';
 import { resolve as resolvePath } from 'node:path';
+import pkg from '../package.json' with { type: 'json' };
+
+/**
+ * Debian's Chromium, when PUPPETEER_EXECUTABLE_PATH is unset. Written once, in
+ * package.json, because scripts/bootstrap.mjs (plain JavaScript, run before
+ * anything is built) needs it too.
+ */
+export const DEFAULT_EXECUTABLE_PATH: string = pkg.pagescript.chromiumPath;
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -16,7 +24,6 @@ export interface Config {
   readonly host: string;
   /** Keys given in API_KEYS; when empty, one key is generated at start. */
   readonly apiKeys: readonly string[];
-  readonly apiKeysGenerated: boolean;
   /** The key file (absolute path), re-read when it changes. */
   readonly apiKeysFile: string | undefined;
   /** Failed authentications per client address per rate-limit window. */
@@ -179,7 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
   const playground = (env.PLAYGROUND ?? 'on').trim().toLowerCase();
   if (playground !== 'on' && playground !== 'off') problems.push(`PLAYGROUND: "${env.PLAYGROUND}" must be on or off`);
 
-  const executablePath = (env.PUPPETEER_EXECUTABLE_PATH ?? '/usr/lib/chromium/chromium').trim();
+  const executablePath = (env.PUPPETEER_EXECUTABLE_PATH ?? DEFAULT_EXECUTABLE_PATH).trim();
   const executorUser = (env.EXECUTOR_USER ?? 'pagescript-exec').trim();
   if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(executorUser))
     problems.push(`EXECUTOR_USER: "${executorUser}" is not a user name`);
@@ -197,7 +204,6 @@ export function loadConfig(env: Env = process.env): Config {
     port: int('PORT', 3000, 0, 65535),
     host,
     apiKeys: [...new Set(apiKeys)],
-    apiKeysGenerated: false,
     apiKeysFile,
     authFailureLimit: int('AUTH_FAILURE_LIMIT', 20, 1, 1_000_000),
     trustProxy: int('TRUST_PROXY', 0, 0, 16),

@@ -1,29 +1,153 @@
-// Every public error code, declared once with its HTTP status and message.
-// The README's error table mirrors this one; a test checks they agree.
+// Every public error code, declared once: its HTTP status, its default message,
+// what it means to a caller and what they should do (Markdown). The OpenAPI
+// document (src/openapi.ts) is built from this table, and the README's error
+// table must say the same, row for row (test/unit/errors.test.ts checks both
+// directions). A new code: add it here, then its README row and a CHANGELOG line.
+
+export interface ErrorEntry {
+  readonly status: number;
+  /** The `error` text when nothing more precise is said. */
+  readonly message: string;
+  /** What the code means to a caller (Markdown, as in the README's table). */
+  readonly meaning: string;
+  /** What the caller should do (Markdown). */
+  readonly action: string;
+}
 
 export const ERRORS = {
-  MISSING_REQUIRED_FIELD: { status: 400, message: 'Missing url' },
-  INVALID_URL_FORMAT: { status: 400, message: 'Invalid URL format' },
-  INVALID_OUTPUT_FORMAT: { status: 400, message: 'Invalid output format. Supported: json, html' },
-  CONFLICTING_SCRIPT_FIELDS: { status: 400, message: 'Send either script or scriptBase64, not both' },
-  INVALID_SCRIPT_ENCODING: { status: 400, message: 'scriptBase64 is not valid Base64' },
-  INVALID_FIELD_TYPE: { status: 400, message: 'Invalid field type' },
-  SCRAPING_FAILED: { status: 400, message: 'Script execution failed' },
-  MEMORY_LIMIT_EXCEEDED: { status: 400, message: 'Memory limit exceeded' },
-  RESULT_TOO_LARGE: { status: 400, message: 'Result too large' },
-  MISSING_API_KEY: { status: 401, message: 'API key is required' },
-  INVALID_API_KEY: { status: 401, message: 'Invalid API key' },
-  INVALID_GATEWAY_HOST: { status: 401, message: 'Invalid gateway host' },
-  INVALID_METRICS_TOKEN: { status: 401, message: 'Invalid or missing metrics token' },
-  NOT_FOUND: { status: 404, message: 'Not found' },
-  METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
-  REQUEST_TIMEOUT: { status: 408, message: 'Request not received in time' },
-  PAYLOAD_TOO_LARGE: { status: 413, message: 'Request body too large' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type must be application/json' },
-  RATE_LIMIT_EXCEEDED: { status: 429, message: 'Rate limit exceeded' },
-  INTERNAL_SERVER_ERROR: { status: 500, message: 'Internal server error' },
-  SERVICE_UNAVAILABLE: { status: 503, message: 'Service unavailable' },
-} as const satisfies Record<string, { status: number; message: string }>;
+  MISSING_REQUIRED_FIELD: {
+    status: 400,
+    message: 'Missing url',
+    meaning: 'No `url`; also an empty body, malformed JSON, or a body that is not a JSON object.',
+    action: 'Send a JSON object with `url`.',
+  },
+  INVALID_URL_FORMAT: {
+    status: 400,
+    message: 'Invalid URL format',
+    meaning: '`url` is not an absolute `http:`/`https:` URL with a host.',
+    action: 'Fix the URL.',
+  },
+  INVALID_OUTPUT_FORMAT: {
+    status: 400,
+    message: 'Invalid output format. Supported: json, html',
+    meaning: '`outputFormat` is not `json` or `html`.',
+    action: 'Use one of those.',
+  },
+  CONFLICTING_SCRIPT_FIELDS: {
+    status: 400,
+    message: 'Send either script or scriptBase64, not both',
+    meaning: 'Both `script` and `scriptBase64` were sent.',
+    action: 'Send one.',
+  },
+  INVALID_SCRIPT_ENCODING: {
+    status: 400,
+    message: 'scriptBase64 is not valid Base64',
+    meaning: '`scriptBase64` is not Base64, or not UTF-8 text once decoded.',
+    action: 'Encode the UTF-8 source with Base64.',
+  },
+  INVALID_FIELD_TYPE: {
+    status: 400,
+    message: 'Invalid field type',
+    meaning: '`script` or `scriptBase64` is not a string.',
+    action: 'Send a string.',
+  },
+  SCRAPING_FAILED: {
+    status: 400,
+    message: 'Script execution failed',
+    meaning:
+      'The script failed (syntax error, thrown error, missing element, timeout) or the page could not be loaded or is not allowed. `error` is `Script execution failed: <detail>`.',
+    action: 'Read the detail; the line number is given where known.',
+  },
+  MEMORY_LIMIT_EXCEEDED: {
+    status: 400,
+    message: 'Memory limit exceeded',
+    meaning: 'The script used more than `SCRIPT_MEMORY_MB`.',
+    action: 'Use less memory, or raise the limit.',
+  },
+  RESULT_TOO_LARGE: {
+    status: 400,
+    message: 'Result too large',
+    meaning: "The result's JSON is larger than `MAX_RESULT_BYTES`.",
+    action: 'Return less.',
+  },
+  MISSING_API_KEY: {
+    status: 401,
+    message: 'API key is required',
+    meaning: 'No `X-Gateway-Key`.',
+    action: 'Send your key.',
+  },
+  INVALID_API_KEY: {
+    status: 401,
+    message: 'Invalid API key',
+    meaning: 'The key is not valid.',
+    action: 'Check the key.',
+  },
+  INVALID_GATEWAY_HOST: {
+    status: 401,
+    message: 'Invalid gateway host',
+    meaning: '`GATEWAY_HOST` is set and `X-Gateway-Host` differs.',
+    action: 'Call through the gateway.',
+  },
+  INVALID_METRICS_TOKEN: {
+    status: 401,
+    message: 'Invalid or missing metrics token',
+    meaning: '`METRICS_TOKEN` is set and `GET /metrics` came without `Authorization: Bearer <token>`, or with another.',
+    action: 'Send the token.',
+  },
+  NOT_FOUND: {
+    status: 404,
+    message: 'Not found',
+    meaning: 'No such path.',
+    action: 'Use `POST /api/scrape`.',
+  },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    message: 'Method not allowed',
+    meaning: 'Wrong method for the path (`Allow` says which).',
+    action: 'Use the method `Allow` names.',
+  },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    message: 'Request not received in time',
+    meaning:
+      "The request's headers did not arrive within `HEADERS_TIMEOUT_MS`, or its body within `REQUEST_TIMEOUT_MS`; the connection is closed. Written before the request reaches the service, so without `X-Request-Id`.",
+    action: 'Send the request at once, whole.',
+  },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    message: 'Request body too large',
+    meaning: 'The body is larger than `MAX_BODY_BYTES`.',
+    action: 'Send a smaller script.',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    message: 'Content-Type must be application/json',
+    meaning:
+      '`Content-Type` is not `application/json`, or `Content-Encoding` is not `identity` (the message names it).',
+    action: "Add `-H 'Content-Type: application/json'`; send the body uncompressed.",
+  },
+  RATE_LIMIT_EXCEEDED: {
+    status: 429,
+    message: 'Rate limit exceeded',
+    meaning:
+      'Too many requests for the key in the window; or no slot free within `QUEUE_TIMEOUT_MS`; or the queue is full; or a wrong key from an address that sent more than `AUTH_FAILURE_LIMIT` wrong keys in the window.',
+    action: 'Wait `Retry-After` seconds.',
+  },
+  INTERNAL_SERVER_ERROR: {
+    status: 500,
+    message: 'Internal server error',
+    meaning:
+      'Unexpected failure, e.g. Chromium died under the request (`the browser closed unexpectedly`; it is relaunched at once), or the script executor running the request stopped (`the script runner stopped`; a fresh one serves the next requests). If Chromium dies just as the page loads, the answer may instead be 400 `SCRAPING_FAILED` naming the navigation.',
+    action: 'Retry after a few seconds.',
+  },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    message: 'Service unavailable',
+    meaning:
+      'The service is shutting down (`Service unavailable: shutting down`). (A client that goes away gets no reply; it is logged as `CLIENT_CLOSED`, see Operations.)',
+    action: 'Retry (another instance).',
+  },
+} as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorCode = keyof typeof ERRORS;
 
@@ -49,11 +173,7 @@ export class ApiError extends Error {
   }
 }
 
-/** `Script execution failed: <detail>` — the SPEC's message shape for SCRAPING_FAILED. */
+/** `Script execution failed: <detail>`: the message of every SCRAPING_FAILED. */
 export function scrapingFailed(detail: string, cause?: unknown): ApiError {
   return new ApiError('SCRAPING_FAILED', `Script execution failed: ${detail}`, { cause });
-}
-
-export function isApiError(e: unknown): e is ApiError {
-  return e instanceof ApiError;
 }

@@ -73,7 +73,6 @@ export function executorConfig(config: Config): ExecutorConfig {
   return {
     ...config,
     apiKeys: [],
-    apiKeysGenerated: false,
     apiKeysFile: undefined,
     redisUrl: undefined,
     metricsToken: undefined,

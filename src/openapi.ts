@@ -3,64 +3,9 @@
 // configuration, so its codes and limits are always the service's own.
 import type { Config } from './config.js';
 import { ERRORS, type ErrorCode } from './errors.js';
-
-export const API_VERSION = '0.1.0';
+import { VERSION } from './version.js';
 
 type Json = Record<string, unknown>;
-
-/** What each code means to a caller; the same words as the README's error table. */
-export const ERROR_MEANINGS: Record<ErrorCode, string> = {
-  MISSING_REQUIRED_FIELD: 'No `url`; also an empty body, malformed JSON, or a body that is not a JSON object.',
-  INVALID_URL_FORMAT: '`url` is not an absolute `http:` or `https:` URL with a host.',
-  INVALID_OUTPUT_FORMAT: '`outputFormat` is not `json` or `html`.',
-  CONFLICTING_SCRIPT_FIELDS: 'Both `script` and `scriptBase64` were sent.',
-  INVALID_SCRIPT_ENCODING: '`scriptBase64` is not Base64, or not UTF-8 text once decoded.',
-  INVALID_FIELD_TYPE: '`script` or `scriptBase64` is not a string.',
-  SCRAPING_FAILED:
-    'The script failed (syntax error, thrown error, missing element, timeout) or the page could not be loaded or is not allowed.',
-  MEMORY_LIMIT_EXCEEDED: 'The script used more memory than its limit.',
-  RESULT_TOO_LARGE: 'The result is larger than the result limit.',
-  MISSING_API_KEY: 'No `X-Gateway-Key`.',
-  INVALID_API_KEY: 'The key is not valid (unknown or revoked), or more than one `X-Gateway-Key` header was sent.',
-  INVALID_GATEWAY_HOST: '`X-Gateway-Host` differs from the configured gateway host.',
-  INVALID_METRICS_TOKEN: '`METRICS_TOKEN` is set and the request has no matching `Authorization: Bearer` token.',
-  NOT_FOUND: 'No such path.',
-  METHOD_NOT_ALLOWED: 'Wrong method for the path; `Allow` says which.',
-  REQUEST_TIMEOUT:
-    'The request headers did not arrive within `HEADERS_TIMEOUT_MS`, or its body within `REQUEST_TIMEOUT_MS`; the connection is closed.',
-  PAYLOAD_TOO_LARGE: 'The body is larger than the body limit.',
-  UNSUPPORTED_MEDIA_TYPE:
-    '`Content-Type` is not `application/json`, or `Content-Encoding` is not `identity` (the message names it).',
-  RATE_LIMIT_EXCEEDED:
-    'Too many requests for the key in the window, no slot free within the queue timeout, the queue is full, or a wrong key from an address that sent more than `AUTH_FAILURE_LIMIT` wrong keys in the window.',
-  INTERNAL_SERVER_ERROR: 'Unexpected failure, e.g. the browser died mid-request (it is relaunched).',
-  SERVICE_UNAVAILABLE: 'The service is shutting down.',
-};
-
-/** What a caller can do about each code; the same words as the README error table's "What to do". */
-export const ERROR_ACTIONS: Record<ErrorCode, string> = {
-  MISSING_REQUIRED_FIELD: 'Send a JSON object with `url`.',
-  INVALID_URL_FORMAT: 'Fix the URL.',
-  INVALID_OUTPUT_FORMAT: 'Use one of those.',
-  CONFLICTING_SCRIPT_FIELDS: 'Send one.',
-  INVALID_SCRIPT_ENCODING: 'Encode the UTF-8 source with Base64.',
-  INVALID_FIELD_TYPE: 'Send a string.',
-  SCRAPING_FAILED: 'Read the detail; the line number is given where known.',
-  MEMORY_LIMIT_EXCEEDED: 'Use less memory, or raise the limit.',
-  RESULT_TOO_LARGE: 'Return less.',
-  MISSING_API_KEY: 'Send your key.',
-  INVALID_API_KEY: 'Check the key; send it once.',
-  INVALID_GATEWAY_HOST: 'Call through the gateway.',
-  INVALID_METRICS_TOKEN: 'Send the token.',
-  NOT_FOUND: 'Use `POST /api/scrape`.',
-  METHOD_NOT_ALLOWED: 'Use the method `Allow` names.',
-  REQUEST_TIMEOUT: 'Send the request at once, whole.',
-  PAYLOAD_TOO_LARGE: 'Send a smaller script.',
-  UNSUPPORTED_MEDIA_TYPE: "Add `-H 'Content-Type: application/json'`; send the body uncompressed.",
-  RATE_LIMIT_EXCEEDED: 'Wait `Retry-After` seconds.',
-  INTERNAL_SERVER_ERROR: 'Retry after a few seconds.',
-  SERVICE_UNAVAILABLE: 'Retry (another instance).',
-};
 
 function codesWithStatus(status: number, only?: readonly ErrorCode[]): ErrorCode[] {
   return (Object.keys(ERRORS) as ErrorCode[]).filter(
@@ -86,7 +31,7 @@ const REQUEST_ID_HEADER: Json = {
 function errorResponse(status: number, only?: readonly ErrorCode[], headers: Json = {}): Json {
   const codes = codesWithStatus(status, only);
   return {
-    description: codes.map((c) => `${c}: ${ERROR_MEANINGS[c]}`).join(' '),
+    description: codes.map((c) => `${c}: ${ERRORS[c].meaning}`).join(' '),
     headers: { ...REQUEST_ID_HEADER, ...headers },
     content: {
       'application/json': {
@@ -152,7 +97,7 @@ export function openApiDocument(config: Config): Json {
     openapi: '3.1.0',
     info: {
       title: 'pagescript',
-      version: API_VERSION,
+      version: VERSION,
       summary: 'Load a web page in headless Chromium, run your script against it, get its result.',
       description:
         'POST /api/scrape loads url in a fresh incognito browser context, runs the script (the body of an async function, with ' +
@@ -376,8 +321,8 @@ export function openApiDocument(config: Config): Json {
               {
                 status: ERRORS[c].status,
                 message: ERRORS[c].message,
-                meaning: ERROR_MEANINGS[c],
-                action: ERROR_ACTIONS[c],
+                meaning: ERRORS[c].meaning,
+                action: ERRORS[c].action,
               },
             ]),
           ),

@@ -90,7 +90,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
   let config = base;
   if (config.apiKeys.length === 0 && config.apiKeysFile === undefined) {
     const key = generateKey();
-    config = withConfig(config, { apiKeys: [key], apiKeysGenerated: true });
+    config = withConfig(config, { apiKeys: [key] });
     opts.onGeneratedKey?.(key);
   }
   // Whatever is opened is closed again if a later step of the start fails: the

@@ -17,7 +17,7 @@ export type AuthResult =
   | { readonly ok: false; readonly error: ApiError; readonly guess: boolean };
 
 /**
- * The caller's client (name and limits), or the SPEC's 401 to answer. The
+ * The caller's client (name and limits), or the 401 to answer. The
  * presented key is always looked up (in constant time); nothing about the
  * client address is consulted here.
  */

@@ -1,4 +1,4 @@
-// Writing replies: JSON with the right content type, errors in the SPEC's shape,
+// Writing replies: JSON with the right content type, errors as {error, code, statusCode},
 // and the two rules every reply follows at the edge: a reply sent before the
 // request's body was read closes the connection, and a reply whose reader stalls
 // is cut off.
@@ -93,7 +93,7 @@ export function sendJson(
   sendBody(res, status, JSON_TYPE, JSON.stringify(value), headers);
 }
 
-/** The error body of SPEC section 2.5; never a stack trace. */
+/** The error body {error, code, statusCode[, logs]} (README "Errors"); never a stack trace. */
 export function errorBody(e: ApiError): Record<string, unknown> {
   const body: Record<string, unknown> = { error: e.message, code: e.code, statusCode: e.status };
   if (e.logs !== undefined) body.logs = e.logs;

@@ -1,5 +1,5 @@
-// The request body of POST /api/scrape, checked in the SPEC's order: url, then
-// outputFormat, then the script fields.
+// The request body of POST /api/scrape, checked in a fixed order (url, then
+// outputFormat, then the script fields), so one body always gets one code.
 import { ApiError } from '../errors.js';
 import type { JobRequest as ScrapeRequest } from '../ipc.js';
 

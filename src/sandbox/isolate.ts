@@ -189,6 +189,10 @@ export class ScriptSandbox {
         lineOffset: -1,
       });
     } catch (e) {
+      // An abort while cheerio loaded or the script compiled (a crashed page, the
+      // deadline, shutdown) disposed the isolate: its reason is the answer, not
+      // the "Isolate is disposed" the compiler then reports.
+      if (this.#abortReason) throw this.#abortReason;
       if (isMemoryError(e)) throw new ApiError('MEMORY_LIMIT_EXCEEDED');
       throw scrapingFailed(describeSyntaxError(e));
     }

@@ -2,9 +2,10 @@
 // Puppeteer object), answers the isolate's one callback, and forwards page events,
 // timers and call results back into the isolate as JSON. Nothing it holds is ever
 // handed to the isolate: values are copied out as JSON, objects as handle ids.
-import type { Dialog, Frame, HTTPRequest, HTTPResponse, Page } from 'puppeteer';
+import type { Dialog, Frame, Page } from 'puppeteer';
 import { ElementHandle, JSHandle, Locator } from 'puppeteer';
 import type { HandleKind, ToHost, ToIsolate, WireError, WireHandle } from '../../sandbox/wire.js';
+import { snapshotNames } from '../../sandbox/page-api.js';
 import { KNOWN_ERROR_NAMES, isTagged } from '../../sandbox/wire.js';
 import { unmaskNetError, type RecentFailure } from '../egress/net-errors.js';
 import { lookupMethod, type MethodContext } from './methods.js';
@@ -245,44 +246,13 @@ export class Membrane implements MethodContext {
     return undefined;
   }
 
+  /** The values sandbox/page-api.ts marks 'snapshot' for this kind, read now: the isolate answers them without a call. */
   #snapshot(kind: HandleKind, v: object): Record<string, unknown> | undefined {
-    switch (kind) {
-      case 'HTTPRequest': {
-        const r = v as HTTPRequest;
-        return {
-          url: r.url(),
-          method: r.method(),
-          headers: r.headers(),
-          postData: r.postData(),
-          hasPostData: r.hasPostData(),
-          resourceType: r.resourceType(),
-          isNavigationRequest: r.isNavigationRequest(),
-          failure: r.failure(),
-        };
-      }
-      case 'HTTPResponse': {
-        const r = v as HTTPResponse;
-        return {
-          url: r.url(),
-          status: r.status(),
-          statusText: r.statusText(),
-          ok: r.ok(),
-          headers: r.headers(),
-          fromCache: r.fromCache(),
-          fromServiceWorker: r.fromServiceWorker(),
-        };
-      }
-      case 'Dialog': {
-        const d = v as Dialog;
-        return { type: d.type(), message: d.message(), defaultValue: d.defaultValue() };
-      }
-      case 'ConsoleMessage': {
-        const c = v as { type(): string; text(): string; location(): unknown };
-        return { type: c.type(), text: c.text(), location: c.location() };
-      }
-      default:
-        return undefined;
-    }
+    const names = snapshotNames(kind);
+    if (names.length === 0) return undefined;
+    // Our own table's names, called on a Puppeteer object: never a name from the script.
+    const getters = v as Record<string, () => unknown>;
+    return Object.fromEntries(names.map((name) => [name, getters[name]?.call(v)]));
   }
 
   /** Host value → JSON-ready value; Puppeteer objects become handle tags. */

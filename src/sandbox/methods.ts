@@ -1,7 +1,21 @@
-// The membrane's allow-list: for each kind of handle, the methods a script may
-// call and how each one's arguments are rebuilt before Puppeteer sees them.
-// A method that is not in these tables does not exist for scripts.
-import type { Dialog, ElementHandle, Frame, HTTPRequest, HTTPResponse, JSHandle, Locator, Page } from 'puppeteer';
+// The host's side of the membrane's allow-list: for each method that
+// sandbox/page-api.ts sends to the host, how its arguments are rebuilt before
+// Puppeteer sees them. That table decides which names exist and how they are
+// called (its security review is beside each name); a name it does not send to
+// the host is refused here even if an implementation exists, and every name it
+// sends has exactly one implementation here (test/unit/membrane-methods.test.ts).
+import type {
+  Dialog,
+  ElementHandle,
+  Frame,
+  HTTPRequest,
+  HTTPResponse,
+  JSHandle,
+  Locator,
+  Page,
+  Touchscreen,
+} from 'puppeteer';
+import { hostCall } from '../../sandbox/page-api.js';
 import type { HandleKind } from '../../sandbox/wire.js';
 import {
   CLICK,
@@ -125,6 +139,7 @@ async function tagUrl(o: Record<string, string>, label: string, c: MethodContext
   return o;
 }
 
+/** The methods Page and Frame share; frameElement is Frame's alone. */
 function frameMethods(label: string): Table<Frame> {
   return {
     ...queries<Frame>(label),
@@ -146,8 +161,35 @@ function frameMethods(label: string): Table<Frame> {
       f.addScriptTag(await tagUrl(tagOptions(opts, `${label}.addScriptTag`, c, true), `${label}.addScriptTag`, c)),
     addStyleTag: async (f, [opts], c) =>
       f.addStyleTag(await tagUrl(tagOptions(opts, `${label}.addStyleTag`, c, false), `${label}.addStyleTag`, c)),
-    frameElement: (f) => f.frameElement(),
   };
+}
+
+const FRAME: Table<Frame> = {
+  ...frameMethods('frame'),
+  frameElement: (f) => f.frameElement(),
+};
+
+/** Touches started and not yet ended, per touchscreen: each one is host memory the script could pile up. */
+export const MAX_TOUCHES = 10;
+const activeTouches = new WeakMap<Touchscreen, number>();
+
+async function touchStart(p: Page, x: number, y: number): Promise<undefined> {
+  const n = activeTouches.get(p.touchscreen) ?? 0;
+  if (n >= MAX_TOUCHES) throw new MembraneError(`touchscreen.touchStart: at most ${MAX_TOUCHES} touches at once`);
+  activeTouches.set(p.touchscreen, n + 1);
+  try {
+    // Puppeteer answers a TouchHandle; scripts move and end touches through touchMove/touchEnd instead.
+    await p.touchscreen.touchStart(x, y);
+  } catch (e) {
+    activeTouches.set(p.touchscreen, (activeTouches.get(p.touchscreen) ?? 1) - 1);
+    throw e;
+  }
+  return undefined;
+}
+
+async function touchEnd(p: Page): Promise<void> {
+  await p.touchscreen.touchEnd();
+  activeTouches.set(p.touchscreen, Math.max(0, (activeTouches.get(p.touchscreen) ?? 1) - 1));
 }
 
 const FRAME_SYNC: Table<Frame> = {
@@ -256,6 +298,11 @@ const PAGE: Table<Page> = {
     p.mouse.wheel(options(opts, { deltaX: 'number', deltaY: 'number' }, c.clock, 'mouse.wheel')),
   'mouse.reset': (p) => p.mouse.reset(),
   'touchscreen.tap': (p, [x, y]) => p.touchscreen.tap(num(x, 'touchscreen.tap: x'), num(y, 'touchscreen.tap: y')),
+  'touchscreen.touchStart': (p, [x, y]) =>
+    touchStart(p, num(x, 'touchscreen.touchStart: x'), num(y, 'touchscreen.touchStart: y')),
+  'touchscreen.touchMove': (p, [x, y]) =>
+    p.touchscreen.touchMove(num(x, 'touchscreen.touchMove: x'), num(y, 'touchscreen.touchMove: y')),
+  'touchscreen.touchEnd': (p) => touchEnd(p),
 };
 
 const PAGE_SYNC: Table<Page> = {
@@ -394,7 +441,7 @@ const DIALOG: Table<Dialog> = {
 
 export const ASYNC_METHODS: Readonly<Partial<Record<HandleKind, Table<never>>>> = {
   Page: PAGE as Table<never>,
-  Frame: frameMethods('frame') as Table<never>,
+  Frame: FRAME as Table<never>,
   ElementHandle: ELEMENT as Table<never>,
   JSHandle: JSHANDLE as Table<never>,
   Locator: LOCATOR as Table<never>,
@@ -412,6 +459,8 @@ export const SYNC_METHODS: Readonly<Partial<Record<HandleKind, Table<never>>>> =
 };
 
 export function lookupMethod(sync: boolean, kind: HandleKind, method: string): Impl<never> | undefined {
+  // SECURITY: the shared table is the allow-list; an implementation it does not name is never run.
+  if (hostCall(kind, method) !== (sync ? 'sync' : 'async')) return undefined;
   const table = (sync ? SYNC_METHODS : ASYNC_METHODS)[kind];
   // SECURITY: own properties only, so "constructor", "__proto__" and friends are never methods.
   return table && Object.hasOwn(table, method) ? table[method] : undefined;

@@ -19,11 +19,6 @@ export class SandboxPool {
     this.#log = logger;
   }
 
-  /** Isolates prepared and not yet taken. */
-  get readyCount(): number {
-    return this.#ready.length;
-  }
-
   /** Starts filling the pool. */
   start(): void {
     this.#refill();

@@ -4,7 +4,6 @@ import { describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { TEST_KEY, serviceFor, startTestService } from '../helpers/service.js';
 import { freePort } from '../helpers/system.js';
-import { until } from '../helpers/wait.js';
 
 const fixtures = new FixtureServer({
   '/example': html(EXAMPLE_DOMAIN_HTML),
@@ -375,19 +374,5 @@ describe('gateway host and rate limit', () => {
     } finally {
       await local.close();
     }
-  });
-});
-
-describe('the browser', () => {
-  test('if Chromium dies it is relaunched and the next request succeeds', async () => {
-    const pid = svc.service.browser.pid;
-    assert.ok(pid);
-    process.kill(pid, 'SIGKILL');
-    await until(() => !svc.service.browser.ready, 'Chromium to be gone', { timeoutMs: 5000 });
-    const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.equal(r.body.data, 'Example Domain');
-    assert.notEqual(svc.service.browser.pid, pid);
-    assert.ok(svc.service.browser.restarts >= 1);
   });
 });

@@ -139,29 +139,47 @@ describe('logs', () => {
 
 describe('the browser', () => {
   test('Chromium killed mid-request: that request gets a clean error, the next succeeds, /health and /metrics count the restart', async () => {
-    const pid = svc.service.browser.pid;
-    assert.ok(pid);
-    const restarts = svc.service.browser.restarts;
-    // Shorter than this file's 1000 ms script limit.
-    const pending = run('await new Promise((r) => setTimeout(r, 800)); return await page.title()');
-    await until(async () => (await health()).running === 1, 'the job to start');
-    // Most likely while the script waits (the fixture page loads in well under this).
-    await new Promise((r) => setTimeout(r, 300));
-    process.kill(pid, 'SIGKILL');
-    const r = await pending;
-    // As documented: 500 when the browser dies under the script, 400 when it dies while the page loads.
-    assert.ok(
-      (r.status === 500 && r.body.code === 'INTERNAL_SERVER_ERROR') ||
-        (r.status === 400 && r.body.code === 'SCRAPING_FAILED'),
-      r.text,
-    );
-    assert.match(String(r.body.error), /browser/);
-    await until(() => svc.service.browser.ready, 'the relaunch');
-    const next = await run('return await page.title()');
-    assert.equal(next.status, 200, next.text);
-    assert.equal(next.body.data, 'Example Domain');
-    assert.equal((await health()).browserRestarts, restarts + 1);
-    assert.equal(sample(await metrics(), 'pagescript_browser_restarts_total'), restarts + 1);
+    // A service of its own, whose script limit cannot end the script before the kill does.
+    const own = await startTestService({
+      EGRESS_ALLOWLIST: fixtures.allowEntry,
+      SCRIPT_TIMEOUT_MS: '60000',
+      METRICS_TOKEN: TOKEN,
+    });
+    try {
+      const pid = own.service.browser.pid;
+      assert.ok(pid);
+      const restarts = own.service.browser.restarts;
+      // The page tells the test when the script is running: it fetches /script-running, then waits forever.
+      const running = new Promise<void>((resolve) =>
+        fixtures.route('/script-running', (_req, res) => {
+          res.end('');
+          resolve();
+        }),
+      );
+      const pending = own.post({
+        url: fixtures.url('/example'),
+        script: "return await page.evaluate(() => { fetch('/script-running'); return new Promise(() => {}); })",
+      });
+      await running;
+      process.kill(pid, 'SIGKILL');
+      const r = await pending;
+      // As documented: the browser died under the script.
+      assert.equal(r.status, 500, r.text);
+      assert.equal(r.body.code, 'INTERNAL_SERVER_ERROR');
+      assert.match(String(r.body.error), /browser/);
+      await until(() => own.service.browser.ready, 'the relaunch');
+      assert.notEqual(own.service.browser.pid, pid);
+      const next = await own.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+      assert.equal(next.status, 200, next.text);
+      assert.equal(next.body.data, 'Example Domain');
+      const auth = { headers: { authorization: `Bearer ${TOKEN}` } };
+      const health = await own.raw('GET', '/health', auth);
+      assert.equal(health.body.browserRestarts, restarts + 1);
+      const text = (await own.raw('GET', '/metrics', auth)).text;
+      assert.equal(sample(text, 'pagescript_browser_restarts_total'), restarts + 1);
+    } finally {
+      await own.close();
+    }
   });
 
   test('a fresh context opens no browser UI of its own (the omnibox popups cost a renderer and ~400 ms of CPU per context)', async () => {

@@ -138,6 +138,28 @@ describe('Page', () => {
     assert.deepEqual(d, ['clicked', 'abc!?', 'hovered', ['b'], ['Shift', true, 'yes']]);
   });
 
+  test('touchscreen.touchStart, touchMove and touchEnd reach the page as touch events; mouse.drag is refused', async () => {
+    const d = await run(`
+      await page.setViewport({ width: 800, height: 600, hasTouch: true });
+      await page.evaluate(() => {
+        window.seen = [];
+        for (const t of ['touchstart', 'touchmove', 'touchend'])
+          document.addEventListener(t, (e) => seen.push(t + ':' + Math.round((e.changedTouches[0] || {}).clientX)));
+      });
+      const started = await page.touchscreen.touchStart(10, 10);
+      await page.touchscreen.touchMove(40, 10);
+      await page.touchscreen.touchEnd();
+      let drag;
+      try { await page.mouse.drag({ x: 1, y: 1 }, { x: 2, y: 2 }); } catch (e) { drag = e.message; }
+      return [started === undefined, await page.evaluate(() => seen), drag];
+    `);
+    assert.deepEqual(d, [
+      true,
+      ['touchstart:10', 'touchmove:40', 'touchend:40'],
+      'mouse.drag() is not available in pagescript: drag data can name files on the server',
+    ]);
+  });
+
   test('locators: click, fill, hover, scroll, wait, setTimeout, filter, map', async () => {
     const d = await run(`
       await page.locator('#btn').setTimeout(2000).click();

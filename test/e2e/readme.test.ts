@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { ERRORS } from '../../src/errors.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { serviceFor } from '../helpers/service.js';
 
@@ -71,12 +70,6 @@ for (const [i, ex] of examples().entries()) {
     assert.deepEqual(got, want);
   });
 }
-
-test('the README error table lists every error code with its HTTP status', () => {
-  for (const [code, { status }] of Object.entries(ERRORS)) {
-    assert.match(README, new RegExp(`\\| \`${code}\` \\| ${status} \\|`), code);
-  }
-});
 
 test('the README configuration table lists every environment variable the service reads', () => {
   const source = readFileSync(new URL('../../src/config.ts', import.meta.url), 'utf8');

@@ -35,7 +35,8 @@ export async function startTestService(
     PORT: '0',
     API_KEYS: TEST_KEY,
     LOG_LEVEL: 'silent',
-    PUPPETEER_EXECUTABLE_PATH: process.env.PUPPETEER_EXECUTABLE_PATH ?? '/usr/lib/chromium/chromium',
+    // Unset: config's default (package.json's pagescript.chromiumPath).
+    PUPPETEER_EXECUTABLE_PATH: process.env.PUPPETEER_EXECUTABLE_PATH,
     SCRIPT_TIMEOUT_MS: '5000',
     NAVIGATION_TIMEOUT_MS: '5000',
     RATE_LIMIT: '100000',

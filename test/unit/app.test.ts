@@ -35,6 +35,8 @@ before(async () => {
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 });
 after(async () => {
+  // Idle keep-alive connections would hold close() for the server's keep-alive timeout.
+  server.closeAllConnections();
   await new Promise<void>((r) => server.close(() => r()));
 });
 

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, JOB_CLOSE_MARGIN_MS, loadConfig, memoryBudgetBytes } from '../../src/config.js';
+import { readFileSync } from 'node:fs';
+import {
+  ConfigError,
+  DEFAULT_EXECUTABLE_PATH,
+  JOB_CLOSE_MARGIN_MS,
+  loadConfig,
+  memoryBudgetBytes,
+} from '../../src/config.js';
 
 test('defaults: port 3000 on 127.0.0.1, 30 s scripts, 128 MiB, no keys (one is generated at start)', () => {
   const c = loadConfig({});
@@ -80,4 +87,27 @@ test('fairness by default: the queue timeout outlasts the longest job (navigatio
   assert.ok(long.queueTimeoutMs >= longestJob(long), String(long.queueTimeoutMs));
   // An explicit setting is the operator's choice.
   assert.equal(loadConfig({ QUEUE_TIMEOUT_MS: '5000' }).queueTimeoutMs, 5000);
+});
+
+test("every default the README's configuration table states is the code's default", () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const section = /^## Configuration\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? '';
+  const stated = [...section.matchAll(/^\| `([A-Z_]+)` \| `([^`]*)` \|/gm)].map((m): [string, string] => [
+    m[1] as string,
+    m[2] as string,
+  ]);
+  assert.ok(stated.length >= 15, `only ${stated.length} defaults found`);
+  const defaults = loadConfig({});
+  for (const [name, value] of stated) {
+    // Setting a variable to its documented default changes nothing.
+    assert.deepEqual(loadConfig({ [name]: value }), defaults, `${name}=${value}`);
+  }
+});
+
+test("the Chromium default is package.json's pagescript.chromiumPath (scripts/bootstrap.mjs reads it too)", () => {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    pagescript: { chromiumPath: string };
+  };
+  assert.equal(loadConfig({}).executablePath, pkg.pagescript.chromiumPath);
+  assert.equal(DEFAULT_EXECUTABLE_PATH, pkg.pagescript.chromiumPath);
 });

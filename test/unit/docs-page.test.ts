@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { ERRORS, type ErrorCode } from '../../src/errors.js';
 import { renderDocs } from '../../src/http/docs-page.js';
-import { ERROR_ACTIONS, openApiDocument } from '../../src/openapi.js';
+import { openApiDocument } from '../../src/openapi.js';
 
 const KEYS = { API_KEYS: 'docs-test-key-0123456789' };
 const html = renderDocs(openApiDocument(loadConfig(KEYS)));
@@ -87,6 +87,6 @@ test('the README error table says what to do in the same words as /docs', () => 
   for (const code of CODES) {
     const row = new RegExp(`^\\| \`${code}\` \\| \\d+ \\| .* \\| (.*) \\|$`, 'm').exec(readme);
     assert.ok(row, code);
-    assert.equal(row[1], ERROR_ACTIONS[code], code);
+    assert.equal(row[1], ERRORS[code].action, code);
   }
 });

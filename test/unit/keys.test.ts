@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { promisify } from 'node:util';
-import { silentLogger } from '../../src/log.js';
+import { createLogger, silentLogger, type Logger } from '../../src/log.js';
 import {
   hashKey,
   KeyFileError,
@@ -34,13 +34,13 @@ const record = (name: string, key: string, extra: Partial<KeyRecord> = {}): KeyR
 /** Writes the file as `npm run key` does: whole, then renamed over the old one. */
 const writeKeys = (file: string, keys: KeyRecord[]): void => writeKeyFile(file, { version: 1, keys });
 
-function ring(file: string | undefined, envKeys: string[] = []): KeyRing {
+function ring(file: string | undefined, envKeys: string[] = [], logger: Logger = silentLogger()): KeyRing {
   return new KeyRing({
     envKeys,
     file,
     defaultRateLimit: 60,
     defaultRateLimitWindowMs: 60_000,
-    logger: silentLogger(),
+    logger,
     pollMs: 50,
   });
 }
@@ -120,7 +120,10 @@ test('changes to the key file are picked up without a restart (revoke, add)', as
 test('a broken or missing key file keeps the keys loaded before in force, and the ring says it is stale', async () => {
   const file = join(dir, 'broken.json');
   writeKeys(file, [record('acme', KEY_A)]);
-  const keys = ring(file);
+  // The ring says when it has looked at the file: wait for that, not for a while.
+  const said: string[] = [];
+  const logger = createLogger('error', { write: (line: string) => said.push(String(JSON.parse(line).msg)) });
+  const keys = ring(file, [], logger);
   keys.start();
   try {
     assert.equal(keys.fileStatus, 'ok');

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { type ApiError } from '../../src/errors.js';
 import { FairScheduler, type Ticket } from '../../src/tenancy/scheduler.js';
 import { MemoryStore, type LimitStore } from '../../src/tenancy/store.js';
+import { until } from '../helpers/wait.js';
 
 function scheduler(over: Partial<ConstructorParameters<typeof FairScheduler>[0]> = {}): FairScheduler {
   return new FairScheduler({
@@ -163,7 +164,18 @@ test('a cap held elsewhere (the shared store says no) is asked for again until i
   const shared = new MemoryStore();
   // Another instance holds the key's only lease.
   assert.equal(await shared.acquire('key:capped', 1, 'elsewhere', 60_000), true);
-  const s = scheduler({ maxConcurrency: 2, store: shared });
+  // Counts the scheduler's requests for the capped key's lease, so the test waits for them, not for a while.
+  let asked = 0;
+  const counting: LimitStore = {
+    hit: (...a) => shared.hit(...a),
+    acquire: (key, cap, token, ttlMs) => {
+      if (key === 'key:capped') asked++;
+      return shared.acquire(key, cap, token, ttlMs);
+    },
+    release: (...a) => shared.release(...a),
+    close: () => shared.close(),
+  };
+  const s = scheduler({ maxConcurrency: 2, store: counting });
   const capped: Ticket = { client: 'capped', maxConcurrency: 1 };
   let granted = false;
   const p = s.acquire(capped).then((r) => {
@@ -172,7 +184,8 @@ test('a cap held elsewhere (the shared store says no) is asked for again until i
   });
   // Another key is not held up by it.
   (await s.acquire(B))();
-  await new Promise((r) => setTimeout(r, 250));
+  // Refused, then asked again and refused again: still waiting.
+  await until(() => asked >= 2, 'the scheduler to ask for the lease a second time');
   assert.equal(granted, false);
   await shared.release('key:capped', 'elsewhere');
   const release = await p;

@@ -1,0 +1,171 @@
+// The host's allow-list (src/sandbox/membrane.ts + methods.ts) driven through the
+// isolate's one callback, with a fake Page that records what Puppeteer would have
+// been asked: what is refused never reaches it, and what reaches it is rebuilt.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Page } from 'puppeteer';
+import type { ToIsolate } from '../../sandbox/wire.js';
+import { Membrane } from '../../src/sandbox/membrane.js';
+import { MAX_TOUCHES } from '../../src/sandbox/methods.js';
+
+type Call = [method: string, ...args: unknown[]];
+
+/** A Page whose every method records its call; `on`/`off` keep listeners as Puppeteer's would. */
+function fakePage(): { page: Page; calls: Call[] } {
+  const calls: Call[] = [];
+  const recorder = (prefix: string): object =>
+    new Proxy(
+      {},
+      {
+        get:
+          (_t, name) =>
+          (...args: unknown[]) => {
+            calls.push([`${prefix}${String(name)}`, ...args]);
+            return Promise.resolve(undefined);
+          },
+      },
+    );
+  const page = {
+    on: () => page,
+    off: () => page,
+    keyboard: recorder('keyboard.'),
+    mouse: recorder('mouse.'),
+    touchscreen: recorder('touchscreen.'),
+  };
+  return {
+    page: new Proxy(page, {
+      get: (t, name) =>
+        name in t
+          ? t[name as keyof typeof t]
+          : (...args: unknown[]) => {
+              calls.push([String(name), ...args]);
+              return Promise.resolve(`${String(name)} done`);
+            },
+    }) as unknown as Page,
+    calls,
+  };
+}
+
+interface Settled {
+  ok: boolean;
+  v?: unknown;
+  e?: { name: string; message: string };
+}
+
+function membrane(opts: { remainingMs?: number; refuse?: (url: URL) => string | undefined } = {}) {
+  const { page, calls } = fakePage();
+  const pending = new Map<number, (s: Settled) => void>();
+  const m = new Membrane({
+    page,
+    clock: { remainingMs: () => opts.remainingMs ?? 5000 },
+    limits: { maxHandles: 100, maxTimers: 10, maxLogLines: 10, maxLogBytes: 1000 },
+    checkUrl: async (url) => {
+      const why = opts.refuse?.(url);
+      if (why) throw new Error(`address not allowed: ${url.hostname} (${why})`);
+    },
+    toIsolate: async (msg: ToIsolate) => {
+      if (msg.op === 'settle') pending.get(msg.id)?.(msg);
+      return undefined;
+    },
+  });
+  let nextId = 1;
+  /** An async call as the isolate's proxies send it; resolves with the host's settle message. */
+  const call = (method: string, args: unknown[], h = 1): Promise<Settled> => {
+    const id = nextId++;
+    const settled = new Promise<Settled>((resolve) => pending.set(id, resolve));
+    assert.equal(m.onHost(JSON.stringify({ op: 'call', id, h, m: method, a: args })), '');
+    return settled;
+  };
+  const sync = (method: string, args: unknown[]): Settled =>
+    JSON.parse(m.onHost(JSON.stringify({ op: 'sync', h: 1, m: method, a: args }))) as Settled;
+  return { m, calls, call, sync };
+}
+
+test('page.goto to file:///etc/passwd is refused before Puppeteer sees it', async () => {
+  const { calls, call } = membrane();
+  const r = await call('goto', ['file:///etc/passwd']);
+  assert.equal(r.ok, false);
+  assert.match(r.e?.message ?? '', /the file: scheme is not allowed/);
+  assert.deepEqual(calls, []);
+});
+
+test('page.goto to an address the egress policy refuses is refused before Puppeteer sees it', async () => {
+  const { calls, call } = membrane({ refuse: (u) => (u.hostname === '169.254.169.254' ? 'link-local' : undefined) });
+  const r = await call('goto', ['http://169.254.169.254/latest/meta-data/']);
+  assert.equal(r.ok, false);
+  assert.match(r.e?.message ?? '', /address not allowed: 169\.254\.169\.254 \(link-local\)/);
+  assert.deepEqual(calls, []);
+});
+
+test('page.screenshot with a path option is refused (it would write a file on the server)', async () => {
+  const { calls, call } = membrane();
+  const r = await call('screenshot', [{ path: '/tmp/x.png' }]);
+  assert.match(r.e?.message ?? '', /the "path" option is not available in pagescript/);
+  assert.deepEqual(calls, []);
+});
+
+test('an options object reaches Puppeteer rebuilt: unknown keys dropped, timeout clamped to the time left', async () => {
+  const { calls, call } = membrane({ remainingMs: 700 });
+  const r = await call('goto', ['https://example.com/', { timeout: 60_000, waitUntil: 'load', headers: { a: 'b' } }]);
+  assert.equal(r.ok, true);
+  assert.deepEqual(calls, [['goto', 'https://example.com/', { timeout: 700, waitUntil: 'load' }]]);
+});
+
+test('a method the table refuses is not run even though the fake page has it', async () => {
+  const { calls, call, sync } = membrane();
+  for (const name of ['browser', 'createCDPSession', 'close', 'target', 'mouse.drag', 'frameElement']) {
+    const r = await call(name, []);
+    assert.equal(r.ok, false, name);
+    assert.match(r.e?.message ?? '', /is not available in pagescript/, name);
+  }
+  assert.equal(sync('browserContext', []).ok, false);
+  assert.deepEqual(calls, []);
+});
+
+test('prototype names are never methods: constructor, __proto__, toString', async () => {
+  const { calls, call, sync } = membrane();
+  for (const name of ['constructor', '__proto__', 'toString']) {
+    assert.equal((await call(name, [])).ok, false, name);
+    assert.equal(sync(name, []).ok, false, name);
+  }
+  assert.deepEqual(calls, []);
+});
+
+test('an async method called as sync is refused, and a sync one as async', async () => {
+  const { calls, call, sync } = membrane();
+  assert.match(sync('goto', ['https://example.com/']).e?.message ?? '', /Page\.goto\(\) is not available/);
+  assert.match((await call('url', [])).e?.message ?? '', /Page\.url\(\) is not available/);
+  assert.deepEqual(calls, []);
+});
+
+test('page.on for an event outside the list (targetcreated) is refused', () => {
+  const { sync } = membrane();
+  assert.match(sync('subscribe', ['targetcreated']).e?.message ?? '', /page\.on\("targetcreated"\) is not available/);
+  assert.equal(sync('subscribe', ['request']).ok, true);
+});
+
+test(`touchscreen.touchStart: at most ${MAX_TOUCHES} touches at once; touchEnd frees one`, async () => {
+  const { calls, call } = membrane();
+  for (let i = 0; i < MAX_TOUCHES; i++) assert.equal((await call('touchscreen.touchStart', [i, i])).ok, true);
+  const over = await call('touchscreen.touchStart', [1, 1]);
+  assert.match(over.e?.message ?? '', new RegExp(`at most ${MAX_TOUCHES} touches at once`));
+  assert.equal((await call('touchscreen.touchEnd', [])).ok, true);
+  assert.equal((await call('touchscreen.touchStart', [2, 2])).ok, true);
+  assert.equal(calls.filter(([m]) => m === 'touchscreen.touchStart').length, MAX_TOUCHES + 1);
+  assert.deepEqual(calls.at(-1), ['touchscreen.touchStart', 2, 2]);
+});
+
+test('touchscreen.touchMove takes finite coordinates only', async () => {
+  const { calls, call } = membrane();
+  assert.match((await call('touchscreen.touchMove', ['1', 2])).e?.message ?? '', /x must be a number/);
+  assert.equal((await call('touchscreen.touchMove', [3, 4])).ok, true);
+  assert.deepEqual(calls, [['touchscreen.touchMove', 3, 4]]);
+});
+
+test('a handle id the table does not hold is refused; after dispose() every call is refused', async () => {
+  const { m, calls, call } = membrane();
+  assert.match((await call('title', [], 42)).e?.message ?? '', /no longer valid/);
+  m.dispose();
+  assert.equal(m.onHost(JSON.stringify({ op: 'sync', h: 1, m: 'url', a: [] })), '{"ok":false}');
+  assert.deepEqual(calls, []);
+});
