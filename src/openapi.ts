@@ -371,10 +371,14 @@ export function openApiDocument(config: Config): Json {
         },
         Health: {
           type: 'object',
-          required: ['status', 'browser', 'browserRestarts', 'running', 'queued', 'limits'],
+          required: ['status', 'browser', 'chromium', 'browserRestarts', 'running', 'queued', 'limits'],
           properties: {
             status: { enum: ['ok', 'degraded', 'starting', 'draining'] },
             browser: { enum: ['ready', 'not ready'] },
+            chromium: {
+              enum: ['shell', 'full'],
+              description: 'shell: chromium-headless-shell; full: the whole browser (setting CHROMIUM).',
+            },
             browserRestarts: { type: 'integer', minimum: 0 },
             browserRecycles: { type: 'integer', minimum: 0 },
             executorRestarts: { type: 'integer', minimum: 0 },

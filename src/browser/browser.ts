@@ -1,6 +1,7 @@
 // Chromium: launched once with the flags below, relaunched if it dies. Every
 // request gets a fresh incognito browser context and page, closed afterwards.
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer';
+import type { ChromiumMode } from '../config.js';
 import type { Logger } from '../log.js';
 import { background } from '../background.js';
 
@@ -70,6 +71,8 @@ export function chromiumArgs(guardPort: number, sandboxed = true): string[] {
 
 export interface BrowserHostOptions {
   readonly executablePath: string;
+  /** `shell`: chromium-headless-shell, launched in Puppeteer's `headless: 'shell'`; `full`: the new headless mode. */
+  readonly chromium: ChromiumMode;
   readonly guardPort: number;
   readonly protocolTimeoutMs: number;
   /** Fresh contexts (each with a blank page) kept ready ahead of demand; each is used once. */
@@ -219,7 +222,8 @@ export class BrowserHost {
   #launchBrowser(sandboxed = this.#sandboxed): Promise<Browser> {
     return puppeteer.launch({
       executablePath: this.#opts.executablePath,
-      headless: true,
+      // The shell knows only the old headless mode (--headless); the full browser runs the new one.
+      headless: this.#opts.chromium === 'shell' ? 'shell' : true,
       pipe: true,
       args: chromiumArgs(this.#opts.guardPort, sandboxed),
       // SECURITY: keep Chromium's popup blocker on.

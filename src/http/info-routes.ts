@@ -52,6 +52,8 @@ export function infoRoutes(deps: InfoDeps): {
     sendJson(res, ready && status !== 'draining' ? 200 : 503, {
       status,
       browser: ready ? 'ready' : 'not ready',
+      // Which Chromium (CHROMIUM): the headless shell or the full browser.
+      chromium: config.chromium,
       browserRestarts: browser.restarts,
       browserRecycles: browser.recycles,
       executorRestarts: executors.restarts,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { CHROMIUM_PATHS, chooseChromium, ConfigError, loadConfig } from '../../src/config.js';
 
 test('defaults: port 3000 on 127.0.0.1, 30 s scripts, 128 MiB, no keys (one is generated at start)', () => {
   const c = loadConfig({});
@@ -47,4 +47,53 @@ test('EGRESS_ALLOWLIST takes host:port and [v6]:port, lower-cased', () => {
 test('API_KEYS is split on commas, trimmed and de-duplicated', () => {
   const c = loadConfig({ API_KEYS: 'aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb,aaaaaaaaaaaaaaaa' });
   assert.deepEqual(c.apiKeys, ['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb']);
+});
+
+test('Chromium: the headless shell by default where it is installed, else the full browser', () => {
+  const only =
+    (...paths: string[]) =>
+    (p: string) =>
+      paths.includes(p);
+  assert.deepEqual(chooseChromium({}, [], only(CHROMIUM_PATHS.shell, CHROMIUM_PATHS.full)), {
+    chromium: 'shell',
+    executablePath: '/usr/lib/chromium/chromium-headless-shell',
+  });
+  assert.deepEqual(chooseChromium({}, [], only(CHROMIUM_PATHS.full)), {
+    chromium: 'full',
+    executablePath: '/usr/lib/chromium/chromium',
+  });
+  // Neither installed: the default, so that the start-up error names the shell's path.
+  assert.equal(chooseChromium({}, [], only()).chromium, 'shell');
+});
+
+test('CHROMIUM=full chooses the full browser even where the shell is installed', () => {
+  const problems: string[] = [];
+  assert.deepEqual(
+    chooseChromium({ CHROMIUM: ' Full ' }, problems, () => true),
+    {
+      chromium: 'full',
+      executablePath: '/usr/lib/chromium/chromium',
+    },
+  );
+  assert.deepEqual(problems, []);
+});
+
+test('PUPPETEER_EXECUTABLE_PATH wins over the Debian path; its mode is CHROMIUM or read from its name', () => {
+  const none = (): boolean => false;
+  assert.deepEqual(
+    chooseChromium({ PUPPETEER_EXECUTABLE_PATH: '/opt/chrome-headless-shell/linux64/chrome-headless-shell' }, [], none),
+    {
+      chromium: 'shell',
+      executablePath: '/opt/chrome-headless-shell/linux64/chrome-headless-shell',
+    },
+  );
+  assert.equal(chooseChromium({ PUPPETEER_EXECUTABLE_PATH: '/opt/google/chrome/chrome' }, [], none).chromium, 'full');
+  assert.deepEqual(chooseChromium({ PUPPETEER_EXECUTABLE_PATH: '/opt/hs', CHROMIUM: 'shell' }, [], none), {
+    chromium: 'shell',
+    executablePath: '/opt/hs',
+  });
+});
+
+test('CHROMIUM other than shell or full is a configuration error', () => {
+  assert.throws(() => loadConfig({ CHROMIUM: 'chrome' }), /CHROMIUM: "chrome" must be shell or full/);
 });
