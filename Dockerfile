@@ -1,4 +1,4 @@
-# pagescript: Node 24 on Debian slim with Debian's Chromium, run as a non-root user.
+# pagescript: Node 24 on Debian slim with Debian's chromium-headless-shell, run as a non-root user.
 # Not built on the development machine (no Docker engine there); see README, "Container".
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
@@ -12,8 +12,9 @@ COPY playground ./playground
 RUN node node_modules/tsup/dist/cli-default.js && npm prune --omit=dev
 
 FROM node:24-bookworm-slim
+# CHROMIUM=shell runs /usr/lib/chromium/chromium-headless-shell. For CHROMIUM=full add `chromium` below.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium fonts-liberation ca-certificates tini \
+ && apt-get install -y --no-install-recommends chromium-headless-shell fonts-liberation ca-certificates tini \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --create-home --uid 10001 pagescript
 WORKDIR /app
@@ -25,7 +26,7 @@ ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
     HOST=0.0.0.0 \
     PORT=3000 \
-    PUPPETEER_EXECUTABLE_PATH=/usr/lib/chromium/chromium
+    CHROMIUM=shell
 EXPOSE 3000
 # /health is 200 when the browser is ready (also while Redis is away), 503 while starting or draining.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \

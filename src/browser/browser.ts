@@ -57,7 +57,11 @@ export function chromiumArgs(guardPort: number, sandboxed = true): string[] {
     // SECURITY: Chromium resolves no names itself (the guard does); the proxy is an IP literal.
     '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
     // SECURITY: WebRTC may not send UDP around the proxy (STUN to internal hosts).
+    // The full browser reads the first (a Chrome preference); the headless shell,
+    // which has no preferences, knows only the second (content's switch) and
+    // without it sent STUN to any address a page named (egress.test.ts, webrtc).
     '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+    '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
     `--disable-features=WebRtcHideLocalIpsWithMdns,DnsOverHttps,AsyncDns,MediaRouter,OptimizationHints,Translate,${PER_CONTEXT_FEATURES_OFF.join(',')}`,
     // A page's JavaScript heap is bounded, so a page that eats memory crashes its
     // renderer (the request fails fast) instead of taking the machine's memory.
@@ -66,6 +70,14 @@ export function chromiumArgs(guardPort: number, sandboxed = true): string[] {
     '--disable-dev-shm-usage',
     '--mute-audio',
     '--hide-scrollbars',
+    // SECURITY: the headless shell has no popup blocker (that is the full browser's,
+    // kept on below): a page could open hundreds of windows per request. Scripts
+    // are never given popups, so the shell opens none (window.open returns null).
+    // The full browser does not know this switch.
+    '--block-new-web-contents',
+    // The headless shell sends no Accept-Language and gives navigator.languages
+    // ['en-US'] without it; with it both Chromiums say en-US, en (README, "Chromium").
+    '--accept-lang=en-US,en',
   ];
 }
 
