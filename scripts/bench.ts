@@ -406,7 +406,13 @@ const PARTS = ['queue', 'lease', 'isolate', 'navigation', 'script', 'serialize']
  * a flag) and raw Puppeteer with its stock flags on the full browser (as most
  * users run it).
  */
-async function benchMode(mode: ChromiumMode, pageUrl: string, fixturePort: number): Promise<ModeResult> {
+async function benchMode(
+  mode: ChromiumMode,
+  pageUrl: string,
+  fixturePort: number,
+  /** The stock full-browser reference, when an earlier mode of this run measured it (it is the slowest part). */
+  stockDone?: ModeResult,
+): Promise<ModeResult> {
   const svc = await startService(mode, { EGRESS_ALLOWLIST: `127.0.0.1:${fixturePort}` });
   const servicePid = svc.child.pid as number;
   const body = { url: pageUrl, script: SCRIPT };
@@ -416,7 +422,7 @@ async function benchMode(mode: ChromiumMode, pageUrl: string, fixturePort: numbe
   const rest = await settledMemory(servicePid);
 
   const browser = await launchRaw(mode, [...MACHINE_ARGS, `--disable-features=${PER_CONTEXT_FEATURES_OFF.join(',')}`]);
-  const stock = await launchRaw('full', MACHINE_ARGS);
+  const stock = stockDone ? undefined : await launchRaw('full', MACHINE_ARGS);
   const version = await browser.version();
   const openPage = await browser.newPage();
   const floorFn = async (): Promise<string> => {
@@ -426,7 +432,7 @@ async function benchMode(mode: ChromiumMode, pageUrl: string, fixturePort: numbe
   for (let i = 0; i < 5; i++) {
     await floorFn();
     await rawFresh(browser, pageUrl);
-    await rawFresh(stock, pageUrl);
+    if (stock) await rawFresh(stock, pageUrl);
   }
 
   // Sequential latency, interleaved in rounds so that drift hits every variant alike.
@@ -450,7 +456,7 @@ async function benchMode(mode: ChromiumMode, pageUrl: string, fixturePort: numbe
     const n = SEQUENTIAL_N / ROUNDS;
     push('floor', await sequential(floorFn, n));
     push('rawFreshContext', await sequential(() => rawFresh(browser, pageUrl), n));
-    push('rawStockFullFreshContext', await sequential(() => rawFresh(stock, pageUrl), n));
+    if (stock) push('rawStockFullFreshContext', await sequential(() => rawFresh(stock, pageUrl), n));
     push('service', await sequential(serviceCall, n));
     push('floorBackToBack', await sequential(floorFn, n, BACK_TO_BACK_MS));
     // One request first, so that the back-to-back run starts as a busy client's would: not on a rested service.
@@ -458,6 +464,8 @@ async function benchMode(mode: ChromiumMode, pageUrl: string, fixturePort: numbe
     push('serviceBackToBack', await sequential(serviceCall, n, BACK_TO_BACK_MS));
   }
   const sequentialResult = Object.fromEntries(Object.entries(seq).map(([k, v]) => [k, p50p95(v)]));
+  if (stockDone?.sequential.rawStockFullFreshContext)
+    sequentialResult.rawStockFullFreshContext = stockDone.sequential.rawStockFullFreshContext;
   const split = Object.fromEntries(
     PARTS.map((k) => [
       k,
@@ -476,7 +484,7 @@ async function benchMode(mode: ChromiumMode, pageUrl: string, fixturePort: numbe
   // halves are pooled.
   const conc: ModeResult['concurrency'] = [];
   const rawRoot = browser.process()?.pid as number;
-  const stockRoot = stock.process()?.pid as number;
+  const stockRoot = stock?.process()?.pid as number;
   const serviceChromium = (): number[] => chromiumPids(servicePid);
   const tree = (root: number) => (): number[] => [root, ...descendants(root)];
   const level = (a: Throughput & { cpu: CpuSplit }, b: Throughput & { cpu: CpuSplit }): Level => ({
@@ -490,11 +498,14 @@ async function benchMode(mode: ChromiumMode, pageUrl: string, fixturePort: numbe
       withCpu(() => concurrent(() => rawFresh(browser, pageUrl), c, PER_CLIENT), undefined, tree(rawRoot));
     const s1 = await svcRun();
     const r1 = await rawRun();
-    const k = await withCpu(
-      () => concurrent(() => rawFresh(stock, pageUrl), c, PER_CLIENT),
-      undefined,
-      tree(stockRoot),
-    );
+    const earlier = stockDone?.concurrency.find((x) => x.clients === c)?.stockFull;
+    const k =
+      earlier ??
+      (await withCpu(
+        () => concurrent(() => rawFresh(stock as Browser, pageUrl), c, PER_CLIENT),
+        undefined,
+        tree(stockRoot),
+      ));
     const r2 = await rawRun();
     const s2 = await svcRun();
     conc.push({
@@ -504,7 +515,7 @@ async function benchMode(mode: ChromiumMode, pageUrl: string, fixturePort: numbe
       stockFull: { rps: k.rps, p95: k.p95, p50: k.p50, cpu: k.cpu },
     });
   }
-  await stock.close();
+  await stock?.close();
   await browser.close();
   // Memory under load is sampled in a load phase of its own: reading every
   // Chromium process's smaps_rollup is itself work that would skew the timings.
@@ -710,7 +721,7 @@ async function main(): Promise<void> {
   }
   const results: ModeResult[] = [];
   for (const mode of modes) {
-    const r = await benchMode(mode, pageUrl, fixturePort);
+    const r = await benchMode(mode, pageUrl, fixturePort, results[0]);
     console.log(report(r));
     results.push(r);
   }
