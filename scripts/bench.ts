@@ -1,24 +1,26 @@
-// npm run bench [-- out.json] [--soak N]
+// npm run bench [-- out.json] [--chromium shell|full] [--soak N] [--prewarm-sweep 0,1,2,3]
 //
-// Starts a fixture page and the service (dist/server.js, as `npm start` runs it)
-// on loopback and, in the same run, a raw-Puppeteer baseline on the same
-// Chromium binary and page. Figures are reported as ratios against that
-// baseline, because these machines are noisy. See README "Performance".
+// Starts a fixture page and, for each Chromium (the headless shell and the full
+// browser, or the one --chromium names), the service (dist/server.js, as `npm
+// start` runs it) on loopback and, in the same run, raw-Puppeteer baselines on
+// the same binary and page, and raw Puppeteer with stock flags on the full
+// browser. Figures are reported as ratios against those baselines, because
+// these machines are noisy. --prewarm-sweep measures the service with each
+// PREWARM_CONTEXTS given. See README "Performance".
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import puppeteer, { type Browser } from 'puppeteer';
 import { Agent, request } from 'undici';
 import { PER_CONTEXT_FEATURES_OFF } from '../src/browser/browser.js';
-import { DEFAULT_EXECUTABLE_PATH } from '../src/config.js';
+import { CHROMIUM_PATHS, type ChromiumMode } from '../src/config.js';
 import { descendants, freePort, statFields } from '../test/helpers/system.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const KEY = 'bench-key-0123456789abcdef';
-const CHROMIUM = process.env.PUPPETEER_EXECUTABLE_PATH ?? DEFAULT_EXECUTABLE_PATH;
 const SCRIPT = 'return await page.title()';
 const SEQUENTIAL_N = 60;
 const CONCURRENCY = [1, 2, 4, 8];
@@ -29,6 +31,12 @@ const PER_CLIENT = 12;
  * isolate, as it has between a real caller's requests.
  */
 const THINK_MS = 300;
+/**
+ * Pause between back-to-back sequential requests: a client that sends the next
+ * request as soon as it has the answer (issue 20 allows up to 30 ms; 0 is the
+ * hardest case, the next request meets the previous one's clean-up).
+ */
+const BACK_TO_BACK_MS = 0;
 const PAGE = `<!doctype html><html><head><title>Bench Page</title></head><body><h1>Bench</h1>${'<p>lorem ipsum dolor sit amet</p>'.repeat(50)}</body></html>`;
 
 // ------------------------------------------------------------------ helpers
@@ -93,9 +101,13 @@ function memory(servicePid: number): {
   frontPssMb: number;
   executorsPssMb: number;
   totalPssMb: number;
+  /** The service's Node processes (front and executors), PSS. */
+  servicePssMb: number;
   chromiumRssMb: number;
   chromiumPssMb: number;
   chromiumProcesses: number;
+  /** The whole process tree (the service and Chromium), PSS. */
+  treePssMb: number;
 } {
   const pids = chromiumPids(servicePid);
   const executors = executorPids(servicePid);
@@ -108,9 +120,11 @@ function memory(servicePid: number): {
     frontPssMb: round(frontPss / 1024),
     executorsPssMb: round(executorsPss / 1024),
     totalPssMb: round((frontPss + executorsPss + chromiumPss) / 1024),
+    servicePssMb: round((frontPss + executorsPss) / 1024),
     chromiumRssMb: round(pids.reduce((a, p) => a + kib(p, 'VmRSS'), 0) / 1024),
-    chromiumPssMb: round(pids.reduce((a, p) => a + pssKib(p), 0) / 1024),
+    chromiumPssMb: round(chromiumPss / 1024),
     chromiumProcesses: pids.length,
+    treePssMb: round((frontPss + executorsPss + chromiumPss) / 1024),
   };
 }
 
@@ -143,7 +157,7 @@ interface ServiceHandle {
   stop(): Promise<void>;
 }
 
-async function startService(env: Record<string, string>): Promise<ServiceHandle> {
+async function startService(mode: ChromiumMode, env: Record<string, string>): Promise<ServiceHandle> {
   const port = await freePort();
   // As `npm start` runs it (scripts/bootstrap.mjs).
   const child = spawn(process.execPath, ['--no-node-snapshot', '--expose-gc', join(ROOT, 'dist', 'server.js')], {
@@ -152,7 +166,8 @@ async function startService(env: Record<string, string>): Promise<ServiceHandle>
       PORT: String(port),
       API_KEYS: KEY,
       LOG_LEVEL: 'warn',
-      PUPPETEER_EXECUTABLE_PATH: CHROMIUM,
+      CHROMIUM: mode,
+      PUPPETEER_EXECUTABLE_PATH: CHROMIUM_PATHS[mode],
       RATE_LIMIT: '1000000',
       QUEUE_LIMIT: '1000',
       MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
@@ -245,10 +260,10 @@ async function callService(base: string, body: unknown): Promise<ServiceSample> 
 }
 
 // ------------------------------------------------------------------ measuring
-async function sequential(fn: () => Promise<unknown>, n: number): Promise<number[]> {
+async function sequential(fn: () => Promise<unknown>, n: number, gapMs = THINK_MS): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
-    await new Promise((r) => setTimeout(r, THINK_MS));
+    if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
     const t0 = performance.now();
     await fn();
     out.push(performance.now() - t0);
@@ -347,12 +362,319 @@ async function rawFresh(browser: Browser, url: string): Promise<string> {
   }
 }
 
+/** The flags this machine needs (root, a closed network), given to every raw-Puppeteer baseline. */
+const MACHINE_ARGS = [
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
+/** Raw Puppeteer on a Debian Chromium, in the headless mode the service gives that binary. */
+async function launchRaw(mode: ChromiumMode, args: string[]): Promise<Browser> {
+  return await puppeteer.launch({
+    executablePath: CHROMIUM_PATHS[mode],
+    pipe: true,
+    headless: mode === 'shell' ? 'shell' : true,
+    args,
+  });
+}
+
+type Level = { rps: number; p95: number; p50: number; cpu: CpuSplit };
+type Memory = ReturnType<typeof memory>;
+const p50p95 = (xs: number[]): { p50: number; p95: number } => ({ p50: round(pct(xs, 50)), p95: round(pct(xs, 95)) });
+
+/** Everything measured for the service on one Chromium. */
+interface ModeResult {
+  mode: ChromiumMode;
+  version: string;
+  sequential: Record<string, { p50: number; p95: number }>;
+  split: Record<string, number>;
+  concurrency: { clients: number; service: Level; raw: Level; stockFull: Level }[];
+  memory: { rest: Memory; load: Memory };
+  ratios: Record<string, number>;
+  targets: Record<string, boolean>;
+}
+
+const PARTS = ['queue', 'lease', 'isolate', 'navigation', 'script', 'serialize'];
+
+/**
+ * The service on one Chromium against raw Puppeteer on the same binary (the
+ * service's per-context flags too, so that the ratio measures the service, not
+ * a flag) and raw Puppeteer with its stock flags on the full browser (as most
+ * users run it).
+ */
+async function benchMode(
+  mode: ChromiumMode,
+  pageUrl: string,
+  fixturePort: number,
+  /** The stock full-browser reference, when an earlier mode of this run measured it (it is the slowest part). */
+  stockDone?: ModeResult,
+): Promise<ModeResult> {
+  const svc = await startService(mode, { EGRESS_ALLOWLIST: `127.0.0.1:${fixturePort}` });
+  const servicePid = svc.child.pid as number;
+  const body = { url: pageUrl, script: SCRIPT };
+  for (let i = 0; i < 10; i++) await callService(svc.base, body);
+  // At rest: after the service's idle collection (5 s without work, src/service.ts) and once Chromium settled.
+  await new Promise((r) => setTimeout(r, 6000));
+  const rest = await settledMemory(servicePid);
+
+  const browser = await launchRaw(mode, [...MACHINE_ARGS, `--disable-features=${PER_CONTEXT_FEATURES_OFF.join(',')}`]);
+  const stock = stockDone ? undefined : await launchRaw('full', MACHINE_ARGS);
+  const version = await browser.version();
+  const openPage = await browser.newPage();
+  const floorFn = async (): Promise<string> => {
+    await openPage.goto(pageUrl, { waitUntil: 'load' });
+    return await openPage.title();
+  };
+  for (let i = 0; i < 5; i++) {
+    await floorFn();
+    await rawFresh(browser, pageUrl);
+    if (stock) await rawFresh(stock, pageUrl);
+  }
+
+  // Sequential latency, interleaved in rounds so that drift hits every variant alike.
+  const seq: Record<string, number[]> = {
+    floor: [],
+    floorBackToBack: [],
+    rawFreshContext: [],
+    rawStockFullFreshContext: [],
+    service: [],
+    serviceBackToBack: [],
+  };
+  const push = (k: string, xs: number[]): void => void (seq[k] as number[]).push(...xs);
+  const samples: ServiceSample[] = [];
+  const serviceCall = async (): Promise<void> => {
+    const s = await callService(svc.base, body);
+    if (s.status !== 200) throw new Error(`service answered ${s.status}: ${s.error}`);
+    samples.push(s);
+  };
+  const ROUNDS = 3;
+  for (let r = 0; r < ROUNDS; r++) {
+    const n = SEQUENTIAL_N / ROUNDS;
+    push('floor', await sequential(floorFn, n));
+    push('rawFreshContext', await sequential(() => rawFresh(browser, pageUrl), n));
+    if (stock) push('rawStockFullFreshContext', await sequential(() => rawFresh(stock, pageUrl), n));
+    push('service', await sequential(serviceCall, n));
+    push('floorBackToBack', await sequential(floorFn, n, BACK_TO_BACK_MS));
+    // One request first, so that the back-to-back run starts as a busy client's would: not on a rested service.
+    await serviceCall();
+    push('serviceBackToBack', await sequential(serviceCall, n, BACK_TO_BACK_MS));
+  }
+  const sequentialResult = Object.fromEntries(Object.entries(seq).map(([k, v]) => [k, p50p95(v)]));
+  if (stockDone?.sequential.rawStockFullFreshContext)
+    sequentialResult.rawStockFullFreshContext = stockDone.sequential.rawStockFullFreshContext;
+  const split = Object.fromEntries(
+    PARTS.map((k) => [
+      k,
+      round(
+        pct(
+          samples.map((s) => s.timing[k] ?? 0),
+          50,
+        ),
+        2,
+      ),
+    ]),
+  );
+
+  // Throughput at 1, 2, 4, 8 clients: service, raw, stock, raw, service, so that
+  // drift of this noisy machine falls on the service and its baseline alike; the
+  // halves are pooled.
+  const conc: ModeResult['concurrency'] = [];
+  const rawRoot = browser.process()?.pid as number;
+  const stockRoot = stock?.process()?.pid as number;
+  const serviceChromium = (): number[] => chromiumPids(servicePid);
+  const tree = (root: number) => (): number[] => [root, ...descendants(root)];
+  const level = (a: Throughput & { cpu: CpuSplit }, b: Throughput & { cpu: CpuSplit }): Level => ({
+    ...pool(a, b),
+    cpu: meanCpu(a.cpu, b.cpu),
+  });
+  for (const c of CONCURRENCY) {
+    const svcRun = (): Promise<Throughput & { cpu: CpuSplit }> =>
+      withCpu(() => concurrent(() => callService(svc.base, body), c, PER_CLIENT), servicePid, serviceChromium);
+    const rawRun = (): Promise<Throughput & { cpu: CpuSplit }> =>
+      withCpu(() => concurrent(() => rawFresh(browser, pageUrl), c, PER_CLIENT), undefined, tree(rawRoot));
+    const s1 = await svcRun();
+    const r1 = await rawRun();
+    const earlier = stockDone?.concurrency.find((x) => x.clients === c)?.stockFull;
+    const k =
+      earlier ??
+      (await withCpu(
+        () => concurrent(() => rawFresh(stock as Browser, pageUrl), c, PER_CLIENT),
+        undefined,
+        tree(stockRoot),
+      ));
+    const r2 = await rawRun();
+    const s2 = await svcRun();
+    conc.push({
+      clients: c,
+      service: level(s1, s2),
+      raw: level(r1, r2),
+      stockFull: { rps: k.rps, p95: k.p95, p50: k.p50, cpu: k.cpu },
+    });
+  }
+  await stock?.close();
+  await browser.close();
+  // Memory under load is sampled in a load phase of its own: reading every
+  // Chromium process's smaps_rollup is itself work that would skew the timings.
+  let load: Memory | undefined;
+  let loading = true;
+  const loadPhase = concurrent(() => callService(svc.base, body), 8, PER_CLIENT).finally(() => {
+    loading = false;
+  });
+  while (loading) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const m = memory(servicePid);
+    if (!load || m.treePssMb > load.treePssMb) load = m;
+  }
+  await loadPhase;
+  load ??= memory(servicePid);
+  await svc.stop();
+
+  const sq = sequentialResult as Record<string, { p50: number; p95: number }>;
+  const at4 = conc.find((x) => x.clients === 4);
+  const ratios = {
+    sequentialP50ServiceOverFloor: round((sq.service?.p50 ?? NaN) / (sq.floor?.p50 ?? NaN), 2),
+    backToBackP50ServiceOverFloor: round((sq.serviceBackToBack?.p50 ?? NaN) / (sq.floorBackToBack?.p50 ?? NaN), 2),
+    throughputAt4ServiceOverRaw: at4 ? round(at4.service.rps / at4.raw.rps, 2) : NaN,
+    throughputAt4ServiceOverStockFull: at4 ? round(at4.service.rps / at4.stockFull.rps, 2) : NaN,
+  };
+  const targets = {
+    'back-to-back p50 ≤ 1.5 × floor': ratios.backToBackP50ServiceOverFloor <= 1.5,
+    '300 ms apart p50 ≤ 1.1 × floor': ratios.sequentialP50ServiceOverFloor <= 1.1,
+    '4 clients ≥ 0.95 × raw Puppeteer, same binary': ratios.throughputAt4ServiceOverRaw >= 0.95,
+    '4 clients ≥ 3 × raw stock Puppeteer, full Chromium': ratios.throughputAt4ServiceOverStockFull >= 3,
+    'whole tree at rest ≤ 300 MB PSS': rest.treePssMb <= 300,
+  };
+  return { mode, version, sequential: sq, split, concurrency: conc, memory: { rest, load }, ratios, targets };
+}
+
+function report(r: ModeResult): string {
+  const sq = r.sequential;
+  const row = (label: string, k: string): string => `| ${label} | ${sq[k]?.p50} | ${sq[k]?.p95} |`;
+  const lines = [
+    `### CHROMIUM=${r.mode} (${r.version})`,
+    '',
+    `| sequential, \`return await page.title()\` (n=${SEQUENTIAL_N} each) | p50 ms | p95 ms |`,
+    '|---|---|---|',
+    row(`floor: goto+title on an open page, ${THINK_MS} ms apart`, 'floor'),
+    row(`the same back to back (${BACK_TO_BACK_MS} ms apart)`, 'floorBackToBack'),
+    row('raw Puppeteer, same binary, fresh context+page per request', 'rawFreshContext'),
+    row('raw Puppeteer with stock flags on full Chromium, fresh context+page (reference)', 'rawStockFullFreshContext'),
+    row(`pagescript (HTTP, fresh context + isolate), ${THINK_MS} ms apart`, 'service'),
+    row(`pagescript back to back (${BACK_TO_BACK_MS} ms apart)`, 'serviceBackToBack'),
+    '',
+    `pagescript/floor p50: **${r.ratios.sequentialP50ServiceOverFloor}** ${THINK_MS} ms apart, **${r.ratios.backToBackP50ServiceOverFloor}** back to back`,
+    '',
+    '| clients | pagescript req/s | p95 ms | raw same binary req/s | p95 ms | raw stock full req/s | p95 ms | /raw | /stock full |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...r.concurrency.map(
+      (x) =>
+        `| ${x.clients} | ${x.service.rps} | ${x.service.p95} | ${x.raw.rps} | ${x.raw.p95} | ${x.stockFull.rps} | ${x.stockFull.p95} | ${round(x.service.rps / x.raw.rps, 2)} | ${round(x.service.rps / x.stockFull.rps, 2)} |`,
+    ),
+    '',
+    '| CPU per request, ms (every level at full load) | service: Node | service: Chromium | client | raw: Chromium | raw: client | stock full: Chromium |',
+    '|---|---|---|---|---|---|---|',
+    ...r.concurrency.map(
+      (x) =>
+        `| ${x.clients} clients | ${x.service.cpu.node} | ${x.service.cpu.chromium} | ${x.service.cpu.client} | ${x.raw.cpu.chromium} | ${x.raw.cpu.client} | ${x.stockFull.cpu.chromium} |`,
+    ),
+    '',
+    '| service time split (p50 ms) | ' + PARTS.join(' | ') + ' |',
+    '|---|' + PARTS.map(() => '---').join('|') + '|',
+    '| | ' + PARTS.map((k) => r.split[k]).join(' | ') + ' |',
+    '',
+    '| memory | service RSS MB | service PSS MB | Chromium RSS MB (sum) | Chromium PSS MB | Chromium processes | whole tree PSS MB |',
+    '|---|---|---|---|---|---|---|',
+    ...(['rest', 'load'] as const).map((k) => {
+      const m = r.memory[k];
+      return `| ${k === 'rest' ? 'at rest' : 'under load (peak, 8 clients)'} | ${m.serviceRssMb} | ${m.servicePssMb} | ${m.chromiumRssMb} | ${m.chromiumPssMb} | ${m.chromiumProcesses} | ${m.treePssMb} |`;
+    }),
+    '',
+    'targets: ' +
+      Object.entries(r.targets)
+        .map(([k, v]) => `${k}: ${v ? 'met' : 'NOT met'}`)
+        .join('; '),
+    '',
+  ];
+  return lines.join('\n');
+}
+
+/**
+ * The service with each PREWARM_CONTEXTS given: back-to-back and 300 ms-apart
+ * p50 against the floor, 4-client throughput, memory at rest. For tuning the
+ * default; the floor is measured beside each.
+ */
+async function prewarmSweep(
+  mode: ChromiumMode,
+  counts: number[],
+  pageUrl: string,
+  fixturePort: number,
+): Promise<Record<string, unknown>[]> {
+  const browser = await launchRaw(mode, MACHINE_ARGS);
+  const openPage = await browser.newPage();
+  const floorFn = async (): Promise<string> => {
+    await openPage.goto(pageUrl, { waitUntil: 'load' });
+    return await openPage.title();
+  };
+  const out: Record<string, unknown>[] = [];
+  console.log(
+    `| PREWARM_CONTEXTS (${mode}) | floor p50 | back-to-back p50 | ×floor | 300 ms apart p50 | ×floor | 4 clients req/s | tree PSS at rest MB |\n|---|---|---|---|---|---|---|---|`,
+  );
+  for (const n of counts) {
+    const svc = await startService(mode, {
+      EGRESS_ALLOWLIST: `127.0.0.1:${fixturePort}`,
+      PREWARM_CONTEXTS: String(n),
+    });
+    const body = { url: pageUrl, script: SCRIPT };
+    const call = (): Promise<ServiceSample> => callService(svc.base, body);
+    for (let i = 0; i < 10; i++) await call();
+    await new Promise((r) => setTimeout(r, 6000));
+    const rest = await settledMemory(svc.child.pid as number);
+    const floor: number[] = [];
+    const b2b: number[] = [];
+    const apart: number[] = [];
+    for (let r = 0; r < 3; r++) {
+      floor.push(...(await sequential(floorFn, 20, BACK_TO_BACK_MS)));
+      await call();
+      b2b.push(...(await sequential(call, 20, BACK_TO_BACK_MS)));
+      apart.push(...(await sequential(call, 10)));
+    }
+    const t = pool(await concurrent(call, 4, PER_CLIENT), await concurrent(call, 4, PER_CLIENT));
+    await svc.stop();
+    const f = pct(floor, 50);
+    const row = {
+      prewarmContexts: n,
+      floorP50: round(f),
+      backToBackP50: round(pct(b2b, 50)),
+      backToBackOverFloor: round(pct(b2b, 50) / f, 2),
+      apartP50: round(pct(apart, 50)),
+      apartOverFloor: round(pct(apart, 50) / f, 2),
+      rpsAt4: t.rps,
+      treePssAtRestMb: rest.treePssMb,
+    };
+    console.log(`| ${Object.values(row).join(' | ')} |`);
+    out.push(row);
+  }
+  await browser.close();
+  return out;
+}
+
 // ------------------------------------------------------------------ main
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const soakAt = args.indexOf('--soak');
-  const soakN = soakAt >= 0 ? Number(args[soakAt + 1]) : 0;
-  const outFile = args.find((a, i) => !a.startsWith('--') && (soakAt < 0 || i !== soakAt + 1));
+  const valueOf = (flag: string): string | undefined => {
+    const at = args.indexOf(flag);
+    return at >= 0 ? args[at + 1] : undefined;
+  };
+  const soakN = Number(valueOf('--soak') ?? 0);
+  const sweep = valueOf('--prewarm-sweep');
+  const only = valueOf('--chromium');
+  if (only !== undefined && only !== 'shell' && only !== 'full') throw new Error('--chromium must be shell or full');
+  const modes: ChromiumMode[] = only ? [only] : ['shell', 'full'];
+  const outFile = args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
 
   const fixture = createServer({ keepAlive: true }, (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
@@ -365,244 +687,55 @@ async function main(): Promise<void> {
     cores: cpus().length,
     memoryGiB: round(totalmem() / 2 ** 30),
     node: process.version,
-    chromium: CHROMIUM,
+    chromium: modes.map((m) => CHROMIUM_PATHS[m]),
     date: new Date().toISOString(),
+    loadAverage: loadavg().map((x) => round(x, 2)),
   };
   console.log(
-    `pagescript bench — ${machine.date}\n${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}\n`,
+    `pagescript bench — ${machine.date}\n${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}, load average ${machine.loadAverage.join(' ')}\n`,
   );
-
-  if (soakN > 0) {
-    const result = await soak(pageUrl, fixturePort, soakN);
-    if (outFile) writeFileSync(outFile, JSON.stringify({ machine, soak: result }, null, 2));
+  const finish = async (result: Record<string, unknown>): Promise<void> => {
     fixture.close();
     await agent.close();
+    if (outFile) {
+      writeFileSync(outFile, JSON.stringify({ machine, ...result, loadAverageAfter: loadavg() }, null, 2));
+      console.log(`\nfigures written to ${outFile}`);
+    }
+    console.log(
+      `load average at the end: ${loadavg()
+        .map((x) => round(x, 2))
+        .join(' ')}`,
+    );
+  };
+
+  if (soakN > 0) {
+    const result = await soak(modes[0] as ChromiumMode, pageUrl, fixturePort, soakN);
+    await finish({ soak: result });
     process.exit(result.pass ? 0 : 1);
   }
-
-  const svc = await startService({ EGRESS_ALLOWLIST: `127.0.0.1:${fixturePort}` });
-  const servicePid = svc.child.pid as number;
-  const body = { url: pageUrl, script: SCRIPT };
-  for (let i = 0; i < 10; i++) await callService(svc.base, body);
-  const rest = memory(servicePid);
-
-  // The baseline: raw Puppeteer on the same binary, with the flags this machine
-  // needs and the service's flags that cut per-context cost (a raw Puppeteer user
-  // can pass them too), so that the ratios measure the service, not a flag.
-  const machineArgs = [
-    '--no-sandbox',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--no-first-run',
-    '--disable-quic',
-  ];
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    pipe: true,
-    headless: true,
-    args: [...machineArgs, `--disable-features=${PER_CONTEXT_FEATURES_OFF.join(',')}`],
-  });
-  // For reference only: Puppeteer's own defaults, as most users run it.
-  const stock = await puppeteer.launch({ executablePath: CHROMIUM, pipe: true, headless: true, args: machineArgs });
-  const openPage = await browser.newPage();
-  const floorFn = async (): Promise<string> => {
-    await openPage.goto(pageUrl, { waitUntil: 'load' });
-    return await openPage.title();
-  };
-  for (let i = 0; i < 5; i++) {
-    await floorFn();
-    await rawFresh(browser, pageUrl);
-    await rawFresh(stock, pageUrl);
+  if (sweep !== undefined) {
+    const counts = sweep.split(',').map(Number);
+    const rows = await prewarmSweep(modes[0] as ChromiumMode, counts, pageUrl, fixturePort);
+    await finish({ prewarmSweep: rows });
+    return;
   }
-
-  // Sequential latency, interleaved in rounds so that drift hits all three alike.
-  const seq = { floor: [] as number[], raw: [] as number[], stock: [] as number[], service: [] as number[] };
-  const samples: ServiceSample[] = [];
-  for (let round_ = 0; round_ < 3; round_++) {
-    seq.floor.push(...(await sequential(floorFn, SEQUENTIAL_N / 3)));
-    seq.raw.push(...(await sequential(() => rawFresh(browser, pageUrl), SEQUENTIAL_N / 3)));
-    seq.stock.push(...(await sequential(() => rawFresh(stock, pageUrl), SEQUENTIAL_N / 3)));
-    for (let i = 0; i < SEQUENTIAL_N / 3; i++) {
-      await new Promise((r) => setTimeout(r, THINK_MS));
-      const s = await callService(svc.base, body);
-      if (s.status !== 200) throw new Error(`service answered ${s.status}`);
-      samples.push(s);
-      seq.service.push(s.ms);
-    }
+  const results: ModeResult[] = [];
+  for (const mode of modes) {
+    const r = await benchMode(mode, pageUrl, fixturePort, results[0]);
+    console.log(report(r));
+    results.push(r);
   }
-  const p = (xs: number[]): { p50: number; p95: number } => ({ p50: round(pct(xs, 50)), p95: round(pct(xs, 95)) });
-  await stock.close();
-  const sequentialResult = {
-    n: SEQUENTIAL_N,
-    floor: p(seq.floor),
-    rawFreshContext: p(seq.raw),
-    rawStockFreshContext: p(seq.stock),
-    service: p(seq.service),
-  };
-  const parts = ['queue', 'lease', 'isolate', 'navigation', 'script', 'serialize'];
-  const split = Object.fromEntries(
-    parts.map((k) => [
-      k,
-      round(
-        pct(
-          samples.map((s) => s.timing[k] ?? 0),
-          50,
-        ),
-        2,
-      ),
-    ]),
-  );
-  const overheadP50 = round(sequentialResult.service.p50 - sequentialResult.floor.p50);
-
-  // Throughput at 1, 2, 4, 8 clients.
-  // Each level runs service, raw, raw, service (ABBA), so that drift of this
-  // noisy machine falls on both alike; the halves are pooled.
-  type Level = { rps: number; p95: number; p50: number; cpu: CpuSplit };
-  const conc: { clients: number; service: Level; raw: Level }[] = [];
-  const rawRoot = browser.process()?.pid as number;
-  const serviceChromium = (): number[] => chromiumPids(servicePid);
-  const rawChromium = (): number[] => [rawRoot, ...descendants(rawRoot)];
-  for (const c of CONCURRENCY) {
-    const s1 = await withCpu(
-      () => concurrent(() => callService(svc.base, body), c, PER_CLIENT),
-      servicePid,
-      serviceChromium,
-    );
-    const r1 = await withCpu(() => concurrent(() => rawFresh(browser, pageUrl), c, PER_CLIENT), undefined, rawChromium);
-    const r2 = await withCpu(() => concurrent(() => rawFresh(browser, pageUrl), c, PER_CLIENT), undefined, rawChromium);
-    const s2 = await withCpu(
-      () => concurrent(() => callService(svc.base, body), c, PER_CLIENT),
-      servicePid,
-      serviceChromium,
-    );
-    conc.push({
-      clients: c,
-      service: { ...pool(s1, s2), cpu: meanCpu(s1.cpu, s2.cpu) },
-      raw: { ...pool(r1, r2), cpu: meanCpu(r1.cpu, r2.cpu) },
-    });
-  }
-  // Memory under load is sampled in a load phase of its own: reading every
-  // Chromium process's smaps_rollup is itself work that would skew the timings.
-  let load: typeof rest | undefined;
-  let loading = true;
-  const loadPhase = concurrent(() => callService(svc.base, body), 8, PER_CLIENT).finally(() => {
-    loading = false;
-  });
-  while (loading) {
-    await new Promise((r) => setTimeout(r, 1000));
-    const m = memory(servicePid);
-    if (!load || m.serviceRssMb + m.chromiumPssMb > load.serviceRssMb + load.chromiumPssMb) load = m;
-  }
-  await loadPhase;
-  load ??= memory(servicePid);
-  await browser.close();
-  await svc.stop();
-  fixture.close();
-  await agent.close();
-
-  const at4 = conc.find((x) => x.clients === 4);
-  const ratios = {
-    sequentialP50ServiceOverFloor: round(sequentialResult.service.p50 / sequentialResult.floor.p50, 2),
-    sequentialP50ServiceOverRaw: round(sequentialResult.service.p50 / sequentialResult.rawFreshContext.p50, 2),
-    throughputAt4ServiceOverRaw: at4 ? round(at4.service.rps / at4.raw.rps, 2) : NaN,
-  };
-  const targets = {
-    'sequential p50 ≤ 1.3 × floor': ratios.sequentialP50ServiceOverFloor <= 1.3,
-    'throughput at 4 clients ≥ 0.9 × raw fresh context': ratios.throughputAt4ServiceOverRaw >= 0.9,
-    'service overhead ≤ 10 ms at p50': overheadP50 <= 10,
-  };
-
-  const lines: string[] = [];
-  lines.push(
-    `| sequential, \`return await page.title()\` (n=${SEQUENTIAL_N}, ${THINK_MS} ms between requests) | p50 ms | p95 ms |`,
-    '|---|---|---|',
-  );
-  lines.push(`| floor: goto+title on an open page | ${sequentialResult.floor.p50} | ${sequentialResult.floor.p95} |`);
-  lines.push(
-    `| raw Puppeteer, fresh context+page per request (the baseline) | ${sequentialResult.rawFreshContext.p50} | ${sequentialResult.rawFreshContext.p95} |`,
-  );
-  lines.push(
-    `| the same with Puppeteer's stock flags (reference) | ${sequentialResult.rawStockFreshContext.p50} | ${sequentialResult.rawStockFreshContext.p95} |`,
-  );
-  lines.push(
-    `| pagescript (HTTP, fresh context + isolate) | ${sequentialResult.service.p50} | ${sequentialResult.service.p95} |`,
-  );
-  lines.push(
-    '',
-    `service/floor p50: **${ratios.sequentialP50ServiceOverFloor}**; service/raw p50: **${ratios.sequentialP50ServiceOverRaw}**; service − floor at p50: **${overheadP50} ms**`,
-    '',
-  );
-  lines.push(
-    '| clients | pagescript req/s | p95 ms | raw fresh-context req/s | p95 ms | service/raw |',
-    '|---|---|---|---|---|---|',
-  );
-  for (const x of conc)
-    lines.push(
-      `| ${x.clients} | ${x.service.rps} | ${x.service.p95} | ${x.raw.rps} | ${x.raw.p95} | ${round(x.service.rps / x.raw.rps, 2)} |`,
-    );
-  lines.push(
-    '',
-    '| CPU per request, ms (all levels run at full load) | service: Node | service: Chromium | client | raw: Chromium | raw: Puppeteer client |',
-    '|---|---|---|---|---|---|',
-  );
-  for (const x of conc)
-    lines.push(
-      `| ${x.clients} clients | ${x.service.cpu.node} | ${x.service.cpu.chromium} | ${x.service.cpu.client} | ${x.raw.cpu.chromium} | ${x.raw.cpu.client} |`,
-    );
-  lines.push(
-    '',
-    '| service time split (p50 ms) | ' + parts.join(' | ') + ' |',
-    '|---|' + parts.map(() => '---').join('|') + '|',
-  );
-  lines.push('| | ' + parts.map((k) => split[k]).join(' | ') + ' |');
-  lines.push(
-    '',
-    '| memory | service Node RSS MB (front + executors) | front PSS MB | executors PSS MB | Chromium RSS MB (sum) | Chromium PSS MB | total PSS MB | Chromium processes |',
-    '|---|---|---|---|---|---|---|---|',
-  );
-  const row = (m: typeof rest): string =>
-    `${m.serviceRssMb} | ${m.frontPssMb} | ${m.executorsPssMb} | ${m.chromiumRssMb} | ${m.chromiumPssMb} | ${m.totalPssMb} | ${m.chromiumProcesses} |`;
-  lines.push(`| at rest | ${row(rest)}`);
-  lines.push(`| under load (peak) | ${row(load)}`);
-  lines.push(
-    '',
-    'targets: ' +
-      Object.entries(targets)
-        .map(([k, v]) => `${k}: ${v ? 'met' : 'NOT met'}`)
-        .join('; '),
-  );
-  console.log(lines.join('\n'));
-
-  if (outFile) {
-    writeFileSync(
-      outFile,
-      JSON.stringify(
-        {
-          machine,
-          sequential: sequentialResult,
-          concurrency: conc,
-          split,
-          overheadP50Ms: overheadP50,
-          memory: { rest, load },
-          ratios,
-          targets,
-        },
-        null,
-        2,
-      ),
-    );
-    console.log(`\nfigures written to ${outFile}`);
-  }
+  await finish({ modes: results });
 }
 
 // ------------------------------------------------------------------ soak
 async function soak(
+  mode: ChromiumMode,
   pageUrl: string,
   fixturePort: number,
   n: number,
 ): Promise<Record<string, unknown> & { pass: boolean }> {
-  const svc = await startService({
+  const svc = await startService(mode, {
     EGRESS_ALLOWLIST: `127.0.0.1:${fixturePort}`,
     // Long enough that a cheerio script on a loaded 2-core machine is not a timeout.
     SCRIPT_TIMEOUT_MS: '1000',

@@ -12,7 +12,8 @@
 // but Node's standard library, because it is what installs everything else:
 //   1. a Node 24 runtime from the npm registry (node-<platform>-<arch>) when the
 //      system Node is older, kept in .runtime/ and never installed system-wide;
-//   2. Chromium: PUPPETEER_EXECUTABLE_PATH, or Debian's chromium, installed with
+//   2. Chromium: PUPPETEER_EXECUTABLE_PATH, or Debian's chromium-headless-shell
+//      (CHROMIUM=shell, the default) or chromium (CHROMIUM=full), installed with
 //      apt-get when we are root on Debian and it is missing;
 //   3. node_modules, installed by npm running on the Node 24 runtime so that
 //      native addons (isolated-vm) match it;
@@ -30,8 +31,14 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 const RUNTIME_VERSION = pkg.pagescript.nodeRuntime; // exact version, e.g. "24.21.0"
 const REQUIRED_MAJOR = Number(RUNTIME_VERSION.split('.')[0]);
-// Debian's Chromium, also the service's default (src/config.ts reads the same field).
-const DEBIAN_CHROMIUM = pkg.pagescript.chromiumPath;
+/** Debian's two builds of Chromium, by the CHROMIUM setting (package.json's pagescript.chromiumShellPath and chromiumPath; src/config.ts reads them too). */
+const DEBIAN_CHROMIUM = {
+  shell: { path: pkg.pagescript.chromiumShellPath, pkg: 'chromium-headless-shell' },
+  full: { path: pkg.pagescript.chromiumPath, pkg: 'chromium' },
+};
+/** apt-get is retried this often, this far apart, when another apt holds its lock. */
+const APT_ATTEMPTS = 6;
+const APT_RETRY_MS = 10_000;
 
 function say(msg) {
   process.stderr.write(`[pagescript setup] ${msg}\n`);
@@ -80,26 +87,55 @@ function ensureNode() {
   return bin;
 }
 
-/** Returns the Chromium executable, installing Debian's package when we may. */
+/**
+ * Runs apt-get, waiting out another apt or dpkg that holds the lock (apt waits
+ * up to 60 s for dpkg's lock itself; `update` and other failures are retried).
+ */
+function aptGet(args, env) {
+  for (let attempt = 1; ; attempt++) {
+    const status = run('apt-get', ['-o', 'DPkg::Lock::Timeout=60', ...args], { env });
+    if (status === 0) return;
+    if (attempt >= APT_ATTEMPTS) fail(`apt-get ${args.join(' ')} exited with ${status}`);
+    say(`apt-get ${args[0]} exited with ${status} (apt busy?); trying again in ${APT_RETRY_MS / 1000} s`);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, APT_RETRY_MS);
+  }
+}
+
+/**
+ * Returns the Chromium to run, { path, mode }, installing Debian's package when
+ * we may. CHROMIUM=shell (the default) is chromium-headless-shell, CHROMIUM=full
+ * the whole browser; PUPPETEER_EXECUTABLE_PATH wins over both (its mode is then
+ * CHROMIUM, or read from its file name by src/config.ts).
+ */
 function ensureChromium() {
   const fromEnv = process.env.PUPPETEER_EXECUTABLE_PATH;
   if (fromEnv) {
     if (!existsSync(fromEnv)) fail(`PUPPETEER_EXECUTABLE_PATH=${fromEnv} does not exist`);
-    return fromEnv;
+    return { path: fromEnv, mode: process.env.CHROMIUM };
   }
-  if (existsSync(DEBIAN_CHROMIUM)) return DEBIAN_CHROMIUM;
+  const asked = process.env.CHROMIUM?.trim().toLowerCase();
+  if (asked !== undefined && asked !== '' && !(asked in DEBIAN_CHROMIUM))
+    fail(`CHROMIUM="${process.env.CHROMIUM}" must be shell or full`);
+  const mode = asked || 'shell';
+  const want = DEBIAN_CHROMIUM[mode];
+  if (existsSync(want.path)) return { path: want.path, mode };
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (process.platform === 'linux' && isRoot && existsSync('/etc/debian_version') && existsSync('/usr/bin/apt-get')) {
-    say("Chromium is missing; installing Debian's chromium package (apt-get)");
+    say(`Chromium is missing; installing Debian's ${want.pkg} package (apt-get)`);
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-    mustRun('apt-get', ['update'], { env });
-    mustRun('apt-get', ['install', '-y', '--no-install-recommends', 'chromium', 'fonts-liberation'], { env });
-    if (existsSync(DEBIAN_CHROMIUM)) return DEBIAN_CHROMIUM;
-    fail(`apt-get installed chromium but ${DEBIAN_CHROMIUM} is missing; set PUPPETEER_EXECUTABLE_PATH`);
+    aptGet(['update'], env);
+    aptGet(['install', '-y', '--no-install-recommends', want.pkg, 'fonts-liberation'], env);
+    if (existsSync(want.path)) return { path: want.path, mode };
+    fail(`apt-get installed ${want.pkg} but ${want.path} is missing; set PUPPETEER_EXECUTABLE_PATH`);
+  }
+  // Not allowed to install: the default falls back to the full browser when that is what is here.
+  if (!asked && existsSync(DEBIAN_CHROMIUM.full.path)) {
+    say(`${want.path} is missing and we may not install it; using ${DEBIAN_CHROMIUM.full.path} (CHROMIUM=full)`);
+    return { path: DEBIAN_CHROMIUM.full.path, mode: 'full' };
   }
   fail(
-    'no Chromium found. Install Chromium (or Chrome) and set PUPPETEER_EXECUTABLE_PATH to its executable, ' +
-      `e.g. PUPPETEER_EXECUTABLE_PATH=${DEBIAN_CHROMIUM} npm start`,
+    `no Chromium found at ${want.path}. Install Debian's ${want.pkg} (or Chrome) or set PUPPETEER_EXECUTABLE_PATH ` +
+      `to its executable, e.g. PUPPETEER_EXECUTABLE_PATH=/usr/lib/chromium/chromium CHROMIUM=full npm start`,
   );
 }
 
@@ -180,7 +216,10 @@ const chromium = ['test:unit', 'lint', 'build'].includes(command)
   : ensureChromium();
 ensureDependencies(nodeBin);
 ensureExecutorUser();
-const env = withNodeOnPath(nodeBin, chromium ? { PUPPETEER_EXECUTABLE_PATH: chromium } : {});
+const env = withNodeOnPath(nodeBin, {
+  PUPPETEER_EXECUTABLE_PATH: chromium.path,
+  ...(chromium.mode ? { CHROMIUM: chromium.mode } : {}),
+});
 // isolated-vm requires --no-node-snapshot on Node 20 and later.
 const nodeFlags = ['--no-node-snapshot'];
 

@@ -1,17 +1,29 @@
 // Every setting of the service: its environment variable, default, unit and
 // validation. Parsed once at start and frozen; nothing else reads process.env.
+import { existsSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { resolve as resolvePath } from 'node:path';
 import pkg from '../package.json' with { type: 'json' };
 
-/**
- * Debian's Chromium, when PUPPETEER_EXECUTABLE_PATH is unset. Written once, in
- * package.json, because scripts/bootstrap.mjs (plain JavaScript, run before
- * anything is built) needs it too.
- */
-export const DEFAULT_EXECUTABLE_PATH: string = pkg.pagescript.chromiumPath;
-
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/**
+ * Which Chromium: `shell` is chromium-headless-shell (Puppeteer's `headless:
+ * 'shell'`, the old headless mode without the browser's UI layer: a fresh
+ * context costs a quarter of the CPU), `full` the whole browser in its new
+ * headless mode. README, "Chromium: the headless shell or the full browser".
+ */
+export type ChromiumMode = 'shell' | 'full';
+
+/**
+ * Where Debian's packages put each (scripts/bootstrap.mjs installs them). Written
+ * once, in package.json, because bootstrap.mjs (plain JavaScript, run before
+ * anything is built) needs them too.
+ */
+export const CHROMIUM_PATHS: Readonly<Record<ChromiumMode, string>> = {
+  shell: pkg.pagescript.chromiumShellPath,
+  full: pkg.pagescript.chromiumPath,
+};
 
 export interface EgressAllowEntry {
   /** Lower-cased host name or IP literal, without brackets. */
@@ -66,6 +78,7 @@ export interface Config {
   /** GET /playground and its assets; off: 404. */
   readonly playground: boolean;
   readonly egressAllowlist: readonly EgressAllowEntry[];
+  readonly chromium: ChromiumMode;
   readonly executablePath: string;
   /** Script executor processes (each with its own Chromium); see README, "How it is built". */
   readonly executors: number;
@@ -149,6 +162,29 @@ export function parseEgressAllowlist(value: string, problems: string[]): EgressA
   return out;
 }
 
+/**
+ * CHROMIUM and PUPPETEER_EXECUTABLE_PATH together. CHROMIUM names the mode; the
+ * path, when given, wins over the mode's Debian path. With a path and no mode,
+ * the mode is read from the file name (Chrome's and Debian's headless shells
+ * are named *headless[-_]shell). With neither, the shell where it is installed,
+ * else the full browser.
+ */
+export function chooseChromium(
+  env: Env,
+  problems: string[],
+  installed: (path: string) => boolean = existsSync,
+): { chromium: ChromiumMode; executablePath: string } {
+  const rawMode = env.CHROMIUM?.trim().toLowerCase() ?? '';
+  const path = env.PUPPETEER_EXECUTABLE_PATH?.trim() ?? '';
+  let mode: ChromiumMode | undefined;
+  if (rawMode === 'shell' || rawMode === 'full') mode = rawMode;
+  else if (rawMode !== '') problems.push(`CHROMIUM: "${env.CHROMIUM}" must be shell or full`);
+  if (path !== '')
+    return { chromium: mode ?? (/headless[-_]shell/i.test(path) ? 'shell' : 'full'), executablePath: path };
+  mode ??= installed(CHROMIUM_PATHS.shell) || !installed(CHROMIUM_PATHS.full) ? 'shell' : 'full';
+  return { chromium: mode, executablePath: CHROMIUM_PATHS[mode] };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
 
@@ -186,7 +222,7 @@ export function loadConfig(env: Env = process.env): Config {
   const playground = (env.PLAYGROUND ?? 'on').trim().toLowerCase();
   if (playground !== 'on' && playground !== 'off') problems.push(`PLAYGROUND: "${env.PLAYGROUND}" must be on or off`);
 
-  const executablePath = (env.PUPPETEER_EXECUTABLE_PATH ?? DEFAULT_EXECUTABLE_PATH).trim();
+  const { chromium, executablePath } = chooseChromium(env, problems);
   const executorUser = (env.EXECUTOR_USER ?? 'pagescript-exec').trim();
   if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(executorUser))
     problems.push(`EXECUTOR_USER: "${executorUser}" is not a user name`);
@@ -233,6 +269,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: env.METRICS_TOKEN?.trim() ? env.METRICS_TOKEN.trim() : undefined,
     playground: playground !== 'off',
     egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),
+    chromium,
     executablePath,
     executors: int('EXECUTORS', 1, 1, 16),
     executorUser,

@@ -131,6 +131,7 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
   protectedPorts.push(guardPort);
   const browser = new BrowserHost({
     executablePath: config.executablePath,
+    chromium: config.chromium,
     guardPort,
     protocolTimeoutMs: config.scriptTimeoutMs + config.navigationTimeoutMs + PROTOCOL_TIMEOUT_MARGIN_MS,
     prewarmedContexts: config.prewarmedContexts,

@@ -329,12 +329,16 @@ export function openApiDocument(config: Config): Json {
         },
         Health: {
           type: 'object',
-          required: ['status', 'browser', 'limits', 'keys'],
+          required: ['status', 'browser', 'chromium', 'limits', 'keys'],
           description:
             'browserRestarts, browserRecycles, executorRestarts, running and queued are given only with Authorization: Bearer <METRICS_TOKEN>.',
           properties: {
             status: { enum: ['ok', 'degraded', 'starting', 'draining'] },
             browser: { enum: ['ready', 'not ready'] },
+            chromium: {
+              enum: ['shell', 'full'],
+              description: 'shell: chromium-headless-shell; full: the whole browser (setting CHROMIUM).',
+            },
             browserRestarts: { type: 'integer', minimum: 0 },
             browserRecycles: { type: 'integer', minimum: 0 },
             executorRestarts: { type: 'integer', minimum: 0 },

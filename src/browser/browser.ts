@@ -1,6 +1,7 @@
 // Chromium: launched once with the flags below, relaunched if it dies. Every
 // request gets a fresh incognito browser context and page, closed afterwards.
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer';
+import type { ChromiumMode } from '../config.js';
 import type { Logger } from '../log.js';
 import { background } from '../background.js';
 
@@ -56,7 +57,11 @@ export function chromiumArgs(guardPort: number, sandboxed = true): string[] {
     // SECURITY: Chromium resolves no names itself (the guard does); the proxy is an IP literal.
     '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
     // SECURITY: WebRTC may not send UDP around the proxy (STUN to internal hosts).
+    // The full browser reads the first (a Chrome preference); the headless shell,
+    // which has no preferences, knows only the second (content's switch) and
+    // without it sent STUN to any address a page named (egress.test.ts, webrtc).
     '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+    '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
     `--disable-features=WebRtcHideLocalIpsWithMdns,DnsOverHttps,AsyncDns,MediaRouter,OptimizationHints,Translate,${PER_CONTEXT_FEATURES_OFF.join(',')}`,
     // A page's JavaScript heap is bounded, so a page that eats memory crashes its
     // renderer (the request fails fast) instead of taking the machine's memory.
@@ -65,11 +70,21 @@ export function chromiumArgs(guardPort: number, sandboxed = true): string[] {
     '--disable-dev-shm-usage',
     '--mute-audio',
     '--hide-scrollbars',
+    // SECURITY: the headless shell has no popup blocker (that is the full browser's,
+    // kept on below): a page could open hundreds of windows per request. Scripts
+    // are never given popups, so the shell opens none (window.open returns null).
+    // The full browser does not know this switch.
+    '--block-new-web-contents',
+    // The headless shell sends no Accept-Language and gives navigator.languages
+    // ['en-US'] without it; with it both Chromiums say en-US, en (README, "Chromium").
+    '--accept-lang=en-US,en',
   ];
 }
 
 export interface BrowserHostOptions {
   readonly executablePath: string;
+  /** `shell`: chromium-headless-shell, launched in Puppeteer's `headless: 'shell'`; `full`: the new headless mode. */
+  readonly chromium: ChromiumMode;
   readonly guardPort: number;
   readonly protocolTimeoutMs: number;
   /** Fresh contexts (each with a blank page) kept ready ahead of demand; each is used once. */
@@ -219,7 +234,8 @@ export class BrowserHost {
   #launchBrowser(sandboxed = this.#sandboxed): Promise<Browser> {
     return puppeteer.launch({
       executablePath: this.#opts.executablePath,
-      headless: true,
+      // The shell knows only the old headless mode (--headless); the full browser runs the new one.
+      headless: this.#opts.chromium === 'shell' ? 'shell' : true,
       pipe: true,
       args: chromiumArgs(this.#opts.guardPort, sandboxed),
       // SECURITY: keep Chromium's popup blocker on.

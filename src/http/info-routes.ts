@@ -68,6 +68,8 @@ export function infoRoutes(deps: InfoDeps): {
     sendJson(res, ready && status !== 'draining' ? 200 : 503, {
       status,
       browser: ready ? 'ready' : 'not ready',
+      // Which Chromium (CHROMIUM): the headless shell or the full browser; how the service is set up, shown to all.
+      chromium: config.chromium,
       chromiumSandbox: executors.chromiumSandbox ?? null,
       ...counts,
       limits,

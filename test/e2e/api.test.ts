@@ -1,5 +1,6 @@
 // POST /api/scrape end to end: real Chromium, real isolates, fixture pages on 127.0.0.1.
 import assert from 'node:assert/strict';
+import { realpathSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { TEST_KEY, serviceFor, startTestService } from '../helpers/service.js';
@@ -333,6 +334,18 @@ describe('authentication and routing', () => {
     const r = await svc.raw('GET', '/health');
     assert.equal(r.status, 200);
     assert.equal(r.body.status, 'ok');
+  });
+
+  test('GET /health says which Chromium runs, and it is the executable of the running browser', async () => {
+    const r = await svc.raw('GET', '/health');
+    const { chromium, executablePath } = svc.service.config;
+    assert.equal(r.body.chromium, chromium);
+    // The suite runs on the binary npm test chose: CHROMIUM=full npm test runs it on the full browser.
+    if (process.env.CHROMIUM) assert.equal(chromium, process.env.CHROMIUM);
+    const pid = svc.service.browser.pid;
+    assert.ok(pid);
+    assert.equal(realpathSync(`/proc/${pid}/exe`), realpathSync(executablePath));
+    assert.equal(/headless[-_]shell/.test(executablePath), chromium === 'shell');
   });
 
   test('the request id is echoed, or made', async () => {

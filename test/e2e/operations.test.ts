@@ -186,6 +186,7 @@ describe('the browser', () => {
     // The service's Chromium is in an executor process; this looks at one launched the same way, here.
     const host = new BrowserHost({
       executablePath: svc.service.config.executablePath,
+      chromium: svc.service.config.chromium,
       guardPort: 9,
       protocolTimeoutMs: 10_000,
       prewarmedContexts: 0,

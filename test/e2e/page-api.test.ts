@@ -30,6 +30,10 @@ const fixtures = new FixtureServer({
   '/late': html(
     '<title>Late</title><script>setTimeout(() => { const d = document.createElement("div"); d.id = "late"; d.textContent = "arrived"; document.body.appendChild(d) }, 200)</script>',
   ),
+  '/lang': (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(`<title>${String(req.headers['accept-language'])}</title>`);
+  },
   '/headers': (req, res) => {
     res.writeHead(200, { 'content-type': 'application/json', 'x-custom': 'yes' });
     res.end(
@@ -186,6 +190,17 @@ describe('Page', () => {
       const r = await page.goto(targetUrl.replace('/app', '/headers'));
       return [page.viewport().width, print, jsOff, await r.json()]`);
     assert.deepEqual(d, [640, true, true, { ua: 'pagescript-test/1.0', extra: 'on', cookie: null }]);
+  });
+
+  test('the page asks for en-US, en in Accept-Language and navigator.languages, on either Chromium', async () => {
+    const r = await svc.post({
+      url: fixtures.url('/lang'),
+      script: 'return [await page.title(), await page.evaluate(() => navigator.languages.join(","))]',
+    });
+    assert.equal(r.status, 200, r.text);
+    // The full browser adds ";q=0.9" to en; the shell sends the list as given.
+    assert.match(String((r.body.data as string[])[0]), /^en-US,en(;q=0\.9)?$/);
+    assert.equal((r.body.data as string[])[1], 'en-US,en');
   });
 
   test('cookies: setCookie, cookies, deleteCookie', async () => {

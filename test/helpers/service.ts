@@ -35,8 +35,11 @@ export async function startTestService(
     PORT: '0',
     API_KEYS: TEST_KEY,
     LOG_LEVEL: 'silent',
-    // Unset: config's default (package.json's pagescript.chromiumPath).
-    PUPPETEER_EXECUTABLE_PATH: process.env.PUPPETEER_EXECUTABLE_PATH,
+    // The suite runs on the Chromium npm test chose (CHROMIUM=shell|full, or PUPPETEER_EXECUTABLE_PATH).
+    ...(process.env.PUPPETEER_EXECUTABLE_PATH
+      ? { PUPPETEER_EXECUTABLE_PATH: process.env.PUPPETEER_EXECUTABLE_PATH }
+      : {}),
+    ...(process.env.CHROMIUM ? { CHROMIUM: process.env.CHROMIUM } : {}),
     SCRIPT_TIMEOUT_MS: '5000',
     NAVIGATION_TIMEOUT_MS: '5000',
     RATE_LIMIT: '100000',

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import {
+  CHROMIUM_PATHS,
+  chooseChromium,
   ConfigError,
-  DEFAULT_EXECUTABLE_PATH,
   JOB_CLOSE_MARGIN_MS,
   loadConfig,
   memoryBudgetBytes,
@@ -104,10 +105,60 @@ test("every default the README's configuration table states is the code's defaul
   }
 });
 
-test("the Chromium default is package.json's pagescript.chromiumPath (scripts/bootstrap.mjs reads it too)", () => {
+test("Debian's two Chromium paths are package.json's pagescript fields (scripts/bootstrap.mjs reads them too)", () => {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-    pagescript: { chromiumPath: string };
+    pagescript: { chromiumPath: string; chromiumShellPath: string };
   };
-  assert.equal(loadConfig({}).executablePath, pkg.pagescript.chromiumPath);
-  assert.equal(DEFAULT_EXECUTABLE_PATH, pkg.pagescript.chromiumPath);
+  assert.equal(CHROMIUM_PATHS.full, pkg.pagescript.chromiumPath);
+  assert.equal(CHROMIUM_PATHS.shell, pkg.pagescript.chromiumShellPath);
+  assert.equal(loadConfig({ CHROMIUM: 'full' }).executablePath, pkg.pagescript.chromiumPath);
+});
+
+test('Chromium: the headless shell by default where it is installed, else the full browser', () => {
+  const only =
+    (...paths: string[]) =>
+    (p: string) =>
+      paths.includes(p);
+  assert.deepEqual(chooseChromium({}, [], only(CHROMIUM_PATHS.shell, CHROMIUM_PATHS.full)), {
+    chromium: 'shell',
+    executablePath: '/usr/lib/chromium/chromium-headless-shell',
+  });
+  assert.deepEqual(chooseChromium({}, [], only(CHROMIUM_PATHS.full)), {
+    chromium: 'full',
+    executablePath: '/usr/lib/chromium/chromium',
+  });
+  // Neither installed: the default, so that the start-up error names the shell's path.
+  assert.equal(chooseChromium({}, [], only()).chromium, 'shell');
+});
+
+test('CHROMIUM=full chooses the full browser even where the shell is installed', () => {
+  const problems: string[] = [];
+  assert.deepEqual(
+    chooseChromium({ CHROMIUM: ' Full ' }, problems, () => true),
+    {
+      chromium: 'full',
+      executablePath: '/usr/lib/chromium/chromium',
+    },
+  );
+  assert.deepEqual(problems, []);
+});
+
+test('PUPPETEER_EXECUTABLE_PATH wins over the Debian path; its mode is CHROMIUM or read from its name', () => {
+  const none = (): boolean => false;
+  assert.deepEqual(
+    chooseChromium({ PUPPETEER_EXECUTABLE_PATH: '/opt/chrome-headless-shell/linux64/chrome-headless-shell' }, [], none),
+    {
+      chromium: 'shell',
+      executablePath: '/opt/chrome-headless-shell/linux64/chrome-headless-shell',
+    },
+  );
+  assert.equal(chooseChromium({ PUPPETEER_EXECUTABLE_PATH: '/opt/google/chrome/chrome' }, [], none).chromium, 'full');
+  assert.deepEqual(chooseChromium({ PUPPETEER_EXECUTABLE_PATH: '/opt/hs', CHROMIUM: 'shell' }, [], none), {
+    chromium: 'shell',
+    executablePath: '/opt/hs',
+  });
+});
+
+test('CHROMIUM other than shell or full is a configuration error', () => {
+  assert.throws(() => loadConfig({ CHROMIUM: 'chrome' }), /CHROMIUM: "chrome" must be shell or full/);
 });
