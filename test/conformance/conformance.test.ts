@@ -27,13 +27,6 @@ let svc: TestService;
 let browser: Browser;
 let urls: Urls;
 
-// Raw Puppeteer rethrows an error thrown by a script's event listener as an
-// unhandled rejection of the test process; the case that does it on purpose
-// ("a listener that throws ...") must not end the suite.
-process.on('unhandledRejection', (e) => {
-  if (!(e instanceof Error && e.message === 'listener broke')) throw e;
-});
-
 before(async () => {
   await Promise.all([main.start(), cross.start()]);
   urls = { PREFIX: main.url(''), CROSS_PROCESS_PREFIX: cross.url(''), EMPTY_PAGE: main.url('/empty.html') };
