@@ -329,11 +329,14 @@ export class Membrane implements MethodContext {
       return tag;
     }
     // fromEntries defines own properties: a "__proto__" key stays data.
-    return Object.fromEntries(
+    const plain = Object.fromEntries(
       Object.entries(v)
         .filter(([, x]) => x !== undefined)
         .map(([k, x]) => [k, this.encode(x, depth + 1)]),
     );
+    // SECURITY: page data shaped like a tag ({"$ps": "h", …}) is wrapped, so the
+    // isolate reads it as data and never as a handle, bytes or undefined.
+    return Object.hasOwn(plain, '$ps') ? { $ps: 'o', v: plain } : plain;
   }
 
   // ---------------------------------------------------------------- MethodContext
