@@ -192,6 +192,7 @@ export const PAGE_API = {
     jsonValue: 'async', // JSON copied out
     dispose: 'async', // frees a slot in the table
     toElement: 'async', // a tag name string
+    toString: 'snapshot', // Puppeteer's text ("JSHandle@node"), from the remote object Puppeteer holds; no call to the page
     asElement: 'local', // the element itself
     uploadFile: READS_FILES,
     remoteObject: CDP_OBJECT,
@@ -203,6 +204,7 @@ export const PAGE_API = {
     getProperties: 'async',
     jsonValue: 'async',
     dispose: 'async',
+    toString: 'snapshot', // Puppeteer's text ("JSHandle:2", "JSHandle@object"), from the remote object it holds
     asElement: 'local', // null: a JSHandle is no element
     remoteObject: CDP_OBJECT,
   },
