@@ -10,35 +10,15 @@ export interface Difference {
 }
 
 export const KNOWN_DIFFERENCES: Record<string, Difference> = {
-  'page: setDefaultTimeout applies to waitForSelector': {
-    onPurpose: false,
-    reason: "settings: default timeouts are replaced by the script's remaining time",
-  },
-  'page: setDefaultNavigationTimeout applies to waitForNavigation': {
-    onPurpose: false,
-    reason: "settings: default timeouts are replaced by the script's remaining time",
-  },
   'page: addScriptTag should throw without options': {
     onPurpose: false,
     reason: "validation: our message replaces Puppeteer's",
-  },
-  'page: addScriptTag should work with a relative url': {
-    onPurpose: false,
-    reason: 'argument shapes: a relative url is refused',
   },
   'page: select should throw if passed in non-strings': {
     onPurpose: false,
     reason: "validation: our message replaces Puppeteer's",
   },
-  'page: pageerror event carries message and stack': {
-    onPurpose: false,
-    reason: 'values: the pageerror Error loses its message and stack',
-  },
   'page: metrics returns JSHeapUsedSize': { onPurpose: false, reason: 'allow-list: page.metrics() is missing' },
-  'page: exposeFunction should work with {default}': {
-    onPurpose: false,
-    reason: 'argument shapes: exposeFunction refuses { default: fn }',
-  },
   'page: removeExposedFunction should work': {
     onPurpose: false,
     reason: 'allow-list: removeExposedFunction is missing',
@@ -52,25 +32,12 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     onPurpose: false,
     reason: "validation: our message replaces Puppeteer's",
   },
-  'navigation: goto with referrerPolicy': {
-    onPurpose: false,
-    reason: "argument shapes: goto's referrerPolicy is dropped",
-  },
   'waittask: waitForFunction should throw negative polling interval': {
     onPurpose: false,
     reason: "validation: our message replaces Puppeteer's",
   },
-  'waittask: waitForFunction should be cancellable with AbortSignal': {
-    onPurpose: false,
-    reason: 'isolate: no AbortController/AbortSignal',
-  },
-  'waittask: waitForFrame with a predicate': {
-    onPurpose: false,
-    reason: 'argument shapes: waitForFrame takes only a URL',
-  },
   'console: console event with args': { onPurpose: false, reason: 'values: ConsoleMessage.args() is empty' },
   'console: console stackTrace': { onPurpose: false, reason: 'allow-list: ConsoleMessage.stackTrace() is missing' },
-  'emulation: deviceScaleFactor 4': { onPurpose: false, reason: 'argument shapes: deviceScaleFactor is capped at 3' },
   'emulation: emulate a device preset': {
     onPurpose: false,
     reason: 'isolate: no KnownDevices, and page.emulate is missing',
@@ -105,14 +72,6 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
   'network: response.securityDetails is null for http': {
     onPurpose: true,
     reason: 'Chromium talks to the egress guard, which tunnels TLS; the answer is refused rather than misleading.',
-  },
-  'requestinterception: should respond with a Uint8Array body': {
-    onPurpose: false,
-    reason: 'argument shapes: respond() refuses a Uint8Array body, and the refusal leaves the request hanging',
-  },
-  'requestinterception: should respond with array header values': {
-    onPurpose: false,
-    reason: 'argument shapes: respond() refuses array header values, and the refusal leaves the request hanging',
   },
   'requestinterception: interceptResolutionState': {
     onPurpose: false,
