@@ -51,14 +51,6 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     onPurpose: false,
     reason: 'allow-list: ElementHandle.frame is missing',
   },
-  'jshandle: toString should work for primitives': {
-    onPurpose: false,
-    reason: 'values: JSHandle.toString() gives [object JSHandle]',
-  },
-  'jshandle: toString should work for complicated objects': {
-    onPurpose: false,
-    reason: 'values: JSHandle.toString() gives [object JSHandle]',
-  },
   'jshandle: disposed property': { onPurpose: false, reason: 'allow-list: handle.disposed is missing' },
   'locator: Locator.race': { onPurpose: false, reason: 'isolate: no Locator global' },
   'network: request.initiator': { onPurpose: false, reason: 'values: request.initiator() is null' },
