@@ -90,8 +90,9 @@ export const PAGE_API = {
     goForward: 'async', // as goBack
     waitForNetworkIdle: 'async', // idleTime and concurrency bounded; timeout clamped
     waitForFrame: 'async', // a URL string (a predicate would need a host function)
-    setViewport: 'async', // width and height 1–4096, scale 0.1–3: bounded renderer memory
+    setViewport: 'async', // width and height 1–4096, at most 16,384 device pixels a side: bounded renderer memory
     setUserAgent: 'async', // a string; no userAgentMetadata object
+    emulate: 'async', // a device preset: setUserAgent and setViewport together, with their checks; the request's own page only
     setExtraHTTPHeaders: 'async', // strings only; they reach only what the egress guard lets through
     setCookie: 'async', // COOKIE schema; the cookie jar is the request's incognito context, gone after it
     cookies: 'async', // the request's own context's cookies only

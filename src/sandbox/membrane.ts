@@ -9,7 +9,7 @@ import { snapshotNames } from '../../sandbox/page-api.js';
 import { bigIntText, errorName, isTagged, numberOf, specialNumber } from '../../sandbox/wire.js';
 import { unmaskNetError, type RecentFailure } from '../egress/net-errors.js';
 import { lookupMethod, type MethodContext } from './methods.js';
-import { MembraneError, capToDeadline, num, str, timeoutMs, type Clock } from './options.js';
+import { MembraneError, PUPPETEER_DEFAULT_TIMEOUT_MS, num, str, timeoutMs, type Clock } from './options.js';
 
 export interface MembraneLimits {
   readonly maxHandles: number;
@@ -46,8 +46,6 @@ const PAGE_EVENTS = new Set([
   'pageerror',
 ]);
 
-/** Puppeteer's own default timeout (TimeoutSettings). */
-const DEFAULT_TIMEOUT_MS = 30_000;
 const NAVIGABLE_SCHEMES = new Set(['http:', 'https:', 'data:']);
 const MAX_MESSAGE = 2000;
 
@@ -132,13 +130,17 @@ export class Membrane implements MethodContext {
   #dialogHandled = false;
   #disposed = false;
   /** The script's page.setDefaultTimeout / setDefaultNavigationTimeout (Puppeteer's defaults until set). */
-  #defaultTimeoutMs = DEFAULT_TIMEOUT_MS;
+  #defaultTimeoutMs = PUPPETEER_DEFAULT_TIMEOUT_MS;
   #defaultNavigationTimeoutMs: number | undefined;
 
   constructor(deps: MembraneDeps) {
     this.#deps = deps;
     this.page = deps.page;
-    this.clock = deps.clock;
+    this.clock = {
+      remainingMs: () => deps.clock.remainingMs(),
+      defaultTimeoutMs: (navigation) =>
+        navigation ? (this.#defaultNavigationTimeoutMs ?? this.#defaultTimeoutMs) : this.#defaultTimeoutMs,
+    };
     this.#register(deps.page, 'Page'); // id 1, as sandbox/proxies.ts expects
     // Dialogs block the page until answered; without a script listener they are dismissed.
     const onDialog = (d: Dialog): void => {
@@ -221,7 +223,6 @@ export class Membrane implements MethodContext {
     if (!entry) throw new MembraneError(`${m}: this handle is no longer valid`);
     const impl = lookupMethod(sync, entry.kind, m);
     if (!impl) throw new MembraneError(`${entry.kind}.${m}() is not available in pagescript`);
-    this.#applyDefaultTimeouts();
     // Arguments stay as the isolate sent them (JSON); each method decodes what it accepts.
     return impl(entry.obj as never, a, this);
   }
@@ -445,21 +446,9 @@ export class Membrane implements MethodContext {
 
   setDefaultTimeout(v: unknown, navigation: boolean): void {
     const ms = timeoutMs(v, navigation ? 'page.setDefaultNavigationTimeout' : 'page.setDefaultTimeout');
+    // Applied by the option schemas to every wait given no timeout (options.ts), capped by the time left.
     if (navigation) this.#defaultNavigationTimeoutMs = ms;
     else this.#defaultTimeoutMs = ms;
-    this.#applyDefaultTimeouts();
-  }
-
-  /**
-   * The page's default timeouts, as the script set them (Puppeteer's 30 s
-   * otherwise), capped by the script's remaining time. Set again before every
-   * call, since the time left shrinks.
-   */
-  #applyDefaultTimeouts(): void {
-    this.page.setDefaultTimeout(capToDeadline(this.#defaultTimeoutMs, this.clock));
-    this.page.setDefaultNavigationTimeout(
-      capToDeadline(this.#defaultNavigationTimeoutMs ?? this.#defaultTimeoutMs, this.clock),
-    );
   }
 
   // ---------------------------------------------------------------- end

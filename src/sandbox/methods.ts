@@ -236,19 +236,14 @@ const PAGE: Table<Page> = {
     p.waitForNetworkIdle(options(opts, NETWORK_IDLE, c.clock, 'page.waitForNetworkIdle')),
   waitForFrame: (p, [url, opts], c) =>
     p.waitForFrame(str(url, 'page.waitForFrame: url'), options(opts, WAIT, c.clock, 'page.waitForFrame')),
-  setViewport: (p, [vp], c) => {
-    if (vp === null) return p.setViewport(null);
-    const o = options(vp, VIEWPORT, c.clock, 'page.setViewport');
-    if (o.width === undefined || o.height === undefined)
-      throw new MembraneError('page.setViewport: width and height are required');
-    // SECURITY: the page's memory grows with its device pixels; at most Chromium's
-    // own texture limit a side, whatever the scale factor.
-    const scale = typeof o.deviceScaleFactor === 'number' ? o.deviceScaleFactor : 1;
-    if (Math.max(Number(o.width), Number(o.height)) * scale > MAX_DEVICE_PIXELS_PER_SIDE)
-      throw new MembraneError(
-        `page.setViewport: width and height times deviceScaleFactor must be at most ${MAX_DEVICE_PIXELS_PER_SIDE}`,
-      );
-    return p.setViewport(o as { width: number; height: number });
+  setViewport: (p, [vp], c) => (vp === null ? p.setViewport(null) : p.setViewport(viewport(vp, c, 'page.setViewport'))),
+  // A device preset (KnownDevices): its user agent and viewport, checked as setUserAgent and setViewport.
+  emulate: (p, [device], c) => {
+    if (!isPlainObject(device)) throw new MembraneError('page.emulate: device must be { userAgent, viewport }');
+    return p.emulate({
+      userAgent: str(device.userAgent, 'page.emulate: userAgent'),
+      viewport: viewport(device.viewport, c, 'page.emulate: viewport'),
+    });
   },
   setUserAgent: (p, [ua]) =>
     p.setUserAgent(
@@ -414,6 +409,22 @@ const LOCATOR_SYNC: Table<Locator<unknown>> = {
 
 /** A viewport side in device pixels (CSS pixels × deviceScaleFactor), as Chromium's largest texture. */
 const MAX_DEVICE_PIXELS_PER_SIDE = 16_384;
+
+/** A viewport, bounded: CSS pixels 1–4096 a side, and at most MAX_DEVICE_PIXELS_PER_SIDE device pixels. */
+function viewport(vp: unknown, c: MethodContext, where: string): { width: number; height: number } {
+  const o = options(vp, VIEWPORT, c.clock, where);
+  if (o.width === undefined || o.height === undefined)
+    throw new MembraneError(`${where}: width and height are required`);
+
+  // SECURITY: the page's memory grows with its device pixels; at most Chromium's
+  // own texture limit a side, whatever the scale factor.
+  const scale = typeof o.deviceScaleFactor === 'number' ? o.deviceScaleFactor : 1;
+  if (Math.max(Number(o.width), Number(o.height)) * scale > MAX_DEVICE_PIXELS_PER_SIDE)
+    throw new MembraneError(
+      `${where}: width and height times deviceScaleFactor must be at most ${MAX_DEVICE_PIXELS_PER_SIDE}`,
+    );
+  return o as { width: number; height: number };
+}
 
 const RESPONSE_BODY = ['text', 'json', 'buffer', 'content'] as const;
 

@@ -34,6 +34,8 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 export interface Clock {
   /** Milliseconds left before the script's deadline (at least 1). */
   remainingMs(): number;
+  /** The script's default timeout (page.setDefaultTimeout / setDefaultNavigationTimeout); Puppeteer's 30 s when absent. */
+  defaultTimeoutMs?(navigation: boolean): number;
 }
 
 /**
@@ -53,11 +55,20 @@ export function capToDeadline(ms: number, clock: Clock): number {
   return ms === 0 || ms >= left ? left + PAST_DEADLINE_MS : ms;
 }
 
-/** A timeout option, capped by the script's remaining time (capToDeadline); undefined: the page's default (kept capped by the membrane). */
+/** A timeout option, capped by the script's remaining time (capToDeadline); undefined when the script gave none. */
 export function clampTimeout(v: unknown, clock: Clock, where: string): number | undefined {
   if (v === undefined || v === null) return undefined;
   return capToDeadline(timeoutMs(v, where), clock);
 }
+
+/** The page's default for a wait with no timeout of its own (navigations: the navigation default), capped. */
+function defaultTimeout(schema: Schema, clock: Clock): number {
+  const navigation = 'waitUntil' in schema;
+  return capToDeadline(clock.defaultTimeoutMs?.(navigation) ?? PUPPETEER_DEFAULT_TIMEOUT_MS, clock);
+}
+
+/** Puppeteer's own default timeout (its TimeoutSettings). */
+export const PUPPETEER_DEFAULT_TIMEOUT_MS = 30_000;
 
 /** A timeout a script gives: a number of milliseconds, 0 meaning no timeout (as in Puppeteer). */
 export function timeoutMs(v: unknown, where: string): number {
@@ -68,7 +79,7 @@ export function timeoutMs(v: unknown, where: string): number {
 
 export function options(v: unknown, schema: Schema, clock: Clock, where: string): Record<string, unknown> {
   if (v === undefined || v === null) {
-    return {};
+    return 'timeout' in schema ? { timeout: defaultTimeout(schema, clock) } : {};
   }
   if (!isPlainObject(v)) throw new MembraneError(`${where}: options must be an object`);
   const out: Record<string, unknown> = {};
@@ -82,8 +93,7 @@ export function options(v: unknown, schema: Schema, clock: Clock, where: string)
   for (const [key, check] of Object.entries(schema)) {
     const value = v[key];
     if (key === 'timeout') {
-      const timeout = clampTimeout(value, clock, where);
-      if (timeout !== undefined) out.timeout = timeout;
+      out.timeout = clampTimeout(value, clock, where) ?? defaultTimeout(schema, clock);
       continue;
     }
     if (value === undefined) continue;
