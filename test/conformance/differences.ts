@@ -38,10 +38,6 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
   },
   'console: console event with args': { onPurpose: false, reason: 'values: ConsoleMessage.args() is empty' },
   'console: console stackTrace': { onPurpose: false, reason: 'allow-list: ConsoleMessage.stackTrace() is missing' },
-  'emulation: emulate a device preset': {
-    onPurpose: false,
-    reason: 'isolate: no KnownDevices, and page.emulate is missing',
-  },
   'emulation: emulateMediaFeatures': { onPurpose: false, reason: 'allow-list: an emulation method is missing' },
   'emulation: emulateVisionDeficiency': { onPurpose: false, reason: 'allow-list: an emulation method is missing' },
   'emulation: emulateCPUThrottling': { onPurpose: false, reason: 'allow-list: an emulation method is missing' },
