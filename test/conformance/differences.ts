@@ -65,10 +65,5 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     onPurpose: false,
     reason: 'allow-list: interceptResolutionState is missing, and the throwing listener leaves the request hanging',
   },
-  'requestinterception: a listener that throws does not hang the navigation': {
-    onPurpose: true,
-    reason:
-      'A request listener that throws leaves the intercepted request unanswered under Puppeteer, and the navigation hangs until it times out; pagescript aborts the request and logs the error, so the navigation fails at once.',
-  },
   'frame: frame.isDetached': { onPurpose: false, reason: 'allow-list: frame.detached is missing' },
 };

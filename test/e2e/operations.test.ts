@@ -242,7 +242,9 @@ describe('the browser', () => {
       }
       await until(() => own.service.browser.recycles >= 2, 'two recycles');
       pids.add(own.service.browser.pid ?? 0);
-      assert.ok(pids.size >= 3, `several Chromium processes served: ${[...pids].join(', ')}`);
+      // The executor reports its Chromium's pid every 100 ms, so a generation that lived less than that may never
+      // be seen here: the recycles count says how many there were; the first and the last pid must differ.
+      assert.ok(pids.size >= 2, `several Chromium processes served: ${[...pids].join(', ')}`);
       const current = own.service.browser.pid;
       await until(
         () => [...pids].filter((p) => p !== current).every((p) => !alive(p)),
