@@ -5,8 +5,8 @@ import { createServer, type Server } from 'node:http';
 import { buildApp, localTenancy, type App, type Tenancy } from './app.js';
 import { BrowserHost } from './browser/browser.js';
 import { withConfig, type Config } from './config.js';
-import { EgressChecker, systemResolver, type Resolver } from './egress/checker.js';
-import { EgressGuard, type Connector } from './egress/guard.js';
+import { EgressChecker, systemAddresses, systemResolver, type Resolver } from './egress/checker.js';
+import { EgressGuard, type Connector, type GuardLimits } from './egress/guard.js';
 import type { Logger } from './log.js';
 import { releaseBundleCache } from './sandbox/bundle.js';
 import { SandboxPool } from './sandbox/pool.js';
@@ -79,6 +79,9 @@ async function waitUntil(cond: () => boolean, timeoutMs: number): Promise<void> 
 export interface ServiceOptions {
   readonly resolver?: Resolver;
   readonly connector?: Connector;
+  /** This machine's addresses, for the egress checker; tests pass a list. */
+  readonly localAddresses?: () => readonly string[];
+  readonly guardLimits?: Partial<GuardLimits>;
   /** Called with the generated key when API_KEYS is unset. */
   readonly onGeneratedKey?: (key: string) => void;
 }
@@ -110,24 +113,34 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
   // First, so that a bad key file stops the start before anything else is running.
   const tenancy = await startTenancy(config, logger);
   let servicePort = config.port;
-  const guardPortRef = { port: 0 };
+  let guard: EgressGuard | undefined;
+  const interfaces = opts.localAddresses ?? systemAddresses();
   const checker = new EgressChecker({
     allowlist: config.egressAllowlist,
-    protectedPorts: () => [servicePort, guardPortRef.port],
+    protectedPorts: () => [servicePort, ...(guard?.ports() ?? [])],
     resolve: opts.resolver ?? systemResolver,
+    // SECURITY: this machine's own addresses (and the one the service listens on) are not "public".
+    localAddresses: () => [...interfaces(), config.host],
   });
   let app: App | undefined;
-  const guard = new EgressGuard({
+  guard = new EgressGuard({
     checker,
     logger,
-    events: { onRefused: () => app?.metrics.egressRefusals.inc() },
+    events: {
+      onRefused: (_host, _port, _reason, requestId) => {
+        if (requestId !== undefined) app?.metrics.egressRefusals.inc();
+      },
+    },
     ...(opts.connector ? { connector: opts.connector } : {}),
+    ...(opts.guardLimits ? { limits: opts.guardLimits } : {}),
   });
-  guardPortRef.port = await guard.listen();
+  const theGuard = guard;
+  await guard.listen();
 
   const browser = new BrowserHost({
     executablePath: config.executablePath,
     guardPort: guard.port,
+    openEgress: () => theGuard.openSession(),
     protocolTimeoutMs: config.scriptTimeoutMs + config.navigationTimeoutMs + PROTOCOL_TIMEOUT_MARGIN_MS,
     prewarmedContexts: config.prewarmedContexts,
     recycleAfterContexts: config.browserRecycleContexts,
@@ -151,7 +164,6 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     sandboxes,
     checker,
     tenancy,
-    recentFailure: (h, p) => guard.recentFailure(h, p),
     logger,
   });
   const theApp = app;
@@ -173,7 +185,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     server.close();
     await sandboxes.close();
     await browser.close();
-    await guard.close();
+    await theGuard.close();
     tenancy.keys.close();
     await tenancy.store.close();
     throw e;
@@ -182,7 +194,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     {
       host: config.host,
       port: servicePort,
-      guardPort: guard.port,
+      guardPort: theGuard.port,
       maxConcurrency: config.maxConcurrency,
       keys: tenancy.keys.activeKeys,
       limits: tenancy.mode(),
@@ -196,7 +208,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
   const service: Service = {
     config,
     port: servicePort,
-    guard,
+    guard: theGuard,
     browser,
     sandboxes,
     app: theApp,
@@ -211,7 +223,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
         });
         await sandboxes.close();
         await browser.close();
-        await guard.close();
+        await theGuard.close();
         tenancy.keys.close();
         await tenancy.store.close();
         releaseBundleCache();

@@ -2,6 +2,7 @@
 // request gets a fresh incognito browser context and page, closed afterwards.
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer';
 import type { Logger } from '../log.js';
+import type { EgressSession } from '../egress/session.js';
 import { background } from '../background.js';
 
 /** How long closing a context may take before the browser is considered stuck. */
@@ -30,6 +31,14 @@ export const PER_CONTEXT_FEATURES_OFF = [
   'SpareRendererForSitePerProcess',
 ] as const;
 
+/** A bypass list that removes Chromium's implicit loopback bypass, and adds none. */
+const PROXY_BYPASS_NONE = '<-loopback>';
+
+/** A context's proxy: the guard's port for that context alone, and no bypass. */
+export function contextProxy(port: number): { proxyServer: string; proxyBypassList: string[] } {
+  return { proxyServer: `http://127.0.0.1:${port}`, proxyBypassList: [PROXY_BYPASS_NONE] };
+}
+
 export function chromiumArgs(guardPort: number): string[] {
   return [
     // As root Chromium refuses to start without this; the isolation we rely on is
@@ -47,9 +56,12 @@ export function chromiumArgs(guardPort: number): string[] {
     // SECURITY: no QUIC/UDP around the proxy.
     '--disable-quic',
     // SECURITY: all traffic through the egress guard; "<-loopback>" removes the
-    // implicit bypass, so loopback and link-local go through the guard too.
+    // implicit bypass, so loopback and link-local go through the guard too. This
+    // browser-wide port carries only Chromium's own requests, and the guard lets
+    // none of them out; each request's context has a proxy port of its own (see
+    // contextProxy below).
     `--proxy-server=http://127.0.0.1:${guardPort}`,
-    '--proxy-bypass-list=<-loopback>',
+    `--proxy-bypass-list=${PROXY_BYPASS_NONE}`,
     // SECURITY: Chromium resolves no names itself (the guard does); the proxy is an IP literal.
     '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
     // SECURITY: WebRTC may not send UDP around the proxy (STUN to internal hosts).
@@ -67,7 +79,10 @@ export function chromiumArgs(guardPort: number): string[] {
 
 export interface BrowserHostOptions {
   readonly executablePath: string;
+  /** The guard's browser-wide port, for Chromium's own requests (all refused). */
   readonly guardPort: number;
+  /** A guard port for one new context, bound to the request that leases it. */
+  readonly openEgress: () => Promise<EgressSession>;
   readonly protocolTimeoutMs: number;
   /** Fresh contexts (each with a blank page) kept ready ahead of demand; each is used once. */
   readonly prewarmedContexts: number;
@@ -79,6 +94,8 @@ export interface BrowserHostOptions {
 export interface PageLease {
   readonly page: Page;
   readonly context: BrowserContext;
+  /** The context's identity at the egress guard: what it did, and the errors it met. */
+  readonly egress: EgressSession;
   /** Closes the context (and its page); safe to call more than once. */
   close(): Promise<void>;
 }
@@ -200,7 +217,15 @@ export class BrowserHost {
    * ms with two spares, 300 ms apart; not measured again since that renderer
    * and the omnibox popups were turned off, see PER_CONTEXT_FEATURES_OFF).
    */
-  async lease(): Promise<PageLease> {
+  async lease(requestId: string): Promise<PageLease> {
+    const lease = await this.#take();
+    // SECURITY: the context's traffic is the request's from here; before (a spare)
+    // the guard carried none of it, and after close() it carries none again.
+    lease.egress.bind(requestId);
+    return lease;
+  }
+
+  async #take(): Promise<PageLease> {
     while (this.#spares.length > 0) {
       const readyAt = this.#spares.findLastIndex((s) => s.ready);
       // None ready (under load): the oldest one being made is the nearest to ready.
@@ -243,16 +268,34 @@ export class BrowserHost {
     gen.live++;
     this.#maybeRecycle(gen);
     let context: BrowserContext;
+    let egress: EgressSession | undefined;
     try {
-      context = await gen.browser.createBrowserContext({ downloadBehavior: { policy: 'deny' } });
+      egress = await this.#opts.openEgress();
+      context = await gen.browser.createBrowserContext({
+        downloadBehavior: { policy: 'deny' },
+        ...contextProxy(egress.port),
+      });
     } catch (e) {
+      if (egress) background(egress.close(), 'closing an egress session', this.#opts.logger);
       this.#contextGone(gen);
       throw e;
     }
+    const session = egress;
     let closed: Promise<void> | undefined;
     const close = (): Promise<void> => {
-      closed ??= Promise.race([
-        context.close(),
+      if (closed) return closed;
+      // SECURITY: the request is over: its connections are cut at once, and the
+      // port stays held (refusing) until the context is really gone, so no later
+      // request's context can be given the same port while this one may use it.
+      session.end();
+      const contextClosed = context.close();
+      background(
+        contextClosed.catch(() => undefined).finally(() => session.close()),
+        'closing an egress session',
+        this.#opts.logger,
+      );
+      closed = Promise.race([
+        contextClosed,
         new Promise<void>((resolve) => setTimeout(resolve, CONTEXT_CLOSE_TIMEOUT_MS).unref()),
       ])
         .catch(() => undefined)
@@ -266,7 +309,7 @@ export class BrowserHost {
     };
     try {
       const page = await context.newPage();
-      return { page, context, close };
+      return { page, context, egress: session, close };
     } catch (e) {
       await close();
       throw e;

@@ -112,7 +112,7 @@ export function scrapeRoute(
         // The slot is held until the context is closed, which happens after the reply.
         let closing: Promise<void> = Promise.resolve();
         try {
-          out = await runScrape(parsed, deps, aborter.signal, (p) => {
+          out = await runScrape({ ...parsed, requestId }, deps, aborter.signal, (p) => {
             closing = p;
           });
         } finally {
@@ -158,6 +158,7 @@ export function scrapeRoute(
           navigationMs: round(out.timings.navigation),
           scriptMs: round(out.timings.script),
           executionMs: out.executionTimeMs,
+          egress: out.egress,
         },
         'scrape done',
       );
@@ -180,6 +181,7 @@ export function scrapeRoute(
           ms: Math.round(ms),
           queueMs: round(queueMs),
           err: err.status >= 500 ? String(err.cause ?? err) : undefined,
+          egress: err.egress,
         },
         'scrape failed',
       );

@@ -142,7 +142,7 @@ describe('the browser', () => {
   });
 
   test('a fresh context opens no browser UI of its own (the omnibox popups cost a renderer and ~400 ms of CPU per context)', async () => {
-    const lease = await svc.service.browser.lease();
+    const lease = await svc.service.browser.lease('test-omnibox');
     try {
       const cdp = await lease.page.browser().target().createCDPSession();
       try {
