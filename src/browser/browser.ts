@@ -31,6 +31,17 @@ export const PER_CONTEXT_FEATURES_OFF = [
   'SpareRendererForSitePerProcess',
 ] as const;
 
+/**
+ * Run in a blank page: a copy whose only data is an empty text replaces every
+ * format on the clipboard. Puppeteer's evaluate carries a user gesture, which
+ * execCommand('copy') needs.
+ */
+const CLEAR_CLIPBOARD = `(() => {
+  const empty = (e) => { e.clipboardData.setData('text/plain', ''); e.preventDefault(); };
+  document.addEventListener('copy', empty, true);
+  try { return document.execCommand('copy'); } finally { document.removeEventListener('copy', empty, true); }
+})()`;
+
 /** A bypass list that removes Chromium's implicit loopback bypass, and adds none. */
 const PROXY_BYPASS_NONE = '<-loopback>';
 
@@ -117,6 +128,10 @@ interface Generation {
   /** Replaced: it makes no new contexts and is closed when its last one closes. */
   retiring: boolean;
   successor: Promise<void> | undefined;
+  /** A blank page of the service's own (no request's), from which the clipboard is emptied. */
+  janitor: Promise<Page> | undefined;
+  /** A clipboard emptying is running; `again` asks for one more after it. */
+  clearing: { again: boolean } | undefined;
 }
 
 export class BrowserHost {
@@ -191,7 +206,15 @@ export class BrowserHost {
       handleSIGHUP: false,
       defaultViewport: { width: 1280, height: 800 },
     });
-    const gen: Generation = { browser, served: 0, live: 0, retiring: false, successor: undefined };
+    const gen: Generation = {
+      browser,
+      served: 0,
+      live: 0,
+      retiring: false,
+      successor: undefined,
+      janitor: undefined,
+      clearing: undefined,
+    };
     browser.once('disconnected', () => {
       this.#retiring.delete(gen);
       if (this.#current === gen) this.#current = undefined;
@@ -301,6 +324,7 @@ export class BrowserHost {
         .catch(() => undefined)
         .finally(() => {
           this.#contextGone(gen);
+          this.#clearClipboard(gen);
           // The replacement is made once this request's context is gone, between
           // requests, rather than beside the next request's navigation.
           this.#fillSpares();
@@ -314,6 +338,42 @@ export class BrowserHost {
       await close();
       throw e;
     }
+  }
+
+  /**
+   * Empties Chromium's clipboard, which every context shares, after a request:
+   * what a page copied does not outlive its request. Done from a blank page of
+   * the service's own, where no tenant's page can interfere; requests that end
+   * together share one emptying.
+   */
+  #clearClipboard(gen: Generation): void {
+    if (!gen.browser.connected) return;
+    if (gen.clearing) {
+      gen.clearing.again = true;
+      return;
+    }
+    const state = { again: false };
+    gen.clearing = state;
+    const run = async (): Promise<void> => {
+      do {
+        state.again = false;
+        gen.janitor ??= gen.browser
+          .createBrowserContext({ downloadBehavior: { policy: 'deny' } })
+          .then((c) => c.newPage());
+        const page = await gen.janitor;
+        await page.evaluate(CLEAR_CLIPBOARD);
+      } while (state.again && gen.browser.connected);
+    };
+    background(
+      run()
+        .catch((e: unknown) => {
+          gen.janitor = undefined;
+          if (gen.browser.connected) this.#opts.logger.warn({ err: String(e) }, 'emptying the clipboard failed');
+        })
+        .finally(() => (gen.clearing = undefined)),
+      'emptying the clipboard',
+      this.#opts.logger,
+    );
   }
 
   #contextGone(gen: Generation): void {
