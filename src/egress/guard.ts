@@ -178,7 +178,9 @@ export class EgressGuard {
 
   /** A port for one browser context, on loopback; it carries nothing until bound to a request. */
   async openSession(): Promise<EgressSession> {
-    if (this.#closed) throw new Error('the egress guard is closed');
+    // SECURITY: the guard is down: the context is pointed at its closed browser-wide
+    // port, so its traffic fails (fails closed) rather than the request erroring.
+    if (this.#closed) return new EgressSession(undefined, this.#port, () => undefined);
     const server = createNetServer();
     const port = await listenOnLoopback(server, 0);
     const session: EgressSession = new EgressSession(server, port, () => this.#sessions.delete(session));

@@ -27,7 +27,7 @@ const FAILURE_TTL_MS = 60_000;
 
 export class EgressSession {
   readonly port: number;
-  readonly #server: Server;
+  readonly #server: Server | undefined;
   readonly #sockets = new Set<Duplex>();
   readonly #failures = new Map<string, { error: string; at: number }>();
   readonly #stats: EgressStats = { connections: 0, refused: 0, bytesSent: 0, bytesReceived: 0 };
@@ -36,11 +36,12 @@ export class EgressSession {
   #requestId: string | undefined;
   #closed: Promise<void> | undefined;
 
-  /** Made by EgressGuard.openSession(). */
-  constructor(server: Server, port: number, onClose: () => void) {
+  /** Made by EgressGuard.openSession(); without a server, it is ended from the start (the guard is down). */
+  constructor(server: Server | undefined, port: number, onClose: () => void) {
     this.#server = server;
     this.port = port;
     this.#onClose = onClose;
+    if (!server) this.#state = 'ended';
   }
 
   get state(): SessionState {
@@ -75,7 +76,10 @@ export class EgressSession {
    */
   close(): Promise<void> {
     this.end();
-    this.#closed ??= new Promise<void>((resolve) => this.#server.close(() => resolve())).finally(this.#onClose);
+    const server = this.#server;
+    this.#closed ??= new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())).finally(
+      this.#onClose,
+    );
     return this.#closed;
   }
 
