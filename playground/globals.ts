@@ -27,6 +27,9 @@ export const SCRIPT_GLOBALS: readonly GlobalInfo[] = [
   { label: 'btoa', type: 'function', detail: '(text)' },
   { label: 'structuredClone', type: 'function', detail: '(value)' },
   { label: 'queueMicrotask', type: 'function', detail: '(fn)' },
+  { label: 'AbortController', type: 'function', detail: 'new AbortController()' },
+  { label: 'AbortSignal', type: 'variable' },
+  { label: 'KnownDevices', type: 'variable', detail: "KnownDevices['iPhone 15']" },
 ];
 
 /** Signatures of the page methods scripts use most; the rest are offered by name. */
@@ -102,6 +105,7 @@ const PAGE_METHOD_NAMES = [
   'deleteCookie',
   'setJavaScriptEnabled',
   'isJavaScriptEnabled',
+  'emulate',
   'emulateMediaType',
   'emulateTimezone',
   'setGeolocation',

@@ -90,8 +90,9 @@ export const PAGE_API = {
     goForward: 'async', // as goBack
     waitForNetworkIdle: 'async', // idleTime and concurrency bounded; timeout clamped
     waitForFrame: 'async', // a URL string (a predicate would need a host function)
-    setViewport: 'async', // width and height 1–4096, scale 0.1–3: bounded renderer memory
+    setViewport: 'async', // width and height 1–4096, at most 16,384 device pixels a side: bounded renderer memory
     setUserAgent: 'async', // a string; no userAgentMetadata object
+    emulate: 'async', // a device preset: setUserAgent and setViewport together, with their checks; the request's own page only
     setExtraHTTPHeaders: 'async', // strings only; they reach only what the egress guard lets through
     setCookie: 'async', // COOKIE schema; the cookie jar is the request's incognito context, gone after it
     cookies: 'async', // the request's own context's cookies only
@@ -192,6 +193,7 @@ export const PAGE_API = {
     jsonValue: 'async', // JSON copied out
     dispose: 'async', // frees a slot in the table
     toElement: 'async', // a tag name string
+    toString: 'snapshot', // Puppeteer's text ("JSHandle@node"), from the remote object Puppeteer holds; no call to the page
     asElement: 'local', // the element itself
     uploadFile: READS_FILES,
     remoteObject: CDP_OBJECT,
@@ -203,6 +205,7 @@ export const PAGE_API = {
     getProperties: 'async',
     jsonValue: 'async',
     dispose: 'async',
+    toString: 'snapshot', // Puppeteer's text ("JSHandle:2", "JSHandle@object"), from the remote object it holds
     asElement: 'local', // null: a JSHandle is no element
     remoteObject: CDP_OBJECT,
   },

@@ -264,13 +264,43 @@ export function createPageApi(deps: BridgeDeps): Bridge {
     });
   }
 
+  // waitForFrame: a URL goes to the host; a predicate runs here, on the frames
+  // there are and on each frame attached or navigated, as in Puppeteer.
+  const hostWaitForFrame = (Page.prototype as { waitForFrame: AnyFn }).waitForFrame;
+  Object.defineProperty(Page.prototype, 'waitForFrame', {
+    value: function (this: object, what: unknown, options?: unknown): Promise<unknown> {
+      if (typeof what !== 'function') return hostWaitForFrame.call(this, what, options) as Promise<unknown>;
+      const predicate = what as AnyFn;
+      const page = this as { frames(): unknown[] };
+      const attached = waitForEvent(this, 'frameattached', predicate, options);
+      const navigated = waitForEvent(this, 'framenavigated', predicate, options);
+      const existing = (async (): Promise<unknown> => {
+        for (const f of page.frames()) if (await predicate(f)) return f;
+        return new Promise(() => undefined);
+      })();
+      const found = Promise.race([existing, attached, navigated]);
+      // The loser's rejection (its own timeout, the same as the winner's) is not an unhandled one.
+      for (const p of [attached, navigated]) p.catch(() => undefined);
+      return found;
+    },
+    writable: true,
+    configurable: true,
+  });
+
   // exposeFunction: the function stays here; the page calls it through the host.
   Object.defineProperty(Page.prototype, 'exposeFunction', {
     value: function (this: object, name: unknown, fn: unknown) {
       if (typeof name !== 'string') return Promise.reject(new TypeError('name must be a string'));
-      if (typeof fn !== 'function') return Promise.reject(new TypeError('exposeFunction needs a function'));
+      // As Puppeteer: a function, or a module-like { default: fn }.
+      const f =
+        typeof fn === 'function'
+          ? fn
+          : typeof fn === 'object' && fn !== null
+            ? (fn as { default?: unknown }).default
+            : undefined;
+      if (typeof f !== 'function') return Promise.reject(new TypeError('exposeFunction needs a function'));
       const fid = nextExposed++;
-      exposed.set(fid, fn as AnyFn);
+      exposed.set(fid, f as AnyFn);
       return deps.callAsync(idOf(this), 'exposeFunction', [name, fid]);
     },
     writable: true,
@@ -317,11 +347,24 @@ export function createPageApi(deps: BridgeDeps): Bridge {
       if (!list || list.length === 0) return;
       for (const l of [...list]) {
         if (l.once) list.splice(list.indexOf(l), 1);
+        const failed = (e: unknown): void => {
+          deps.reportUncaught(e, `in ${event} listener`);
+          // A request listener that throws must not leave an intercepted request
+          // waiting for an answer until the deadline: it is aborted (nothing
+          // happens if it was answered already or interception is off).
+          if (event === 'request' && typeof value === 'object' && value !== null) {
+            const abort = (value as { abort?: unknown }).abort;
+            if (typeof abort === 'function')
+              Promise.resolve()
+                .then(() => (abort as AnyFn).call(value, 'failed'))
+                .catch(() => undefined);
+          }
+        };
         try {
           const r = l.fn.call(byId.get(h), value);
-          if (r instanceof Promise) r.catch((e: unknown) => deps.reportUncaught(e, `in ${event} listener`));
+          if (r instanceof Promise) r.catch(failed);
         } catch (e) {
-          deps.reportUncaught(e, `in ${event} listener`);
+          failed(e);
         }
       }
     },

@@ -11,12 +11,13 @@
 //
 // Nothing here is trusted by the host: a script can rewrite any of it. The host
 // validates every message on its side (src/sandbox/membrane.ts).
+import { AbortController, AbortSignal, installTimeout, isAbortSignal } from './abort.js';
 import { atob, base64ToBytes, btoa, bytesToBase64 } from './base64.js';
 import { format } from './inspect.js';
 import { createPageApi, type Bridge } from './proxies.js';
 import { TextDecoder, TextEncoder } from './textcodec.js';
 import type { HandleKind, RunOutcome, ToHost, ToIsolate, WireError } from './wire.js';
-import { isTagged } from './wire.js';
+import { bigIntText, isTagged, numberOf, specialNumber } from './wire.js';
 
 interface Settings {
   maxLogLines: number;
@@ -66,6 +67,14 @@ function send(msg: ToHost): string {
 }
 
 // ---------------------------------------------------------------- errors
+const hasOwn = Object.hasOwn;
+
+/** The error a failed host call rejects with: what was thrown when it was not an Error, else an Error. */
+function thrownValue(e: WireError): unknown {
+  if (typeof e === 'object' && e !== null && hasOwn(e, 'thrown')) return decode(e.thrown);
+  return makeError(e);
+}
+
 function makeError(e: WireError): Error {
   const err =
     e.name === 'TypeError'
@@ -75,6 +84,9 @@ function makeError(e: WireError): Error {
         : new Error(e.message);
   if (err.name !== e.name)
     Object.defineProperty(err, 'name', { value: e.name, writable: true, configurable: true, enumerable: false });
+  // The page's frames, as Puppeteer gives them (the host kept no frame of its own).
+  if (typeof e.stack === 'string')
+    Object.defineProperty(err, 'stack', { value: e.stack, writable: true, configurable: true, enumerable: false });
   return err;
 }
 
@@ -86,23 +98,39 @@ function sourceOf(fn: AnyFn): string {
 
 let bridge: Bridge;
 
-/** Encodes one argument of a host call: handles, bytes, functions and undefined get tags. */
+/** A primitive JSON cannot carry as itself (NaN, -0, ±Infinity, BigInt) as its tag; others unchanged. */
+function encodeNumber(v: unknown): unknown {
+  if (typeof v === 'number') return specialNumber(v) ?? v;
+  if (typeof v === 'bigint') return { $ps: 'i', v: String(v) };
+  return v;
+}
+
+/** Encodes one argument of a host call: handles, bytes, functions, undefined and special numbers get tags. */
 function encodeArg(v: unknown): unknown {
   if (v === undefined) return { $ps: 'u' };
   if (typeof v === 'function') return { $ps: 'f', src: sourceOf(v as AnyFn) };
-  if (typeof v !== 'object' || v === null) return v;
+  if (typeof v !== 'object' || v === null) return encodeNumber(v);
   const id = bridge.idOf(v);
   if (id !== undefined) return { $ps: 'h', id };
   if (v instanceof Uint8Array) return { $ps: 'b', d: bytesToBase64(v) };
-  // Plain data: JSON semantics, but handles nested in it still become tags.
+  // Plain data: JSON semantics, but handles nested in it still become tags, and
+  // the script's own objects with a "$ps" key are wrapped so they stay data.
+  const wrapped = new WeakSet<object>();
   return parse(
-    stringify(v, (_k, x: unknown) => {
+    stringify(v, function (this: unknown, _k, x: unknown) {
       if (typeof x === 'object' && x !== null) {
         const hid = bridge.idOf(x);
         if (hid !== undefined) return { $ps: 'h', id: hid };
         if (x instanceof Uint8Array) return { $ps: 'b', d: bytesToBase64(x) };
+        // The wrapper's "v" is a fresh copy, marked so that it is not wrapped again.
+        if (!Array.isArray(x) && hasOwn(x, '$ps') && !wrapped.has(x)) {
+          const copy = { ...(x as Record<string, unknown>) };
+          wrapped.add(copy);
+          return { $ps: 'o', v: copy };
+        }
+        return x;
       }
-      return x;
+      return encodeNumber(x);
     }) ?? 'null',
   );
 }
@@ -120,6 +148,21 @@ function decode(v: unknown): unknown {
         return bridge.proxyFor(v.id, v.k as HandleKind, v.s);
       case 'm':
         return new Map(v.e.map(([k, x]) => [decode(k), decode(x)]));
+      case 'o': {
+        // Page data with a "$ps" key of its own: data, never a tag.
+        const inner = v.v as Record<string, unknown>;
+        const obj: Record<string, unknown> = {};
+        for (const k of Object.keys(inner)) obj[k] = decode(inner[k]);
+        return obj;
+      }
+      case 'n':
+        return numberOf(v.v);
+      case 'i': {
+        const text = bigIntText(v.v);
+        return text === undefined ? undefined : BigInt(text);
+      }
+      case 'e':
+        return makeError({ name: String(v.n), message: String(v.m), stack: typeof v.s === 'string' ? v.s : undefined });
       default:
         return undefined;
     }
@@ -133,7 +176,44 @@ function decode(v: unknown): unknown {
 let nextCallId = 1;
 const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
 
+/** The `{ signal }` in a call's options, taken out: a signal stays in the isolate. */
+function takeSignal(args: readonly unknown[]): { args: unknown[]; signal?: AbortSignal } {
+  let signal: AbortSignal | undefined;
+  const out = args.map((a) => {
+    if (typeof a !== 'object' || a === null || Array.isArray(a) || bridge.idOf(a) !== undefined) return a;
+    const s = (a as { signal?: unknown }).signal;
+    if (!isAbortSignal(s)) return a;
+    signal = s;
+    const { signal: _taken, ...rest } = a as Record<string, unknown>;
+    return rest;
+  });
+  return { args: out, signal };
+}
+
 function callAsync(h: number, m: string, args: readonly unknown[]): Promise<unknown> {
+  const taken = takeSignal(args);
+  const signal = taken.signal;
+  if (signal === undefined) return startCall(h, m, taken.args);
+  // As Puppeteer: an aborted signal rejects the wait with its reason. The host's
+  // wait is not cancelled; it ends at its own (capped) timeout.
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    startCall(h, m, taken.args).then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+function startCall(h: number, m: string, args: readonly unknown[]): Promise<unknown> {
   const id = nextCallId++;
   const a = args.map(encodeArg);
   return new Promise((resolve, reject) => {
@@ -148,7 +228,7 @@ function callSync(h: number, m: string, args: readonly unknown[]): unknown {
     v?: unknown;
     e?: WireError;
   };
-  if (!reply.ok) throw makeError(reply.e ?? { name: 'Error', message: 'host call failed' });
+  if (!reply.ok) throw thrownValue(reply.e ?? { name: 'Error', message: 'host call failed' });
   return decode(reply.v);
 }
 
@@ -289,7 +369,16 @@ function defineLazyGlobal(name: string, load: () => unknown): void {
 defineLazyGlobal('URL', () => require('core-js-pure/stable/url/index.js'));
 defineLazyGlobal('URLSearchParams', () => require('core-js-pure/stable/url-search-params/index.js'));
 defineLazyGlobal('structuredClone', () => require('core-js-pure/stable/structured-clone.js'));
+// Puppeteer's device presets (data only, no code), for page.emulate(KnownDevices['iPhone 15']):
+// a script cannot import them.
+defineLazyGlobal(
+  'KnownDevices',
+  () => (require('puppeteer-core/internal/common/Device.js') as { KnownDevices: unknown }).KnownDevices,
+);
 /* eslint-enable @typescript-eslint/no-require-imports */
+installTimeout((fn, ms) => addTimer(fn, ms, [], false));
+defineGlobal('AbortController', AbortController);
+defineGlobal('AbortSignal', AbortSignal);
 defineGlobal('TextEncoder', TextEncoder);
 defineGlobal('TextDecoder', TextDecoder);
 defineGlobal('atob', atob);
@@ -312,7 +401,7 @@ function receive(json: string): unknown {
       if (!p) return undefined;
       pending.delete(msg.id);
       if (msg.ok) p.resolve(decode(msg.v));
-      else p.reject(makeError(msg.e));
+      else p.reject(thrownValue(msg.e));
       return undefined;
     }
     case 'timer':

@@ -8,6 +8,10 @@
 //   {"$ps":"u"}                                          undefined
 //   {"$ps":"m","e":[[k, v], …]}                          a Map (getProperties())
 //   {"$ps":"f","src":"(el) => el.textContent"}         a function, as source text, for the page only
+//   {"$ps":"o","v":{"$ps":…,…}}                         page data that has a "$ps" key of its own: plain data
+//   {"$ps":"n","v":"NaN"}                                a number JSON cannot carry: NaN, -0, Infinity, -Infinity
+//   {"$ps":"i","v":"42"}                                 a BigInt, as its decimal text
+//   {"$ps":"e","n":"TypeError","m":"…","s":"…"}          an Error: name, message, stack (page frames only, never a host path)
 
 export type HandleKind =
   | 'Page'
@@ -42,7 +46,59 @@ export interface WireMap {
   $ps: 'm';
   e: [unknown, unknown][];
 }
-export type WireTagged = WireHandle | WireBytes | WireUndefined | WireFunction | WireMap;
+export interface WireObject {
+  $ps: 'o';
+  v: Record<string, unknown>;
+}
+export interface WireNumber {
+  $ps: 'n';
+  v: string;
+}
+export interface WireBigInt {
+  $ps: 'i';
+  v: string;
+}
+export interface WireErrorValue {
+  $ps: 'e';
+  n: string;
+  m: string;
+  s?: string;
+}
+export type WireTagged =
+  | WireHandle
+  | WireBytes
+  | WireUndefined
+  | WireFunction
+  | WireMap
+  | WireObject
+  | WireNumber
+  | WireBigInt
+  | WireErrorValue;
+
+/** The tag of a number JSON cannot carry (NaN, -0, ±Infinity), or undefined for one it can. */
+export function specialNumber(n: number): WireNumber | undefined {
+  if (Number.isFinite(n) && !Object.is(n, -0)) return undefined;
+  return { $ps: 'n', v: Object.is(n, -0) ? '-0' : String(n) };
+}
+
+/** The number a 'n' tag stands for; NaN for anything else. */
+export function numberOf(text: unknown): number {
+  switch (text) {
+    case '-0':
+      return -0;
+    case 'Infinity':
+      return Infinity;
+    case '-Infinity':
+      return -Infinity;
+    default:
+      return NaN;
+  }
+}
+
+/** A BigInt's decimal text from a 'i' tag; undefined when it is not one (never evaluated, only parsed). */
+export function bigIntText(text: unknown): string | undefined {
+  return typeof text === 'string' && /^-?\d{1,10000}$/.test(text) ? text : undefined;
+}
 
 /** Messages from the isolate to the host (the argument of the one host callback). */
 export type ToHost =
@@ -63,6 +119,15 @@ export type ToIsolate =
 export interface WireError {
   name: string;
   message: string;
+  /** The stack: the message line, then page frames only (never a host path). */
+  stack?: string;
+  /** Present when what was thrown is not an Error (a string, a number, null…): the value itself, encoded. */
+  thrown?: unknown;
+}
+
+/** An error name that may cross: an identifier (TypeError, DOMException, a page's own class), else 'Error'. */
+export function errorName(name: unknown): string {
+  return typeof name === 'string' && /^[A-Za-z_$][\w$]{0,63}$/.test(name) ? name : 'Error';
 }
 
 /** What the isolate's run() resolves to. */

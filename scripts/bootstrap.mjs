@@ -213,12 +213,14 @@ const nodeBin = ensureNode();
 // Unit tests and lint run no browser: they do not need one installed.
 const chromium = ['test:unit', 'lint', 'build'].includes(command)
   ? process.env.PUPPETEER_EXECUTABLE_PATH
+    ? { path: process.env.PUPPETEER_EXECUTABLE_PATH, mode: process.env.CHROMIUM }
+    : undefined
   : ensureChromium();
 ensureDependencies(nodeBin);
 ensureExecutorUser();
 const env = withNodeOnPath(nodeBin, {
-  PUPPETEER_EXECUTABLE_PATH: chromium.path,
-  ...(chromium.mode ? { CHROMIUM: chromium.mode } : {}),
+  ...(chromium ? { PUPPETEER_EXECUTABLE_PATH: chromium.path } : {}),
+  ...(chromium?.mode ? { CHROMIUM: chromium.mode } : {}),
 });
 // isolated-vm requires --no-node-snapshot on Node 20 and later.
 const nodeFlags = ['--no-node-snapshot'];

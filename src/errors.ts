@@ -18,7 +18,8 @@ export const ERRORS = {
   MISSING_REQUIRED_FIELD: {
     status: 400,
     message: 'Missing url',
-    meaning: 'No `url`; also an empty body, malformed JSON, or a body that is not a JSON object.',
+    meaning:
+      'No `url`; also an empty body, malformed JSON, or a body that is not a JSON object (a leading UTF-8 byte-order mark is skipped).',
     action: 'Send a JSON object with `url`.',
   },
   INVALID_URL_FORMAT: {
@@ -79,8 +80,8 @@ export const ERRORS = {
   INVALID_API_KEY: {
     status: 401,
     message: 'Invalid API key',
-    meaning: 'The key is not valid.',
-    action: 'Check the key.',
+    meaning: 'The key is not valid, or more than one `X-Gateway-Key` header was sent.',
+    action: 'Check the key; send it once.',
   },
   INVALID_GATEWAY_HOST: {
     status: 401,

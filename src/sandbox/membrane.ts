@@ -6,10 +6,10 @@ import type { Dialog, Frame, Page } from 'puppeteer';
 import { ElementHandle, JSHandle, Locator } from 'puppeteer';
 import type { HandleKind, ToHost, ToIsolate, WireError, WireHandle } from '../../sandbox/wire.js';
 import { snapshotNames } from '../../sandbox/page-api.js';
-import { KNOWN_ERROR_NAMES, isTagged } from '../../sandbox/wire.js';
+import { bigIntText, errorName, isTagged, numberOf, specialNumber } from '../../sandbox/wire.js';
 import { unmaskNetError, type RecentFailure } from '../egress/net-errors.js';
 import { lookupMethod, type MethodContext } from './methods.js';
-import { MembraneError, clampTimeout, num, str, type Clock } from './options.js';
+import { MembraneError, PUPPETEER_DEFAULT_TIMEOUT_MS, num, str, timeoutMs, type Clock } from './options.js';
 
 export interface MembraneLimits {
   readonly maxHandles: number;
@@ -71,9 +71,47 @@ export function cleanMessage(e: unknown): string {
     .slice(0, MAX_MESSAGE);
 }
 
+/** A frame of a stack that points at the host (a file path, node: or file: URL, node_modules). */
+const HOST_FRAME = /(?:^|[\s(])(?:file:|node:|\/)|node_modules|<internal>/;
+
+/**
+ * A stack safe to show a script: the message line, then only the page's frames
+ * ("at fn (http://site/app.js:3:7)"). SECURITY: every frame that names a host
+ * file is dropped, so a host Error (a TimeoutError made in Puppeteer) keeps only
+ * its first line.
+ */
+export function cleanStack(e: Error, message: string): string {
+  const head = `${errorName(e.name)}: ${message}`;
+  const stack = typeof e.stack === 'string' ? e.stack : '';
+  const frames = stack
+    .split('\n')
+    .filter((line) => /^\s+at /.test(line))
+    .filter((line) => !HOST_FRAME.test(line.replace(/^\s+at /, '')))
+    .slice(0, 32)
+    .map((line) => line.slice(0, 500));
+  return [head, ...frames].join('\n').slice(0, MAX_MESSAGE * 4);
+}
+
 export function toWireError(e: unknown): WireError {
-  const name = e instanceof Error && KNOWN_ERROR_NAMES.has(e.name) ? e.name : 'Error';
-  return { name, message: cleanMessage(e) };
+  if (e instanceof Error) {
+    const message = cleanMessage(e);
+    return { name: errorName(e.name), message, stack: cleanStack(e, message) };
+  }
+  const err: WireError = { name: 'Error', message: cleanMessage(e) };
+  // A page function that throws a string, a number or null: Puppeteer rejects with that value itself.
+  // SECURITY: only primitives cross as themselves; any other non-Error stays a plain message.
+  if (e === null || e === undefined || ['string', 'number', 'boolean', 'bigint'].includes(typeof e)) {
+    err.thrown = encodePrimitive(e);
+  }
+  return err;
+}
+
+/** A primitive as the wire carries it (special numbers and BigInt tagged). */
+function encodePrimitive(v: unknown): unknown {
+  if (v === undefined) return { $ps: 'u' };
+  if (typeof v === 'number') return specialNumber(v) ?? v;
+  if (typeof v === 'bigint') return { $ps: 'i', v: v.toString() };
+  return v;
 }
 
 export class Membrane implements MethodContext {
@@ -86,15 +124,23 @@ export class Membrane implements MethodContext {
   readonly #objects = new Map<number, { kind: HandleKind; obj: object }>();
   readonly #ids = new Map<object, number>();
   #nextId = 1;
-  readonly #timers = new Map<number, NodeJS.Timeout>();
+  /** The script's timers; undefined for one that would fire after the deadline (it never fires). */
+  readonly #timers = new Map<number, NodeJS.Timeout | undefined>();
   readonly #subscriptions: { event: string; fn: (...a: unknown[]) => void }[] = [];
   #dialogHandled = false;
   #disposed = false;
+  /** The script's page.setDefaultTimeout / setDefaultNavigationTimeout (Puppeteer's defaults until set). */
+  #defaultTimeoutMs = PUPPETEER_DEFAULT_TIMEOUT_MS;
+  #defaultNavigationTimeoutMs: number | undefined;
 
   constructor(deps: MembraneDeps) {
     this.#deps = deps;
     this.page = deps.page;
-    this.clock = deps.clock;
+    this.clock = {
+      remainingMs: () => deps.clock.remainingMs(),
+      defaultTimeoutMs: (navigation) =>
+        navigation ? (this.#defaultNavigationTimeoutMs ?? this.#defaultTimeoutMs) : this.#defaultTimeoutMs,
+    };
     this.#register(deps.page, 'Page'); // id 1, as sandbox/proxies.ts expects
     // Dialogs block the page until answered; without a script listener they are dismissed.
     const onDialog = (d: Dialog): void => {
@@ -205,7 +251,14 @@ export class Membrane implements MethodContext {
     }
     const old = this.#timers.get(id);
     if (old) clearTimeout(old);
-    const delay = Math.max(0, Math.min(ms, this.clock.remainingMs()));
+    const delay = Math.max(0, ms);
+    // SECURITY (honest time): a timer that cannot fire before the script's deadline
+    // never fires; the deadline ends the script with the timeout error. Shortening
+    // it to the deadline would let it win the race and return a wrong answer.
+    if (delay >= this.clock.remainingMs()) {
+      this.#timers.set(id, undefined);
+      return '{"ok":true}';
+    }
     this.#timers.set(
       id,
       setTimeout(() => {
@@ -257,9 +310,13 @@ export class Membrane implements MethodContext {
 
   /** Host value → JSON-ready value; Puppeteer objects become handle tags. */
   encode(v: unknown, depth = 0): unknown {
-    if (v === undefined) return { $ps: 'u' };
-    if (typeof v !== 'object' || v === null) return typeof v === 'bigint' ? v.toString() : v;
+    if (typeof v !== 'object' || v === null) return encodePrimitive(v);
     if (depth > 64) throw new MembraneError('value is nested too deeply');
+    if (v instanceof Error) {
+      // The pageerror event's Error (made by Puppeteer from the page's exception).
+      const m = cleanMessage(v);
+      return { $ps: 'e', n: errorName(v.name), m, s: cleanStack(v, m) };
+    }
     if (v instanceof Uint8Array)
       return { $ps: 'b', d: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') };
     if (v instanceof Map)
@@ -273,11 +330,14 @@ export class Membrane implements MethodContext {
       return tag;
     }
     // fromEntries defines own properties: a "__proto__" key stays data.
-    return Object.fromEntries(
+    const plain = Object.fromEntries(
       Object.entries(v)
         .filter(([, x]) => x !== undefined)
         .map(([k, x]) => [k, this.encode(x, depth + 1)]),
     );
+    // SECURITY: page data shaped like a tag ({"$ps": "h", …}) is wrapped, so the
+    // isolate reads it as data and never as a handle, bytes or undefined.
+    return Object.hasOwn(plain, '$ps') ? { $ps: 'o', v: plain } : plain;
   }
 
   // ---------------------------------------------------------------- MethodContext
@@ -298,6 +358,20 @@ export class Membrane implements MethodContext {
       switch (a.$ps) {
         case 'u':
           return undefined;
+        case 'n':
+          return numberOf(a.v);
+        case 'i': {
+          const text = bigIntText(a.v);
+          if (text === undefined) throw new MembraneError(`${where}: malformed BigInt`);
+          return BigInt(text);
+        }
+        case 'o': {
+          // The script's own data with a "$ps" key: data, never a tag.
+          const inner: unknown = a.v;
+          if (typeof inner !== 'object' || inner === null || Array.isArray(inner))
+            throw new MembraneError(`${where}: malformed value`);
+          return Object.fromEntries(Object.entries(inner).map(([k, x]) => [k, this.#pageArg(x, where, depth + 1)]));
+        }
         case 'b':
           return [...Buffer.from(String(a.d), 'base64')];
         case 'h':
@@ -371,9 +445,10 @@ export class Membrane implements MethodContext {
   }
 
   setDefaultTimeout(v: unknown, navigation: boolean): void {
-    const ms = clampTimeout(v, this.clock, navigation ? 'page.setDefaultNavigationTimeout' : 'page.setDefaultTimeout');
-    if (navigation) this.page.setDefaultNavigationTimeout(ms);
-    else this.page.setDefaultTimeout(ms);
+    const ms = timeoutMs(v, navigation ? 'page.setDefaultNavigationTimeout' : 'page.setDefaultTimeout');
+    // Applied by the option schemas to every wait given no timeout (options.ts), capped by the time left.
+    if (navigation) this.#defaultNavigationTimeoutMs = ms;
+    else this.#defaultTimeoutMs = ms;
   }
 
   // ---------------------------------------------------------------- end

@@ -17,6 +17,7 @@ import type {
 } from 'puppeteer';
 import { hostCall } from '../../sandbox/page-api.js';
 import type { HandleKind } from '../../sandbox/wire.js';
+import { isTagged } from '../../sandbox/wire.js';
 import {
   CLICK,
   COOKIE,
@@ -31,8 +32,10 @@ import {
   SELECTOR_WAIT,
   TYPE,
   VIEWPORT,
+  GOTO,
   WAIT,
   WAIT_FUNCTION,
+  capToDeadline,
   clampNum,
   isPlainObject,
   num,
@@ -151,13 +154,25 @@ function tagOptions(v: unknown, label: string, c: MethodContext, withType: boole
   const schema = withType
     ? { url: 'string', content: 'string', type: 'string', id: 'string' }
     : { url: 'string', content: 'string' };
-  const o = options(v, schema as never, c.clock, label) as Record<string, string>;
-  if (o.url === undefined && o.content === undefined) throw new MembraneError(`${label}: give url or content`);
-  return o;
+  // Neither url nor content: Puppeteer itself refuses, with its own message.
+  return options(v, schema as never, c.clock, label) as Record<string, string>;
 }
 
-async function tagUrl(o: Record<string, string>, label: string, c: MethodContext): Promise<Record<string, string>> {
-  if (o.url !== undefined) o.url = await c.navigationUrl(o.url, label);
+/** A tag's url, relative to the frame's document as in the page, checked like a navigation. */
+async function tagUrl(
+  o: Record<string, string>,
+  base: string,
+  label: string,
+  c: MethodContext,
+): Promise<Record<string, string>> {
+  if (o.url === undefined) return o;
+  let absolute = o.url;
+  try {
+    absolute = new URL(o.url, base).href;
+  } catch {
+    // Not resolvable: navigationUrl refuses it with its own message.
+  }
+  o.url = await c.navigationUrl(absolute, label);
   return o;
 }
 
@@ -167,7 +182,7 @@ function frameMethods(label: string): Table<Frame> {
     ...queries<Frame>(label),
     ...actions<Frame>(label),
     goto: async (f, [url, opts], c) =>
-      f.goto(await c.navigationUrl(url, `${label}.goto`), options(opts, NAV, c.clock, `${label}.goto`)),
+      f.goto(await c.navigationUrl(url, `${label}.goto`), options(opts, GOTO, c.clock, `${label}.goto`)),
     title: (f) => f.title(),
     content: (f) => f.content(),
     setContent: (f, [html, opts], c) =>
@@ -180,9 +195,13 @@ function frameMethods(label: string): Table<Frame> {
       ),
     waitForNavigation: (f, [opts], c) => f.waitForNavigation(options(opts, NAV, c.clock, `${label}.waitForNavigation`)),
     addScriptTag: async (f, [opts], c) =>
-      f.addScriptTag(await tagUrl(tagOptions(opts, `${label}.addScriptTag`, c, true), `${label}.addScriptTag`, c)),
+      f.addScriptTag(
+        await tagUrl(tagOptions(opts, `${label}.addScriptTag`, c, true), f.url(), `${label}.addScriptTag`, c),
+      ),
     addStyleTag: async (f, [opts], c) =>
-      f.addStyleTag(await tagUrl(tagOptions(opts, `${label}.addStyleTag`, c, false), `${label}.addStyleTag`, c)),
+      f.addStyleTag(
+        await tagUrl(tagOptions(opts, `${label}.addStyleTag`, c, false), f.url(), `${label}.addStyleTag`, c),
+      ),
   };
 }
 
@@ -231,7 +250,7 @@ function locatorTarget(v: unknown, where: string, c: MethodContext): unknown {
 const PAGE: Table<Page> = {
   ...frameMethods('page'),
   goto: async (p, [url, opts], c) =>
-    p.goto(await c.navigationUrl(url, 'page.goto'), options(opts, { ...NAV, referer: 'string' }, c.clock, 'page.goto')),
+    p.goto(await c.navigationUrl(url, 'page.goto'), options(opts, GOTO, c.clock, 'page.goto')),
   reload: (p, [opts], c) => p.reload(options(opts, NAV, c.clock, 'page.reload')),
   goBack: (p, [opts], c) => p.goBack(options(opts, NAV, c.clock, 'page.goBack')),
   goForward: (p, [opts], c) => p.goForward(options(opts, NAV, c.clock, 'page.goForward')),
@@ -239,12 +258,14 @@ const PAGE: Table<Page> = {
     p.waitForNetworkIdle(options(opts, NETWORK_IDLE, c.clock, 'page.waitForNetworkIdle')),
   waitForFrame: (p, [url, opts], c) =>
     p.waitForFrame(str(url, 'page.waitForFrame: url'), options(opts, WAIT, c.clock, 'page.waitForFrame')),
-  setViewport: (p, [vp], c) => {
-    if (vp === null) return p.setViewport(null);
-    const o = options(vp, VIEWPORT, c.clock, 'page.setViewport');
-    if (o.width === undefined || o.height === undefined)
-      throw new MembraneError('page.setViewport: width and height are required');
-    return p.setViewport(o as { width: number; height: number });
+  setViewport: (p, [vp], c) => (vp === null ? p.setViewport(null) : p.setViewport(viewport(vp, c, 'page.setViewport'))),
+  // A device preset (KnownDevices): its user agent and viewport, checked as setUserAgent and setViewport.
+  emulate: (p, [device], c) => {
+    if (!isPlainObject(device)) throw new MembraneError('page.emulate: device must be { userAgent, viewport }');
+    return p.emulate({
+      userAgent: str(device.userAgent, 'page.emulate: userAgent'),
+      viewport: viewport(device.viewport, c, 'page.emulate: viewport'),
+    });
   },
   setUserAgent: (p, [ua]) =>
     p.setUserAgent(
@@ -397,8 +418,7 @@ const LOCATOR: Table<Locator<unknown>> = {
 
 const LOCATOR_SYNC: Table<Locator<unknown>> = {
   // SECURITY: the locator's own timeout is clamped like every other one.
-  setTimeout: (l, [ms], c) =>
-    l.setTimeout(Math.min(num(ms, 'locator.setTimeout', 0), c.clock.remainingMs()) || c.clock.remainingMs()),
+  setTimeout: (l, [ms], c) => l.setTimeout(capToDeadline(num(ms, 'locator.setTimeout', 0), c.clock)),
   setVisibility: (l, [v]) =>
     l.setVisibility(v === null ? null : (str(v, 'locator.setVisibility') as 'visible' | 'hidden')),
   setWaitForEnabled: (l, [v]) => l.setWaitForEnabled(v === true),
@@ -409,7 +429,37 @@ const LOCATOR_SYNC: Table<Locator<unknown>> = {
   clone: (l) => l.clone(),
 };
 
+/** A viewport side in device pixels (CSS pixels × deviceScaleFactor), as Chromium's largest texture. */
+const MAX_DEVICE_PIXELS_PER_SIDE = 16_384;
+
+/** A viewport, bounded: CSS pixels 1–4096 a side, and at most MAX_DEVICE_PIXELS_PER_SIDE device pixels. */
+function viewport(vp: unknown, c: MethodContext, where: string): { width: number; height: number } {
+  const o = options(vp, VIEWPORT, c.clock, where);
+  if (o.width === undefined || o.height === undefined)
+    throw new MembraneError(`${where}: width and height are required`);
+
+  // SECURITY: the page's memory grows with its device pixels; at most Chromium's
+  // own texture limit a side, whatever the scale factor.
+  const scale = typeof o.deviceScaleFactor === 'number' ? o.deviceScaleFactor : 1;
+  if (Math.max(Number(o.width), Number(o.height)) * scale > MAX_DEVICE_PIXELS_PER_SIDE)
+    throw new MembraneError(
+      `${where}: width and height times deviceScaleFactor must be at most ${MAX_DEVICE_PIXELS_PER_SIDE}`,
+    );
+  return o as { width: number; height: number };
+}
+
 const RESPONSE_BODY = ['text', 'json', 'buffer', 'content'] as const;
+
+/** respond()'s headers as Puppeteer takes them: a value is a string, a number, a boolean or an array of strings (one header each). */
+function responseHeaders(value: unknown, where: string): Record<string, unknown> {
+  if (!isPlainObject(value)) throw new MembraneError(`${where} must be an object`);
+  const ok = (x: unknown): boolean => ['string', 'number', 'boolean'].includes(typeof x);
+  for (const [k, x] of Object.entries(value)) {
+    if (!(ok(x) || (Array.isArray(x) && x.every(ok))))
+      throw new MembraneError(`${where}: "${k}" must be a string, a number or an array of strings`);
+  }
+  return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, Array.isArray(x) ? x.map(String) : x]));
+}
 
 const REQUEST: Table<HTTPRequest> = {
   abort: (r, [code]) => r.abort(code === undefined ? undefined : (str(code, 'request.abort: errorCode') as never)),
@@ -429,13 +479,15 @@ const REQUEST: Table<HTTPRequest> = {
     if (!isPlainObject(resp)) throw new MembraneError('request.respond: response must be an object');
     const o = options(
       resp,
-      { status: clampNum(100, 599), headers: 'record', contentType: 'string' },
+      { status: clampNum(100, 599), headers: responseHeaders, contentType: 'string' },
       c.clock,
       'request.respond',
     );
     const body = resp.body;
     if (body !== undefined) {
-      if (typeof body === 'string' || body instanceof Uint8Array) o.body = body;
+      // A Uint8Array crosses as a bytes tag.
+      if (typeof body === 'string') o.body = body;
+      else if (isTagged(body) && body.$ps === 'b' && typeof body.d === 'string') o.body = Buffer.from(body.d, 'base64');
       else throw new MembraneError('request.respond: body must be a string or Uint8Array');
     }
     return r.respond(o);

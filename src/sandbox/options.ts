@@ -34,20 +34,52 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 export interface Clock {
   /** Milliseconds left before the script's deadline (at least 1). */
   remainingMs(): number;
+  /** The script's default timeout (page.setDefaultTimeout / setDefaultNavigationTimeout); Puppeteer's 30 s when absent. */
+  defaultTimeoutMs?(navigation: boolean): number;
 }
 
-/** A timeout option clamped to the request's remaining time; 0 (wait forever) means "until the deadline". */
-export function clampTimeout(v: unknown, clock: Clock, where: string): number {
+/**
+ * How far past the script's deadline a wait that would outlast the script is
+ * allowed to run: the deadline ends the script first, with the timeout error,
+ * and the wait never times out early with a TimeoutError the script could catch.
+ */
+export const PAST_DEADLINE_MS = 2_000;
+
+/**
+ * A wait's timeout kept honest: one that ends before the deadline stays as it
+ * is; one that would outlast the script (or 0, "wait forever") ends just after
+ * the deadline. SECURITY: every wait stays bounded.
+ */
+export function capToDeadline(ms: number, clock: Clock): number {
   const left = clock.remainingMs();
-  if (v === undefined || v === null) return left;
+  return ms === 0 || ms >= left ? left + PAST_DEADLINE_MS : ms;
+}
+
+/** A timeout option, capped by the script's remaining time (capToDeadline); undefined when the script gave none. */
+export function clampTimeout(v: unknown, clock: Clock, where: string): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  return capToDeadline(timeoutMs(v, where), clock);
+}
+
+/** The page's default for a wait with no timeout of its own (navigations: the navigation default), capped. */
+function defaultTimeout(schema: Schema, clock: Clock): number {
+  const navigation = 'waitUntil' in schema;
+  return capToDeadline(clock.defaultTimeoutMs?.(navigation) ?? PUPPETEER_DEFAULT_TIMEOUT_MS, clock);
+}
+
+/** Puppeteer's own default timeout (its TimeoutSettings). */
+export const PUPPETEER_DEFAULT_TIMEOUT_MS = 30_000;
+
+/** A timeout a script gives: a number of milliseconds, 0 meaning no timeout (as in Puppeteer). */
+export function timeoutMs(v: unknown, where: string): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
     throw new MembraneError(`${where}: timeout must be a number of milliseconds`);
-  return v === 0 ? left : Math.min(v, left);
+  return v;
 }
 
 export function options(v: unknown, schema: Schema, clock: Clock, where: string): Record<string, unknown> {
   if (v === undefined || v === null) {
-    return 'timeout' in schema ? { timeout: clampTimeout(undefined, clock, where) } : {};
+    return 'timeout' in schema ? { timeout: defaultTimeout(schema, clock) } : {};
   }
   if (!isPlainObject(v)) throw new MembraneError(`${where}: options must be an object`);
   const out: Record<string, unknown> = {};
@@ -61,7 +93,7 @@ export function options(v: unknown, schema: Schema, clock: Clock, where: string)
   for (const [key, check] of Object.entries(schema)) {
     const value = v[key];
     if (key === 'timeout') {
-      out.timeout = clampTimeout(value, clock, where);
+      out.timeout = clampTimeout(value, clock, where) ?? defaultTimeout(schema, clock);
       continue;
     }
     if (value === undefined) continue;
@@ -125,6 +157,8 @@ export function clampNum(min: number, max: number) {
 
 export const WAIT_UNTIL = ['load', 'domcontentloaded', 'networkidle0', 'networkidle2'] as const;
 export const NAV: Schema = { timeout: 'timeout', waitUntil: WAIT_UNTIL };
+/** goto's options: NAV, and the Referer header and policy of the navigation request (headers to the page's own site). */
+export const GOTO: Schema = { ...NAV, referer: 'string', referrerPolicy: 'string' };
 export const WAIT: Schema = { timeout: 'timeout' };
 export const SELECTOR_WAIT: Schema = { timeout: 'timeout', visible: 'boolean', hidden: 'boolean' };
 export const CLICK: Schema = {
@@ -231,7 +265,8 @@ export const NETWORK_IDLE: Schema = {
 export const VIEWPORT: Schema = {
   width: clampNum(1, 4096),
   height: clampNum(1, 4096),
-  deviceScaleFactor: clampNum(0.1, 3),
+  // Bounded with the size in device pixels (page.setViewport, src/sandbox/methods.ts).
+  deviceScaleFactor: clampNum(0.1, 16),
   isMobile: 'boolean',
   hasTouch: 'boolean',
   isLandscape: 'boolean',

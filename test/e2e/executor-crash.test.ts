@@ -31,8 +31,11 @@ after(async () => {
 const WAITING = 'await new Promise((r) => setTimeout(r, 15000)); return 1';
 const run = (script: string): Promise<Reply> => svc.post({ url: fixtures.url('/example'), script });
 
+/** /health shows the counts (running, queued, restarts) only with the metrics token. */
+const AUTH = { headers: { authorization: `Bearer ${TOKEN}` } };
+
 async function restartsCounted(): Promise<{ health: number; metrics: number }> {
-  const health = await svc.raw('GET', '/health');
+  const health = await svc.raw('GET', '/health', AUTH);
   const metrics = await svc.raw('GET', '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
   const line = metrics.text.split('\n').find((l) => l.startsWith('pagescript_executor_restarts_total '));
   return { health: Number(health.body.executorRestarts), metrics: Number(line?.split(' ').pop()) };
@@ -50,9 +53,9 @@ async function failWhileRunning(fail: (pid: number) => void): Promise<void> {
   const chromium = svc.service.browser.pid;
   assert.ok(chromium);
   const running = run(WAITING);
-  await until(async () => (await svc.raw('GET', '/health')).body.running === 1, 'the script to run');
+  await until(async () => (await svc.raw('GET', '/health', AUTH)).body.running === 1, 'the script to run');
   const queued = run('return await page.title()');
-  await until(async () => (await svc.raw('GET', '/health')).body.queued === 1, 'the second request to queue');
+  await until(async () => (await svc.raw('GET', '/health', AUTH)).body.queued === 1, 'the second request to queue');
 
   fail(pid);
   const r = await running;

@@ -181,7 +181,9 @@ describe('the executors and Chromium', () => {
     const running = scrape('await new Promise((r) => setTimeout(r, 2500)); return await page.title()');
     let renderers: number[] = [];
     await until(async () => {
-      const health = (await (await request(`${base}/health`)).body.json()) as Record<string, unknown>;
+      // The busy counts need the metrics token.
+      const auth = { headers: { authorization: `Bearer ${TOKEN}` } };
+      const health = (await (await request(`${base}/health`, auth)).body.json()) as Record<string, unknown>;
       renderers = processes().chromium.filter((p) => cmdline(p).includes('--type=renderer'));
       return health.running === 1 && renderers.length > 0;
     }, 'the script to run in a page');

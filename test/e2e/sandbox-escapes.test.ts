@@ -123,15 +123,19 @@ describe('function source cannot be smuggled to the host', () => {
     assert.equal((await svc.raw('GET', '/health')).status, 200, 'the service is alive');
   });
 
-  test('a forged function tag is still only source text for the browser', async () => {
+  // A script's object with a "$ps" key crosses wrapped: the host reads it as data,
+  // never as a tag (the host still checks every tag it does read: the unit tests
+  // of src/sandbox/membrane.ts and the kind check in Membrane.handle()).
+  test('a function tag written by the script is data: neither run nor sent as source', async () => {
     const r = await run(`return await page.evaluate({ $ps: 'f', src: '() => typeof process' })`);
-    assert.equal(r.data, 'undefined', 'it ran in the page, which has no process');
+    assert.equal(r.status, 400);
+    assert.match(String(r.error), /expected a function or a string/);
   });
 
-  test('a forged handle id cannot turn the page into an argument', async () => {
+  test('a handle tag written by the script is data: it cannot turn the page into an argument', async () => {
     const r = await run(`return await page.evaluate((x) => x, { $ps: 'h', id: 1, k: 'ElementHandle' })`);
-    assert.equal(r.status, 400);
-    assert.match(String(r.error), /expected ElementHandle or JSHandle/);
+    assert.equal(r.status, 200, JSON.stringify(r));
+    assert.deepEqual(r.data, { $ps: 'h', id: 1, k: 'ElementHandle' });
   });
 
   test('a __proto__ key in options pollutes nothing on the host', async () => {

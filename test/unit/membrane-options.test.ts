@@ -7,9 +7,11 @@ import {
   COOKIE,
   MembraneError,
   NAV,
+  PAST_DEADLINE_MS,
   PDF,
   SCREENSHOT,
   VIEWPORT,
+  WAIT,
   WAIT_FUNCTION,
   clampTimeout,
   num,
@@ -25,7 +27,7 @@ test('unknown keys are dropped: the object Puppeteer gets is a new one with allo
   const given = { waitUntil: 'load', referer: 'x', headers: { a: 'b' }, __proto__: { polluted: true } };
   const out = options(given, NAV, clock(1000), 'page.goto');
   assert.notEqual(out, given);
-  assert.deepEqual(out, { timeout: 1000, waitUntil: 'load' });
+  assert.deepEqual(out, { timeout: 1000 + PAST_DEADLINE_MS, waitUntil: 'load' });
   assert.equal(Object.getPrototypeOf(out), Object.prototype);
 });
 
@@ -47,12 +49,17 @@ test("a cookie's path is a URL path, not a file: allowed where the schema names 
   });
 });
 
-test('timeouts are clamped to the time left; 0 and none mean "until the deadline"; a bad one is refused', () => {
-  assert.equal(clampTimeout(60_000, clock(700), 'x'), 700);
+test('timeouts are honest: one that ends in time stays; one that would outlast the script (or 0) ends just after the deadline; none is the page default, capped', () => {
+  const past = 700 + PAST_DEADLINE_MS;
+  assert.equal(clampTimeout(60_000, clock(700), 'x'), past);
   assert.equal(clampTimeout(200, clock(700), 'x'), 200);
-  assert.equal(clampTimeout(0, clock(700), 'x'), 700);
-  assert.equal(clampTimeout(undefined, clock(700), 'x'), 700);
-  assert.deepEqual(options(undefined, NAV, clock(700), 'page.goto'), { timeout: 700 });
+  assert.equal(clampTimeout(0, clock(700), 'x'), past);
+  assert.equal(clampTimeout(undefined, clock(700), 'x'), undefined);
+  // Puppeteer's default is 30 s: past the deadline here.
+  assert.deepEqual(options(undefined, NAV, clock(700), 'page.goto'), { timeout: past });
+  const withDefaults = { remainingMs: () => 700, defaultTimeoutMs: (nav: boolean) => (nav ? 300 : 100) };
+  assert.deepEqual(options(undefined, NAV, withDefaults, 'page.goto'), { timeout: 300 });
+  assert.deepEqual(options({}, WAIT, withDefaults, 'page.waitForSelector'), { timeout: 100 });
   assert.deepEqual(options(undefined, CLICK, clock(700), 'page.click'), {});
   for (const bad of [-1, Number.POSITIVE_INFINITY, Number.NaN, '100']) {
     refused(() => clampTimeout(bad, clock(700), 'page.goto'), /timeout must be a number of milliseconds/);
