@@ -162,6 +162,8 @@ export class ApiError extends Error {
   logs?: readonly string[];
   /** Set when a time limit ended the job (counted in the metrics). */
   timeout?: 'script' | 'navigation';
+  /** What the request's browser context did through the egress guard, for the request's log line. */
+  egress?: Readonly<Record<string, number>>;
 
   constructor(
     readonly code: ErrorCode,

@@ -11,7 +11,13 @@ import { isIP } from 'node:net';
 import { pino } from 'pino';
 import { background } from './background.js';
 import { BrowserHost } from './browser/browser.js';
-import { EgressChecker, systemResolver, type ResolvedAddress, type Resolver } from './egress/checker.js';
+import {
+  EgressChecker,
+  systemAddresses,
+  systemResolver,
+  type ResolvedAddress,
+  type Resolver,
+} from './egress/checker.js';
 import { EgressGuard, netConnector, type Connector } from './egress/guard.js';
 import { ApiError, ERRORS } from './errors.js';
 import type { ExecutorTestSeam, FromExecutor, ToExecutor, WireError } from './ipc.js';
@@ -73,10 +79,10 @@ process.on('disconnect', () => {
 });
 
 /** The resolver and connector a test describes as data (see ExecutorTestSeam). */
-function seamResolver(seam: ExecutorTestSeam): Resolver {
+function seamResolver(hosts: NonNullable<ExecutorTestSeam['hosts']>): Resolver {
   const turns = new Map<string, number>();
   return async (host) => {
-    const answers = seam.hosts[host];
+    const answers = hosts[host];
     if (answers === undefined || answers.length === 0)
       throw Object.assign(new Error(`ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
     const turn = turns.get(host) ?? 0;
@@ -103,6 +109,7 @@ function toWire(e: unknown): WireError {
       ...(e.logs === undefined ? {} : { logs: e.logs }),
       ...(e.timeout === undefined ? {} : { timeout: e.timeout }),
       ...(e.status >= 500 && e.cause !== undefined ? { detail: String(e.cause) } : {}),
+      ...(e.egress === undefined ? {} : { egress: e.egress }),
     };
   return {
     code: 'INTERNAL_SERVER_ERROR',
@@ -116,23 +123,38 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
   const log = ipcLogger(init.logLevel);
   logger = log;
   let protectedPorts = [...init.protectedPorts];
+  const interfaces = init.seam?.localAddresses
+    ? (): readonly string[] => init.seam?.localAddresses ?? []
+    : systemAddresses();
+  let guard: EgressGuard | undefined;
   const checker = new EgressChecker({
     allowlist: config.egressAllowlist,
-    protectedPorts: () => protectedPorts,
-    resolve: init.seam ? seamResolver(init.seam) : systemResolver,
+    // The per-context session ports are protected too: a page may not reach another context's port.
+    protectedPorts: () => [...protectedPorts, ...(guard?.ports() ?? [])],
+    resolve: init.seam?.hosts ? seamResolver(init.seam.hosts) : systemResolver,
+    // SECURITY: this machine's own addresses (and the one the service listens on) are not "public".
+    localAddresses: () => [...interfaces(), config.host],
   });
-  const guard = new EgressGuard({
+  const theGuard = new EgressGuard({
     checker,
     logger: log,
-    events: { onRefused: () => send({ type: 'egress-refused' }) },
+    events: {
+      // Only refusals for a request count; Chromium's own background requests do not.
+      onRefused: (_host, _port, _reason, requestId) => {
+        if (requestId !== undefined) send({ type: 'egress-refused' });
+      },
+    },
     ...(init.seam ? { connector: seamConnector(init.seam) } : {}),
+    ...(init.seam?.guardLimits ? { limits: init.seam.guardLimits } : {}),
   });
-  const guardPort = await guard.listen();
+  guard = theGuard;
+  const guardPort = await theGuard.listen();
   protectedPorts.push(guardPort);
   const browser = new BrowserHost({
     executablePath: config.executablePath,
     chromium: config.chromium,
     guardPort,
+    openEgress: () => theGuard.openSession(),
     protocolTimeoutMs: config.scriptTimeoutMs + config.navigationTimeoutMs + PROTOCOL_TIMEOUT_MARGIN_MS,
     prewarmedContexts: config.prewarmedContexts,
     recycleAfterContexts: config.browserRecycleContexts,
@@ -160,7 +182,6 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
     browser,
     sandboxes,
     checker,
-    recentFailure: (h, p) => guard.recentFailure(h, p),
     logger: log,
     metrics: {
       navigation: { observe: (seconds) => send({ type: 'observe', metric: 'navigation', seconds }) },
@@ -198,7 +219,7 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
       const steps: [string, () => Promise<void> | void][] = [
         ['isolates', () => sandboxes.close()],
         ['chromium', () => browser.close()],
-        ['egress guard', () => guard.close()],
+        ['egress guard', () => theGuard.close()],
         ['code caches', () => releaseBundleCache()],
       ];
       for (const [what, step] of steps) {
@@ -246,10 +267,14 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         protectedPorts = [...new Set([...msg.ports, guardPort])];
         break;
       case 'close-guard':
-        guard.close().then(
+        theGuard.close().then(
           () => send({ type: 'guard-closed' }),
           (e: unknown) => fatal('closing the egress guard', e),
         );
+        break;
+      case 'guard-counts':
+        // Tests only: what the guard has seen (counts, no traffic).
+        if (init.seam) send({ type: 'guard-counts', counts: theGuard.counts() });
         break;
       case 'shutdown':
         close().then(

@@ -5,10 +5,13 @@
 // serialization 'advanced' (structured clone), so they are plain data only:
 // no functions, no class instances, nothing that is a live reference.
 import type { Config } from './config.js';
+import type { GuardCounts, GuardLimits } from './egress/guard.js';
 import type { ErrorCode } from './errors.js';
 
 /** One job, as POST /api/scrape describes it once it is validated. */
 export interface JobRequest {
+  /** The request this job serves: its context's egress is counted and logged under this id. */
+  readonly requestId?: string;
   readonly url: string;
   /** Absent: the reachability check. */
   readonly script?: string;
@@ -31,6 +34,8 @@ export interface JobOutcome {
   readonly logs: readonly string[];
   readonly executionTimeMs: number;
   readonly timings: JobTimings;
+  /** What the request's context did through the egress guard (EgressStats), for the request's log line. */
+  readonly egress?: Readonly<Record<string, number>>;
 }
 
 /** An error as it crosses: its public code and message, and what the reply and metrics need. */
@@ -41,6 +46,8 @@ export interface WireError {
   readonly timeout?: 'script' | 'navigation';
   /** For the front's log line only (never sent to a caller): what caused a 5xx. */
   readonly detail?: string;
+  /** What the request's context did through the egress guard, for the front's log line. */
+  readonly egress?: Readonly<Record<string, number>>;
 }
 
 /**
@@ -50,14 +57,21 @@ export interface WireError {
  * connector describe them here. The front sends it only when a test asks.
  */
 export interface ExecutorTestSeam {
-  /** host → answers; each lookup of the host takes the next answer, in turn. Names not listed do not resolve. */
-  readonly hosts: Readonly<Record<string, readonly (readonly string[])[]>>;
+  /**
+   * host → answers; each lookup of the host takes the next answer, in turn. Names not listed do not resolve.
+   * Absent: the system's resolver (a test of what Chromium does on its own).
+   */
+  readonly hosts?: Readonly<Record<string, readonly (readonly string[])[]>>;
   /** Refuse (ECONNREFUSED) every upstream that is not 127.0.0.1 or ::1, without dialling it. */
   readonly loopbackOnly: boolean;
   /** Report each upstream the guard dials ({ type: 'dial' }). */
   readonly reportDials: boolean;
   /** Obey { type: 'fault' }: a test of what happens when an executor fails in a way no script can cause. */
   readonly faults: boolean;
+  /** This machine's own addresses, for the egress checker, instead of the system's interfaces. */
+  readonly localAddresses?: readonly string[];
+  /** The guard's limits, where a test lowers them. */
+  readonly guardLimits?: Partial<GuardLimits>;
 }
 
 /** The configuration an executor runs with: the front's, with every secret taken out. */
@@ -106,6 +120,8 @@ export type ToExecutor =
   | { readonly type: 'close-guard' }
   /** Tests (seam.faults): an exception nobody catches, or a rejection nobody handles. */
   | { readonly type: 'fault'; readonly kind: 'throw' | 'reject' }
+  /** Tests (any seam): the guard's counts, answered with { type: 'guard-counts' }. */
+  | { readonly type: 'guard-counts' }
   /** Close everything and exit 0. */
   | { readonly type: 'shutdown' };
 
@@ -121,7 +137,8 @@ export type FromExecutor =
   | { readonly type: 'failed'; readonly id: number; readonly error: WireError }
   /** The job's context and isolate are closed: its slot may be given to the next job. */
   | { readonly type: 'closed'; readonly id: number }
-  | { readonly type: 'guard-closed' };
+  | { readonly type: 'guard-closed' }
+  | { readonly type: 'guard-counts'; readonly counts: GuardCounts };
 
 /** The fail message of a job whose executor stopped under it. */
 export const RUNNER_STOPPED = 'Internal server error: the script runner stopped; the request was not completed';

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { buildApp, localTenancy, type App, type Tenancy } from './app.js';
 import { withConfig, type Config } from './config.js';
+import type { GuardCounts } from './egress/guard.js';
 import { createEdgeServer } from './http/edge.js';
 import type { BrowserStatus, ExecutorTestSeam } from './ipc.js';
 import type { Logger } from './log.js';
@@ -22,7 +23,7 @@ export interface Service {
   /** The executors' Chromium, as one (pid, ready, restarts, recycles). */
   readonly browser: BrowserStatus;
   /** The executors' egress guards: close() closes them (a test of what happens when the guard is down). */
-  readonly guard: { close(): Promise<void> };
+  readonly guard: { close(): Promise<void>; counts(): Promise<GuardCounts> };
   readonly app: App;
   readonly tenancy: Tenancy;
   readonly server: Server;
@@ -50,7 +51,11 @@ export interface ServiceOptions {
    * only loopback, and report each upstream they dial to onDial. Data, because
    * the guard runs in another process.
    */
-  readonly egressSeam?: Partial<ExecutorTestSeam> & { onDial?(address: string, port: number): void };
+  readonly egressSeam?: Partial<ExecutorTestSeam> & {
+    onDial?(address: string, port: number): void;
+    /** Names are resolved by the system, not from `hosts` (a test of Chromium's own requests). */
+    systemResolver?: boolean;
+  };
   /** Called with the generated key when API_KEYS is unset. */
   readonly onGeneratedKey?: (key: string) => void;
 }
@@ -140,10 +145,12 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     ...(seam
       ? {
           seam: {
-            hosts: seam.hosts ?? {},
+            ...(seam.systemResolver === true ? {} : { hosts: seam.hosts ?? {} }),
             loopbackOnly: seam.loopbackOnly ?? false,
             reportDials: seam.onDial !== undefined,
             faults: seam.faults ?? false,
+            ...(seam.localAddresses ? { localAddresses: seam.localAddresses } : {}),
+            ...(seam.guardLimits ? { guardLimits: seam.guardLimits } : {}),
             ...(seam.onDial ? { onDial: seam.onDial } : {}),
           },
         }
@@ -180,7 +187,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     get browser() {
       return executors.browser;
     },
-    guard: { close: () => executors.closeGuards() },
+    guard: { close: () => executors.closeGuards(), counts: () => executors.guardCounts() },
     app: theApp,
     tenancy,
     server,

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config.js';
+import type { GuardCounts } from './egress/guard.js';
 import { ApiError } from './errors.js';
 import {
   RUNNER_STOPPED,
@@ -104,6 +105,7 @@ class Executor {
   chromiumSandbox: boolean | undefined;
   browser: BrowserStatus = { ready: false, pid: undefined, restarts: 0, recycles: 0, contextsReady: 0 };
   guardClosed: (() => void) | undefined;
+  guardCounted: ((counts: GuardCounts) => void) | undefined;
 
   constructor(child: ChildProcess, dir: string) {
     this.child = child;
@@ -195,6 +197,26 @@ export class Supervisor {
             }),
         ),
     );
+  }
+
+  /** Tests (seam): the egress guards' counts, summed over the executors. */
+  async guardCounts(): Promise<GuardCounts> {
+    // An executor answers only when it was given a seam; without one this would wait for ever.
+    if (!this.#opts.seam) throw new Error('the guard counts are answered only in tests (egressSeam)');
+    const each = await Promise.all(
+      [...this.#executors]
+        .filter((e) => e.ready && !e.gone)
+        .map(
+          (e) =>
+            new Promise<GuardCounts>((resolve) => {
+              e.guardCounted = resolve;
+              e.send({ type: 'guard-counts' });
+            }),
+        ),
+    );
+    const sum: GuardCounts = { clientConnections: 0, unclaimed: 0, upstreamConnections: 0 };
+    for (const c of each) for (const k of Object.keys(sum) as (keyof GuardCounts)[]) sum[k] += c[k];
+    return sum;
   }
 
   /**
@@ -349,7 +371,9 @@ export class Supervisor {
         ...(this.#opts.seam
           ? {
               seam: {
-                hosts: this.#opts.seam.hosts,
+                ...(this.#opts.seam.hosts ? { hosts: this.#opts.seam.hosts } : {}),
+                ...(this.#opts.seam.localAddresses ? { localAddresses: this.#opts.seam.localAddresses } : {}),
+                ...(this.#opts.seam.guardLimits ? { guardLimits: this.#opts.seam.guardLimits } : {}),
                 loopbackOnly: this.#opts.seam.loopbackOnly,
                 reportDials: this.#opts.seam.reportDials,
                 faults: this.#opts.seam.faults,
@@ -406,6 +430,9 @@ export class Supervisor {
       }
       case 'guard-closed':
         e.guardClosed?.();
+        return;
+      case 'guard-counts':
+        e.guardCounted?.(msg.counts);
         return;
     }
   }
@@ -483,5 +510,6 @@ function fromWire(w: WireError): ApiError {
   const e = new ApiError(w.code, w.message, w.detail === undefined ? {} : { cause: w.detail });
   if (w.logs !== undefined) e.logs = w.logs;
   if (w.timeout !== undefined) e.timeout = w.timeout;
+  if (w.egress !== undefined) e.egress = w.egress;
   return e;
 }

@@ -3,6 +3,7 @@
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer';
 import type { ChromiumMode } from '../config.js';
 import type { Logger } from '../log.js';
+import type { EgressSession } from '../egress/session.js';
 import { background } from '../background.js';
 
 /** How long closing a context may take before the browser is considered stuck. */
@@ -32,6 +33,25 @@ export const PER_CONTEXT_FEATURES_OFF = [
 ] as const;
 
 /**
+ * Run in a blank page: a copy whose only data is an empty text replaces every
+ * format on the clipboard. Puppeteer's evaluate carries a user gesture, which
+ * execCommand('copy') needs.
+ */
+const CLEAR_CLIPBOARD = `(() => {
+  const empty = (e) => { e.clipboardData.setData('text/plain', ''); e.preventDefault(); };
+  document.addEventListener('copy', empty, true);
+  try { return document.execCommand('copy'); } finally { document.removeEventListener('copy', empty, true); }
+})()`;
+
+/** A bypass list that removes Chromium's implicit loopback bypass, and adds none. */
+const PROXY_BYPASS_NONE = '<-loopback>';
+
+/** A context's proxy: the guard's port for that context alone, and no bypass. */
+export function contextProxy(port: number): { proxyServer: string; proxyBypassList: string[] } {
+  return { proxyServer: `http://127.0.0.1:${port}`, proxyBypassList: [PROXY_BYPASS_NONE] };
+}
+
+/**
  * `sandboxed`: Chromium's own sandbox (seccomp-bpf, namespaces) is on. It is
  * off only where it cannot start (as root, or a kernel or container without user
  * namespaces); see BrowserHost#launch.
@@ -51,9 +71,12 @@ export function chromiumArgs(guardPort: number, sandboxed = true): string[] {
     // SECURITY: no QUIC/UDP around the proxy.
     '--disable-quic',
     // SECURITY: all traffic through the egress guard; "<-loopback>" removes the
-    // implicit bypass, so loopback and link-local go through the guard too.
+    // implicit bypass, so loopback and link-local go through the guard too. This
+    // browser-wide port carries only Chromium's own requests, and the guard lets
+    // none of them out; each request's context has a proxy port of its own (see
+    // contextProxy below).
     `--proxy-server=http://127.0.0.1:${guardPort}`,
-    '--proxy-bypass-list=<-loopback>',
+    `--proxy-bypass-list=${PROXY_BYPASS_NONE}`,
     // SECURITY: Chromium resolves no names itself (the guard does); the proxy is an IP literal.
     '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
     // SECURITY: WebRTC may not send UDP around the proxy (STUN to internal hosts).
@@ -85,7 +108,10 @@ export interface BrowserHostOptions {
   readonly executablePath: string;
   /** `shell`: chromium-headless-shell, launched in Puppeteer's `headless: 'shell'`; `full`: the new headless mode. */
   readonly chromium: ChromiumMode;
+  /** The guard's browser-wide port, for Chromium's own requests (all refused). */
   readonly guardPort: number;
+  /** A guard port for one new context, bound to the request that leases it. */
+  readonly openEgress: () => Promise<EgressSession>;
   readonly protocolTimeoutMs: number;
   /** Fresh contexts (each with a blank page) kept ready ahead of demand; each is used once. */
   readonly prewarmedContexts: number;
@@ -97,6 +123,8 @@ export interface BrowserHostOptions {
 export interface PageLease {
   readonly page: Page;
   readonly context: BrowserContext;
+  /** The context's identity at the egress guard: what it did, and the errors it met. */
+  readonly egress: EgressSession;
   /** Closes the context (and its page); safe to call more than once. */
   close(): Promise<void>;
 }
@@ -118,6 +146,10 @@ interface Generation {
   /** Replaced: it makes no new contexts and is closed when its last one closes. */
   retiring: boolean;
   successor: Promise<void> | undefined;
+  /** A blank page of the service's own (no request's), from which the clipboard is emptied. */
+  janitor: Promise<Page> | undefined;
+  /** A clipboard emptying is running; `again` asks for one more after it. */
+  clearing: { again: boolean } | undefined;
 }
 
 export class BrowserHost {
@@ -212,7 +244,15 @@ export class BrowserHost {
       }
     }
     this.#sandboxTried = true;
-    const gen: Generation = { browser, served: 0, live: 0, retiring: false, successor: undefined };
+    const gen: Generation = {
+      browser,
+      served: 0,
+      live: 0,
+      retiring: false,
+      successor: undefined,
+      janitor: undefined,
+      clearing: undefined,
+    };
     browser.once('disconnected', () => {
       this.#retiring.delete(gen);
       if (this.#current === gen) this.#current = undefined;
@@ -268,7 +308,15 @@ export class BrowserHost {
    * ms with two spares, 300 ms apart; not measured again since that renderer
    * and the omnibox popups were turned off, see PER_CONTEXT_FEATURES_OFF).
    */
-  async lease(): Promise<PageLease> {
+  async lease(requestId: string): Promise<PageLease> {
+    const lease = await this.#take();
+    // SECURITY: the context's traffic is the request's from here; before (a spare)
+    // the guard carried none of it, and after close() it carries none again.
+    lease.egress.bind(requestId);
+    return lease;
+  }
+
+  async #take(): Promise<PageLease> {
     while (this.#spares.length > 0) {
       const readyAt = this.#spares.findLastIndex((s) => s.ready);
       // None ready (under load): the oldest one being made is the nearest to ready.
@@ -311,17 +359,35 @@ export class BrowserHost {
     gen.live++;
     this.#maybeRecycle(gen);
     let context: BrowserContext;
+    let egress: EgressSession | undefined;
     try {
-      context = await gen.browser.createBrowserContext({ downloadBehavior: { policy: 'deny' } });
+      egress = await this.#opts.openEgress();
+      context = await gen.browser.createBrowserContext({
+        downloadBehavior: { policy: 'deny' },
+        ...contextProxy(egress.port),
+      });
     } catch (e) {
+      if (egress) background(egress.close(), 'closing an egress session', this.#opts.logger);
       this.#contextGone(gen);
       throw e;
     }
+    const session = egress;
     let closed: Promise<void> | undefined;
     const close = (): Promise<void> => {
+      if (closed) return closed;
+      // SECURITY: the request is over: its connections are cut at once, and the
+      // port stays held (refusing) until the context is really gone, so no later
+      // request's context can be given the same port while this one may use it.
+      session.end();
+      const contextClosed = context.close();
+      background(
+        contextClosed.catch(() => undefined).finally(() => session.close()),
+        'closing an egress session',
+        this.#opts.logger,
+      );
       let timer: NodeJS.Timeout | undefined;
-      closed ??= Promise.race([
-        context.close(),
+      closed = Promise.race([
+        contextClosed,
         new Promise<void>((resolve) => {
           timer = setTimeout(resolve, CONTEXT_CLOSE_TIMEOUT_MS).unref();
         }),
@@ -330,6 +396,7 @@ export class BrowserHost {
         .finally(() => {
           clearTimeout(timer);
           this.#contextGone(gen);
+          this.#clearClipboard(gen);
           // The replacement is made once this request's context is gone, between
           // requests, rather than beside the next request's navigation.
           this.#fillSpares();
@@ -338,11 +405,47 @@ export class BrowserHost {
     };
     try {
       const page = await context.newPage();
-      return { page, context, close };
+      return { page, context, egress: session, close };
     } catch (e) {
       await close();
       throw e;
     }
+  }
+
+  /**
+   * Empties Chromium's clipboard, which every context shares, after a request:
+   * what a page copied does not outlive its request. Done from a blank page of
+   * the service's own, where no tenant's page can interfere; requests that end
+   * together share one emptying.
+   */
+  #clearClipboard(gen: Generation): void {
+    if (!gen.browser.connected) return;
+    if (gen.clearing) {
+      gen.clearing.again = true;
+      return;
+    }
+    const state = { again: false };
+    gen.clearing = state;
+    const run = async (): Promise<void> => {
+      do {
+        state.again = false;
+        gen.janitor ??= gen.browser
+          .createBrowserContext({ downloadBehavior: { policy: 'deny' } })
+          .then((c) => c.newPage());
+        const page = await gen.janitor;
+        await page.evaluate(CLEAR_CLIPBOARD);
+      } while (state.again && gen.browser.connected);
+    };
+    background(
+      run()
+        .catch((e: unknown) => {
+          gen.janitor = undefined;
+          if (gen.browser.connected) this.#opts.logger.warn({ err: String(e) }, 'emptying the clipboard failed');
+        })
+        .finally(() => (gen.clearing = undefined)),
+      'emptying the clipboard',
+      this.#opts.logger,
+    );
   }
 
   #contextGone(gen: Generation): void {

@@ -1,17 +1,26 @@
 // The egress guard: the only proxy Chromium is allowed to use. It serves plain
 // HTTP requests (absolute-form) and CONNECT tunnels (HTTPS, WebSocket), asks the
 // EgressChecker for each one, and connects to exactly the address it checked.
+// Each browser context reaches it on a port of its own (see session.ts), so the
+// guard knows whose request it carries and refuses what belongs to none.
 import {
   createServer,
   request as httpRequest,
+  type ClientRequest,
   type IncomingMessage,
   type Server,
   type ServerResponse,
 } from 'node:http';
-import { connect as netConnect, type Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
+import {
+  connect as netConnect,
+  createServer as createNetServer,
+  type Server as NetServer,
+  type Socket,
+} from 'node:net';
+import { pipeline, type Duplex } from 'node:stream';
 import type { Logger } from '../log.js';
 import type { EgressChecker } from './checker.js';
+import { EgressSession } from './session.js';
 import { background } from '../background.js';
 
 export interface UpstreamTarget {
@@ -62,6 +71,7 @@ export const NET_ERRORS: Readonly<Record<string, string>> = {
   ECONNRESET: 'net::ERR_CONNECTION_RESET',
   EMPTY_RESPONSE: 'net::ERR_EMPTY_RESPONSE',
   ETIMEDOUT: 'net::ERR_CONNECTION_TIMED_OUT',
+  INVALID_RESPONSE: 'net::ERR_INVALID_HTTP_RESPONSE',
   EHOSTUNREACH: 'net::ERR_ADDRESS_UNREACHABLE',
   ENETUNREACH: 'net::ERR_ADDRESS_UNREACHABLE',
   NAME_NOT_RESOLVED: 'net::ERR_NAME_NOT_RESOLVED',
@@ -82,22 +92,44 @@ const HOP_BY_HOP = new Set([
 
 export const REFUSED_HEADER = 'x-pagescript-egress';
 
+/** A reason phrase or header value Node can write again (no control characters but tab). */
+const WRITABLE_TEXT = /^[\t\x20-\x7e\x80-\xff]*$/;
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
 export interface GuardEvents {
-  /** A connection was refused by policy. */
-  onRefused?(host: string, port: number, reason: string): void;
+  /** A connection was refused by policy; requestId is absent when it belonged to no request. */
+  onRefused?(host: string, port: number, reason: string, requestId: string | undefined): void;
 }
 
+/** What the guard has seen since it started, every port together. */
+export interface GuardCounts {
+  /** TCP connections accepted from the browser. */
+  clientConnections: number;
+  /** Connections and requests refused because they belonged to no live request. */
+  unclaimed: number;
+  /** Upstream connections opened. */
+  upstreamConnections: number;
+}
+
+/** Who a connection belongs to: a live request's session, or why none. */
+type Owner = { session: EgressSession } | { session?: undefined; why: string };
+
 export class EgressGuard {
-  readonly #server: Server;
+  /** Parses every connection; never listens itself (connections are handed to it). */
+  readonly #http: Server;
+  /** The browser-wide port: Chromium's own requests, which belong to no request. */
+  readonly #main: NetServer;
   readonly #checker: EgressChecker;
   readonly #connect: Connector;
   readonly #limits: GuardLimits;
   readonly #log: Logger;
   readonly #events: GuardEvents;
   readonly #sockets = new Set<Duplex>();
-  /** Recent upstream failures by "host:port", so a script sees net::ERR_… instead of a tunnel error. */
-  readonly #failures = new Map<string, { error: string; at: number }>();
+  readonly #sessionOf = new WeakMap<Duplex, EgressSession>();
+  readonly #sessions = new Set<EgressSession>();
+  readonly #counts: GuardCounts = { clientConnections: 0, unclaimed: 0, upstreamConnections: 0 };
   #port = 0;
+  #closed = false;
 
   constructor(opts: {
     checker: EgressChecker;
@@ -111,60 +143,113 @@ export class EgressGuard {
     this.#limits = { ...DEFAULT_GUARD_LIMITS, ...opts.limits };
     this.#log = opts.logger;
     this.#events = opts.events ?? {};
-    this.#server = createServer({ keepAlive: true }, (req, res) =>
+    this.#http = createServer({ keepAlive: true }, (req, res) =>
       background(this.#onRequest(req, res), 'egress request', this.#log),
     );
-    this.#server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+    this.#http.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
       background(this.#onConnect(req, socket, head), 'egress tunnel', this.#log),
     );
-    this.#server.on('connection', (s: Socket) => {
-      this.#sockets.add(s);
-      s.once('close', () => this.#sockets.delete(s));
-    });
+    // A client that sends what is not HTTP is cut off; nothing it sent is logged.
+    this.#http.on('clientError', (_e: Error, socket: Duplex) => socket.destroy());
     // Requests with Upgrade (not CONNECT) are not proxied: Chromium tunnels WebSockets with CONNECT.
-    this.#server.on('upgrade', (_req: IncomingMessage, socket: Duplex) => socket.destroy());
+    this.#http.on('upgrade', (_req: IncomingMessage, socket: Duplex) => socket.destroy());
+    this.#main = createNetServer((s) => this.#accept(s, undefined));
   }
 
+  /** The browser-wide port (Chromium's --proxy-server), where nothing is let through. */
   get port(): number {
     return this.#port;
   }
 
-  /** Listens on loopback only. */
+  /** Every port the guard listens on now: no page may reach any of them. */
+  ports(): number[] {
+    return [this.#port, ...[...this.#sessions].map((s) => s.port)];
+  }
+
+  counts(): GuardCounts {
+    return { ...this.#counts };
+  }
+
+  /** Listens on loopback only, for Chromium's own requests (all refused). */
   async listen(port = 0): Promise<number> {
-    await new Promise<void>((resolve, reject) => {
-      this.#server.once('error', reject);
-      this.#server.listen(port, '127.0.0.1', () => {
-        this.#server.off('error', reject);
-        resolve();
-      });
-    });
-    const addr = this.#server.address();
-    this.#port = typeof addr === 'object' && addr ? addr.port : 0;
+    this.#port = await listenOnLoopback(this.#main, port);
     return this.#port;
   }
 
+  /** A port for one browser context, on loopback; it carries nothing until bound to a request. */
+  async openSession(): Promise<EgressSession> {
+    // SECURITY: the guard is down: the context is pointed at its closed browser-wide
+    // port, so its traffic fails (fails closed) rather than the request erroring.
+    if (this.#closed) return new EgressSession(undefined, this.#port, () => undefined);
+    const server = createNetServer();
+    const port = await listenOnLoopback(server, 0);
+    const session: EgressSession = new EgressSession(server, port, () => this.#sessions.delete(session));
+    server.on('connection', (s: Socket) => this.#accept(s, session));
+    this.#sessions.add(session);
+    if (this.#closed) await session.close();
+    return session;
+  }
+
+  #accept(s: Socket, session: EgressSession | undefined): void {
+    this.#counts.clientConnections++;
+    s.on('error', () => s.destroy());
+    if (session?.state === 'ended') {
+      // SECURITY: a released context's connection is cut before a byte is read.
+      this.#counts.unclaimed++;
+      s.destroy();
+      return;
+    }
+    this.#sockets.add(s);
+    s.once('close', () => this.#sockets.delete(s));
+    if (session) {
+      this.#sessionOf.set(s, session);
+      session.track(s);
+    }
+    this.#http.emit('connection', s);
+  }
+
   async close(): Promise<void> {
+    this.#closed = true;
     for (const s of this.#sockets) s.destroy();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    await Promise.all([
+      ...[...this.#sessions].map((s) => s.close()),
+      new Promise<void>((resolve) => this.#main.close(() => resolve())),
+    ]);
   }
 
-  /** The net::ERR_… name of the last upstream failure for host:port within the last minute. */
-  recentFailure(host: string, port: number): string | undefined {
-    const f = this.#failures.get(`${host.toLowerCase()}:${port}`);
-    return f && Date.now() - f.at < 60_000 ? f.error : undefined;
+  #owner(socket: Duplex): Owner {
+    const session = this.#sessionOf.get(socket);
+    if (session?.state === 'live') return { session };
+    if (!session) return { why: "no request (the browser's own traffic)" };
+    return { why: session.state === 'spare' ? 'no request yet (a context not leased)' : 'the request has ended' };
   }
 
-  #recordFailure(host: string, port: number, code: string): void {
-    if (this.#failures.size > 1000) this.#failures.clear();
-    this.#failures.set(`${host.toLowerCase()}:${port}`, {
-      error: NET_ERRORS[code] ?? 'net::ERR_CONNECTION_FAILED',
-      at: Date.now(),
+  #unclaimed(host: string, port: number, why: string): void {
+    this.#counts.unclaimed++;
+    this.#log.info({ host, port, reason: why }, 'egress refused');
+    this.#events.onRefused?.(host, port, why, undefined);
+  }
+
+  #refuse(session: EgressSession, host: string, port: number, reason: string): void {
+    session.count('refused');
+    const requestId = session.requestId;
+    this.#log.warn({ requestId, host, port, reason }, 'egress refused');
+    this.#events.onRefused?.(host, port, reason, requestId);
+  }
+
+  #failed(session: EgressSession, host: string, port: number, code: string): void {
+    session.recordFailure(host, port, NET_ERRORS[code] ?? 'net::ERR_CONNECTION_FAILED');
+  }
+
+  /** Counts an upstream connection's bytes for its request once it closes. */
+  #account(session: EgressSession, upstream: Socket): void {
+    this.#counts.upstreamConnections++;
+    session.count('connections');
+    session.track(upstream);
+    upstream.once('close', () => {
+      session.count('bytesSent', upstream.bytesWritten);
+      session.count('bytesReceived', upstream.bytesRead);
     });
-  }
-
-  #refuse(host: string, port: number, reason: string): void {
-    this.#log.warn({ host, port, reason }, 'egress refused');
-    this.#events.onRefused?.(host, port, reason);
   }
 
   /** Bounds a piped connection: idle time, total time and bytes. */
@@ -207,20 +292,26 @@ export class EgressGuard {
 
   async #onConnect(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
     client.on('error', () => client.destroy());
-    let host: string;
-    let port: number;
-    try {
-      const u = new URL(`http://${req.url ?? ''}`);
-      host = u.hostname;
-      port = Number(u.port || 443);
-    } catch {
+    // SECURITY: the port is the one the client asked for, default ports included
+    // (a URL parser would drop ":80" and ":443" and leave us to guess).
+    const target = parseAuthority(req.url ?? '');
+    if (!target) {
       client.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n');
       return;
     }
+    const { host, port } = target;
+    const owner = this.#owner(client);
+    if (!owner.session) {
+      this.#unclaimed(host, port, owner.why);
+      client.end(`HTTP/1.1 403 Forbidden\r\n${REFUSED_HEADER}: NO_REQUEST\r\nContent-Length: 0\r\n\r\n`);
+      return;
+    }
+    const { session } = owner;
     const decision = await this.#checker.check(host, port);
     if (!decision.ok) {
-      if (decision.code === 'NOT_ALLOWED') this.#refuse(host, port, decision.reason);
-      this.#recordFailure(host, port, decision.code);
+      if (decision.code === 'NOT_ALLOWED') this.#refuse(session, host, port, decision.reason);
+      else session.count('refused');
+      this.#failed(session, host, port, decision.code);
       client.end(`HTTP/1.1 403 Forbidden\r\n${REFUSED_HEADER}: ${decision.code}\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
@@ -232,12 +323,15 @@ export class EgressGuard {
       );
     } catch (e) {
       const code = (e as { code?: string }).code ?? 'ECONNREFUSED';
-      this.#recordFailure(host, port, code);
-      client.end(`HTTP/1.1 502 Bad Gateway\r\n${REFUSED_HEADER}: ${code}\r\nContent-Length: 0\r\n\r\n`);
+      this.#failed(session, host, port, code);
+      client.end(`HTTP/1.1 502 Bad Gateway\r\n${REFUSED_HEADER}: ${safeToken(code)}\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
-    if (client.destroyed) {
+    this.#account(session, upstream);
+    // The request may have ended, or the client gone, while we dialled.
+    if (client.destroyed || session.state !== 'live') {
       upstream.destroy();
+      client.destroy();
       return;
     }
     client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
@@ -261,15 +355,29 @@ export class EgressGuard {
     }
     const host = target.hostname;
     const port = Number(target.port || 80);
+    const owner = this.#owner(req.socket);
+    if (!owner.session) {
+      this.#unclaimed(host, port, owner.why);
+      res
+        .writeHead(403, {
+          'content-type': 'text/plain; charset=utf-8',
+          [REFUSED_HEADER]: 'NO_REQUEST',
+          connection: 'close',
+        })
+        .end(`pagescript egress guard: ${owner.why}\n`);
+      return;
+    }
+    const { session } = owner;
     const decision = await this.#checker.check(host, port);
     if (!decision.ok) {
-      this.#recordFailure(host, port, decision.code);
+      this.#failed(session, host, port, decision.code);
       if (decision.code === 'NAME_NOT_RESOLVED') {
+        session.count('refused');
         req.socket.destroy();
         return;
       }
       // A refusal by policy is a readable answer, so a script can see why.
-      this.#refuse(host, port, decision.reason);
+      this.#refuse(session, host, port, decision.reason);
       res
         .writeHead(403, { 'content-type': 'text/plain; charset=utf-8', [REFUSED_HEADER]: decision.code })
         .end(`pagescript egress guard: ${decision.reason}\n`);
@@ -282,41 +390,121 @@ export class EgressGuard {
         this.#limits.connectTimeoutMs,
       );
     } catch (e) {
-      this.#recordFailure(host, port, (e as { code?: string }).code ?? 'ECONNREFUSED');
+      this.#failed(session, host, port, (e as { code?: string }).code ?? 'ECONNREFUSED');
       // An upstream that cannot be reached is a network error for the page, as without a proxy.
       req.socket.destroy();
       return;
     }
+    this.#account(session, socket);
+    if (req.socket.destroyed || session.state !== 'live') {
+      socket.destroy();
+      return;
+    }
+    this.#relay(session, req, res, target, socket);
+  }
+
+  /** Sends one plain request upstream on `socket` and its answer back; every path ends both sides. */
+  #relay(session: EgressSession, req: IncomingMessage, res: ServerResponse, target: URL, socket: Socket): void {
+    const host = target.hostname;
+    const port = Number(target.port || 80);
+    /** The upstream failed before an answer could be relayed: a network error for the page. */
+    const fail = (code: string): void => {
+      this.#failed(session, host, port, code);
+      socket.destroy();
+      if (!res.headersSent) req.socket.destroy();
+      else res.destroy();
+    };
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(req.headers)) {
       if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
     }
     headers.host = target.host;
     headers.connection = 'close';
-    const upstream = httpRequest({
-      createConnection: () => socket,
-      method: req.method,
-      path: `${target.pathname}${target.search}`,
-      headers,
-    });
     this.#boundUpstream(socket);
+    let upstream: ClientRequest;
+    try {
+      upstream = httpRequest({
+        createConnection: () => socket,
+        method: req.method,
+        path: `${target.pathname}${target.search}`,
+        headers,
+      });
+    } catch {
+      fail('ECONNRESET');
+      return;
+    }
     upstream.on('response', (up) => {
-      const out: string[] = [];
-      for (let i = 0; i + 1 < up.rawHeaders.length; i += 2) {
-        const k = up.rawHeaders[i] as string;
-        if (!HOP_BY_HOP.has(k.toLowerCase())) out.push(k, up.rawHeaders[i + 1] as string);
+      // SECURITY: what an upstream sends is hostile; nothing here may throw out of
+      // an event handler (that would end the process and every tenant's request).
+      try {
+        const out: string[] = [];
+        for (let i = 0; i + 1 < up.rawHeaders.length; i += 2) {
+          const k = up.rawHeaders[i] as string;
+          const v = up.rawHeaders[i + 1] as string;
+          if (HOP_BY_HOP.has(k.toLowerCase())) continue;
+          if (!TOKEN.test(k) || !WRITABLE_TEXT.test(v)) {
+            fail('INVALID_RESPONSE');
+            return;
+          }
+          out.push(k, v);
+        }
+        const status = up.statusCode ?? 0;
+        if (!(status >= 200 && status <= 999)) {
+          fail('INVALID_RESPONSE');
+          return;
+        }
+        // A reason phrase with control characters is dropped; the status stands.
+        const reason = WRITABLE_TEXT.test(up.statusMessage ?? '') ? up.statusMessage : undefined;
+        res.writeHead(status, reason, out);
+      } catch {
+        fail('INVALID_RESPONSE');
+        return;
       }
-      res.writeHead(up.statusCode ?? 502, up.statusMessage, out);
-      up.pipe(res);
+      // The client gone mid-body ends the upstream at once (not at the idle timeout), and back.
+      pipeline(up, res, (err) => {
+        if (err) {
+          socket.destroy();
+          res.destroy();
+        }
+      });
     });
     upstream.on('error', (e) => {
       // Node calls a close without any answer "socket hang up" (ECONNRESET);
       // Chromium, going direct, calls it ERR_EMPTY_RESPONSE. A real reset stays a reset.
       const code = e.message === 'socket hang up' ? 'EMPTY_RESPONSE' : ((e as { code?: string }).code ?? 'ECONNRESET');
-      this.#recordFailure(host, port, code);
-      if (!res.headersSent) req.socket.destroy();
-      else res.destroy();
+      fail(code.startsWith('HPE_') ? 'INVALID_RESPONSE' : code);
     });
-    req.pipe(upstream);
+    res.once('close', () => {
+      if (!res.writableFinished) socket.destroy();
+    });
+    pipeline(req, upstream, (err) => {
+      if (err) socket.destroy();
+    });
   }
+}
+
+/** host:port of a CONNECT request (authority-form); the port is required, as RFC 9110 says. */
+export function parseAuthority(authority: string): { host: string; port: number } | undefined {
+  const m = /^(?:\[([0-9A-Za-z:.%]+)\]|([^\s:[\]/@]+)):(\d{1,5})$/.exec(authority);
+  if (!m) return undefined;
+  const port = Number(m[3]);
+  if (!(port >= 1 && port <= 65535)) return undefined;
+  return { host: (m[1] ?? m[2] ?? '').toLowerCase(), port };
+}
+
+/** An error code as a header value: only token characters, whatever a connector threw. */
+function safeToken(code: string): string {
+  return TOKEN.test(code) ? code : 'UPSTREAM_ERROR';
+}
+
+async function listenOnLoopback(server: NetServer, port: number): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address();
+  return typeof addr === 'object' && addr ? addr.port : 0;
 }

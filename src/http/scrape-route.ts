@@ -123,7 +123,7 @@ export function scrapeRoute(
         // The slot is held until the context is closed, which happens after the reply.
         let closing: Promise<void> = Promise.resolve();
         try {
-          out = await deps.executors.run(parsed, aborter.signal, (p) => {
+          out = await deps.executors.run({ ...parsed, requestId }, aborter.signal, (p) => {
             closing = p;
           });
         } finally {
@@ -169,6 +169,7 @@ export function scrapeRoute(
           navigationMs: round(out.timings.navigation),
           scriptMs: round(out.timings.script),
           executionMs: out.executionTimeMs,
+          egress: out.egress,
         },
         'scrape done',
       );
@@ -204,6 +205,7 @@ export function scrapeRoute(
           ms: Math.round(ms),
           queueMs: round(queueMs),
           err: err.status >= 500 ? String(err.cause ?? err) : undefined,
+          egress: err.egress,
         },
         'scrape failed',
       );

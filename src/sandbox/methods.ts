@@ -40,6 +40,7 @@ import {
   isPlainObject,
   num,
   options,
+  refuseClipboardChord,
   str,
   stringRecord,
   type Clock,
@@ -63,6 +64,27 @@ export interface MethodContext {
 
 type Impl<T> = (target: T, args: unknown[], ctx: MethodContext) => unknown;
 type Table<T> = Readonly<Record<string, Impl<T>>>;
+
+/** Keys held down now, as Puppeteer sends them with each key event (its own state). */
+function modifiersOf(p: Page): number {
+  const m = (p.keyboard as unknown as { _modifiers?: unknown })._modifiers;
+  // SECURITY: if Puppeteer ever stops keeping this, count every modifier as held (refuse, never guess).
+  return typeof m === 'number' ? m : 0xf;
+}
+
+/** A key to press: not one that makes a clipboard shortcut with the keys held down. */
+function keyFor(p: Page, v: unknown, where: string): string {
+  const key = str(v, `${where}: key`);
+  refuseClipboardChord([key], modifiersOf(p), where);
+  return key;
+}
+
+/** Text to type key by key: none of its characters may make a clipboard shortcut with the keys held down. */
+function textFor(p: Page, v: unknown, where: string): string {
+  const text = str(v, `${where}: text`);
+  refuseClipboardChord(text, modifiersOf(p), where);
+  return text;
+}
 
 function selector(v: unknown, where: string): string {
   const s = str(v, `${where}: selector`);
@@ -117,7 +139,7 @@ function actions<T extends Actionable>(label: string): Table<T> {
     type: (t, [sel, text, opts], c) =>
       t.type(
         selector(sel, `${label}.type`),
-        str(text, `${label}.type: text`),
+        textFor(c.page, text, `${label}.type`),
         options(opts, TYPE, c.clock, `${label}.type`),
       ),
     focus: (t, [sel]) => t.focus(selector(sel, `${label}.focus`)),
@@ -294,12 +316,12 @@ const PAGE: Table<Page> = {
   bringToFront: (p) => p.bringToFront(),
   exposeFunction: (_p, [name, fid], c) => c.exposeFunction(name, fid),
   'keyboard.down': (p, [key], c) =>
-    p.keyboard.down(str(key, 'keyboard.down: key') as never, options(undefined, KEY, c.clock, 'keyboard.down')),
+    p.keyboard.down(keyFor(p, key, 'keyboard.down') as never, options(undefined, KEY, c.clock, 'keyboard.down')),
   'keyboard.up': (p, [key]) => p.keyboard.up(str(key, 'keyboard.up: key') as never),
   'keyboard.press': (p, [key, opts], c) =>
-    p.keyboard.press(str(key, 'keyboard.press: key') as never, options(opts, KEY, c.clock, 'keyboard.press')),
+    p.keyboard.press(keyFor(p, key, 'keyboard.press') as never, options(opts, KEY, c.clock, 'keyboard.press')),
   'keyboard.type': (p, [text, opts], c) =>
-    p.keyboard.type(str(text, 'keyboard.type: text'), options(opts, TYPE, c.clock, 'keyboard.type')),
+    p.keyboard.type(textFor(p, text, 'keyboard.type'), options(opts, TYPE, c.clock, 'keyboard.type')),
   'keyboard.sendCharacter': (p, [ch]) => p.keyboard.sendCharacter(str(ch, 'keyboard.sendCharacter')),
   'mouse.move': (p, [x, y, opts], c) =>
     p.mouse.move(
@@ -345,9 +367,9 @@ const ELEMENT: Table<ElementHandle> = {
   hover: (e) => e.hover(),
   focus: (e) => e.focus(),
   type: (e, [text, opts], c) =>
-    e.type(str(text, 'elementHandle.type: text'), options(opts, TYPE, c.clock, 'elementHandle.type')),
+    e.type(textFor(c.page, text, 'elementHandle.type'), options(opts, TYPE, c.clock, 'elementHandle.type')),
   press: (e, [key, opts], c) =>
-    e.press(str(key, 'elementHandle.press: key') as never, options(opts, KEY, c.clock, 'elementHandle.press')),
+    e.press(keyFor(c.page, key, 'elementHandle.press') as never, options(opts, KEY, c.clock, 'elementHandle.press')),
   tap: (e) => e.tap(),
   select: (e, values) => e.select(...values.map((v) => str(v, 'elementHandle.select: value'))),
   boundingBox: (e) => e.boundingBox(),

@@ -1,12 +1,14 @@
 // One scrape: check the URL, lease a fresh context and page, start a fresh
 // isolate meanwhile, navigate, run the script, collect logs, and dispose of
 // everything on every path.
+import { randomUUID } from 'node:crypto';
 import { TimeoutError, type HTTPResponse, type Page } from 'puppeteer';
 import type { BrowserHost, PageLease } from '../browser/browser.js';
 import type { Config } from '../config.js';
 import type { EgressChecker } from '../egress/checker.js';
 import { NET_ERRORS, REFUSED_HEADER } from '../egress/guard.js';
 import { defaultPort, unmaskNetError, type RecentFailure } from '../egress/net-errors.js';
+import type { EgressStats } from '../egress/session.js';
 import { ApiError, scrapingFailed } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ScriptSandbox } from '../sandbox/isolate.js';
@@ -18,6 +20,8 @@ import { background } from '../background.js';
 export type OutputFormat = 'json' | 'html';
 
 export interface ScrapeRequest {
+  /** The request this job serves: its context's traffic is counted and logged under this id. */
+  readonly requestId?: string;
   readonly url: string;
   /** Absent: the reachability check. */
   readonly script?: string;
@@ -40,6 +44,8 @@ export interface ScrapeOutcome {
   readonly logs: readonly string[];
   readonly executionTimeMs: number;
   readonly timings: JobTimings;
+  /** What the request's context did through the egress guard. */
+  readonly egress?: EgressStats;
 }
 
 /** What a job needs from the service; passed in, so tests can substitute parts. */
@@ -48,8 +54,6 @@ export interface ScrapeDeps {
   readonly browser: BrowserHost;
   readonly sandboxes: SandboxPool;
   readonly checker: EgressChecker;
-  /** The guard's memory of upstream failures, to name them as Chromium would without a proxy. */
-  readonly recentFailure?: RecentFailure;
   readonly logger: Logger;
   /** Where navigation and script times and egress refusals are counted. */
   readonly metrics?: JobMetrics;
@@ -67,23 +71,28 @@ const MAX_HANDLES = 50_000;
 const MAX_TIMERS = 10_000;
 
 /** Refuses a URL the browser may not reach, before the browser tries. */
-async function checkUrl(deps: ScrapeDeps, url: URL): Promise<void> {
+async function checkUrl(deps: ScrapeDeps, url: URL, requestId: string): Promise<void> {
   const d = await deps.checker.check(url.hostname, defaultPort(url));
   if (d.ok) return;
   if (d.code === 'NAME_NOT_RESOLVED') throw new MembraneError(`${NET_ERRORS.NAME_NOT_RESOLVED} at ${url.href}`);
-  deps.logger.warn({ host: url.hostname, port: defaultPort(url), reason: d.reason }, 'egress refused');
+  deps.logger.warn({ requestId, host: url.hostname, port: defaultPort(url), reason: d.reason }, 'egress refused');
   deps.metrics?.egressRefusals.inc();
   throw new MembraneError(d.reason);
 }
 
-async function navigate(page: Page, url: URL, deps: ScrapeDeps): Promise<HTTPResponse | null> {
+async function navigate(
+  page: Page,
+  url: URL,
+  deps: ScrapeDeps,
+  recentFailure: RecentFailure,
+): Promise<HTTPResponse | null> {
   let response: HTTPResponse | null;
   try {
     response = await page.goto(url.href, { waitUntil: 'load', timeout: deps.config.navigationTimeoutMs });
   } catch (e) {
     if (!page.browser().connected) throw browserGone(e);
     const err = scrapingFailed(
-      `navigation to ${url.href} failed: ${unmaskNetError(cleanMessage(e), url.href, deps.recentFailure)}`,
+      `navigation to ${url.href} failed: ${unmaskNetError(cleanMessage(e), url.href, recentFailure)}`,
       e,
     );
     if (e instanceof TimeoutError) err.timeout = 'navigation';
@@ -130,8 +139,9 @@ export async function runScrape(
   const timings: JobTimings = {};
   const { config } = deps;
   const url = new URL(req.url);
+  const requestId = req.requestId ?? randomUUID();
   try {
-    await checkUrl(deps, url);
+    await checkUrl(deps, url, requestId);
   } catch (e) {
     throw scrapingFailed(cleanMessage(e), e);
   }
@@ -152,7 +162,7 @@ export async function runScrape(
   try {
     // The context and the isolate are made at the same time.
     const [leased, made] = await Promise.allSettled([
-      timed(deps.browser.lease(), (ms) => (timings.lease = ms)),
+      timed(deps.browser.lease(requestId), (ms) => (timings.lease = ms)),
       req.script === undefined
         ? Promise.resolve(undefined)
         : timed(deps.sandboxes.take(), (ms) => (timings.isolate = ms)),
@@ -162,13 +172,15 @@ export async function runScrape(
     if (leased.status === 'rejected') throw new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: leased.reason });
     if (made.status === 'rejected') throw new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: made.reason });
     if (signal?.aborted) throw cancelled();
-    const page = (lease as PageLease).page;
+    const { page, egress } = lease as PageLease;
+    // SECURITY: the guard's memory of failures is this request's alone.
+    const recentFailure: RecentFailure = (h, p) => egress.recentFailure(h, p);
     // cheerio goes into the isolate during the navigation when the script names it
     // (else on first use, see ScriptSandbox.create); execute() waits for it.
     if (sandbox && req.script?.includes('cheerio'))
       background(sandbox.loadCheerio(), 'loading cheerio ahead', deps.logger);
 
-    const response = await timed(navigate(page, url, deps), (ms) => {
+    const response = await timed(navigate(page, url, deps, recentFailure), (ms) => {
       timings.navigation = ms;
       deps.metrics?.navigation.observe(ms / 1000);
     });
@@ -184,7 +196,13 @@ export async function runScrape(
               ok: response?.ok() ?? false,
               title: await page.title(),
             };
-      return { value, logs: [], executionTimeMs: Math.round(performance.now() - started), timings };
+      return {
+        value,
+        logs: [],
+        executionTimeMs: Math.round(performance.now() - started),
+        timings,
+        egress: egress.stats(),
+      };
     }
 
     const box = sandbox;
@@ -201,8 +219,8 @@ export async function runScrape(
         maxLogLines: config.maxLogLines,
         maxLogBytes: config.maxLogBytes,
       },
-      checkUrl: (u) => checkUrl(deps, u),
-      ...(deps.recentFailure ? { recentFailure: deps.recentFailure } : {}),
+      checkUrl: (u) => checkUrl(deps, u, requestId),
+      recentFailure,
       toIsolate: (msg, wantAnswer) => box.toIsolate(msg, wantAnswer),
     });
     const m = membrane;
@@ -233,8 +251,10 @@ export async function runScrape(
       logs: collectLogs(box, m),
       executionTimeMs: Math.round(performance.now() - started),
       timings,
+      egress: egress.stats(),
     };
   } catch (e) {
+    if (e instanceof ApiError && lease) e.egress = lease.egress.stats();
     // Whatever failed once the request was cancelled (client gone, shutdown) failed because of it.
     if (signal?.aborted && !(e instanceof ApiError && e.code === 'SERVICE_UNAVAILABLE')) throw cancelled();
     throw e;

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { BrowserHost } from '../../src/browser/browser.js';
+import { EgressSession } from '../../src/egress/session.js';
 import { ERRORS } from '../../src/errors.js';
 import { createLogger, silentLogger } from '../../src/log.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
@@ -193,16 +194,18 @@ describe('the browser', () => {
 
   test('a fresh context opens no browser UI of its own (the omnibox popups cost a renderer and ~400 ms of CPU per context)', async () => {
     // The service's Chromium is in an executor process; this looks at one launched the same way, here.
+    // Its contexts are pointed at a closed port (as when the guard is down): it loads nothing.
     const host = new BrowserHost({
       executablePath: svc.service.config.executablePath,
       chromium: svc.service.config.chromium,
       guardPort: 9,
+      openEgress: () => Promise.resolve(new EgressSession(undefined, 9, () => undefined)),
       protocolTimeoutMs: 10_000,
       prewarmedContexts: 0,
       recycleAfterContexts: 0,
       logger: silentLogger(),
     });
-    const lease = await host.lease();
+    const lease = await host.lease('test-omnibox');
     try {
       const cdp = await lease.page.browser().target().createCDPSession();
       try {

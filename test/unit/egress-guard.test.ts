@@ -7,6 +7,7 @@ import { connect, createServer as createTcpServer, type Socket } from 'node:net'
 import { after, before, describe, test } from 'node:test';
 import { EgressChecker, type ResolvedAddress } from '../../src/egress/checker.js';
 import { EgressGuard, type Connector, type UpstreamTarget } from '../../src/egress/guard.js';
+import type { EgressSession } from '../../src/egress/session.js';
 import { silentLogger } from '../../src/log.js';
 
 const attempts: UpstreamTarget[] = [];
@@ -52,6 +53,8 @@ let resetter: ReturnType<typeof createTcpServer>;
 let hanger: ReturnType<typeof createTcpServer>;
 const seenHosts: string[] = [];
 let guard: EgressGuard;
+/** The tests' requests go through the port of a session bound to a request, as a leased context's do. */
+let session: EgressSession;
 
 async function listen(s: {
   listen(port: number, host: string, cb: () => void): unknown;
@@ -98,6 +101,8 @@ before(async () => {
     limits: { maxBytesPerConnection: 1000, idleTimeoutMs: 300 },
   });
   await guard.listen();
+  session = await guard.openSession();
+  session.bind('unit-request');
 });
 after(async () => {
   await guard.close();
@@ -113,7 +118,7 @@ after(async () => {
  */
 async function exchange(data: string, quietMs = 300): Promise<string> {
   return await new Promise((resolve) => {
-    const s = connect({ host: '127.0.0.1', port: guard.port });
+    const s = connect({ host: '127.0.0.1', port: session.port });
     let out = '';
     let timer = setTimeout(() => s.destroy(), Math.max(quietMs, 5000));
     s.on('data', (d) => {
@@ -182,7 +187,7 @@ describe('CONNECT tunnels', () => {
   test('an upstream that refuses is 502 and remembered as net::ERR_CONNECTION_REFUSED', async () => {
     const r = await exchange(`CONNECT 127.0.0.1:${closedPort} HTTP/1.1\r\n\r\n`);
     assert.match(r, /^HTTP\/1\.1 502/);
-    assert.equal(guard.recentFailure('127.0.0.1', closedPort), 'net::ERR_CONNECTION_REFUSED');
+    assert.equal(session.recentFailure('127.0.0.1', closedPort), 'net::ERR_CONNECTION_REFUSED');
   });
 
   test('a tunnel is closed past the byte cap', async () => {
@@ -248,19 +253,19 @@ describe('plain HTTP requests', () => {
   test('an upstream that refuses closes the connection, as a network error would', async () => {
     const r = await exchange(`GET http://127.0.0.1:${closedPort}/ HTTP/1.1\r\nHost: a\r\n\r\n`);
     assert.equal(r, '');
-    assert.equal(guard.recentFailure('127.0.0.1', closedPort), 'net::ERR_CONNECTION_REFUSED');
+    assert.equal(session.recentFailure('127.0.0.1', closedPort), 'net::ERR_CONNECTION_REFUSED');
   });
 
   test('an upstream reset is remembered as net::ERR_CONNECTION_RESET, a silent close as net::ERR_EMPTY_RESPONSE', async () => {
     assert.equal(await exchange(`GET http://127.0.0.1:${resetPort}/ HTTP/1.1\r\nHost: a\r\n\r\n`), '');
-    assert.equal(guard.recentFailure('127.0.0.1', resetPort), 'net::ERR_CONNECTION_RESET');
+    assert.equal(session.recentFailure('127.0.0.1', resetPort), 'net::ERR_CONNECTION_RESET');
     assert.equal(await exchange(`GET http://127.0.0.1:${hangupPort}/ HTTP/1.1\r\nHost: a\r\n\r\n`), '');
-    assert.equal(guard.recentFailure('127.0.0.1', hangupPort), 'net::ERR_EMPTY_RESPONSE');
+    assert.equal(session.recentFailure('127.0.0.1', hangupPort), 'net::ERR_EMPTY_RESPONSE');
   });
 
   test('a name that does not resolve closes the connection and is remembered as ERR_NAME_NOT_RESOLVED', async () => {
     const r = await exchange('GET http://nowhere.test/ HTTP/1.1\r\nHost: a\r\n\r\n');
     assert.equal(r, '');
-    assert.equal(guard.recentFailure('nowhere.test', 80), 'net::ERR_NAME_NOT_RESOLVED');
+    assert.equal(session.recentFailure('nowhere.test', 80), 'net::ERR_NAME_NOT_RESOLVED');
   });
 });

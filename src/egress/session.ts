@@ -1,0 +1,115 @@
+// One browser context's identity at the egress guard. Each context is given a
+// proxy port of its own (Puppeteer's per-context proxyServer); the guard knows
+// the context by the port a connection arrives on, and the context is bound to
+// the request that leased it. A port whose context is not leased yet (a spare)
+// or is released carries nothing; Chromium's own requests, which use the
+// browser-wide proxy port, carry nothing either.
+import type { Duplex } from 'node:stream';
+import type { Server } from 'node:net';
+
+/** What one request's context did through the guard. */
+export type EgressStats = {
+  /** Upstream connections opened (tunnels and plain requests). */
+  connections: number;
+  /** Connections and requests refused (by policy, or because the name did not resolve). */
+  refused: number;
+  /** Bytes from the page to upstreams, and from upstreams to the page. */
+  bytesSent: number;
+  bytesReceived: number;
+};
+
+export type SessionState = 'spare' | 'live' | 'ended';
+
+/** Failures remembered per request, so one request never sees another's. */
+const MAX_FAILURES = 256;
+/** A failure is used to name an error within this time (a navigation's lifetime). */
+const FAILURE_TTL_MS = 60_000;
+
+export class EgressSession {
+  readonly port: number;
+  readonly #server: Server | undefined;
+  readonly #sockets = new Set<Duplex>();
+  readonly #failures = new Map<string, { error: string; at: number }>();
+  readonly #stats: EgressStats = { connections: 0, refused: 0, bytesSent: 0, bytesReceived: 0 };
+  readonly #onClose: () => void;
+  #state: SessionState = 'spare';
+  #requestId: string | undefined;
+  #closed: Promise<void> | undefined;
+
+  /** Made by EgressGuard.openSession(); without a server, it is ended from the start (the guard is down). */
+  constructor(server: Server | undefined, port: number, onClose: () => void) {
+    this.#server = server;
+    this.port = port;
+    this.#onClose = onClose;
+    if (!server) this.#state = 'ended';
+  }
+
+  get state(): SessionState {
+    return this.#state;
+  }
+
+  get requestId(): string | undefined {
+    return this.#requestId;
+  }
+
+  /**
+   * From now on this context's traffic is the request's, judged and counted as
+   * such. A session already ended (the guard closed) stays ended: the request's
+   * traffic is refused, as it is when the guard is down.
+   */
+  bind(requestId: string): void {
+    if (this.#state === 'live') throw new Error('an egress session can be bound once');
+    this.#requestId = requestId;
+    if (this.#state === 'spare') this.#state = 'live';
+  }
+
+  /** The request is over: every open connection is cut and every new one refused. */
+  end(): void {
+    this.#state = 'ended';
+    for (const s of this.#sockets) s.destroy();
+  }
+
+  /**
+   * Stops listening. Called once the context is gone: until then the port stays
+   * held (refusing), so it cannot be given to another request's context while
+   * this one might still use it.
+   */
+  close(): Promise<void> {
+    this.end();
+    const server = this.#server;
+    this.#closed ??= new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())).finally(
+      this.#onClose,
+    );
+    return this.#closed;
+  }
+
+  stats(): EgressStats {
+    return { ...this.#stats };
+  }
+
+  /** @internal The guard counts what it did for this session. */
+  count(what: keyof EgressStats, n = 1): void {
+    this.#stats[what] += n;
+  }
+
+  /** @internal A connection of this context; cut when the session ends. */
+  track(s: Duplex): void {
+    this.#sockets.add(s);
+    s.once('close', () => this.#sockets.delete(s));
+  }
+
+  /** The net::ERR_… name of this request's last upstream failure for host:port, if recent. */
+  recentFailure(host: string, port: number): string | undefined {
+    const f = this.#failures.get(`${host.toLowerCase()}:${port}`);
+    return f && performance.now() - f.at < FAILURE_TTL_MS ? f.error : undefined;
+  }
+
+  /** @internal */
+  recordFailure(host: string, port: number, error: string): void {
+    const key = `${host.toLowerCase()}:${port}`;
+    this.#failures.delete(key);
+    // Bounded: the oldest entry goes first (a Map iterates in insertion order).
+    if (this.#failures.size >= MAX_FAILURES) this.#failures.delete(this.#failures.keys().next().value as string);
+    this.#failures.set(key, { error, at: performance.now() });
+  }
+}

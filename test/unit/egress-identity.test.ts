@@ -1,0 +1,238 @@
+// The guard knows whose request it carries: each browser context has a port of
+// its own, bound to the request that leased it. Traffic on the browser-wide
+// port, on a spare's port or on a released one belongs to no request and is
+// refused before anything is dialled; what a request met is its own.
+import assert from 'node:assert/strict';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { connect, createServer as createTcpServer, type Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { EgressChecker } from '../../src/egress/checker.js';
+import { EgressGuard, type Connector, type UpstreamTarget } from '../../src/egress/guard.js';
+import { capturingLogger } from '../helpers/service.js';
+
+const attempts: UpstreamTarget[] = [];
+const connector: Connector = async (t) => {
+  attempts.push(t);
+  if (t.address !== '127.0.0.1') throw Object.assign(new Error('test connector refuses'), { code: 'ECONNREFUSED' });
+  return await new Promise<Socket>((resolve, reject) => {
+    const s = connect({ host: t.address, port: t.port });
+    s.once('connect', () => resolve(s));
+    s.once('error', reject);
+  });
+};
+
+let upstream: Server;
+let upstreamPort = 0;
+let closedPort = 0;
+let guard: EgressGuard;
+const log = capturingLogger();
+
+before(async () => {
+  upstream = createHttpServer((req, res) => res.end(`upstream saw ${req.url}`));
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  upstreamPort = (upstream.address() as { port: number }).port;
+  const tmp = createTcpServer();
+  await new Promise<void>((r) => tmp.listen(0, '127.0.0.1', r));
+  closedPort = (tmp.address() as { port: number }).port;
+  await new Promise<void>((r) => tmp.close(() => r()));
+  guard = new EgressGuard({
+    checker: new EgressChecker({
+      allowlist: [
+        { host: '127.0.0.1', port: upstreamPort },
+        { host: '127.0.0.1', port: closedPort },
+      ],
+      protectedPorts: () => guard.ports(),
+      resolve: async () => [{ address: '93.184.216.34', family: 4 }],
+      localAddresses: () => [],
+    }),
+    connector,
+    logger: log.logger,
+  });
+  await guard.listen();
+});
+after(async () => {
+  await guard.close();
+  await new Promise<void>((r) => upstream.close(() => r()));
+});
+
+/** Sends raw bytes to a port and collects the answer until the guard closes. */
+async function exchange(port: number, data: string): Promise<string> {
+  return await new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port });
+    let out = '';
+    s.on('data', (d) => (out += d.toString('latin1')));
+    s.on('error', () => undefined);
+    s.on('close', () => resolve(out));
+    s.write(data);
+  });
+}
+
+const CONNECT_UPSTREAM = (): string =>
+  `CONNECT 127.0.0.1:${upstreamPort} HTTP/1.1\r\n\r\nGET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`;
+
+describe('connections that belong to no live request', () => {
+  test("the browser-wide port (Chromium's own requests) lets nothing out, and the refusal is logged without a request", async () => {
+    attempts.length = 0;
+    const before = guard.counts();
+    const r = await exchange(guard.port, CONNECT_UPSTREAM());
+    assert.match(r, /^HTTP\/1\.1 403 Forbidden\r\nx-pagescript-egress: NO_REQUEST/);
+    const plain = await exchange(
+      guard.port,
+      `GET http://127.0.0.1:${upstreamPort}/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+    );
+    assert.match(plain, /^HTTP\/1\.1 403/);
+    assert.deepEqual(attempts, [], 'nothing was dialled');
+    const now = guard.counts();
+    assert.equal(now.unclaimed - before.unclaimed, 2);
+    assert.equal(now.upstreamConnections, before.upstreamConnections);
+    const line = log.lines.find((l) => l.msg === 'egress refused' && l.port === upstreamPort);
+    assert.ok(line, 'the refusal is logged');
+    assert.equal(line.requestId, undefined);
+  });
+
+  test('a spare context (not leased yet) carries nothing', async () => {
+    const spare = await guard.openSession();
+    try {
+      attempts.length = 0;
+      const r = await exchange(spare.port, CONNECT_UPSTREAM());
+      assert.match(r, /^HTTP\/1\.1 403[^\r]*\r\nx-pagescript-egress: NO_REQUEST/);
+      assert.deepEqual(attempts, []);
+    } finally {
+      await spare.close();
+    }
+  });
+
+  test('a released context carries nothing: its open tunnel is cut and a new connection is closed unread', async () => {
+    const s = await guard.openSession();
+    s.bind('req-released');
+    // A tunnel that stays open (no request sent through it yet).
+    const tunnel = connect({ host: '127.0.0.1', port: s.port });
+    const closed = new Promise<void>((r) => tunnel.once('close', () => r()));
+    tunnel.on('error', () => undefined);
+    const established = new Promise<void>((r) => tunnel.once('data', () => r()));
+    tunnel.write(`CONNECT 127.0.0.1:${upstreamPort} HTTP/1.1\r\n\r\n`);
+    await established;
+    s.end();
+    await closed;
+    attempts.length = 0;
+    const after = await exchange(s.port, CONNECT_UPSTREAM());
+    assert.equal(after, '', 'closed without an answer');
+    assert.deepEqual(attempts, []);
+    await s.close();
+  });
+
+  test('a session can be bound to one request only', async () => {
+    const s = await guard.openSession();
+    s.bind('first');
+    assert.throws(() => s.bind('second'), /bound once/);
+    await s.close();
+  });
+});
+
+describe("a live request's traffic", () => {
+  test('is counted per request: connections, refusals and bytes', async () => {
+    const a = await guard.openSession();
+    const b = await guard.openSession();
+    a.bind('req-a');
+    b.bind('req-b');
+    try {
+      const r = await exchange(a.port, CONNECT_UPSTREAM());
+      assert.match(r, /upstream saw \/x/);
+      assert.match(await exchange(a.port, 'CONNECT 169.254.169.254:80 HTTP/1.1\r\n\r\n'), /^HTTP\/1\.1 403/);
+      // Bytes are counted when the upstream connection closes.
+      await new Promise((r) => setImmediate(r));
+      const stats = a.stats();
+      assert.equal(stats.connections, 1);
+      assert.equal(stats.refused, 1);
+      assert.ok(stats.bytesSent > 0 && stats.bytesReceived > 0, JSON.stringify(stats));
+      assert.deepEqual(b.stats(), { connections: 0, refused: 0, bytesSent: 0, bytesReceived: 0 });
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  test("a refusal is logged with the request's id", async () => {
+    const s = await guard.openSession();
+    s.bind('req-logged-7');
+    try {
+      await exchange(s.port, 'GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\nHost: x\r\n\r\n');
+      const line = log.lines.find((l) => l.msg === 'egress refused' && l.requestId === 'req-logged-7');
+      assert.ok(line, 'a log line names the request');
+      assert.equal(line.host, '169.254.169.254');
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("one request's upstream failure is not visible to another request", async () => {
+    const a = await guard.openSession();
+    const b = await guard.openSession();
+    a.bind('req-a2');
+    b.bind('req-b2');
+    try {
+      assert.match(await exchange(a.port, `CONNECT 127.0.0.1:${closedPort} HTTP/1.1\r\n\r\n`), /^HTTP\/1\.1 502/);
+      assert.equal(a.recentFailure('127.0.0.1', closedPort), 'net::ERR_CONNECTION_REFUSED');
+      assert.equal(b.recentFailure('127.0.0.1', closedPort), undefined);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  test("a request's memory of failures is bounded", async () => {
+    const s = await guard.openSession();
+    s.bind('req-many');
+    try {
+      for (let i = 0; i < 300; i++) s.recordFailure(`h${i}.test`, 80, 'net::ERR_CONNECTION_REFUSED');
+      assert.equal(s.recentFailure('h0.test', 80), undefined, 'the oldest went first');
+      assert.equal(s.recentFailure('h299.test', 80), 'net::ERR_CONNECTION_REFUSED');
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('every port of the guard is refused to pages, the sessions included', async () => {
+    const s = await guard.openSession();
+    s.bind('req-ports');
+    try {
+      assert.ok(guard.ports().includes(s.port));
+      const r = await exchange(s.port, `CONNECT 127.0.0.1:${s.port} HTTP/1.1\r\n\r\n`);
+      assert.match(r, /^HTTP\/1\.1 403/);
+    } finally {
+      await s.close();
+    }
+    assert.ok(!guard.ports().includes(s.port), 'a closed session is forgotten');
+  });
+});
+
+describe('CONNECT', () => {
+  test('the port is the one asked for: CONNECT host:80 dials port 80, not 443', async () => {
+    const s = await guard.openSession();
+    s.bind('req-connect-80');
+    try {
+      attempts.length = 0;
+      await exchange(s.port, 'CONNECT public.test:80 HTTP/1.1\r\n\r\n');
+      await exchange(s.port, 'CONNECT public.test:443 HTTP/1.1\r\n\r\n');
+      await exchange(s.port, 'CONNECT [2606:4700::1]:80 HTTP/1.1\r\n\r\n');
+      assert.deepEqual(
+        attempts.map((a) => a.port),
+        [80, 443, 80],
+      );
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a CONNECT target without a port is 400 and nothing is dialled', async () => {
+    const s = await guard.openSession();
+    s.bind('req-connect-noport');
+    try {
+      attempts.length = 0;
+      assert.match(await exchange(s.port, 'CONNECT public.test HTTP/1.1\r\n\r\n'), /^HTTP\/1\.1 400/);
+      assert.deepEqual(attempts, []);
+    } finally {
+      await s.close();
+    }
+  });
+});
