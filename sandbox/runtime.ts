@@ -16,8 +16,8 @@ import { atob, base64ToBytes, btoa, bytesToBase64 } from './base64.js';
 import { format } from './inspect.js';
 import { createPageApi, type Bridge } from './proxies.js';
 import { TextDecoder, TextEncoder } from './textcodec.js';
-import type { HandleKind, RunOutcome, ToHost, ToIsolate, WireError } from './wire.js';
-import { bigIntText, isTagged, numberOf, specialNumber } from './wire.js';
+import type { HandleKind, ToHost, ToIsolate, WireError } from './wire.js';
+import { MAX_ERROR_MESSAGE_CHARS, bigIntText, cutText, isTagged, numberOf, specialNumber } from './wire.js';
 
 interface Settings {
   maxLogLines: number;
@@ -218,7 +218,13 @@ function startCall(h: number, m: string, args: readonly unknown[]): Promise<unkn
   const a = args.map(encodeArg);
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve, reject });
-    send({ op: 'call', id, h, m, a });
+    // '' when the host started the call; else its refusal (too many calls in flight, too large).
+    const refused = send({ op: 'call', id, h, m, a });
+    if (refused !== '') {
+      pending.delete(id);
+      const r = parse(refused) as { e?: WireError };
+      reject(makeError(r.e ?? { name: 'Error', message: 'the host refused the call' }));
+    }
   });
 }
 
@@ -452,29 +458,47 @@ function resultReplacer(_k: string, v: unknown): unknown {
 /**
  * Runs the user's function and serialises its result here, inside the isolate,
  * under its memory limit; only the finished JSON text is copied to the host.
+ * The outcome is a string, built from captured functions: a promise resolved
+ * with an object would look up "then" (a script can put one on
+ * Object.prototype), and JSON.stringify of an object calls an inherited
+ * toJSON. The host checks it anyway (src/sandbox/outcome.ts).
  */
-async function run(fn: AnyFn): Promise<RunOutcome> {
+async function run(fn: AnyFn): Promise<string> {
   let value: unknown;
   try {
     value = await reflectApply(fn, undefined, []);
   } catch (e) {
-    return { ok: false, error: describeError(e) };
+    return failed(describeError(e));
   }
   let json: string | undefined;
   try {
     json = value === undefined ? undefined : stringify(value, resultReplacer);
   } catch (e) {
     const d = describeError(e);
-    return { ok: false, error: { name: d.name, message: `the result cannot be serialised as JSON: ${d.message}` } };
+    return failed({ name: d.name, message: `the result cannot be serialised as JSON: ${d.message}` });
   }
-  if (json !== undefined && json.length > settings.maxResultBytes) {
-    return {
-      ok: false,
-      code: 'RESULT_TOO_LARGE',
-      error: { name: 'RangeError', message: `the result is larger than ${settings.maxResultBytes} bytes` },
-    };
+  if (typeof json === 'string' && json.length > settings.maxResultBytes) {
+    return failed(
+      { name: 'RangeError', message: `the result is larger than ${settings.maxResultBytes} bytes` },
+      'RESULT_TOO_LARGE',
+    );
   }
-  return json === undefined ? { ok: true } : { ok: true, json };
+  // A string (never an object) given to stringify: no toJSON is looked up.
+  return typeof json === 'string' ? '{"ok":true,"json":' + stringify(json) + '}' : '{"ok":true}';
+}
+
+function failed(e: WireError & { line?: number; column?: number }, code?: 'RESULT_TOO_LARGE'): string {
+  return (
+    '{"ok":false' +
+    (code === undefined ? '' : ',"code":"RESULT_TOO_LARGE"') +
+    ',"error":{"name":' +
+    stringify(String(e.name).slice(0, 64)) +
+    ',"message":' +
+    // Cut here so that a huge message is not copied to the host (which cuts it again).
+    stringify(cutText(String(e.message), MAX_ERROR_MESSAGE_CHARS)) +
+    (typeof e.line === 'number' ? ',"line":' + String(e.line) : '') +
+    '}}'
+  );
 }
 
 /** Counters the host reads at the end of a finished run. */

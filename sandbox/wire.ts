@@ -135,6 +135,14 @@ export type RunOutcome =
   | { ok: true; json?: string }
   | { ok: false; code?: 'RESULT_TOO_LARGE'; error: WireError & { line?: number; column?: number } };
 
+/** An error message crossing the membrane is cut to this many characters (both sides cut; the host's cut is the one that counts). */
+export const MAX_ERROR_MESSAGE_CHARS = 2_000;
+
+/** Cuts text to max characters, saying how much was cut. */
+export function cutText(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
+}
+
 export function isTagged(v: unknown): v is WireTagged {
   return typeof v === 'object' && v !== null && typeof (v as { $ps?: unknown }).$ps === 'string';
 }

@@ -2,9 +2,9 @@
 // (cheerio is loaded when the script needs it), runs one script under a
 // wall-clock deadline, then disposed.
 import ivm from 'isolated-vm';
-import type { RunOutcome, ToIsolate } from '../../sandbox/wire.js';
 import { ApiError, scrapingFailed } from '../errors.js';
 import { compileCached, compileCachedSync, loadBundle } from './bundle.js';
+import { readOutcome } from './outcome.js';
 
 export interface SandboxOptions {
   readonly memoryLimitMb: number;
@@ -41,7 +41,7 @@ export class ScriptSandbox {
   readonly #isolate: ivm.Isolate;
   readonly #context: ivm.Context;
   readonly #receive: ivm.Reference<(json: string) => unknown>;
-  readonly #run: ivm.Reference<(fn: unknown) => Promise<RunOutcome>>;
+  readonly #run: ivm.Reference<(fn: unknown) => Promise<string>>;
   readonly #stats: ivm.Reference<() => string>;
   #handler: HostHandler | undefined;
   #abortReason: ApiError | undefined;
@@ -51,21 +51,24 @@ export class ScriptSandbox {
   /** cheerio is in the isolate (loaded ahead by loadCheerio, or on first use). */
   #cheerioLoaded = false;
   #cheerioLoading: Promise<void> | undefined;
+  readonly #maxResultBytes: number;
 
   private constructor(
     isolate: ivm.Isolate,
     context: ivm.Context,
     refs: {
       receive: ivm.Reference<(json: string) => unknown>;
-      run: ivm.Reference<(fn: unknown) => Promise<RunOutcome>>;
+      run: ivm.Reference<(fn: unknown) => Promise<string>>;
       stats: ivm.Reference<() => string>;
     },
+    maxResultBytes: number,
   ) {
     this.#isolate = isolate;
     this.#context = context;
     this.#receive = refs.receive;
     this.#run = refs.run;
     this.#stats = refs.stats;
+    this.#maxResultBytes = maxResultBytes;
   }
 
   /**
@@ -121,7 +124,7 @@ export class ScriptSandbox {
         context.eval('__ps_runtime.stats', { reference: true }),
       ]);
       await context.eval('delete globalThis.__ps_runtime');
-      const made = new ScriptSandbox(isolate, context, { receive, run, stats });
+      const made = new ScriptSandbox(isolate, context, { receive, run, stats }, opts.maxResultBytes);
       self = made;
       handler = (json) => (made.#handler ? made.#handler(json) : '{"ok":false}');
       return made;
@@ -160,10 +163,9 @@ export class ScriptSandbox {
     await this.#context.global.set('targetUrl', targetUrl, { copy: true });
   }
 
-  /** Delivers a message to the runtime's receive(); with wantAnswer, awaits its promise. */
-  async toIsolate(msg: ToIsolate, wantAnswer: boolean): Promise<string | undefined> {
+  /** Delivers a message (JSON text) to the runtime's receive(); with wantAnswer, awaits its promise. */
+  async toIsolate(json: string, wantAnswer: boolean): Promise<string | undefined> {
     if (this.#isolate.isDisposed) throw new Error('the script has ended');
-    const json = JSON.stringify(msg);
     if (!wantAnswer) {
       await this.#receive.apply(undefined, [json], { arguments: { copy: true } });
       return undefined;
@@ -207,7 +209,7 @@ export class ScriptSandbox {
       this.abort(e);
     }, timeoutMs);
     try {
-      const outcome = await Promise.race([this.#start(compiled), aborted]);
+      const outcome = readOutcome(await Promise.race([this.#start(compiled), aborted]), this.#maxResultBytes);
       if (outcome.ok) return outcome.json === undefined ? {} : { json: outcome.json };
       if (outcome.code === 'RESULT_TOO_LARGE')
         throw new ApiError('RESULT_TOO_LARGE', `Result too large: ${outcome.error.message}`);
@@ -224,13 +226,13 @@ export class ScriptSandbox {
     }
   }
 
-  async #start(compiled: ivm.Script): Promise<RunOutcome> {
+  async #start(compiled: ivm.Script): Promise<unknown> {
     const fn = (await compiled.run(this.#context, { reference: true, release: true })) as ivm.Reference<unknown>;
     try {
       if (fn.typeof !== 'function') throw scrapingFailed('the script must be the body of a function');
       return (await this.#run.apply(undefined, [fn.derefInto()], {
         result: { promise: true, copy: true },
-      })) as RunOutcome;
+      })) as unknown;
     } finally {
       fn.release();
     }

@@ -8,7 +8,18 @@ import type { HandleKind, ToHost, ToIsolate, WireError, WireHandle } from '../..
 import { snapshotNames } from '../../sandbox/page-api.js';
 import { bigIntText, errorName, isTagged, numberOf, specialNumber } from '../../sandbox/wire.js';
 import { unmaskNetError, type RecentFailure } from '../egress/net-errors.js';
+import {
+  MAX_CALLS_IN_FLIGHT,
+  MAX_HOST_CPU_MS,
+  MAX_IN_FLIGHT_CHARS,
+  MAX_LOG_LINE_CHARS,
+  MAX_MESSAGE_CHARS,
+  MAX_QUEUED_CHARS,
+  MAX_TRANSFER_CHARS,
+  budgetError,
+} from './budgets.js';
 import { lookupMethod, type MethodContext } from './methods.js';
+import { cut } from './outcome.js';
 import { MembraneError, PUPPETEER_DEFAULT_TIMEOUT_MS, num, str, timeoutMs, type Clock } from './options.js';
 
 export interface MembraneLimits {
@@ -16,6 +27,8 @@ export interface MembraneLimits {
   readonly maxTimers: number;
   readonly maxLogLines: number;
   readonly maxLogBytes: number;
+  /** Host CPU budget of the request's calls (MAX_HOST_CPU_MS when absent). */
+  readonly maxHostCpuMs?: number;
 }
 
 export interface MembraneDeps {
@@ -26,9 +39,14 @@ export interface MembraneDeps {
   checkUrl(url: URL): Promise<void>;
   /** The guard's memory of upstream failures (see egress/net-errors.ts). */
   recentFailure?: RecentFailure;
-  /** Delivers a message to the isolate's receive(); resolves with its (JSON) answer. */
-  toIsolate(msg: ToIsolate, wantAnswer: boolean): Promise<string | undefined>;
+  /** True once the script's deadline has passed: no call starts after it. */
+  expired?(): boolean;
+  /** Delivers a message (JSON text) to the isolate's receive(); resolves with its (JSON) answer. */
+  toIsolate(json: string, wantAnswer: boolean): Promise<string | undefined>;
 }
+
+/** Messages this small are always delivered, over the queue budget or not (errors, timers). */
+const SMALL_MESSAGE_CHARS = 4096;
 
 /** Events a script may listen to on its page. */
 const PAGE_EVENTS = new Set([
@@ -92,6 +110,11 @@ export function cleanStack(e: Error, message: string): string {
   return [head, ...frames].join('\n').slice(0, MAX_MESSAGE * 4);
 }
 
+/** A refusal the isolate turns into a rejected call or a thrown error at once. */
+function refusal(message: string): string {
+  return JSON.stringify({ ok: false, e: { name: 'RangeError', message } });
+}
+
 export function toWireError(e: unknown): WireError {
   if (e instanceof Error) {
     const message = cleanMessage(e);
@@ -132,6 +155,15 @@ export class Membrane implements MethodContext {
   /** The script's page.setDefaultTimeout / setDefaultNavigationTimeout (Puppeteer's defaults until set). */
   #defaultTimeoutMs = PUPPETEER_DEFAULT_TIMEOUT_MS;
   #defaultNavigationTimeoutMs: number | undefined;
+  /** Calls started and not yet settled, and the characters of their arguments. */
+  #callsInFlight = 0;
+  #inFlightChars = 0;
+  /** Characters handed to the isolate and not yet taken by it. */
+  #queuedChars = 0;
+  /** Host CPU spent in this request's calls (their synchronous part), in milliseconds. */
+  #hostCpuMs = 0;
+  /** Page events not delivered because the queue into the isolate was full. */
+  droppedEvents = 0;
 
   constructor(deps: MembraneDeps) {
     this.#deps = deps;
@@ -159,6 +191,11 @@ export class Membrane implements MethodContext {
   /** The one function the isolate can call. Takes and returns JSON text; never throws. */
   onHost(json: unknown): string {
     if (this.#disposed || typeof json !== 'string') return '{"ok":false}';
+    if (json.length > MAX_MESSAGE_CHARS) {
+      return refusal(
+        `the arguments are too large to give to the host (${json.length} characters; at most ${MAX_MESSAGE_CHARS})`,
+      );
+    }
     let msg: ToHost;
     try {
       msg = JSON.parse(json) as ToHost;
@@ -167,8 +204,7 @@ export class Membrane implements MethodContext {
     }
     switch (msg.op) {
       case 'call':
-        this.#call(msg.id, msg.h, msg.m, msg.a);
-        return '';
+        return this.#call(msg.id, msg.h, msg.m, msg.a, json.length);
       case 'sync':
         return this.#sync(msg.h, msg.m, msg.a);
       case 'log':
@@ -187,11 +223,26 @@ export class Membrane implements MethodContext {
     }
   }
 
-  #call(callId: unknown, h: unknown, m: unknown, a: unknown): void {
+  /** Starts a call; '' when started, else the refusal (the isolate rejects the call with it at once). */
+  #call(callId: unknown, h: unknown, m: unknown, a: unknown, chars: number): string {
+    if (typeof callId !== 'number') return '{"ok":false}';
+    // SECURITY: a script that does not await its calls may not pile them up on the host.
+    if (this.#callsInFlight >= MAX_CALLS_IN_FLIGHT)
+      return refusal(`too many calls in flight (at most ${MAX_CALLS_IN_FLIGHT}); await some before making more`);
+    if (this.#inFlightChars + chars > MAX_IN_FLIGHT_CHARS)
+      return refusal(
+        `the arguments of the calls in flight are too large together (at most ${MAX_IN_FLIGHT_CHARS} characters); await some first`,
+      );
+    this.#callsInFlight++;
+    this.#inFlightChars += chars;
+    let settled = false;
     const settle = (msg: ToIsolate): void => {
-      if (!this.#disposed) void this.#deps.toIsolate(msg, false).catch(() => undefined);
+      if (settled) return;
+      settled = true;
+      this.#callsInFlight--;
+      this.#inFlightChars -= chars;
+      this.#toIsolate(msg, false, msg.op === 'settle' && msg.ok ? 'result' : 'message');
     };
-    if (typeof callId !== 'number') return;
     const fail = (e: unknown): void => {
       const err = toWireError(e);
       // goto('https://…') through the guard: name the real network error.
@@ -202,6 +253,39 @@ export class Membrane implements MethodContext {
       .then(() => this.#invoke(false, h, m, a))
       .then((v) => settle({ op: 'settle', id: callId, ok: true, v: this.encode(v) }), fail)
       .catch(fail);
+    return '';
+  }
+
+  /**
+   * Hands a message to the isolate, within the budgets: one message at most
+   * MAX_TRANSFER_CHARS, and at most MAX_QUEUED_CHARS waiting to be taken. A
+   * result over them becomes an error for its call; an event is dropped.
+   */
+  #toIsolate(msg: ToIsolate, wantAnswer: boolean, what: 'result' | 'event' | 'message'): void {
+    if (this.#disposed) return;
+    let json = JSON.stringify(msg);
+    if (json.length > SMALL_MESSAGE_CHARS && msg.op === 'settle' && msg.ok) {
+      const why =
+        json.length > MAX_TRANSFER_CHARS
+          ? `the result is too large to give to the script (${json.length} characters; at most ${MAX_TRANSFER_CHARS})`
+          : this.#queuedChars + json.length > MAX_QUEUED_CHARS
+            ? `too much data is waiting for the script (at most ${MAX_QUEUED_CHARS} characters); await fewer results at once`
+            : undefined;
+      if (why !== undefined)
+        json = JSON.stringify({ op: 'settle', id: msg.id, ok: false, e: { name: 'RangeError', message: why } });
+    } else if (
+      json.length > SMALL_MESSAGE_CHARS &&
+      (json.length > MAX_TRANSFER_CHARS || this.#queuedChars + json.length > MAX_QUEUED_CHARS)
+    ) {
+      if (what === 'event') this.droppedEvents++;
+      return;
+    }
+    const chars = json.length;
+    this.#queuedChars += chars;
+    void this.#deps
+      .toIsolate(json, wantAnswer)
+      .catch(() => undefined)
+      .finally(() => (this.#queuedChars -= chars));
   }
 
   #sync(h: unknown, m: unknown, a: unknown): string {
@@ -211,7 +295,12 @@ export class Membrane implements MethodContext {
         v.catch(() => undefined);
         throw new MembraneError(`${String(m)} is not synchronous`);
       }
-      return JSON.stringify({ ok: true, v: this.encode(v) });
+      const json = JSON.stringify({ ok: true, v: this.encode(v) });
+      if (json.length > MAX_TRANSFER_CHARS)
+        throw budgetError(
+          `${String(m)}: the result is too large to give to the script (${json.length} characters; at most ${MAX_TRANSFER_CHARS})`,
+        );
+      return json;
     } catch (e) {
       return JSON.stringify({ ok: false, e: toWireError(e) });
     }
@@ -223,8 +312,19 @@ export class Membrane implements MethodContext {
     if (!entry) throw new MembraneError(`${m}: this handle is no longer valid`);
     const impl = lookupMethod(sync, entry.kind, m);
     if (!impl) throw new MembraneError(`${entry.kind}.${m}() is not available in pagescript`);
-    // Arguments stay as the isolate sent them (JSON); each method decodes what it accepts.
-    return impl(entry.obj as never, a, this);
+    // SECURITY: nothing starts for a request that has ended or run out of time or host CPU.
+    if (this.#disposed) throw new MembraneError(`${m}: the script has ended`);
+    if (this.#deps.expired?.()) throw new MembraneError(`${m}: the script's time is up`);
+    const cpuBudgetMs = this.#deps.limits.maxHostCpuMs ?? MAX_HOST_CPU_MS;
+    if (this.#hostCpuMs > cpuBudgetMs)
+      throw budgetError(`${m}: this script has used its host CPU budget (${cpuBudgetMs} ms)`);
+    const t0 = performance.now();
+    try {
+      // Arguments stay as the isolate sent them (JSON); each method decodes what it accepts.
+      return impl(entry.obj as never, a, this);
+    } finally {
+      this.#hostCpuMs += performance.now() - t0;
+    }
   }
 
   #log(level: unknown, text: unknown): void {
@@ -234,11 +334,13 @@ export class Membrane implements MethodContext {
       if (Number.isFinite(lines) && Number.isFinite(bytes)) this.#dropped = { lines: lines ?? 0, bytes: bytes ?? 0 };
       return;
     }
+    // SECURITY: one line is cut on the host, whatever the isolate sent.
+    const line = cut(text, MAX_LOG_LINE_CHARS);
     const { maxLogLines, maxLogBytes } = this.#deps.limits;
     // SECURITY: the isolate counts too, but the host does not trust its count.
-    if (this.logs.length >= maxLogLines || this.#logBytes + text.length > maxLogBytes) return;
-    this.logs.push(text);
-    this.#logBytes += text.length;
+    if (this.logs.length >= maxLogLines || this.#logBytes + line.length > maxLogBytes) return;
+    this.logs.push(line);
+    this.#logBytes += line.length;
   }
 
   #timer(id: unknown, ms: unknown): string {
@@ -263,7 +365,7 @@ export class Membrane implements MethodContext {
       id,
       setTimeout(() => {
         this.#timers.delete(id);
-        if (!this.#disposed) void this.#deps.toIsolate({ op: 'timer', id }, false).catch(() => undefined);
+        this.#toIsolate({ op: 'timer', id }, false, 'message');
       }, delay),
     );
     return '{"ok":true}';
@@ -425,7 +527,7 @@ export class Membrane implements MethodContext {
       } catch {
         return; // too many handles: the event is not delivered
       }
-      void this.#deps.toIsolate({ op: 'event', h: 1, event: name, v }, false).catch(() => undefined);
+      this.#toIsolate({ op: 'event', h: 1, event: name, v }, false, 'event');
     };
     this.page.on(name as 'request', fn as never);
     this.#subscriptions.push({ event: name, fn: fn as (...a: unknown[]) => void });
@@ -437,7 +539,13 @@ export class Membrane implements MethodContext {
     await this.page.exposeFunction(n, async (...args: unknown[]) => {
       if (this.#disposed) throw new Error('the script has ended');
       // The function runs in the isolate; only JSON crosses, and its answer is JSON.
-      const answer = await this.#deps.toIsolate({ op: 'exposed', fid: id, a: args.map((x) => this.encode(x)) }, true);
+      const json = JSON.stringify({ op: 'exposed', fid: id, a: args.map((x) => this.encode(x)) } satisfies ToIsolate);
+      if (json.length > MAX_TRANSFER_CHARS || this.#queuedChars + json.length > MAX_QUEUED_CHARS)
+        throw new Error('the arguments are too large to give to the script');
+      this.#queuedChars += json.length;
+      const answer = await this.#deps.toIsolate(json, true).finally(() => (this.#queuedChars -= json.length));
+      if (answer !== undefined && answer.length > MAX_MESSAGE_CHARS)
+        throw new Error('the exposed function returned too much data');
       const parsed = JSON.parse(answer ?? '{"ok":false}') as { ok: boolean; v?: unknown; e?: WireError };
       if (!parsed.ok) throw new Error(parsed.e?.message ?? 'exposed function failed');
       return this.#pageArg(parsed.v, `page.exposeFunction(${n})`, 1);

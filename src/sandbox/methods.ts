@@ -18,6 +18,7 @@ import type {
 import { hostCall } from '../../sandbox/page-api.js';
 import type { HandleKind } from '../../sandbox/wire.js';
 import { isTagged } from '../../sandbox/wire.js';
+import { checkSelectorCost } from './budgets.js';
 import {
   CLICK,
   COOKIE,
@@ -88,7 +89,8 @@ function textFor(p: Page, v: unknown, where: string): string {
 
 function selector(v: unknown, where: string): string {
   const s = str(v, `${where}: selector`);
-  if (s.length > 10_000) throw new MembraneError(`${where}: selector is too long`);
+  // SECURITY: Puppeteer parses selectors on the host's main thread; slow shapes are refused first.
+  checkSelectorCost(s, where);
   return s;
 }
 

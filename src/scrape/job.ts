@@ -221,7 +221,9 @@ export async function runScrape(
       },
       checkUrl: (u) => checkUrl(deps, u, requestId),
       recentFailure,
-      toIsolate: (msg, wantAnswer) => box.toIsolate(msg, wantAnswer),
+      // SECURITY: no membrane call starts once the script's time is up.
+      expired: () => performance.now() >= scriptDeadline,
+      toIsolate: (json, wantAnswer) => box.toIsolate(json, wantAnswer),
     });
     const m = membrane;
     await box.attach((json) => m.onHost(json), req.url);

@@ -64,7 +64,8 @@ function membrane(opts: { remainingMs?: number; refuse?: (url: URL) => string | 
       const why = opts.refuse?.(url);
       if (why) throw new Error(`address not allowed: ${url.hostname} (${why})`);
     },
-    toIsolate: async (msg: ToIsolate) => {
+    toIsolate: async (json: string) => {
+      const msg = JSON.parse(json) as ToIsolate;
       if (msg.op === 'settle') pending.get(msg.id)?.(msg);
       return undefined;
     },

@@ -1,0 +1,90 @@
+// What the host spends on one request's behalf, bounded: membrane calls in
+// flight, bytes crossing the membrane and waiting to cross it, host CPU, and
+// the shapes of selector that Puppeteer parses slowly on the host's main thread.
+// Every limit has a message naming it (see README "Budgets").
+import { MembraneError } from './options.js';
+
+/** Membrane calls a script may have in flight; the next one fails at once. */
+export const MAX_CALLS_IN_FLIGHT = 100;
+/** One message from the isolate (a call and its arguments), in characters. */
+export const MAX_MESSAGE_CHARS = 16 * 1024 * 1024;
+/** Arguments of all the calls in flight together, in characters. */
+export const MAX_IN_FLIGHT_CHARS = 32 * 1024 * 1024;
+/** One result, event or page-function call going into the isolate, in characters. */
+export const MAX_TRANSFER_CHARS = 16 * 1024 * 1024;
+/** Everything on its way into the isolate and not yet taken, in characters. */
+export const MAX_QUEUED_CHARS = 32 * 1024 * 1024;
+/** One console line, in characters; the rest is cut (the total is MAX_LOG_BYTES). */
+export const MAX_LOG_LINE_CHARS = 16 * 1024;
+/** Host CPU spent in membrane calls of one request (their synchronous part), in milliseconds. */
+export const MAX_HOST_CPU_MS = 5_000;
+
+/** A selector's length. CSS selectors in the wild are well under 500 characters. */
+export const MAX_SELECTOR_CHARS = 2_048;
+/** Simple selectors, combinators and commas in one selector. */
+export const MAX_SELECTOR_PARTS = 256;
+/** Nesting of () and [] in a selector. */
+export const MAX_SELECTOR_DEPTH = 16;
+
+export function budgetError(message: string): MembraneError {
+  const e = new MembraneError(message);
+  e.name = 'RangeError';
+  return e;
+}
+
+/**
+ * Refuses, before Puppeteer parses it, a selector whose shape its parser
+ * (parsel-js, on the host's main thread) handles in quadratic time: measured
+ * on this machine, 1 kB of "[a=" took 0.2 s and 10 kB 3.9 s; 10 kB of "a,"
+ * or ".a" took 0.3 s. Within these bounds every shape tried parses in a few
+ * milliseconds (test/unit/budgets.test.ts).
+ */
+export function checkSelectorCost(s: string, where: string): void {
+  if (s.length > MAX_SELECTOR_CHARS)
+    throw budgetError(`${where}: selector is too long (${s.length} characters; at most ${MAX_SELECTOR_CHARS})`);
+  let parts = 0;
+  let quote = '';
+  const open: string[] = [];
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i] as string;
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (quote !== '') {
+      if (c === quote) quote = '';
+      continue;
+    }
+    switch (c) {
+      case '"':
+      case "'":
+        quote = c;
+        break;
+      case '(':
+      case '[':
+        open.push(c === '(' ? ')' : ']');
+        if (open.length > MAX_SELECTOR_DEPTH)
+          throw budgetError(`${where}: selector is nested too deeply (at most ${MAX_SELECTOR_DEPTH} levels)`);
+        parts++;
+        break;
+      case ')':
+      case ']':
+        if (open.pop() !== c) throw budgetError(`${where}: selector has unbalanced brackets`);
+        break;
+      case '.':
+      case '#':
+      case ':':
+      case ',':
+      case '>':
+      case '+':
+      case '~':
+      case ' ':
+      case '=':
+        parts++;
+        break;
+    }
+  }
+  if (quote !== '' || open.length > 0) throw budgetError(`${where}: selector has unbalanced brackets or quotes`);
+  if (parts > MAX_SELECTOR_PARTS)
+    throw budgetError(`${where}: selector has too many parts (${parts}; at most ${MAX_SELECTOR_PARTS})`);
+}

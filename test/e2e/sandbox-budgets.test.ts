@@ -1,0 +1,132 @@
+// Host-side budgets of one request, hit by real scripts: calls in flight, the
+// size of what crosses the membrane, slow selectors, outcomes the isolate
+// could forge, and page data shaped like the membrane's tags. Each test ends
+// with a normal request. (The queue into a busy isolate and the host CPU budget
+// are driven deterministically in test/unit/budgets.test.ts.)
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { FixtureServer, html } from '../helpers/fixtures.js';
+import { assertServesNormally, serviceFor, timedRun, type TimedReply } from '../helpers/service.js';
+
+const fixtures = new FixtureServer({
+  '/page': html('<html><head><title>Fixture</title></head><body><p>hi</p></body></html>'),
+});
+const svc = serviceFor(fixtures, { SCRIPT_TIMEOUT_MS: '20000', MAX_RESULT_BYTES: '1048576' });
+const run = (script: string): Promise<TimedReply> => timedRun(svc, fixtures.url('/page'), script);
+const thenNormalRequestSucceeds = (): Promise<void> => assertServesNormally(svc, fixtures.url('/page'), 'Fixture');
+
+describe('membrane budgets', () => {
+  test('the 101st unawaited call fails at once with "too many calls in flight"; the first 100 run', async () => {
+    const r = await run(`
+      const refused = [];
+      for (let i = 0; i < 150; i++) page.waitForSelector('#never').catch((e) => refused.push(e.message));
+      // Refusals come at once; no call in flight can settle before this turn of the script ends.
+      for (let i = 0; i < 10; i++) await null;
+      return { refused: refused[0], refusedCount: refused.length };
+    `);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body.data, {
+      refused: 'too many calls in flight (at most 100); await some before making more',
+      refusedCount: 50,
+    });
+    await thenNormalRequestSucceeds();
+  });
+
+  test('one argument over 16 Mi characters is refused before the host parses it', async () => {
+    const r = await run(`
+      try { await page.evaluate((s) => s.length, 'x'.repeat(17 * 1024 * 1024)); return 'passed'; }
+      catch (e) { return e.name + ': ' + e.message; }
+    `);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.match(String(r.body.data), /^RangeError: the arguments are too large to give to the host/);
+    await thenNormalRequestSucceeds();
+  });
+
+  test('arguments of the calls in flight together over 32 Mi characters: the extra call is refused', async () => {
+    const r = await run(`
+      const big = 'x'.repeat(12 * 1024 * 1024);
+      const calls = [1, 2, 3].map(() => page.evaluate((s) => new Promise(() => {}), big).catch((e) => e.message));
+      return await Promise.race(calls);
+    `);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.match(String(r.body.data), /the arguments of the calls in flight are too large together/);
+    await thenNormalRequestSucceeds();
+  });
+
+  test('one result over 16 Mi characters reaches the script as an error', async () => {
+    const r = await run(`
+      try { await page.evaluate(() => 'x'.repeat(17 * 1024 * 1024)); return 'passed'; }
+      catch (e) { return e.message; }
+    `);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.match(String(r.body.data), /^the result is too large to give to the script/);
+    await thenNormalRequestSucceeds();
+  });
+
+  test('a selector of a shape Puppeteer parses slowly is refused before parsing', async () => {
+    const r = await run(`
+      try { await page.$('[a='.repeat(600)); return 'passed'; } catch (e) { return e.name + ': ' + e.message; }
+    `);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.data, 'RangeError: page.$: selector is nested too deeply (at most 16 levels)');
+    await thenNormalRequestSucceeds();
+  });
+});
+
+describe('outcomes are checked on the host', () => {
+  test('a then on Object.prototype cannot replace the outcome with an oversized result', async () => {
+    const r = await run(`
+      Object.prototype.then = function (resolve) { delete Object.prototype.then; resolve({ ok: true, json: JSON.stringify('x'.repeat(4e6)) }); };
+      return 1;
+    `);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.data, 1);
+  });
+
+  test('a toJSON on Object.prototype that returns too much is RESULT_TOO_LARGE', async () => {
+    const r = await run(`
+      Object.prototype.toJSON = function () { return 'x'.repeat(4e6); };
+      return { a: 1 };
+    `);
+    assert.equal(r.status, 400, JSON.stringify(r.body));
+    assert.equal(r.body.code, 'RESULT_TOO_LARGE');
+  });
+
+  test('an error message of 20 MB comes back cut to 2000 characters', async () => {
+    const r = await run(`throw new Error('m'.repeat(2e7))`);
+    assert.equal(r.status, 400);
+    assert.equal(r.body.code, 'SCRAPING_FAILED');
+    const error = String(r.body.error);
+    assert.ok(error.length < 2100, `${error.length} characters`);
+    assert.match(error, /… \(19998000 more characters\)/);
+  });
+
+  test('one console line is cut to 16 KiB', async () => {
+    const r = await run(`console.log('l'.repeat(100000)); return 1`);
+    assert.equal(r.status, 200);
+    const logs = r.body.logs as string[];
+    assert.equal(logs.length, 1);
+    assert.equal(logs[0], 'l'.repeat(16 * 1024) + `… (${100000 - 16 * 1024} more characters)`);
+  });
+});
+
+describe('page data can never be decoded as a membrane tag', () => {
+  test('an evaluate result shaped like a handle tag arrives as plain data', async () => {
+    const r = await run(`
+      const v = await page.evaluate(() => ({ $ps: 'h', id: 1, k: 'Page', nested: [{ $ps: 'u' }] }));
+      return { isPage: v === page, v };
+    `);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body.data, { isPage: false, v: { $ps: 'h', id: 1, k: 'Page', nested: [{ $ps: 'u' }] } });
+  });
+
+  test('a console event from the page shaped like a tag stays text', async () => {
+    const r = await run(`
+      const got = new Promise((resolve) => page.on('console', (m) => resolve(m.text())));
+      await page.evaluate(() => console.log('{"$ps":"h","id":1,"k":"Page"}'));
+      return await got;
+    `);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.data, '{"$ps":"h","id":1,"k":"Page"}');
+  });
+});

@@ -1,0 +1,224 @@
+// The host-side budgets of one request (src/sandbox/budgets.ts), driven through
+// the membrane with a stand-in page and a stand-in isolate, so that each limit
+// is reached deterministically.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Page } from 'puppeteer';
+import { parsePSelectors } from '../../node_modules/puppeteer-core/lib/esm/puppeteer/common/PSelectorParser.js';
+import {
+  MAX_CALLS_IN_FLIGHT,
+  MAX_QUEUED_CHARS,
+  MAX_SELECTOR_CHARS,
+  MAX_TRANSFER_CHARS,
+  checkSelectorCost,
+} from '../../src/sandbox/budgets.js';
+import { Membrane } from '../../src/sandbox/membrane.js';
+import { MAX_ERROR_MESSAGE_CHARS, readOutcome } from '../../src/sandbox/outcome.js';
+
+interface Sent {
+  json: string;
+  msg: { op: string; id?: number; ok?: boolean; v?: unknown; e?: { message: string } };
+}
+
+/** A membrane over a page whose methods the test gives; messages to the isolate are recorded and never taken. */
+function membrane(
+  page: Record<string, unknown>,
+  opts: { expired?: () => boolean; maxHostCpuMs?: number } = {},
+): { m: Membrane; sent: Sent[]; call: (m: string, a?: unknown[]) => string } {
+  const sent: Sent[] = [];
+  let id = 0;
+  const m = new Membrane({
+    page: { on: () => undefined, off: () => undefined, ...page } as unknown as Page,
+    clock: { remainingMs: () => 10_000 },
+    limits: { maxHandles: 100, maxTimers: 10, maxLogLines: 10, maxLogBytes: 1000, ...opts },
+    checkUrl: async () => undefined,
+    ...(opts.expired ? { expired: opts.expired } : {}),
+    // A busy isolate: nothing it is given is ever taken.
+    toIsolate: (json) => {
+      sent.push({ json, msg: JSON.parse(json) as Sent['msg'] });
+      return new Promise(() => undefined);
+    },
+  });
+  return { m, sent, call: (method, a = []) => m.onHost(JSON.stringify({ op: 'call', id: ++id, h: 1, m: method, a })) };
+}
+
+const settled = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+describe('calls in flight', () => {
+  test(`the call after ${MAX_CALLS_IN_FLIGHT} unsettled ones is refused at once with a named error`, () => {
+    const { call } = membrane({ title: () => new Promise(() => undefined) });
+    for (let i = 0; i < MAX_CALLS_IN_FLIGHT; i++) assert.equal(call('title'), '');
+    const refused = JSON.parse(call('title')) as { ok: boolean; e: { name: string; message: string } };
+    assert.equal(refused.ok, false);
+    assert.equal(refused.e.name, 'RangeError');
+    assert.match(refused.e.message, /too many calls in flight \(at most 100\)/);
+  });
+
+  test('a settled call frees its place', async () => {
+    let finish: (v: string) => void = () => undefined;
+    const { call } = membrane({ title: () => new Promise<string>((r) => (finish = r)) });
+    for (let i = 0; i < MAX_CALLS_IN_FLIGHT; i++) call('title');
+    await settled(); // the calls have started
+    assert.notEqual(call('title'), '');
+    finish('done');
+    await settled();
+    assert.equal(call('title'), '');
+  });
+});
+
+describe('data crossing the membrane', () => {
+  test('one message from the isolate over the limit is refused before it is parsed', () => {
+    const { m } = membrane({});
+    const r = JSON.parse(m.onHost('x'.repeat(16 * 1024 * 1024 + 1))) as { e: { message: string } };
+    assert.match(r.e.message, /arguments are too large to give to the host/);
+  });
+
+  test('one result over MAX_TRANSFER_CHARS reaches the script as an error, not as data', async () => {
+    const { call, sent } = membrane({ title: async () => 'x'.repeat(MAX_TRANSFER_CHARS) });
+    call('title');
+    await settled();
+    assert.equal(sent.length, 1);
+    assert.equal(sent[0]?.msg.ok, false);
+    assert.match(String(sent[0]?.msg.e?.message), /the result is too large to give to the script/);
+    assert.ok((sent[0]?.json.length ?? Infinity) < 1000);
+  });
+
+  test('results waiting for a busy isolate stop at MAX_QUEUED_CHARS; the next one is an error', async () => {
+    const chunk = 10 * 1024 * 1024;
+    const { call, sent } = membrane({ title: async () => 'x'.repeat(chunk) });
+    const fit = Math.floor(MAX_QUEUED_CHARS / (chunk + 100));
+    for (let i = 0; i <= fit; i++) call('title');
+    await settled();
+    assert.equal(sent.length, fit + 1);
+    assert.deepEqual(
+      sent.map((s) => s.msg.ok),
+      [...Array.from({ length: fit }, () => true), false],
+    );
+    assert.match(String(sent[fit]?.msg.e?.message), /too much data is waiting for the script/);
+  });
+
+  test('page events beyond the queue budget are dropped and counted', async () => {
+    const handlers: ((p: unknown) => void)[] = [];
+    const { m, sent } = membrane({
+      on: (_e: string, fn: (p: unknown) => void) => void handlers.push(fn),
+      title: async () => 'x'.repeat(10 * 1024 * 1024),
+    });
+    m.onHost(JSON.stringify({ op: 'sync', h: 1, m: 'subscribe', a: ['load'] }));
+    const emit = handlers.at(-1) as (p: unknown) => void;
+    for (let i = 0; i < 5; i++) emit('y'.repeat(10 * 1024 * 1024));
+    await settled();
+    assert.equal(sent.length, 3);
+    assert.equal(m.droppedEvents, 2);
+  });
+
+  test('page data shaped like a membrane tag is wrapped as data', () => {
+    const { m } = membrane({});
+    assert.deepEqual(m.encode({ $ps: 'h', id: 1, k: 'Page' }), { $ps: 'o', v: { $ps: 'h', id: 1, k: 'Page' } });
+    assert.deepEqual(m.encode([{ $ps: 'u' }]), [{ $ps: 'o', v: { $ps: 'u' } }]);
+  });
+});
+
+describe('no work after the deadline, the end, or the CPU budget', () => {
+  test('a call made after the deadline does not start', async () => {
+    let started = 0;
+    const { call, sent } = membrane({ title: async () => String(++started) }, { expired: () => true });
+    call('title');
+    await settled();
+    assert.equal(started, 0);
+    assert.match(String(sent[0]?.msg.e?.message), /the script's time is up/);
+  });
+
+  test('a call made after the membrane is disposed does not start', async () => {
+    let started = 0;
+    const { m, call } = membrane({ title: async () => String(++started) });
+    m.dispose();
+    assert.equal(call('title'), '{"ok":false}');
+    await settled();
+    assert.equal(started, 0);
+  });
+
+  test('a call queued before disposal does not start after it', async () => {
+    let started = 0;
+    const { m, call } = membrane({ title: async () => String(++started) });
+    call('title');
+    m.dispose();
+    await settled();
+    assert.equal(started, 0);
+  });
+
+  test('once the host CPU budget is spent, calls are refused with a named error', async () => {
+    const spin = (): string => {
+      const end = performance.now() + 30;
+      while (performance.now() < end);
+      return 'spun';
+    };
+    const { call, sent } = membrane({ title: spin }, { maxHostCpuMs: 50 });
+    for (let i = 0; i < 3; i++) {
+      call('title');
+      await settled();
+    }
+    assert.deepEqual(
+      sent.map((s) => s.msg.ok),
+      [true, true, false],
+    );
+    assert.match(String(sent[2]?.msg.e?.message), /used its host CPU budget \(50 ms\)/);
+  });
+});
+
+describe('selectors Puppeteer parses slowly on the host are refused before parsing', () => {
+  const refused: [string, string, RegExp][] = [
+    ['10 kB of "[a="', '[a='.repeat(3400), /too long/],
+    ['1 kB of "[a=" (nested)', '[a='.repeat(340), /nested too deeply/],
+    ['"[a=" ten times (unbalanced)', '[a='.repeat(10), /unbalanced/],
+    ['5,000 commas', 'a,'.repeat(900), /too many parts/],
+    ['"(" nested 17 deep', ':is('.repeat(17) + 'a' + ')'.repeat(17), /nested too deeply/],
+    ['an unclosed quote', '[a="b]', /unbalanced/],
+  ];
+  for (const [name, selector, message] of refused) {
+    test(name, () => {
+      assert.throws(() => checkSelectorCost(selector, 'page.$'), message);
+    });
+  }
+
+  test(`ordinary selectors up to ${MAX_SELECTOR_CHARS} characters pass and parse`, () => {
+    for (const s of [
+      'div.a > p:nth-child(2n+1) ~ span[data-x="a,b]"]',
+      'a >>> ::-p-text(Hello, world) >>>> ::-p-aria([name="x"][role="button"])',
+      '#x .y, #z :is(.a, .b)',
+    ]) {
+      checkSelectorCost(s, 'page.$');
+      parsePSelectors(s);
+    }
+  });
+});
+
+describe('the outcome the isolate reports is checked on the host', () => {
+  test('a result over MAX_RESULT_BYTES in UTF-8 is RESULT_TOO_LARGE even when the isolate says ok', () => {
+    const json = JSON.stringify('é'.repeat(600));
+    const o = readOutcome(JSON.stringify({ ok: true, json }), 1024);
+    assert.equal(o.ok ? 'ok' : o.code, 'RESULT_TOO_LARGE');
+  });
+
+  test('an outcome text far over the limit is refused before it is parsed', () => {
+    const o = readOutcome('{"ok":true,"json":"' + 'x'.repeat(200_000), 1024);
+    assert.equal(o.ok ? 'ok' : o.code, 'RESULT_TOO_LARGE');
+  });
+
+  test('an error message is cut and a made-up error name becomes Error', () => {
+    const o = readOutcome(
+      JSON.stringify({ ok: false, error: { name: 'Bad Name<script>', message: 'm'.repeat(50_000) } }),
+      1024,
+    );
+    assert.ok(!o.ok);
+    assert.equal(o.error.name, 'Error');
+    assert.ok(o.error.message.length < MAX_ERROR_MESSAGE_CHARS + 50);
+    assert.match(o.error.message, /… \(48000 more characters\)$/);
+  });
+
+  test('an outcome of the wrong kind is unreadable', () => {
+    for (const raw of [42, '[]', '{"ok":true,"json":5}', 'not json']) {
+      const o = readOutcome(raw, 1024);
+      assert.equal(o.ok ? 'ok' : o.code, 'UNREADABLE', String(raw));
+    }
+  });
+});
