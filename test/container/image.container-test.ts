@@ -16,6 +16,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import { CHROMIUM_PATHS } from '../../src/config.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { until } from '../helpers/wait.js';
 import { hashKey, writeKeyFile } from '../../src/tenancy/keyfile.js';
@@ -291,14 +292,16 @@ describe('the container image', { skip }, () => {
   /** Chromium run by hand in a fresh container of the image, hardened as the service's, with its sandbox on. */
   async function chromiumSandboxed(seccomp: string[]): ReturnType<Podman['podman']> {
     const options = hardening().filter((o) => !o.startsWith('--security-opt=seccomp='));
-    // The browser the image's service runs (PUPPETEER_EXECUTABLE_PATH), else Debian's chromium.
+    // The browser the image's service runs: PUPPETEER_EXECUTABLE_PATH if the image sets it, else the one its
+    // CHROMIUM setting names (package.json's paths, as src/config.ts reads them).
     const env = await podman.mustPodman(
       ['image', 'inspect', '--format', '{{range .Config.Env}}{{println .}}{{end}}', IMAGE],
       {
         timeoutMs: PODMAN_TIMEOUT_MS,
       },
     );
-    const chromium = /^PUPPETEER_EXECUTABLE_PATH=(.+)$/m.exec(env)?.[1] ?? '/usr/lib/chromium/chromium';
+    const mode = /^CHROMIUM=(.+)$/m.exec(env)?.[1] === 'full' ? 'full' : 'shell';
+    const chromium = /^PUPPETEER_EXECUTABLE_PATH=(.+)$/m.exec(env)?.[1] ?? CHROMIUM_PATHS[mode];
     return podman.podman(
       [
         'run',
