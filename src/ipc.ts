@@ -5,8 +5,25 @@
 // serialization 'advanced' (structured clone), so they are plain data only:
 // no functions, no class instances, nothing that is a live reference.
 import type { Config } from './config.js';
-import type { GuardCounts, GuardLimits } from './egress/guard.js';
 import type { ErrorCode } from './errors.js';
+
+/** The egress guard's time and size limits per connection (tests shorten them through the seam). */
+export interface GuardLimits {
+  readonly connectTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+  readonly totalTimeoutMs: number;
+  readonly maxBytesPerConnection: number;
+}
+
+/** What the egress guard has counted (tests read it through the seam). */
+export interface GuardCounts {
+  /** TCP connections accepted from the browser. */
+  clientConnections: number;
+  /** Connections and requests refused because they belonged to no live request. */
+  unclaimed: number;
+  /** Upstream connections opened. */
+  upstreamConnections: number;
+}
 
 /** One job, as POST /api/scrape describes it once it is validated. */
 export interface JobRequest {

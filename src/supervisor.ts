@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config.js';
-import type { GuardCounts } from './egress/guard.js';
 import { ApiError } from './errors.js';
 import {
   RUNNER_STOPPED,
@@ -19,6 +18,7 @@ import {
   type BrowserStatus,
   type ExecutorTestSeam,
   type FromExecutor,
+  type GuardCounts,
   type JobOutcome,
   type JobRequest,
   type ToExecutor,

@@ -22,6 +22,10 @@ import type { Logger } from '../log.js';
 import type { EgressChecker } from './checker.js';
 import { EgressSession } from './session.js';
 import { background } from '../background.js';
+import type { GuardCounts, GuardLimits } from '../ipc.js';
+
+// Declared with the messages (src/ipc.ts), which the front may read; re-exported for the guard's users.
+export type { GuardCounts, GuardLimits };
 
 export interface UpstreamTarget {
   readonly host: string;
@@ -50,13 +54,6 @@ export const netConnector: Connector = (t, timeoutMs) =>
       reject(e);
     });
   });
-
-export interface GuardLimits {
-  readonly connectTimeoutMs: number;
-  readonly idleTimeoutMs: number;
-  readonly totalTimeoutMs: number;
-  readonly maxBytesPerConnection: number;
-}
 
 export const DEFAULT_GUARD_LIMITS: GuardLimits = {
   connectTimeoutMs: 10_000,
@@ -102,14 +99,6 @@ export interface GuardEvents {
 }
 
 /** What the guard has seen since it started, every port together. */
-export interface GuardCounts {
-  /** TCP connections accepted from the browser. */
-  clientConnections: number;
-  /** Connections and requests refused because they belonged to no live request. */
-  unclaimed: number;
-  /** Upstream connections opened. */
-  upstreamConnections: number;
-}
 
 /** Who a connection belongs to: a live request's session, or why none. */
 type Owner = { session: EgressSession } | { session?: undefined; why: string };
