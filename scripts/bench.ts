@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import puppeteer, { type Browser } from 'puppeteer';
 import { Agent, request } from 'undici';
-import { PER_CONTEXT_FEATURES_OFF } from '../src/browser/browser.js';
+import { PER_CONTEXT_FEATURES_OFF } from '../src/browser/browser-host.js';
 import { CHROMIUM_PATHS, type ChromiumMode } from '../src/config.js';
 import { descendants, freePort, statFields } from '../test/helpers/system.js';
 

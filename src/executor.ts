@@ -10,7 +10,7 @@
 import { isIP } from 'node:net';
 import { pino } from 'pino';
 import { background } from './background.js';
-import { BrowserHost } from './browser/browser.js';
+import { BrowserHost } from './browser/browser-host.js';
 import {
   EgressChecker,
   systemAddresses,

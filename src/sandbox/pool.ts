@@ -2,7 +2,7 @@
 // loaded per request when needed) and is handed to exactly one request, then
 // disposed. Disposing one starts making its replacement in the background.
 import type { Logger } from '../log.js';
-import { ScriptSandbox, type SandboxOptions } from './isolate.js';
+import { ScriptSandbox, type SandboxOptions } from './script-sandbox.js';
 
 export class SandboxPool {
   readonly #opts: SandboxOptions;

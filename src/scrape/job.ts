@@ -3,7 +3,7 @@
 // everything on every path.
 import { randomUUID } from 'node:crypto';
 import { TimeoutError, type HTTPResponse, type Page } from 'puppeteer';
-import type { BrowserHost, PageLease } from '../browser/browser.js';
+import type { BrowserHost, PageLease } from '../browser/browser-host.js';
 import type { Config } from '../config.js';
 import type { EgressChecker } from '../egress/checker.js';
 import { NET_ERRORS, REFUSED_HEADER } from '../egress/guard.js';
@@ -11,7 +11,7 @@ import { defaultPort, unmaskNetError, type RecentFailure } from '../egress/net-e
 import type { EgressStats } from '../egress/session.js';
 import { ApiError, scrapingFailed } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { ScriptSandbox } from '../sandbox/isolate.js';
+import type { ScriptSandbox } from '../sandbox/script-sandbox.js';
 import { Membrane, cleanMessage } from '../sandbox/membrane.js';
 import { MembraneError } from '../sandbox/options.js';
 import type { SandboxPool } from '../sandbox/pool.js';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { BrowserHost } from '../../src/browser/browser.js';
+import { BrowserHost } from '../../src/browser/browser-host.js';
 import { EgressSession } from '../../src/egress/session.js';
 import { ERRORS } from '../../src/errors.js';
 import { createLogger, silentLogger } from '../../src/log.js';

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { BrowserHost } from '../../src/browser/browser.js';
+import { BrowserHost } from '../../src/browser/browser-host.js';
 import { EgressSession } from '../../src/egress/session.js';
 import { silentLogger } from '../../src/log.js';
 import { FixtureServer, html } from '../helpers/fixtures.js';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ApiError, scrapingFailed } from '../../src/errors.js';
-import { ScriptSandbox } from '../../src/sandbox/isolate.js';
+import { ScriptSandbox } from '../../src/sandbox/script-sandbox.js';
 
 const OPTIONS = { memoryLimitMb: 32, maxResultBytes: 1024, maxLogLines: 10, maxLogBytes: 1024, defaultTimeoutMs: 1000 };
 
