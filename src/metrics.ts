@@ -1,6 +1,14 @@
 // What the service counts, for GET /metrics in Prometheus text format. One
 // registry per service (not prom-client's global one), so that two services in
 // one process (the tests) count apart.
+//
+// The process's own figures (memory, CPU, event-loop lag, GC) come from
+// prom-client's default collectors, which start an event-loop-delay histogram
+// and a GC observer that prom-client gives no way to stop. They describe the
+// process, not a service, so they are started once per process, in a registry
+// of their own, and merged into each service's output: closing a service leaves
+// nothing of its own running, and a process that starts many services (the
+// tests) does not gain a histogram and an observer per service.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Seconds; from a fast page (tens of ms) to the longest script limits. */
@@ -19,8 +27,20 @@ export interface MetricsSources {
   keyFileReloadFailures(): number;
 }
 
+let processRegistry: Registry | undefined;
+
+/** The registry of the process's own figures, made (and its collectors started) on first use. */
+function processMetrics(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry, prefix: 'pagescript_' });
+  }
+  return processRegistry;
+}
+
 export class Metrics {
   readonly registry = new Registry();
+  readonly #process: Registry;
   readonly requests = new Counter({
     name: 'pagescript_requests_total',
     help: 'Requests to POST /api/scrape by outcome: OK or the error code.',
@@ -59,8 +79,8 @@ export class Metrics {
   });
 
   constructor(sources: MetricsSources) {
-    // The process's own: resident memory, V8 heap by space, event-loop lag, GC.
-    collectDefaultMetrics({ register: this.registry, prefix: 'pagescript_' });
+    // The process's own: resident memory, V8 heap by space, event-loop lag, GC (see the top of the file).
+    this.#process = processMetrics();
     const gauge = (name: string, help: string, read: () => number): void => {
       new Gauge({
         name,
@@ -111,8 +131,9 @@ export class Metrics {
     return this.registry.contentType;
   }
 
-  text(): Promise<string> {
-    return this.registry.metrics();
+  async text(): Promise<string> {
+    const [own, proc] = await Promise.all([this.registry.metrics(), this.#process.metrics()]);
+    return `${own}\n${proc}`;
   }
 
   #histogram(name: string, help: string): Histogram {

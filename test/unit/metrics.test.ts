@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Metrics, type MetricsSources } from '../../src/metrics.js';
+
+const sources = (running: number): MetricsSources => ({
+  running: () => running,
+  queued: () => 0,
+  contextsReady: () => 0,
+  browserRestarts: () => 0,
+  browserRecycles: () => 0,
+  executorRestarts: () => 0,
+  keyFileStale: () => false,
+  keyFileReloadFailures: () => 0,
+});
+
+function typeLines(text: string): string[] {
+  return text.split('\n').filter((l) => l.startsWith('# TYPE '));
+}
+
+test('two services in one process count apart and share the process collectors, each metric once', async () => {
+  const a = new Metrics(sources(1));
+  const b = new Metrics(sources(2));
+  a.requests.inc({ code: 'OK' });
+  const [ta, tb] = [await a.text(), await b.text()];
+  assert.match(ta, /^pagescript_jobs_running 1$/m);
+  assert.match(tb, /^pagescript_jobs_running 2$/m);
+  assert.match(ta, /^pagescript_requests_total\{code="OK"\} 1$/m);
+  assert.doesNotMatch(tb, /^pagescript_requests_total\{code="OK"\}/m);
+  for (const t of [ta, tb]) {
+    // The process's own figures are there, from the one set of collectors.
+    assert.match(t, /^pagescript_process_resident_memory_bytes \d+/m);
+    assert.match(t, /^# TYPE pagescript_nodejs_eventloop_lag_seconds gauge$/m);
+    const types = typeLines(t);
+    assert.equal(new Set(types).size, types.length, 'a metric is declared twice');
+  }
+});
