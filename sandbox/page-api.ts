@@ -100,6 +100,11 @@ export const PAGE_API = {
     setJavaScriptEnabled: 'async', // a boolean
     emulateMediaType: 'async', // a string or nothing
     emulateTimezone: 'async', // a string or nothing
+    emulateMediaFeatures: 'async', // at most 32 { name, value } strings, or nothing: how the request's page matches media queries
+    emulateVisionDeficiency: 'async', // a type string or nothing: a filter over the request's page
+    emulateCPUThrottling: 'async', // a factor 1–100 or null: slows only the request's own renderer, never speeds it
+    emulateIdleState: 'async', // { isUserActive, isScreenUnlocked } booleans or nothing: what the page's IdleDetector sees
+    metrics: 'async', // numbers about the request's own page (DevTools Performance.getMetrics): counts and durations
     setGeolocation: 'async', // latitude, longitude, accuracy bounded; no permission is granted beyond the context
     setOfflineMode: 'async', // a boolean
     setCacheEnabled: 'async', // a boolean; the cache is the incognito context's
@@ -122,6 +127,7 @@ export const PAGE_API = {
     waitForRequest: 'local', // a predicate runs in the isolate over `request` events
     waitForResponse: 'local', // as waitForRequest
     exposeFunction: 'local', // the function stays in the isolate; the page's calls reach it as JSON through the host
+    removeExposedFunction: 'async', // a name this request exposed; the binding leaves the request's page
     'keyboard.down': 'async', // a key name string
     'keyboard.up': 'async',
     'keyboard.press': 'async', // KEY options: delay bounded, editing commands are strings
@@ -155,7 +161,6 @@ export const PAGE_API = {
     openDevTools: OWN_PAGE_ONLY,
     setDownloadBehavior: OWN_PAGE_ONLY,
     emulateNetworkConditions: OWN_PAGE_ONLY,
-    removeExposedFunction: OWN_PAGE_ONLY,
     setDragInterception: DRAG,
     tracing: { ...OWN_PAGE_ONLY, getter: true },
     coverage: { ...OWN_PAGE_ONLY, getter: true },
@@ -234,6 +239,7 @@ export const PAGE_API = {
     resourceType: 'snapshot',
     isNavigationRequest: 'snapshot',
     failure: 'snapshot',
+    initiator: 'snapshot', // what started the request: its type, and the page's URL, line and stack when a script did
     abort: 'async', // an error code string
     continue: 'async', // SECURITY: a rewritten url is checked like a navigation, and the egress guard checks it again
     respond: 'async', // status 100–599, string headers, a string or bytes body: the page gets it, nothing leaves
@@ -241,6 +247,8 @@ export const PAGE_API = {
     frame: 'sync',
     redirectChain: 'sync',
     isInterceptResolutionHandled: 'sync',
+    interceptResolutionState: 'sync', // { action, priority }: Puppeteer's own state for this request
+    fetchPostData: 'async', // the request's body as the page sent it (a string), read from the request's own page
   },
   HTTPResponse: {
     url: 'snapshot',
@@ -250,6 +258,7 @@ export const PAGE_API = {
     headers: 'snapshot',
     fromCache: 'snapshot',
     fromServiceWorker: 'snapshot',
+    timing: 'snapshot', // Chromium's timings of the load, relative to its start (the connection is the guard's)
     text: 'async', // the body of a response the guard allowed
     json: 'async',
     buffer: 'async', // bytes as a copy
@@ -271,6 +280,7 @@ export const PAGE_API = {
     type: 'snapshot',
     text: 'snapshot',
     location: 'snapshot',
+    stackTrace: 'snapshot', // the page's call frames: URLs, lines and function names of the page's scripts
     args: 'local', // []: the page's values stay in the page
   },
 } as const satisfies Record<HandleKind, KindTable>;

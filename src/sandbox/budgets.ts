@@ -16,6 +16,8 @@ export const MAX_TRANSFER_CHARS = 16 * 1024 * 1024;
 export const MAX_QUEUED_CHARS = 32 * 1024 * 1024;
 /** One console line, in characters; the rest is cut (the total is MAX_LOG_BYTES). */
 export const MAX_LOG_LINE_CHARS = 16 * 1024;
+/** Functions a script may have exposed to its page at once (page.exposeFunction). */
+export const MAX_EXPOSED_FUNCTIONS = 64;
 /** Host CPU spent in membrane calls of one request (their synchronous part), in milliseconds. */
 export const MAX_HOST_CPU_MS = 5_000;
 

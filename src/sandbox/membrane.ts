@@ -16,6 +16,7 @@ import {
   MAX_MESSAGE_CHARS,
   MAX_QUEUED_CHARS,
   MAX_TRANSFER_CHARS,
+  MAX_EXPOSED_FUNCTIONS,
   budgetError,
 } from './budgets.js';
 import { lookupMethod, type MethodContext } from './methods.js';
@@ -152,6 +153,8 @@ export class Membrane implements MethodContext {
   readonly #subscriptions: { event: string; fn: (...a: unknown[]) => void }[] = [];
   #dialogHandled = false;
   #disposed = false;
+  /** Names given to page.exposeFunction and not removed: at most MAX_EXPOSED_FUNCTIONS. */
+  readonly #exposedNames = new Set<string>();
   /** The script's page.setDefaultTimeout / setDefaultNavigationTimeout (Puppeteer's defaults until set). */
   #defaultTimeoutMs = PUPPETEER_DEFAULT_TIMEOUT_MS;
   #defaultNavigationTimeoutMs: number | undefined;
@@ -536,20 +539,36 @@ export class Membrane implements MethodContext {
   async exposeFunction(name: unknown, fid: unknown): Promise<void> {
     const n = str(name, 'page.exposeFunction: name');
     const id = num(fid, 'page.exposeFunction: id', 1);
-    await this.page.exposeFunction(n, async (...args: unknown[]) => {
-      if (this.#disposed) throw new Error('the script has ended');
-      // The function runs in the isolate; only JSON crosses, and its answer is JSON.
-      const json = JSON.stringify({ op: 'exposed', fid: id, a: args.map((x) => this.encode(x)) } satisfies ToIsolate);
-      if (json.length > MAX_TRANSFER_CHARS || this.#queuedChars + json.length > MAX_QUEUED_CHARS)
-        throw new Error('the arguments are too large to give to the script');
-      this.#queuedChars += json.length;
-      const answer = await this.#deps.toIsolate(json, true).finally(() => (this.#queuedChars -= json.length));
-      if (answer !== undefined && answer.length > MAX_MESSAGE_CHARS)
-        throw new Error('the exposed function returned too much data');
-      const parsed = JSON.parse(answer ?? '{"ok":false}') as { ok: boolean; v?: unknown; e?: WireError };
-      if (!parsed.ok) throw new Error(parsed.e?.message ?? 'exposed function failed');
-      return this.#pageArg(parsed.v, `page.exposeFunction(${n})`, 1);
-    });
+    // SECURITY: each binding is kept by Puppeteer on the host and installed in every frame the page loads.
+    const had = this.#exposedNames.has(n);
+    if (!had && this.#exposedNames.size >= MAX_EXPOSED_FUNCTIONS)
+      throw budgetError(`page.exposeFunction: at most ${MAX_EXPOSED_FUNCTIONS} functions may be exposed at once`);
+    this.#exposedNames.add(n);
+    try {
+      await this.page.exposeFunction(n, async (...args: unknown[]) => {
+        if (this.#disposed) throw new Error('the script has ended');
+        // The function runs in the isolate; only JSON crosses, and its answer is JSON.
+        const json = JSON.stringify({ op: 'exposed', fid: id, a: args.map((x) => this.encode(x)) } satisfies ToIsolate);
+        if (json.length > MAX_TRANSFER_CHARS || this.#queuedChars + json.length > MAX_QUEUED_CHARS)
+          throw new Error('the arguments are too large to give to the script');
+        this.#queuedChars += json.length;
+        const answer = await this.#deps.toIsolate(json, true).finally(() => (this.#queuedChars -= json.length));
+        if (answer !== undefined && answer.length > MAX_MESSAGE_CHARS)
+          throw new Error('the exposed function returned too much data');
+        const parsed = JSON.parse(answer ?? '{"ok":false}') as { ok: boolean; v?: unknown; e?: WireError };
+        if (!parsed.ok) throw new Error(parsed.e?.message ?? 'exposed function failed');
+        return this.#pageArg(parsed.v, `page.exposeFunction(${n})`, 1);
+      });
+    } catch (e) {
+      if (!had) this.#exposedNames.delete(n);
+      throw e;
+    }
+  }
+
+  async removeExposedFunction(name: unknown): Promise<void> {
+    const n = str(name, 'page.removeExposedFunction: name');
+    await this.page.removeExposedFunction(n);
+    this.#exposedNames.delete(n);
   }
 
   setDefaultTimeout(v: unknown, navigation: boolean): void {

@@ -45,6 +45,7 @@ import {
   str,
   stringRecord,
   type Clock,
+  type Schema,
 } from './options.js';
 
 /** What a method implementation may use from the membrane. */
@@ -60,6 +61,7 @@ export interface MethodContext {
   navigationUrl(v: unknown, where: string): Promise<string>;
   subscribe(event: unknown): void;
   exposeFunction(name: unknown, fid: unknown): Promise<void>;
+  removeExposedFunction(name: unknown): Promise<void>;
   setDefaultTimeout(v: unknown, navigation: boolean): void;
 }
 
@@ -249,6 +251,24 @@ function locatorTarget(v: unknown, where: string, c: MethodContext): unknown {
   return typeof v === 'function' || (isPlainObject(v) && v.$ps === 'f') ? c.pageFunction(v, where) : selector(v, where);
 }
 
+/** A renderer slowed more than this only waits: the request's time runs out either way. */
+export const MAX_CPU_THROTTLING = 100;
+/** Media features one call may set; CSS knows about a dozen. */
+export const MAX_MEDIA_FEATURES = 32;
+const IDLE_STATE: Schema = { isUserActive: 'boolean', isScreenUnlocked: 'boolean' };
+
+function mediaFeatures(v: unknown): { name: string; value: string }[] {
+  if (!Array.isArray(v) || v.length > MAX_MEDIA_FEATURES)
+    throw new MembraneError(`page.emulateMediaFeatures: features must be an array of at most ${MAX_MEDIA_FEATURES}`);
+  return v.map((f, i) => {
+    if (!isPlainObject(f)) throw new MembraneError(`page.emulateMediaFeatures: feature ${i} must be { name, value }`);
+    return {
+      name: str(f.name, `page.emulateMediaFeatures: feature ${i} name`),
+      value: str(f.value, `page.emulateMediaFeatures: feature ${i} value`),
+    };
+  });
+}
+
 const PAGE: Table<Page> = {
   ...frameMethods('page'),
   goto: async (p, [url, opts], c) =>
@@ -285,6 +305,30 @@ const PAGE: Table<Page> = {
   emulateMediaType: (p, [type]) =>
     p.emulateMediaType(type === undefined || type === null ? undefined : str(type, 'page.emulateMediaType')),
   emulateTimezone: (p, [tz]) => p.emulateTimezone(tz === undefined ? undefined : str(tz, 'page.emulateTimezone')),
+  emulateMediaFeatures: (p, [features]) =>
+    p.emulateMediaFeatures(features === undefined || features === null ? undefined : mediaFeatures(features)),
+  // Puppeteer checks the names (its message comes through); the host checks only the kind.
+  emulateVisionDeficiency: (p, [type]) =>
+    p.emulateVisionDeficiency(
+      type === undefined || type === null ? undefined : (str(type, 'page.emulateVisionDeficiency') as never),
+    ),
+  // Below 1 Puppeteer refuses with its own message; above MAX_CPU_THROTTLING the renderer would only wait.
+  emulateCPUThrottling: (p, [factor]) =>
+    p.emulateCPUThrottling(
+      factor === undefined || factor === null
+        ? null
+        : num(factor, 'page.emulateCPUThrottling: factor', -1e9, MAX_CPU_THROTTLING),
+    ),
+  emulateIdleState: (p, [state], c) =>
+    p.emulateIdleState(
+      state === undefined || state === null
+        ? undefined
+        : (options(state, IDLE_STATE, c.clock, 'page.emulateIdleState') as {
+            isUserActive: boolean;
+            isScreenUnlocked: boolean;
+          }),
+    ),
+  metrics: (p) => p.metrics(),
   setGeolocation: (p, [g], c) =>
     p.setGeolocation(
       options(
@@ -317,6 +361,7 @@ const PAGE: Table<Page> = {
   removeScriptToEvaluateOnNewDocument: (p, [id]) => p.removeScriptToEvaluateOnNewDocument(str(id, 'identifier')),
   bringToFront: (p) => p.bringToFront(),
   exposeFunction: (_p, [name, fid], c) => c.exposeFunction(name, fid),
+  removeExposedFunction: (_p, [name], c) => c.removeExposedFunction(name),
   'keyboard.down': (p, [key], c) =>
     p.keyboard.down(keyFor(p, key, 'keyboard.down') as never, options(undefined, KEY, c.clock, 'keyboard.down')),
   'keyboard.up': (p, [key]) => p.keyboard.up(str(key, 'keyboard.up: key') as never),
@@ -464,6 +509,7 @@ function responseHeaders(value: unknown, where: string): Record<string, unknown>
 }
 
 const REQUEST: Table<HTTPRequest> = {
+  fetchPostData: (r) => r.fetchPostData(),
   abort: (r, [code]) => r.abort(code === undefined ? undefined : (str(code, 'request.abort: errorCode') as never)),
   continue: async (r, [overrides], c) => {
     if (overrides === undefined) return r.continue();
@@ -500,6 +546,7 @@ const REQUEST_SYNC: Table<HTTPRequest> = {
   frame: (r) => r.frame(),
   redirectChain: (r) => r.redirectChain(),
   isInterceptResolutionHandled: (r) => r.isInterceptResolutionHandled(),
+  interceptResolutionState: (r) => r.interceptResolutionState(),
 };
 
 const RESPONSE: Table<HTTPResponse> = Object.fromEntries(

@@ -23,11 +23,6 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     onPurpose: false,
     reason: "validation: our message replaces Puppeteer's",
   },
-  'page: metrics returns JSHeapUsedSize': { onPurpose: false, reason: 'allow-list: page.metrics() is missing' },
-  'page: removeExposedFunction should work': {
-    onPurpose: false,
-    reason: 'allow-list: removeExposedFunction is missing',
-  },
   'page: Page.Events.Close is not for scripts: close() refused': {
     onPurpose: true,
     reason:
@@ -42,11 +37,6 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     reason: "validation: our message replaces Puppeteer's",
   },
   'console: console event with args': { onPurpose: false, reason: 'values: ConsoleMessage.args() is empty' },
-  'console: console stackTrace': { onPurpose: false, reason: 'allow-list: ConsoleMessage.stackTrace() is missing' },
-  'emulation: emulateMediaFeatures': { onPurpose: false, reason: 'allow-list: an emulation method is missing' },
-  'emulation: emulateVisionDeficiency': { onPurpose: false, reason: 'allow-list: an emulation method is missing' },
-  'emulation: emulateCPUThrottling': { onPurpose: false, reason: 'allow-list: an emulation method is missing' },
-  'emulation: emulateIdleState': { onPurpose: false, reason: 'allow-list: an emulation method is missing' },
   'mouse: mouse.drag': { onPurpose: false, reason: 'allow-list: setDragInterception is missing' },
   'elementhandle: frame of an element handle': {
     onPurpose: false,
@@ -54,21 +44,14 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
   },
   'jshandle: disposed property': { onPurpose: false, reason: 'allow-list: handle.disposed is missing' },
   'locator: Locator.race': { onPurpose: false, reason: 'isolate: no Locator global' },
-  'network: request.initiator': { onPurpose: false, reason: 'values: request.initiator() is null' },
-  'network: request.fetchPostData': { onPurpose: false, reason: 'allow-list: request.fetchPostData() is missing' },
   'network: response.remoteAddress': {
     onPurpose: true,
     reason:
       'The address Chromium connected to is the egress guard on loopback; showing it would tell nothing true about the site.',
   },
-  'network: response.timing': { onPurpose: false, reason: 'allow-list: response.timing() is missing' },
   'network: response.securityDetails is null for http': {
     onPurpose: true,
     reason: 'Chromium talks to the egress guard, which tunnels TLS; the answer is refused rather than misleading.',
-  },
-  'requestinterception: interceptResolutionState': {
-    onPurpose: false,
-    reason: 'allow-list: interceptResolutionState is missing, and the throwing listener leaves the request hanging',
   },
   'frame: frame.isDetached': { onPurpose: false, reason: 'allow-list: frame.detached is missing' },
 };

@@ -192,6 +192,34 @@ describe('Page', () => {
     assert.deepEqual(d, [640, true, true, { ua: 'pagescript-test/1.0', extra: 'on', cookie: null }]);
   });
 
+  test('emulation: emulateMediaFeatures, emulateVisionDeficiency, emulateCPUThrottling, emulateIdleState, metrics', async () => {
+    const d = await run(`
+      await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+      const dark = await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches);
+      await page.emulateMediaFeatures();
+      const light = await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches);
+      await page.emulateVisionDeficiency('blurredVision');
+      await page.emulateVisionDeficiency();
+      await page.emulateCPUThrottling(4);
+      await page.emulateCPUThrottling(null);
+      const refused = [];
+      for (const f of [101, 0.5]) await page.emulateCPUThrottling(f).catch((e) => refused.push(e.message));
+      await page.emulateIdleState({ isUserActive: false, isScreenUnlocked: true });
+      await page.emulateIdleState();
+      const m = await page.metrics();
+      return [dark, light, refused, typeof m.JSHeapUsedSize, m.Nodes > 0]`);
+    assert.deepEqual(d, [
+      true,
+      false,
+      [
+        'page.emulateCPUThrottling: factor must be a number from -1000000000 to 100',
+        'Throttling rate should be greater or equal to 1',
+      ],
+      'number',
+      true,
+    ]);
+  });
+
   test('the page asks for en-US, en in Accept-Language and navigator.languages, on either Chromium', async () => {
     const r = await svc.post({
       url: fixtures.url('/lang'),
@@ -232,6 +260,29 @@ describe('Page', () => {
       await new Promise((r) => setTimeout(r, 100));
       return [mocked, headers.extra, seen.request >= 3, seen.response >= 2, seen.failed]`);
     assert.deepEqual(d, ['Mocked', 'intercepted', true, true, ['net::ERR_FAILED']]);
+  });
+
+  test('a request listener that throws: the intercepted request is aborted at once and the error is logged', async () => {
+    const r = await svc.post({
+      url: fixtures.url('/app'),
+      script: `
+        await page.setRequestInterception(true);
+        page.on('request', (req) => {
+          if (req.url().endsWith('/next')) throw new Error('listener broke');
+          req.continue();
+        });
+        const started = Date.now();
+        let failed;
+        try { await page.goto(targetUrl.replace('/app', '/next'), { timeout: 8000 }); } catch (e) { failed = e.message; }
+        return { failed, beforeTheTimeout: Date.now() - started < 8000 };`,
+    });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.body.data, { failed: `net::ERR_FAILED at ${fixtures.url('/next')}`, beforeTheTimeout: true });
+    const logs = r.body.logs as string[];
+    assert.ok(
+      logs.some((l) => l.startsWith('Uncaught in request listener:') && l.includes('listener broke')),
+      logs.join('\n'),
+    );
   });
 
   test('events: console, dialog, load, domcontentloaded, once and off', async () => {
@@ -330,6 +381,22 @@ describe('ElementHandle and JSHandle', () => {
 });
 
 describe('HTTPResponse and HTTPRequest', () => {
+  test('request.initiator, request.fetchPostData, request.interceptResolutionState, response.timing', async () => {
+    const d = await run(`
+      await page.setRequestInterception(true);
+      const seen = {};
+      page.on('request', async (r) => {
+        if (r.method() === 'POST') { seen.post = await r.fetchPostData(); seen.initiator = r.initiator().type; }
+        seen.state = r.interceptResolutionState().action;
+        r.continue();
+      });
+      const res = await page.goto(targetUrl.replace('/app', '/next'));
+      await page.evaluate(() => fetch('/headers', { method: 'POST', body: 'hello' }).then((x) => x.text()));
+      const t = res.timing();
+      return [seen.post, seen.initiator, seen.state, typeof t.requestTime, t.receiveHeadersEnd >= 0]`);
+    assert.deepEqual(d, ['hello', 'script', 'none', 'number', true]);
+  });
+
   test('response methods: url, status, statusText, ok, headers, text, json, buffer, request', async () => {
     const d = await run(`
       const r = await page.goto(targetUrl.replace('/app', '/headers'));

@@ -63,6 +63,24 @@ describe('membrane budgets', () => {
     await thenNormalRequestSucceeds();
   });
 
+  test('the 65th function exposed at once is refused; removing one makes room again', async () => {
+    const r = await run(`
+      for (let i = 0; i < 64; i++) await page.exposeFunction('f' + i, () => i);
+      let refused;
+      try { await page.exposeFunction('f64', () => 64); } catch (e) { refused = e.name + ': ' + e.message; }
+      await page.removeExposedFunction('f0');
+      await page.exposeFunction('again', () => 'yes');
+      return { refused, again: await page.evaluate(() => globalThis.again()), f63: await page.evaluate(() => f63()) };
+    `);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body.data, {
+      refused: 'RangeError: page.exposeFunction: at most 64 functions may be exposed at once',
+      again: 'yes',
+      f63: 63,
+    });
+    await thenNormalRequestSucceeds();
+  });
+
   test('a selector of a shape Puppeteer parses slowly is refused before parsing', async () => {
     const r = await run(`
       try { await page.$('[a='.repeat(600)); return 'passed'; } catch (e) { return e.name + ': ' + e.message; }
