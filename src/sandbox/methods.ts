@@ -148,10 +148,27 @@ function actions<T extends Actionable>(label: string): Table<T> {
       ),
     focus: (t, [sel]) => t.focus(selector(sel, `${label}.focus`)),
     hover: (t, [sel]) => t.hover(selector(sel, `${label}.hover`)),
-    select: (t, [sel, ...values]) =>
-      t.select(selector(sel, `${label}.select`), ...values.map((v) => str(v, `${label}.select: value`))),
+    select: (t, [sel, ...values]) => t.select(selector(sel, `${label}.select`), ...selectValues(values)),
     tap: (t, [sel]) => t.tap(selector(sel, `${label}.tap`)),
   };
+}
+
+/** select()'s values: strings, refused otherwise in Puppeteer's own words. */
+function selectValues(values: unknown[]): string[] {
+  return values.map((v) => {
+    if (typeof v !== 'string')
+      throw new MembraneError(`Values must be strings. Found value "${String(v)}" of type "${typeof v}"`);
+    return v;
+  });
+}
+
+/** setExtraHTTPHeaders()'s object: string values, refused otherwise in Puppeteer's own words. */
+function extraHeaders(v: unknown): Record<string, string> {
+  if (!isPlainObject(v)) throw new MembraneError('page.setExtraHTTPHeaders: headers must be an object of strings');
+  for (const [k, x] of Object.entries(v))
+    if (typeof x !== 'string')
+      throw new MembraneError(`Expected value of header "${k}" to be String, but "${typeof x}" is found.`);
+  return stringRecord(v, 'page.setExtraHTTPHeaders');
 }
 
 function tagOptions(v: unknown, label: string, c: MethodContext, withType: boolean): Record<string, string> {
@@ -198,13 +215,18 @@ function frameMethods(label: string): Table<Frame> {
         ...(c.pageArgs(rest, `${label}.waitForFunction`) as never[]),
       ),
     waitForNavigation: (f, [opts], c) => f.waitForNavigation(options(opts, NAV, c.clock, `${label}.waitForNavigation`)),
+    // No options at all: Puppeteer refuses before doing anything, in its own words.
     addScriptTag: async (f, [opts], c) =>
       f.addScriptTag(
-        await tagUrl(tagOptions(opts, `${label}.addScriptTag`, c, true), f.url(), `${label}.addScriptTag`, c),
+        opts === undefined || opts === null
+          ? (opts as never)
+          : await tagUrl(tagOptions(opts, `${label}.addScriptTag`, c, true), f.url(), `${label}.addScriptTag`, c),
       ),
     addStyleTag: async (f, [opts], c) =>
       f.addStyleTag(
-        await tagUrl(tagOptions(opts, `${label}.addStyleTag`, c, false), f.url(), `${label}.addStyleTag`, c),
+        opts === undefined || opts === null
+          ? (opts as never)
+          : await tagUrl(tagOptions(opts, `${label}.addStyleTag`, c, false), f.url(), `${label}.addStyleTag`, c),
       ),
   };
 }
@@ -293,7 +315,7 @@ const PAGE: Table<Page> = {
     p.setUserAgent(
       isPlainObject(ua) ? str(ua.userAgent, 'page.setUserAgent: userAgent') : str(ua, 'page.setUserAgent'),
     ),
-  setExtraHTTPHeaders: (p, [h]) => p.setExtraHTTPHeaders(stringRecord(h, 'page.setExtraHTTPHeaders')),
+  setExtraHTTPHeaders: (p, [h]) => p.setExtraHTTPHeaders(extraHeaders(h)),
   setCookie: (p, cookies, c) =>
     p.setCookie(
       ...cookies.map((x) => options(x, COOKIE, c.clock, 'page.setCookie') as { name: string; value: string }),
@@ -418,7 +440,7 @@ const ELEMENT: Table<ElementHandle> = {
   press: (e, [key, opts], c) =>
     e.press(keyFor(c.page, key, 'elementHandle.press') as never, options(opts, KEY, c.clock, 'elementHandle.press')),
   tap: (e) => e.tap(),
-  select: (e, values) => e.select(...values.map((v) => str(v, 'elementHandle.select: value'))),
+  select: (e, values) => e.select(...selectValues(values)),
   boundingBox: (e) => e.boundingBox(),
   boxModel: (e) => e.boxModel(),
   screenshot: (e, [opts], c) => e.screenshot(options(opts, SCREENSHOT, c.clock, 'elementHandle.screenshot')),

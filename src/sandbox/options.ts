@@ -254,6 +254,8 @@ export const WAIT_FUNCTION: Schema = {
   timeout: 'timeout',
   polling: (v, where) => {
     if (v === 'raf' || v === 'mutation') return v;
+    // Puppeteer's own words for a negative interval; below 10 ms the page's renderer would only spin.
+    if (typeof v === 'number' && v < 0) throw new MembraneError('Cannot poll with non-positive interval');
     return num(v, where, 10, 60_000);
   },
 };

@@ -83,7 +83,7 @@ test(`pagescript gives Puppeteer's answer (${ALL.length} cases from Puppeteer's 
   }
   t.diagnostic(`all: ${agreeing}/${total} the same (${((100 * agreeing) / total).toFixed(1)}%)`);
 
-  for (const id of differing.keys()) t.diagnostic(`differs: ${id}`);
+  for (const [id, d] of differing) t.diagnostic(`differs: ${id}\n    ${d}`);
   const unexpected = [...differing].filter(([id]) => !(id in KNOWN_DIFFERENCES));
   const ran = new Set(ALL.map(caseId));
   const fixed = Object.keys(KNOWN_DIFFERENCES).filter((id) => ran.has(id) && !differing.has(id));

@@ -15,26 +15,10 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     reason:
       "Selectors are checked on the host before Puppeteer parses them (a request's host CPU is bounded): one with unbalanced brackets is refused there with a RangeError naming the rule, not by the page with a DOMException.",
   },
-  'page: addScriptTag should throw without options': {
-    onPurpose: false,
-    reason: "validation: our message replaces Puppeteer's",
-  },
-  'page: select should throw if passed in non-strings': {
-    onPurpose: false,
-    reason: "validation: our message replaces Puppeteer's",
-  },
   'page: Page.Events.Close is not for scripts: close() refused': {
     onPurpose: true,
     reason:
       'page.close() is refused: the page belongs to the request, and closing it would end the request; the service closes it.',
-  },
-  'page: setExtraHTTPHeaders should throw for non-string header values': {
-    onPurpose: false,
-    reason: "validation: our message replaces Puppeteer's",
-  },
-  'waittask: waitForFunction should throw negative polling interval': {
-    onPurpose: false,
-    reason: "validation: our message replaces Puppeteer's",
   },
   'console: console event with args': { onPurpose: false, reason: 'values: ConsoleMessage.args() is empty' },
   'mouse: mouse.drag': { onPurpose: false, reason: 'allow-list: setDragInterception is missing' },

@@ -13,9 +13,9 @@ function readmeRows(): Map<string, string> {
   const end = README.indexOf('\n## ', start);
   const rows = new Map<string, string>();
   for (const line of README.slice(start, end).split('\n')) {
-    const m = /^\| (.+?) \| (.+) \|$/.exec(line);
-    if (m === null || m[1] === 'Case' || m[1].startsWith('---')) continue;
-    rows.set(m[1], m[2] as string);
+    const [, name, reason] = /^\| (.+?) \| (.+) \|$/.exec(line) ?? [];
+    if (name === undefined || reason === undefined || name === 'Case') continue;
+    rows.set(name, reason);
   }
   return rows;
 }
