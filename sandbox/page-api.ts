@@ -10,6 +10,7 @@
 // Each entry says how a call is made:
 //   'async'     a promise: the host runs the method, after rebuilding its arguments
 //   'sync'      answered at once by the host (its result is a value or a handle)
+//   'getter'    a property (frame.detached): reading it asks the host at once, as 'sync'
 //   'snapshot'  read from the copy the host took when the handle crossed; no call
 //   'local'     implemented inside the isolate (sandbox/proxies.ts)
 //   {refused}   throws an error naming the method and the reason; nothing reaches the host
@@ -25,7 +26,7 @@ export interface Refused {
   /** A property (page.tracing), refused when read rather than when called. */
   readonly getter?: true;
 }
-export type Entry = 'async' | 'sync' | 'snapshot' | 'local' | Refused;
+export type Entry = 'async' | 'sync' | 'getter' | 'snapshot' | 'local' | Refused;
 export type KindTable = Readonly<Record<string, Entry>>;
 
 const OWN_PAGE_ONLY: Refused = { refused: 'pagescript scripts may use only their own page' };
@@ -173,6 +174,7 @@ export const PAGE_API = {
     parentFrame: 'sync',
     childFrames: 'sync',
     isDetached: 'sync',
+    detached: 'getter', // whether the frame left the request's page
     page: 'sync', // the request's page: the handle it already has
   },
   ElementHandle: {
@@ -200,6 +202,8 @@ export const PAGE_API = {
     toElement: 'async', // a tag name string
     toString: 'snapshot', // Puppeteer's text ("JSHandle@node"), from the remote object Puppeteer holds; no call to the page
     asElement: 'local', // the element itself
+    frame: 'getter', // the Frame of the request's page the element is in
+    disposed: 'local', // whether dispose() was called on this handle, as Puppeteer keeps it
     uploadFile: READS_FILES,
     remoteObject: CDP_OBJECT,
   },
@@ -212,6 +216,7 @@ export const PAGE_API = {
     dispose: 'async',
     toString: 'snapshot', // Puppeteer's text ("JSHandle:2", "JSHandle@object"), from the remote object it holds
     asElement: 'local', // null: a JSHandle is no element
+    disposed: 'local', // as ElementHandle.disposed
     remoteObject: CDP_OBJECT,
   },
   Locator: {
@@ -294,6 +299,7 @@ export const HOST_ONLY: Readonly<Partial<Record<HandleKind, Readonly<Record<stri
   Page: {
     subscribe: 'sync', // SECURITY: the host accepts only the event names in its PAGE_EVENTS
     exposeFunction: 'async', // a name string and a function id; the function stays in the isolate
+    locatorRace: 'sync', // Locator.race(locators): this request's Locator handles only; the new one joins its table
   },
 };
 
@@ -303,6 +309,7 @@ export function hostCall(kind: HandleKind, name: string): 'async' | 'sync' | und
   // SECURITY: own properties only, so "constructor", "__proto__" and friends are never methods.
   const entry = table && Object.hasOwn(table, name) ? table[name] : undefined;
   if (entry === 'async' || entry === 'sync') return entry;
+  if (entry === 'getter') return 'sync';
   const extra = HOST_ONLY[kind];
   return extra && Object.hasOwn(extra, name) ? extra[name] : undefined;
 }

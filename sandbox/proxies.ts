@@ -21,6 +21,8 @@ export interface BridgeDeps {
 
 export interface Bridge {
   page: object;
+  /** The Locator class, for the script's global `Locator` (its static `race`). */
+  Locator: object;
   idOf(v: object): number | undefined;
   kindOf(v: object): HandleKind | undefined;
   proxyFor(id: number, kind: HandleKind, snapshot?: Record<string, unknown>): object;
@@ -68,6 +70,15 @@ export function createPageApi(deps: BridgeDeps): Bridge {
   function install(target: object, label: string, name: string, wireName: string, entry: Entry): void {
     let value: AnyFn;
     if (entry === 'local') return;
+    if (entry === 'getter') {
+      Object.defineProperty(target, name, {
+        get(this: object) {
+          return deps.callSync(idOf(this), wireName, []);
+        },
+        configurable: true,
+      });
+      return;
+    }
     if (entry === 'async') {
       value = function (this: object, ...args: unknown[]) {
         return deps.callAsync(idOf(this), wireName, args);
@@ -250,6 +261,37 @@ export function createPageApi(deps: BridgeDeps): Bridge {
   });
   Object.defineProperty(JSHandle.prototype, 'asElement', { value: () => null });
 
+  // disposed: set when dispose() is called, as Puppeteer sets it (before the page has answered).
+  const disposed = new WeakSet<object>();
+  for (const proto of [JSHandle.prototype, ElementHandle.prototype]) {
+    const hostDispose = (proto as { dispose: AnyFn }).dispose;
+    Object.defineProperty(proto, 'dispose', {
+      value: function (this: object) {
+        const result = hostDispose.call(this);
+        disposed.add(this);
+        return result;
+      },
+      writable: true,
+      configurable: true,
+    });
+    Object.defineProperty(proto, 'disposed', {
+      get(this: object) {
+        return disposed.has(this);
+      },
+      configurable: true,
+    });
+  }
+
+  // Locator.race(locators): Puppeteer's static, made on the host from this request's locators.
+  Object.defineProperty(Locator, 'race', {
+    value: (locators: unknown) => {
+      if (!Array.isArray(locators)) throw new TypeError('Locator.race needs an array of locators');
+      return deps.callSync(PAGE_ID, 'locatorRace', [locators]);
+    },
+    writable: true,
+    configurable: true,
+  });
+
   // waitForRequest/waitForResponse: a URL goes to the host; a predicate runs here.
   for (const [name, event] of [
     ['waitForRequest', 'request'],
@@ -338,6 +380,7 @@ export function createPageApi(deps: BridgeDeps): Bridge {
 
   return {
     page,
+    Locator,
     idOf: (v) => ids.get(v),
     kindOf: (v) => kinds.get(v),
     proxyFor,

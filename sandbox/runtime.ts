@@ -342,6 +342,7 @@ function defineGlobal(name: string, value: unknown): void {
   Object.defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
 }
 defineGlobal('page', bridge.page);
+defineGlobal('Locator', bridge.Locator);
 // targetUrl is set by the host for the request that takes this isolate.
 defineGlobal('targetUrl', undefined);
 defineGlobal('console', consoleObject);

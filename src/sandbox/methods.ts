@@ -4,17 +4,8 @@
 // called (its security review is beside each name); a name it does not send to
 // the host is refused here even if an implementation exists, and every name it
 // sends has exactly one implementation here (test/unit/membrane-methods.test.ts).
-import type {
-  Dialog,
-  ElementHandle,
-  Frame,
-  HTTPRequest,
-  HTTPResponse,
-  JSHandle,
-  Locator,
-  Page,
-  Touchscreen,
-} from 'puppeteer';
+import type { Dialog, ElementHandle, Frame, HTTPRequest, HTTPResponse, JSHandle, Page, Touchscreen } from 'puppeteer';
+import { Locator } from 'puppeteer';
 import { hostCall } from '../../sandbox/page-api.js';
 import type { HandleKind } from '../../sandbox/wire.js';
 import { isTagged } from '../../sandbox/wire.js';
@@ -265,6 +256,7 @@ const FRAME_SYNC: Table<Frame> = {
   parentFrame: (f) => f.parentFrame(),
   childFrames: (f) => f.childFrames(),
   isDetached: (f) => f.detached,
+  detached: (f) => f.detached,
   page: (f) => f.page(),
   locator: (f, [sel], c) => f.locator(locatorTarget(sel, 'frame.locator', c) as never),
 };
@@ -417,6 +409,9 @@ const PAGE: Table<Page> = {
   'touchscreen.touchEnd': (p) => touchEnd(p),
 };
 
+/** Locators one Locator.race may take; each is polled in the page while the race runs. */
+export const MAX_RACED_LOCATORS = 32;
+
 const PAGE_SYNC: Table<Page> = {
   url: (p) => p.url(),
   viewport: (p) => p.viewport(),
@@ -426,6 +421,11 @@ const PAGE_SYNC: Table<Page> = {
   frames: (p) => p.frames(),
   locator: (p, [sel], c) => p.locator(locatorTarget(sel, 'page.locator', c) as never),
   subscribe: (_p, [event], c) => c.subscribe(event),
+  locatorRace: (_p, [list], c) => {
+    if (!Array.isArray(list) || list.length > MAX_RACED_LOCATORS)
+      throw new MembraneError(`Locator.race: locators must be an array of at most ${MAX_RACED_LOCATORS}`);
+    return Locator.race(list.map((l) => c.handle<Locator<unknown>>(l, ['Locator'], 'Locator.race')));
+  },
   setDefaultTimeout: (_p, [ms], c) => c.setDefaultTimeout(ms, false),
   setDefaultNavigationTimeout: (_p, [ms], c) => c.setDefaultTimeout(ms, true),
 };
@@ -595,8 +595,13 @@ export const ASYNC_METHODS: Readonly<Partial<Record<HandleKind, Table<never>>>> 
   Dialog: DIALOG as Table<never>,
 };
 
+const ELEMENT_SYNC: Table<ElementHandle> = {
+  frame: (e) => e.frame,
+};
+
 export const SYNC_METHODS: Readonly<Partial<Record<HandleKind, Table<never>>>> = {
   Page: PAGE_SYNC as Table<never>,
+  ElementHandle: ELEMENT_SYNC as Table<never>,
   Frame: FRAME_SYNC as Table<never>,
   Locator: LOCATOR_SYNC as Table<never>,
   HTTPRequest: REQUEST_SYNC as Table<never>,

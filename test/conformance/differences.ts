@@ -21,13 +21,11 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
       'page.close() is refused: the page belongs to the request, and closing it would end the request; the service closes it.',
   },
   'console: console event with args': { onPurpose: false, reason: 'values: ConsoleMessage.args() is empty' },
-  'mouse: mouse.drag': { onPurpose: false, reason: 'allow-list: setDragInterception is missing' },
-  'elementhandle: frame of an element handle': {
-    onPurpose: false,
-    reason: 'allow-list: ElementHandle.frame is missing',
+  'mouse: mouse.drag': {
+    onPurpose: true,
+    reason:
+      'page.setDragInterception() and the drag methods are refused: drag data can name files on the server, which Chromium would read into the page.',
   },
-  'jshandle: disposed property': { onPurpose: false, reason: 'allow-list: handle.disposed is missing' },
-  'locator: Locator.race': { onPurpose: false, reason: 'isolate: no Locator global' },
   'network: response.remoteAddress': {
     onPurpose: true,
     reason:
@@ -37,5 +35,4 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     onPurpose: true,
     reason: 'Chromium talks to the egress guard, which tunnels TLS; the answer is refused rather than misleading.',
   },
-  'frame: frame.isDetached': { onPurpose: false, reason: 'allow-list: frame.detached is missing' },
 };

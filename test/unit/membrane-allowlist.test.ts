@@ -171,3 +171,17 @@ test('a handle id the table does not hold is refused; after dispose() every call
   assert.equal(m.onHost(JSON.stringify({ op: 'sync', h: 1, m: 'url', a: [] })), '{"ok":false}');
   assert.deepEqual(calls, []);
 });
+
+test("Locator.race takes only this request's locators: the page itself, a made-up id or a non-array is refused", () => {
+  const { sync } = membrane();
+  for (const [args, message] of [
+    [[[{ $ps: 'h', id: 1, k: 'Page' }]], /Locator\.race/],
+    [[[{ $ps: 'h', id: 999, k: 'Locator' }]], /Locator\.race/],
+    [['div'], /Locator\.race: locators must be an array of at most 32/],
+    [[Array.from({ length: 33 }, () => ({ $ps: 'h', id: 999, k: 'Locator' }))], /at most 32/],
+  ] as const) {
+    const r = sync('locatorRace', args as unknown as unknown[]);
+    assert.equal(r.ok, false, JSON.stringify(args));
+    assert.match(r.e?.message ?? '', message);
+  }
+});
