@@ -193,38 +193,45 @@ function takeSignal(args: readonly unknown[]): { args: unknown[]; signal?: Abort
 function callAsync(h: number, m: string, args: readonly unknown[]): Promise<unknown> {
   const taken = takeSignal(args);
   const signal = taken.signal;
-  if (signal === undefined) return startCall(h, m, taken.args);
-  // As Puppeteer: an aborted signal rejects the wait with its reason. The host's
-  // wait is not cancelled; it ends at its own (capped) timeout.
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    startCall(h, m, taken.args).then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
+  // As Puppeteer: an aborted signal rejects the wait with its reason.
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return startCall(h, m, taken.args, signal);
 }
 
-function startCall(h: number, m: string, args: readonly unknown[]): Promise<unknown> {
+function startCall(h: number, m: string, args: readonly unknown[], signal?: AbortSignal): Promise<unknown> {
   const id = nextCallId++;
   const a = args.map(encodeArg);
   return new Promise((resolve, reject) => {
-    pending.set(id, { resolve, reject });
+    let onAbort: (() => void) | undefined;
+    const done = (): void => {
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    };
+    pending.set(id, {
+      resolve: (v) => {
+        done();
+        resolve(v);
+      },
+      reject: (e) => {
+        done();
+        reject(e);
+      },
+    });
     // '' when the host started the call; else its refusal (too many calls in flight, too large).
     const refused = send({ op: 'call', id, h, m, a });
     if (refused !== '') {
       pending.delete(id);
       const r = parse(refused) as { e?: WireError };
       reject(makeError(r.e ?? { name: 'Error', message: 'the host refused the call' }));
+      return;
     }
+    if (signal === undefined) return;
+    onAbort = (): void => {
+      // The host ends its wait and gives the call's budget back; its late answer finds nothing pending.
+      pending.delete(id);
+      send({ op: 'cancel', id });
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 

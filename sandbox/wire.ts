@@ -106,7 +106,8 @@ export type ToHost =
   | { op: 'sync'; h: number; m: string; a: unknown[] }
   | { op: 'log'; level: string; text: string }
   | { op: 'timer'; id: number; ms: number }
-  | { op: 'clearTimer'; id: number };
+  | { op: 'clearTimer'; id: number }
+  | { op: 'cancel'; id: number };
 
 /** Messages from the host to the isolate (the argument of the isolate's receive()). */
 export type ToIsolate =

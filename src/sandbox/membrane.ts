@@ -153,6 +153,10 @@ export class Membrane implements MethodContext {
   readonly #subscriptions: { event: string; fn: (...a: unknown[]) => void }[] = [];
   #dialogHandled = false;
   #disposed = false;
+  /** Calls in flight, by the isolate's call id: how to end each one's wait and give its budget back. */
+  readonly #calls = new Map<number, { controller: AbortController; release(): void }>();
+  /** The signal of the call whose method is building its options right now. */
+  #startingSignal: AbortSignal | undefined;
   /** Names given to page.exposeFunction and not removed: at most MAX_EXPOSED_FUNCTIONS. */
   readonly #exposedNames = new Set<string>();
   /** The script's page.setDefaultTimeout / setDefaultNavigationTimeout (Puppeteer's defaults until set). */
@@ -175,6 +179,7 @@ export class Membrane implements MethodContext {
       remainingMs: () => deps.clock.remainingMs(),
       defaultTimeoutMs: (navigation) =>
         navigation ? (this.#defaultNavigationTimeoutMs ?? this.#defaultTimeoutMs) : this.#defaultTimeoutMs,
+      signal: () => this.#startingSignal,
     };
     this.#register(deps.page, 'Page'); // id 1, as sandbox/proxies.ts expects
     // Dialogs block the page until answered; without a script listener they are dismissed.
@@ -215,6 +220,9 @@ export class Membrane implements MethodContext {
         return '';
       case 'timer':
         return this.#timer(msg.id, msg.ms);
+      case 'cancel':
+        this.#cancel(msg.id);
+        return '';
       case 'clearTimer': {
         const t = this.#timers.get(msg.id);
         if (t) clearTimeout(t);
@@ -239,12 +247,24 @@ export class Membrane implements MethodContext {
     this.#callsInFlight++;
     this.#inFlightChars += chars;
     let settled = false;
+    let released = false;
+    // The call's budget is given back once: when it settles, or when the script stops waiting for it.
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      this.#callsInFlight--;
+      this.#inFlightChars -= chars;
+      this.#calls.delete(callId);
+    };
+    const controller = new AbortController();
+    this.#calls.set(callId, { controller, release });
     const settle = (msg: ToIsolate): void => {
       if (settled) return;
       settled = true;
-      this.#callsInFlight--;
-      this.#inFlightChars -= chars;
-      this.#toIsolate(msg, false, msg.op === 'settle' && msg.ok ? 'result' : 'message');
+      const cancelled = released;
+      release();
+      // A call the script stopped waiting for has no one to tell.
+      if (!cancelled) this.#toIsolate(msg, false, msg.op === 'settle' && msg.ok ? 'result' : 'message');
     };
     const fail = (e: unknown): void => {
       const err = toWireError(e);
@@ -253,10 +273,30 @@ export class Membrane implements MethodContext {
       settle({ op: 'settle', id: callId, ok: false, e: err });
     };
     Promise.resolve()
-      .then(() => this.#invoke(false, h, m, a))
+      .then(() => {
+        // Option schemas read it while the method builds its options (synchronously; options.ts).
+        this.#startingSignal = controller.signal;
+        try {
+          return this.#invoke(false, h, m, a);
+        } finally {
+          this.#startingSignal = undefined;
+        }
+      })
       .then((v) => settle({ op: 'settle', id: callId, ok: true, v: this.encode(v) }), fail)
       .catch(fail);
     return '';
+  }
+
+  /**
+   * The script's AbortSignal aborted a call: the isolate has rejected it already;
+   * here Puppeteer's wait is ended (waits take the signal; other methods run to
+   * their end) and the call's budget is given back at once.
+   */
+  #cancel(callId: unknown): void {
+    const call = typeof callId === 'number' ? this.#calls.get(callId) : undefined;
+    if (call === undefined) return;
+    call.release();
+    call.controller.abort(new MembraneError('the script aborted the call'));
   }
 
   /**
@@ -582,6 +622,8 @@ export class Membrane implements MethodContext {
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
+    // Puppeteer's waits for this request end now, not at their own timeouts.
+    for (const call of [...this.#calls.values()]) call.controller.abort(new MembraneError('the script has ended'));
     for (const t of this.#timers.values()) clearTimeout(t);
     this.#timers.clear();
     for (const { event, fn } of this.#subscriptions) this.page.off(event as 'request', fn as never);

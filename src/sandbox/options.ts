@@ -36,6 +36,11 @@ export interface Clock {
   remainingMs(): number;
   /** The script's default timeout (page.setDefaultTimeout / setDefaultNavigationTimeout); Puppeteer's 30 s when absent. */
   defaultTimeoutMs?(navigation: boolean): number;
+  /**
+   * The signal of the call being started, when the script gave one: aborted when
+   * the script's AbortSignal aborts, so Puppeteer ends the wait on the host too.
+   */
+  signal?(): AbortSignal | undefined;
 }
 
 /**
@@ -79,7 +84,7 @@ export function timeoutMs(v: unknown, where: string): number {
 
 export function options(v: unknown, schema: Schema, clock: Clock, where: string): Record<string, unknown> {
   if (v === undefined || v === null) {
-    return 'timeout' in schema ? { timeout: defaultTimeout(schema, clock) } : {};
+    return 'timeout' in schema ? withSignal({ timeout: defaultTimeout(schema, clock) }, clock) : {};
   }
   if (!isPlainObject(v)) throw new MembraneError(`${where}: options must be an object`);
   const out: Record<string, unknown> = {};
@@ -94,11 +99,19 @@ export function options(v: unknown, schema: Schema, clock: Clock, where: string)
     const value = v[key];
     if (key === 'timeout') {
       out.timeout = clampTimeout(value, clock, where) ?? defaultTimeout(schema, clock);
+      withSignal(out, clock);
       continue;
     }
     if (value === undefined) continue;
     out[key] = checkValue(value, check, clock, `${where}: option "${key}"`);
   }
+  return out;
+}
+
+/** Puppeteer's waits take `signal` (and its other methods ignore it): the call's own, never a script's object. */
+function withSignal(out: Record<string, unknown>, clock: Clock): Record<string, unknown> {
+  const signal = clock.signal?.();
+  if (signal !== undefined) out.signal = signal;
   return out;
 }
 

@@ -32,6 +32,22 @@ describe('membrane budgets', () => {
     await thenNormalRequestSucceeds();
   });
 
+  test('a wait the script aborts ends on the host too: 150 aborted waits in a row never fill the 100 calls in flight', async () => {
+    const r = await run(`
+      const reasons = new Set();
+      for (let i = 0; i < 150; i++) {
+        const c = new AbortController();
+        const wait = page.waitForSelector('#never', { signal: c.signal, timeout: 15000 });
+        c.abort(new Error('changed my mind'));
+        await wait.catch((e) => reasons.add(e.message));
+      }
+      return { reasons: [...reasons], title: await page.title() };
+    `);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body.data, { reasons: ['changed my mind'], title: 'Fixture' });
+    await thenNormalRequestSucceeds();
+  });
+
   test('one argument over 16 Mi characters is refused before the host parses it', async () => {
     const r = await run(`
       try { await page.evaluate((s) => s.length, 'x'.repeat(17 * 1024 * 1024)); return 'passed'; }

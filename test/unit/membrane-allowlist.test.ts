@@ -185,3 +185,24 @@ test("Locator.race takes only this request's locators: the page itself, a made-u
     assert.match(r.e?.message ?? '', message);
   }
 });
+
+test("a wait gets the call's own signal, which the isolate's cancel aborts; other calls get none", async () => {
+  const { m, calls } = membrane();
+  const start = (id: number, method: string, a: unknown[]): void =>
+    assert.equal(m.onHost(JSON.stringify({ op: 'call', id, h: 1, m: method, a })), '');
+  start(7, 'waitForSelector', ['#cancelled', { timeout: 1000 }]);
+  start(8, 'waitForSelector', ['#kept', { timeout: 1000 }]);
+  start(9, 'title', []);
+  // The script's signal aborts before the host has started the call (the fake page answers at once).
+  assert.equal(m.onHost(JSON.stringify({ op: 'cancel', id: 7 })), '');
+  await new Promise((r) => setImmediate(r));
+  const signalOf = (sel: string): AbortSignal | undefined =>
+    (calls.find((c) => c[0] === 'waitForSelector' && c[1] === sel)?.[2] as { signal?: AbortSignal }).signal;
+  assert.equal(signalOf('#cancelled')?.aborted, true);
+  assert.match(String((signalOf('#cancelled')?.reason as Error).message), /the script aborted the call/);
+  assert.equal(signalOf('#kept')?.aborted, false);
+  assert.deepEqual(
+    calls.find((c) => c[0] === 'title'),
+    ['title'],
+  );
+});
