@@ -20,7 +20,7 @@ import { CHROMIUM_PATHS } from '../../src/config.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { until } from '../helpers/wait.js';
 import { hashKey, writeKeyFile } from '../../src/tenancy/keyfile.js';
-import { BASE_IMAGE, Podman, ensureTools, mustRun } from './podman.js';
+import { BASE_IMAGE, Podman, ensureTools, mustRun, run } from './podman.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const IMAGE = 'localhost/pagescript:container-test';
@@ -350,6 +350,45 @@ describe('compose.yaml', { skip }, () => {
       assert.match(JSON.stringify(s.environment), /"REDIS_URL":"redis:\/\/redis:6379"/);
     }
     assert.ok(services.redis && services.balancer);
+  });
+
+  test('podman-compose reads it as Docker Compose does: every value interpolated, each instance run hardened', async () => {
+    // podman-compose 1.0.3 (Debian 12) has no `config`; --dry-run prints the podman commands it would run
+    // (it still makes the project's network, removed below).
+    const engine = new Podman();
+    const project = `pagescript-compose-test-${process.pid}`;
+    try {
+      const env: NodeJS.ProcessEnv = { ...engine.env, API_KEYS: KEY };
+      delete env.METRICS_TOKEN;
+      const r = await run('podman-compose', ['--dry-run', '-p', project, '-f', 'compose.yaml', 'up', '-d'], {
+        timeoutMs: PODMAN_TIMEOUT_MS,
+        env,
+        cwd: ROOT,
+      });
+      const runs = `${r.stdout}\n${r.stderr}`.split('\n').filter((l) => l.startsWith('podman run '));
+      assert.equal(runs.length, 4, `${r.stdout}\n${r.stderr}`);
+      for (const instance of ['pagescript-1', 'pagescript-2']) {
+        const line = runs.find((l) => l.includes(`--name=${project}_${instance}_1 `)) ?? '';
+        for (const flag of [
+          '--read-only',
+          '--cap-drop ALL',
+          '--security-opt no-new-privileges:true',
+          '--security-opt seccomp:./deploy/seccomp-chromium.json',
+          '--tmpfs /tmp:size=512m,mode=1777',
+          '-m 2g',
+          `-e API_KEYS=${KEY}`,
+          '-e REDIS_URL=redis://redis:6379',
+          '-e TRUST_PROXY=1',
+        ])
+          assert.ok(line.includes(` ${flag} `), `${instance} lacks ${flag}: ${line}`);
+        // SECURITY: a variable left as text (podman-compose 1.0.3 does not expand "${X:-}") would become a
+        // METRICS_TOKEN anyone who reads compose.yaml knows.
+        assert.doesNotMatch(line, /\$\{/, `${instance} got a variable unexpanded: ${line}`);
+      }
+    } finally {
+      await engine.podman(['network', 'rm', '-f', `${project}_default`], { timeoutMs: PODMAN_TIMEOUT_MS });
+      await engine.close();
+    }
   });
 
   test('the seccomp profile of compose.yaml is the one the image test ran Chromium under', () => {

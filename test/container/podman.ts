@@ -10,10 +10,19 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, rmdirSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** Debian packages the test needs: the engine, its runtime, the base-image builder, a YAML parser for compose.yaml. */
-export const DEBIAN_PACKAGES = ['podman', 'runc', 'debootstrap', 'python3-yaml'] as const;
+/**
+ * Debian packages the test needs: the engine, its runtime, the base-image builder, a YAML parser and
+ * podman-compose for compose.yaml.
+ */
+export const DEBIAN_PACKAGES = ['podman', 'runc', 'debootstrap', 'python3-yaml', 'podman-compose'] as const;
 /** What each package provides, as the test checks that it is there. */
-const PROVIDED = ['podman', 'runc', 'debootstrap', '/usr/lib/python3/dist-packages/yaml/__init__.py'] as const;
+const PROVIDED = [
+  'podman',
+  'runc',
+  'debootstrap',
+  '/usr/lib/python3/dist-packages/yaml/__init__.py',
+  'podman-compose',
+] as const;
 
 /** Made from Debian's archive with debootstrap when missing; kept between runs as a cache. */
 export const BASE_IMAGE = 'localhost/pagescript-debian:bookworm-slim';
