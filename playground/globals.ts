@@ -30,6 +30,7 @@ export const SCRIPT_GLOBALS: readonly GlobalInfo[] = [
   { label: 'AbortController', type: 'function', detail: 'new AbortController()' },
   { label: 'AbortSignal', type: 'variable' },
   { label: 'KnownDevices', type: 'variable', detail: "KnownDevices['iPhone 15']" },
+  { label: 'Locator', type: 'variable', detail: 'Locator.race([page.locator(a), page.locator(b)])' },
 ];
 
 /** Signatures of the page methods scripts use most; the rest are offered by name. */
@@ -108,6 +109,11 @@ const PAGE_METHOD_NAMES = [
   'emulate',
   'emulateMediaType',
   'emulateTimezone',
+  'emulateMediaFeatures',
+  'emulateVisionDeficiency',
+  'emulateCPUThrottling',
+  'emulateIdleState',
+  'metrics',
   'setGeolocation',
   'setOfflineMode',
   'setCacheEnabled',
@@ -125,6 +131,7 @@ const PAGE_METHOD_NAMES = [
   'addScriptTag',
   'addStyleTag',
   'exposeFunction',
+  'removeExposedFunction',
   // misc
   'bringToFront',
   'isClosed',

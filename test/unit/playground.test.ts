@@ -14,7 +14,8 @@ const ISOLATE_SIDE = new Set(['on', 'once', 'off', 'waitForRequest', 'waitForRes
  * Membrane entries a script does not call on page by that name: plumbing (subscribe), and
  * frameElement, which the page's table shares with the frame's but Puppeteer's Page lacks.
  */
-const NOT_PAGE_API = new Set(['subscribe', 'frameElement']);
+// Host-only names the isolate sends for other things (page.on, Locator.race), and Frame's own.
+const NOT_PAGE_API = new Set(['subscribe', 'frameElement', 'locatorRace']);
 
 const allowed = (name: string): boolean =>
   lookupMethod(false, 'Page', name) !== undefined || lookupMethod(true, 'Page', name) !== undefined;
