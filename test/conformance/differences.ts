@@ -20,7 +20,6 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     reason:
       'page.close() is refused: the page belongs to the request, and closing it would end the request; the service closes it.',
   },
-  'console: console event with args': { onPurpose: false, reason: 'values: ConsoleMessage.args() is empty' },
   'mouse: mouse.drag': {
     onPurpose: true,
     reason:
@@ -39,32 +38,6 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
   'input: should upload the file': {
     onPurpose: true,
     reason: 'elementHandle.uploadFile() is refused: it would read files from the server into the page.',
-  },
-  'console: should work for Error instances': { onPurpose: false, reason: 'values: ConsoleMessage.args() is empty' },
-  'console: should return the first line of the error message in text()': {
-    onPurpose: false,
-    reason: 'values: ConsoleMessage.args() is empty',
-  },
-  'console: should return remote objects': { onPurpose: false, reason: 'values: ConsoleMessage.args() is empty' },
-  'console: should not dispose handles when page has listeners': {
-    onPurpose: false,
-    reason: 'values: ConsoleMessage.args() is empty',
-  },
-  'locator: should work with a frame': { onPurpose: false, reason: "a locator's action event is not offered" },
-  'locator: should work without preconditions': { onPurpose: false, reason: "a locator's action event is not offered" },
-  'locator: Locator.click should work for multiple selectors': {
-    onPurpose: false,
-    reason: "a locator's action event is not offered",
-  },
-  'locator: Locator.hover should work': { onPurpose: false, reason: "a locator's action event is not offered" },
-  'locator: Locator.scroll should work': { onPurpose: false, reason: "a locator's action event is not offered" },
-  'locator: Locator.change should work for selects': {
-    onPurpose: false,
-    reason: "a locator's action event is not offered",
-  },
-  'locator: Locator.click should time out': {
-    onPurpose: false,
-    reason: "a locator does not take the page's default timeout (page.setDefaultTimeout) when it is made",
   },
   'network: response.remoteAddress': {
     onPurpose: true,
