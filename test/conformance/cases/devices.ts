@@ -139,7 +139,8 @@ export const cases: Case[] = [
   {
     area: 'mouse',
     name: 'should not throw if buttons are pressed twice',
-    script: `await page.mouse.down(); await page.mouse.down(); return 'ok';`,
+    // Puppeteer 24 throws here ("'left' is already pressed."): the case compares the message.
+    script: `await page.mouse.down(); return await page.mouse.down().then(() => 'no error', (e) => e.message);`,
   },
   {
     area: 'mouse',
