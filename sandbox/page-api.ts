@@ -156,7 +156,7 @@ export const PAGE_API = {
     createCDPSession: OWN_PAGE_ONLY,
     close: OWN_PAGE_ONLY,
     screencast: OWN_PAGE_ONLY,
-    waitForFileChooser: OWN_PAGE_ONLY,
+    waitForFileChooser: { refused: 'a file chooser exists to hand files of the server to the page' },
     waitForDevicePrompt: OWN_PAGE_ONLY,
     workers: OWN_PAGE_ONLY,
     openDevTools: OWN_PAGE_ONLY,
@@ -220,6 +220,7 @@ export const PAGE_API = {
     remoteObject: CDP_OBJECT,
   },
   Locator: {
+    ...EVENTS, // 'action' only (LocatorEvent.Action): the host listens on the locator and tells the isolate
     click: 'async', // CLICK and WAIT options
     fill: 'async', // a string
     hover: 'async',
@@ -286,7 +287,9 @@ export const PAGE_API = {
     text: 'snapshot',
     location: 'snapshot',
     stackTrace: 'snapshot', // the page's call frames: URLs, lines and function names of the page's scripts
-    args: 'local', // []: the page's values stay in the page
+    // The message's arguments as JSHandles of the page's own values (what console.log was given), in the
+    // request's own page: as evaluateHandle's results, each joins the request's bounded handle table.
+    args: 'sync',
   },
 } as const satisfies Record<HandleKind, KindTable>;
 
@@ -300,6 +303,9 @@ export const HOST_ONLY: Readonly<Partial<Record<HandleKind, Readonly<Record<stri
     subscribe: 'sync', // SECURITY: the host accepts only the event names in its PAGE_EVENTS
     exposeFunction: 'async', // a name string and a function id; the function stays in the isolate
     locatorRace: 'sync', // Locator.race(locators): this request's Locator handles only; the new one joins its table
+  },
+  Locator: {
+    subscribe: 'sync', // SECURITY: the host accepts only 'action', an event with no payload
   },
 };
 

@@ -251,7 +251,7 @@ export function createPageApi(deps: BridgeDeps): Bridge {
 
   // ------------------------------------------------------------ the 'local' entries
   events(Page.prototype);
-  Object.defineProperty(ConsoleMessage.prototype, 'args', { value: () => [], writable: true, configurable: true });
+  events(Locator.prototype);
 
   // asElement(): an ElementHandle is its own element; a JSHandle is none.
   Object.defineProperty(ElementHandle.prototype, 'asElement', {

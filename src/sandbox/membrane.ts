@@ -151,6 +151,8 @@ export class Membrane implements MethodContext {
   /** The script's timers; undefined for one that would fire after the deadline (it never fires). */
   readonly #timers = new Map<number, NodeJS.Timeout | undefined>();
   readonly #subscriptions: { event: string; fn: (...a: unknown[]) => void }[] = [];
+  /** The host's listener on each locator the script listens to: one each, so at most the handle table's bound. */
+  readonly #locatorListeners = new Map<Locator<unknown>, () => void>();
   #dialogHandled = false;
   #disposed = false;
   /** Calls in flight, by the isolate's call id: how to end each one's wait and give its budget back. */
@@ -576,6 +578,22 @@ export class Membrane implements MethodContext {
     this.#subscriptions.push({ event: name, fn: fn as (...a: unknown[]) => void });
   }
 
+  subscribeLocator(locator: Locator<unknown>, event: unknown): void {
+    const name = str(event, 'locator.on: event');
+    // SECURITY: a locator's one event, 'action' (LocatorEvent.Action): it is about to act on the
+    // request's own page. It carries nothing; the listener runs in the isolate.
+    if (name !== 'action')
+      throw new MembraneError(`locator.on("${name.slice(0, 100)}") is not available in pagescript`);
+    const h = this.#ids.get(locator);
+    if (h === undefined) throw new MembraneError('locator.on: not a locator of this script');
+    if (this.#locatorListeners.has(locator)) return; // the isolate keeps the script's listeners
+    // Puppeteer emits it synchronously just before the action, so the event reaches the
+    // isolate before the action's own result does, as a listener in Node sees it.
+    const fn = (): void => this.#toIsolate({ op: 'event', h, event: name, v: this.encode(undefined) }, false, 'event');
+    locator.on('action', fn);
+    this.#locatorListeners.set(locator, fn);
+  }
+
   async exposeFunction(name: unknown, fid: unknown): Promise<void> {
     const n = str(name, 'page.exposeFunction: name');
     const id = num(fid, 'page.exposeFunction: id', 1);
@@ -627,6 +645,8 @@ export class Membrane implements MethodContext {
     for (const t of this.#timers.values()) clearTimeout(t);
     this.#timers.clear();
     for (const { event, fn } of this.#subscriptions) this.page.off(event as 'request', fn as never);
+    for (const [locator, fn] of this.#locatorListeners) locator.off('action', fn);
+    this.#locatorListeners.clear();
     this.#objects.clear();
     this.#ids.clear();
   }

@@ -4,7 +4,17 @@
 // called (its security review is beside each name); a name it does not send to
 // the host is refused here even if an implementation exists, and every name it
 // sends has exactly one implementation here (test/unit/membrane-methods.test.ts).
-import type { Dialog, ElementHandle, Frame, HTTPRequest, HTTPResponse, JSHandle, Page, Touchscreen } from 'puppeteer';
+import type {
+  ConsoleMessage,
+  Dialog,
+  ElementHandle,
+  Frame,
+  HTTPRequest,
+  HTTPResponse,
+  JSHandle,
+  Page,
+  Touchscreen,
+} from 'puppeteer';
 import { Locator } from 'puppeteer';
 import { hostCall } from '../../sandbox/page-api.js';
 import type { HandleKind } from '../../sandbox/wire.js';
@@ -20,6 +30,7 @@ import {
   NAV,
   NETWORK_IDLE,
   PDF,
+  PUPPETEER_DEFAULT_TIMEOUT_MS,
   SCREENSHOT,
   SELECTOR_WAIT,
   TYPE,
@@ -51,6 +62,8 @@ export interface MethodContext {
   /** Checks a URL a script navigates to: scheme allow-list and the egress policy. */
   navigationUrl(v: unknown, where: string): Promise<string>;
   subscribe(event: unknown): void;
+  /** A script's listener for a locator's event: the host listens and tells the isolate. */
+  subscribeLocator(locator: Locator<unknown>, event: unknown): void;
   exposeFunction(name: unknown, fid: unknown): Promise<void>;
   removeExposedFunction(name: unknown): Promise<void>;
   setDefaultTimeout(v: unknown, navigation: boolean): void;
@@ -258,8 +271,18 @@ const FRAME_SYNC: Table<Frame> = {
   isDetached: (f) => f.detached,
   detached: (f) => f.detached,
   page: (f) => f.page(),
-  locator: (f, [sel], c) => f.locator(locatorTarget(sel, 'frame.locator', c) as never),
+  locator: (f, [sel], c) => newLocator(f.locator(locatorTarget(sel, 'frame.locator', c) as never), c),
 };
+
+/**
+ * A new locator waits as long as the page's default timeout says when it is made, as in
+ * Puppeteer (which reads page.getDefaultTimeout() then): here the script's own default
+ * (page.setDefaultTimeout), capped by its remaining time. SECURITY: every locator's waits
+ * are bounded, whatever the real page's default is.
+ */
+function newLocator(l: Locator<unknown>, c: MethodContext): Locator<unknown> {
+  return l.setTimeout(capToDeadline(c.clock.defaultTimeoutMs?.(false) ?? PUPPETEER_DEFAULT_TIMEOUT_MS, c.clock));
+}
 
 function locatorTarget(v: unknown, where: string, c: MethodContext): unknown {
   return typeof v === 'function' || (isPlainObject(v) && v.$ps === 'f') ? c.pageFunction(v, where) : selector(v, where);
@@ -419,7 +442,7 @@ const PAGE_SYNC: Table<Page> = {
   isJavaScriptEnabled: (p) => p.isJavaScriptEnabled(),
   mainFrame: (p) => p.mainFrame(),
   frames: (p) => p.frames(),
-  locator: (p, [sel], c) => p.locator(locatorTarget(sel, 'page.locator', c) as never),
+  locator: (p, [sel], c) => newLocator(p.locator(locatorTarget(sel, 'page.locator', c) as never), c),
   subscribe: (_p, [event], c) => c.subscribe(event),
   locatorRace: (_p, [list], c) => {
     if (!Array.isArray(list) || list.length > MAX_RACED_LOCATORS)
@@ -486,6 +509,7 @@ const LOCATOR: Table<Locator<unknown>> = {
 };
 
 const LOCATOR_SYNC: Table<Locator<unknown>> = {
+  subscribe: (l, [event], c) => c.subscribeLocator(l, event),
   // SECURITY: the locator's own timeout is clamped like every other one.
   setTimeout: (l, [ms], c) => l.setTimeout(capToDeadline(num(ms, 'locator.setTimeout', 0), c.clock)),
   setVisibility: (l, [v]) =>
@@ -599,6 +623,10 @@ const ELEMENT_SYNC: Table<ElementHandle> = {
   frame: (e) => e.frame,
 };
 
+const CONSOLE_SYNC: Table<ConsoleMessage> = {
+  args: (m) => m.args(),
+};
+
 export const SYNC_METHODS: Readonly<Partial<Record<HandleKind, Table<never>>>> = {
   Page: PAGE_SYNC as Table<never>,
   ElementHandle: ELEMENT_SYNC as Table<never>,
@@ -606,6 +634,7 @@ export const SYNC_METHODS: Readonly<Partial<Record<HandleKind, Table<never>>>> =
   Locator: LOCATOR_SYNC as Table<never>,
   HTTPRequest: REQUEST_SYNC as Table<never>,
   HTTPResponse: RESPONSE_SYNC as Table<never>,
+  ConsoleMessage: CONSOLE_SYNC as Table<never>,
 };
 
 export function lookupMethod(sync: boolean, kind: HandleKind, method: string): Impl<never> | undefined {

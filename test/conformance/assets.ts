@@ -15,7 +15,7 @@ const TEXTAREA = `<!DOCTYPE html><html><head><title>Textarea test</title></head>
 <input type="text" />
 <script>
   window.result = '';
-  let textarea = document.querySelector('textarea');
+  window.textarea = document.querySelector('textarea');
   textarea.addEventListener('input', () => result = textarea.value, false);
 </script></body></html>`;
 
@@ -71,6 +71,7 @@ const KEYBOARD = `<!DOCTYPE html><html><head><title>Keyboard test</title></head>
   textarea.addEventListener('keydown', event => log('Keydown:', event.key, event.code, event.which, modifiers(event)));
   textarea.addEventListener('keypress', event => log('Keypress:', event.key, event.code, event.which, event.charCode, modifiers(event)));
   textarea.addEventListener('keyup', event => log('Keyup:', event.key, event.code, event.which, modifiers(event)));
+  textarea.addEventListener('input', event => log('input:', event.data, event.inputType, event.isComposing));
   function modifiers(event) {
     let m = [];
     if (event.altKey) m.push('Alt');
@@ -213,6 +214,75 @@ const INPUT_RICH = `<!DOCTYPE html><html><head><title>Rich input</title></head><
     for (const t of ['focus', 'blur', 'input', 'change']) el.addEventListener(t, (e) => events.push(e.target.id + ':' + t));
 </script></body></html>`;
 
+const CONSOLE_TRACE = `<!DOCTYPE html>
+<html>
+<head><title>console.trace test</title></head>
+<body>
+  <script>
+    function foo() {
+      console.trace('yellow');
+    }
+    function bar() {
+      foo();
+    }
+    bar();
+  </script>
+</body>
+</html>`;
+
+const WHEEL = `<!DOCTYPE html><html><head><style>
+body { min-height: 100vh; margin: 0; display: flex; align-items: center; justify-content: center; }
+div { width: 105px; height: 105px; background: #ccc; padding: 5px; transform-origin: center; }
+</style></head><body>
+<div></div>
+<script>
+  let scale = 1;
+  const el = document.querySelector('div');
+  el.onwheel = (event) => {
+    event.preventDefault();
+    scale += event.deltaY * -0.01;
+    scale = Math.min(Math.max(0.125, scale), 4);
+    el.style.transform = 'scale(' + scale + ')';
+  };
+</script></body></html>`;
+
+const MOBILE = `<!DOCTYPE html><html><head>
+<meta name="viewport" content="width=device-width, user-scalable=no" />
+</head><body>mobile</body></html>`;
+
+const ONE_STYLE = `<!DOCTYPE html><link rel="stylesheet" href="./one-style.css"><div>hello, world!</div>`;
+
+const P_SELECTORS = `<!DOCTYPE html><html><body>
+<div id="a">hello <button id="b">world</button><span id="f"></span>
+  <div id="c"></div>
+</div>
+<script>
+  const topShadow = document.querySelector('#c');
+  topShadow.attachShadow({ mode: 'open' });
+  topShadow.shadowRoot.innerHTML = '<div id="d"><div id="e"></div></div>';
+</script></body></html>`;
+
+const FILE_UPLOAD = `<!DOCTYPE html><html><head><title>File upload test</title></head><body>
+<form action="/upload" method="post" enctype="multipart/form-data">
+  <input type="file" name="file1">
+  <input type="submit">
+</form></body></html>`;
+
+/** A 302 to `to`, as Puppeteer's test server's setRedirect. */
+function redirect(to: string): Route {
+  return (_req, res) => {
+    res.writeHead(302, { location: to });
+    res.end();
+  };
+}
+
+function css(body: string): Route {
+  return (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/css' });
+    res.end(body);
+  };
+}
+
 export const ASSETS: Record<string, Route> = {
   '/empty.html': html('<!DOCTYPE html><html><head></head><body></body></html>'),
   '/title.html': html(TITLE),
@@ -241,6 +311,25 @@ export const ASSETS: Record<string, Route> = {
   '/tamperedGlobals.html': html(TAMPERED),
   '/historyapi.html': html(HISTORY_API),
   '/error.html': html(ERROR_PAGE),
+  '/consoletrace.html': html(CONSOLE_TRACE),
+  '/input/wheel.html': html(WHEEL),
+  '/input/fileupload.html': html(FILE_UPLOAD),
+  '/mobile.html': html(MOBILE),
+  '/one-style.html': html(ONE_STYLE),
+  '/one-style.css': css('body { background-color: pink; }'),
+  '/p-selectors.html': html(P_SELECTORS),
+  // Puppeteer's tests set these with server.setRoute / setRedirect before navigating.
+  '/cookies/httponly.html': html('<!DOCTYPE html>', 200, { 'set-cookie': 'a=b; HttpOnly; Path=/' }),
+  '/cookies/strict.html': html('<!DOCTYPE html>', 200, { 'set-cookie': 'a=b; SameSite=Strict' }),
+  '/cookies/lax.html': html('<!DOCTYPE html>', 200, { 'set-cookie': 'a=b; SameSite=Lax' }),
+  '/non-existing-page.html': redirect('/non-existing-page-2.html'),
+  '/non-existing-page-2.html': redirect('/non-existing-page-3.html'),
+  '/non-existing-page-3.html': redirect('/non-existing-page-4.html'),
+  '/non-existing-page-4.html': redirect('/empty.html'),
+  '/rrredirect': redirect('/headers.json'),
+  '/rredirect': redirect('/empty.html'),
+  '/non-existing.json': redirect('/non-existing-2.json'),
+  '/non-existing-2.json': redirect('/simple.json'),
   '/simple.json': (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{"foo": "bar"}\n');

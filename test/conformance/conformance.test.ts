@@ -9,19 +9,39 @@ import puppeteer, { KnownDevices, Locator, type Browser } from 'puppeteer';
 import { FixtureServer } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { ASSETS } from './assets.js';
+import { cases as consoleCases } from './cases/console.js';
+import { cases as cookies } from './cases/cookies.js';
+import { cases as devices } from './cases/devices.js';
 import { cases as evaluation } from './cases/evaluation.js';
+import { cases as filechooser } from './cases/filechooser.js';
 import { cases as input } from './cases/input.js';
+import { cases as locator } from './cases/locator.js';
 import { cases as network } from './cases/network.js';
 import { cases as pageCases } from './cases/page.js';
+import { cases as queryhandler } from './cases/queryhandler.js';
 import { cases as queryselector } from './cases/queryselector.js';
+import { cases as requestinterception } from './cases/requestinterception.js';
+import { cases as screenshot } from './cases/screenshot.js';
 import { KNOWN_DIFFERENCES } from './differences.js';
 import { caseId, describeOutcome, runRaw, same, wrap, type Case, type Outcome, type Urls } from './harness.js';
 
 // CONFORMANCE_AREAS=evaluation,page runs those areas only (while working on them).
 const AREAS = process.env.CONFORMANCE_AREAS?.split(',').filter(Boolean);
-const ALL: Case[] = [...evaluation, ...queryselector, ...pageCases, ...input, ...network].filter(
-  (c) => AREAS === undefined || AREAS.includes(c.area),
-);
+const ALL: Case[] = [
+  ...evaluation,
+  ...queryselector,
+  ...queryhandler,
+  ...pageCases,
+  ...consoleCases,
+  ...input,
+  ...devices,
+  ...locator,
+  ...filechooser,
+  ...network,
+  ...requestinterception,
+  ...cookies,
+  ...screenshot,
+].filter((c) => AREAS === undefined || AREAS.includes(c.area));
 const SCRIPT_TIMEOUT_MS = 5_000;
 const EXECUTABLE = process.env.PUPPETEER_EXECUTABLE_PATH ?? '/usr/lib/chromium/chromium';
 

@@ -20,11 +20,24 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     reason:
       'page.close() is refused: the page belongs to the request, and closing it would end the request; the service closes it.',
   },
-  'console: console event with args': { onPurpose: false, reason: 'values: ConsoleMessage.args() is empty' },
   'mouse: mouse.drag': {
     onPurpose: true,
     reason:
       'page.setDragInterception() and the drag methods are refused: drag data can name files on the server, which Chromium would read into the page.',
+  },
+  'mouse: should reset properly': {
+    onPurpose: true,
+    reason:
+      'The middle mouse button is refused: on Linux a middle click pastes the selection clipboard, which every request shares.',
+  },
+  'input: Page.waitForFileChooser should work when file input is attached to DOM': {
+    onPurpose: true,
+    reason:
+      'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: should upload the file': {
+    onPurpose: true,
+    reason: 'elementHandle.uploadFile() is refused: it would read files from the server into the page.',
   },
   'network: response.remoteAddress': {
     onPurpose: true,
