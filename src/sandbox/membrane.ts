@@ -42,6 +42,8 @@ export interface MembraneDeps {
   recentFailure?: RecentFailure;
   /** True once the script's deadline has passed: no call starts after it. */
   expired?(): boolean;
+  /** Milliseconds for the host CPU budget's accounting; performance.now() unless a test gives its own. */
+  now?(): number;
   /** Delivers a message (JSON text) to the isolate's receive(); resolves with its (JSON) answer. */
   toIsolate(json: string, wantAnswer: boolean): Promise<string | undefined>;
 }
@@ -363,12 +365,13 @@ export class Membrane implements MethodContext {
     const cpuBudgetMs = this.#deps.limits.maxHostCpuMs ?? MAX_HOST_CPU_MS;
     if (this.#hostCpuMs > cpuBudgetMs)
       throw budgetError(`${m}: this script has used its host CPU budget (${cpuBudgetMs} ms)`);
-    const t0 = performance.now();
+    const now = this.#deps.now ?? ((): number => performance.now());
+    const t0 = now();
     try {
       // Arguments stay as the isolate sent them (JSON); each method decodes what it accepts.
       return impl(entry.obj as never, a, this);
     } finally {
-      this.#hostCpuMs += performance.now() - t0;
+      this.#hostCpuMs += now() - t0;
     }
   }
 
