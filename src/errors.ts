@@ -117,8 +117,9 @@ export const ERRORS = {
   PAYLOAD_TOO_LARGE: {
     status: 413,
     message: 'Request body too large',
-    meaning: 'The body is larger than `MAX_BODY_BYTES`.',
-    action: 'Send a smaller script.',
+    meaning:
+      'The body is larger than `MAX_BODY_BYTES`, or is sent in so many tiny chunks (or with so much chunk framing) that reading it would cost far more than its size.',
+    action: 'Send a smaller script, with `Content-Length` or in chunks of 1 KiB or more.',
   },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,

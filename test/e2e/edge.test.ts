@@ -272,6 +272,62 @@ describe('early replies close the body', () => {
     assert.equal((JSON.parse(r.body) as { code: string }).code, 'PAYLOAD_TOO_LARGE');
   });
 
+  /** Sends request headers for a chunked body, then frames of frame() as fast as the server takes them, until it closes. */
+  async function chunkedUntilClosed(frame: Buffer): Promise<{ c: RawConnection; serverBytesRead: number }> {
+    const server = nextServerSocket();
+    const c = await open();
+    const serverSide = await server;
+    c.socket.write(
+      `POST /api/scrape HTTP/1.1\r\nHost: x\r\nX-Gateway-Key: ${TEST_KEY}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    );
+    const pump = (): void => {
+      while (!c.socket.destroyed && c.socket.write(frame));
+      if (!c.socket.destroyed) c.socket.once('drain', pump);
+    };
+    pump();
+    await within(c.closed, 'the server to close the connection');
+    return { c, serverBytesRead: serverSide.bytesRead };
+  }
+
+  test('a body sent as one-byte chunks is refused with 413 after a bounded number of pieces, not parsed piece by piece', async () => {
+    // Each 1-byte piece costs the front an event and a buffer: a 1 MiB body this way once held ~500 MB for 13 s.
+    const { c, serverBytesRead } = await chunkedUntilClosed(Buffer.from('1\r\n \r\n'.repeat(4096)));
+    const r = parseResponse(c.received());
+    assert.equal(r.status, 413, c.received().slice(0, 200));
+    assert.equal(r.headers.connection, 'close');
+    assert.equal((JSON.parse(r.body) as { code: string }).code, 'PAYLOAD_TOO_LARGE');
+    assert.match((JSON.parse(r.body) as { error: string }).error, /too many pieces/);
+    assert.ok(serverBytesRead <= 2 * MAX_BODY_BYTES, `read ${serverBytesRead} bytes`);
+  });
+
+  test('chunks that carry large chunk extensions are refused with 413 once the framing outweighs the body; at most ~2 × MAX_BODY_BYTES is read', async () => {
+    // Node allows 16 KiB of extensions per chunk: without a bound on the wire, one client had 1.2 GB read in 5 s.
+    const ext = `;${'e'.repeat(8000)}=${'v'.repeat(8000)}`;
+    const { c, serverBytesRead } = await chunkedUntilClosed(Buffer.from(`1${ext}\r\n \r\n`));
+    const r = parseResponse(c.received());
+    assert.equal(r.status, 413, c.received().slice(0, 200));
+    assert.equal((JSON.parse(r.body) as { code: string }).code, 'PAYLOAD_TOO_LARGE');
+    assert.ok(serverBytesRead <= 2 * MAX_BODY_BYTES + 256 * 1024, `read ${serverBytesRead} bytes`);
+  });
+
+  test('a body in ordinary chunks (1 KiB) close to MAX_BODY_BYTES is read whole and served', async () => {
+    const body = scrapeBody(`return 7 // ${'p'.repeat(MAX_BODY_BYTES - 2048)}`);
+    const frames: string[] = [];
+    for (let i = 0; i < body.length; i += 1024) {
+      const part = body.slice(i, i + 1024);
+      frames.push(`${part.length.toString(16)}\r\n${part}\r\n`);
+    }
+    const c = await open();
+    c.socket.write(
+      `POST /api/scrape HTTP/1.1\r\nHost: x\r\nX-Gateway-Key: ${TEST_KEY}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${frames.join('')}0\r\n\r\n`,
+    );
+    await c.until(/\r\n\r\n\{.*\}$/s);
+    const r = parseResponse(c.received());
+    assert.equal(r.status, 200, r.body.slice(0, 200));
+    assert.equal((JSON.parse(r.body) as { data: number }).data, 7);
+    c.socket.destroy();
+  });
+
   test('a reply after the whole body was read keeps the connection open for the next request', async () => {
     const c = await open();
     c.socket.write(httpRequest('POST', '/api/scrape', keyed(), '{}'));
