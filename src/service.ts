@@ -110,6 +110,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
   const server = createEdgeServer(config, logger, (req, res) => app?.handle(req, res), {
     onDropped: () => app?.metrics.connectionsDropped.inc(),
     onRequestTimeout: () => app?.metrics.requestTimeouts.inc(),
+    onReplyCut: (reason) => app?.metrics.repliesCut.inc({ reason }),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

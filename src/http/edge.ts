@@ -8,11 +8,17 @@ import type { Duplex } from 'node:stream';
 import type { Config } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { errorBody, setReplyLimits } from './reply.js';
+import { errorBody, setReplyLimits, type ReplyLimits } from './reply.js';
+import { ReplyBudget } from './reply-budget.js';
 
 export type EdgeConfig = Pick<
   Config,
-  'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'replyStallTimeoutMs' | 'maxConnections'
+  | 'headersTimeoutMs'
+  | 'requestTimeoutMs'
+  | 'keepAliveTimeoutMs'
+  | 'replyStallTimeoutMs'
+  | 'replyMemoryBytes'
+  | 'maxConnections'
 >;
 
 export interface EdgeEvents {
@@ -20,6 +26,8 @@ export interface EdgeEvents {
   onDropped?(): void;
   /** A request's headers or body did not arrive in time; it got 408. */
   onRequestTimeout?(): void;
+  /** A reply was cut off: its reader took nothing for REPLY_STALL_TIMEOUT_MS, or REPLY_MEMORY_BYTES was needed. */
+  onReplyCut?(reason: 'stall' | 'memory'): void;
 }
 
 /** Sockets whose request ran out of time (and got 408 from here), so the route can log that outcome. */
@@ -52,6 +60,20 @@ export function createEdgeServer(
 ): Server {
   /** The reply in progress on each socket, so a late 408 is not written into the middle of one. */
   const replying = new WeakMap<Duplex, ServerResponse>();
+  const limits: ReplyLimits = {
+    stallTimeoutMs: config.replyStallTimeoutMs,
+    budget: new ReplyBudget(config.replyMemoryBytes),
+    onCut: (res, reason) => {
+      events.onReplyCut?.(reason);
+      // The request was logged when its reply started; this says the client did not get all of it.
+      logger.info(
+        { requestId: res.getHeader('x-request-id'), reason, code: 'REPLY_CUT' },
+        reason === 'stall'
+          ? 'reply cut off: the client took none of it for REPLY_STALL_TIMEOUT_MS'
+          : 'reply cut off: REPLY_MEMORY_BYTES were held, and its key held the most',
+      );
+    },
+  };
   const server = createServer(
     {
       keepAlive: true,
@@ -69,7 +91,7 @@ export function createEdgeServer(
       res.once('finish', () => {
         if (replying.get(req.socket) === res) replying.delete(req.socket);
       });
-      setReplyLimits(res, { stallTimeoutMs: config.replyStallTimeoutMs });
+      setReplyLimits(res, limits);
       handler(req, res);
     },
   );

@@ -473,3 +473,77 @@ describe('MAX_CONNECTIONS', () => {
     }
   });
 });
+
+describe('REPLY_MEMORY_BYTES', () => {
+  test("one key's slow readers cannot pin replies past REPLY_MEMORY_BYTES: its own oldest reply is cut, and another key's reply is served whole", async () => {
+    const OTHER_KEY = 'other-key-0123456789abcdef';
+    const own = await startTestService(
+      {
+        API_KEYS: `${TEST_KEY},${OTHER_KEY}`,
+        EGRESS_ALLOWLIST: fixtures.allowEntry,
+        MAX_RESULT_BYTES: String(16 * 1024 * 1024),
+        // Room for one big reply and a half: the second is over it.
+        REPLY_MEMORY_BYTES: String(20 * 1024 * 1024),
+        // Long enough that nothing here is cut for stalling: only for memory.
+        REPLY_STALL_TIMEOUT_MS: '600000',
+        SCRIPT_MEMORY_MB: '256',
+        SCRIPT_TIMEOUT_MS: '10000',
+        METRICS_TOKEN: 'reply-metrics-token-0123',
+      },
+      {},
+      log.logger,
+    );
+    const conns: RawConnection[] = [];
+    try {
+      /** A big reply for key, read until it has started, then left unread; resolves with the server's side. */
+      const slowReply = async (key: string): Promise<{ c: RawConnection; serverClosed: Promise<void> }> => {
+        const server = new Promise<Socket>((resolve) =>
+          own.service.server.once('connection', (s: Socket) => resolve(s)),
+        );
+        const c = await rawConnect(own.service.port);
+        conns.push(c);
+        const serverSide = await server;
+        const serverClosed = new Promise<void>((resolve) => serverSide.once('close', () => resolve()));
+        c.socket.write(
+          httpRequest(
+            'POST',
+            '/api/scrape',
+            keyed({ 'X-Gateway-Key': key }),
+            scrapeBody(`return 's'.repeat(${BIG_REPLY_CHARS})`, { outputFormat: 'html' }),
+          ),
+        );
+        await c.until(/^HTTP\/1\.1 200 /);
+        c.socket.pause();
+        return { c, serverClosed };
+      };
+      const first = await slowReply(TEST_KEY);
+      const second = await slowReply(TEST_KEY);
+      await within(first.serverClosed, "the key's oldest reply to be cut off");
+      assert.match(await own.service.app.metrics.text(), /pagescript_replies_cut_total\{reason="memory"\} 1\b/);
+
+      // Another key asks for as much and reads it: the slow key's reply gives way, not this one.
+      const reader = await rawConnect(own.service.port);
+      conns.push(reader);
+      reader.socket.write(
+        httpRequest(
+          'POST',
+          '/api/scrape',
+          keyed({ 'X-Gateway-Key': OTHER_KEY, Connection: 'close' }),
+          scrapeBody(`return 'r'.repeat(${BIG_REPLY_CHARS})`, { outputFormat: 'html' }),
+        ),
+      );
+      await within(reader.closed, 'the reply to be read whole');
+      const r = parseResponse(reader.received());
+      assert.equal(r.status, 200);
+      assert.equal(r.body.length, BIG_REPLY_CHARS);
+      await within(second.serverClosed, "the slow key's other reply to be cut off");
+      assert.ok(
+        log.lines.some((l) => l.code === 'REPLY_CUT' && l.reason === 'memory' && l.level === 30),
+        'the cut is logged at info',
+      );
+    } finally {
+      for (const c of conns) c.socket.destroy();
+      await own.close();
+    }
+  });
+});
