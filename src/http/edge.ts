@@ -50,6 +50,12 @@ function rawReply(status: number, reason: string, body: string): string {
   );
 }
 
+/**
+ * Requests a connection may have sent and not yet been answered (HTTP/1.1
+ * pipelining). Clients that pipeline at all (few do) send a handful.
+ */
+export const MAX_UNANSWERED_REQUESTS = 16;
+
 const TIMEOUT_BODY = JSON.stringify(errorBody(new ApiError('REQUEST_TIMEOUT')));
 
 export function createEdgeServer(
@@ -60,6 +66,8 @@ export function createEdgeServer(
 ): Server {
   /** The reply in progress on each socket, so a late 408 is not written into the middle of one. */
   const replying = new WeakMap<Duplex, ServerResponse>();
+  /** Requests on each socket whose reply has not been sent (or dropped) yet. */
+  const unanswered = new WeakMap<Duplex, number>();
   const limits: ReplyLimits = {
     stallTimeoutMs: config.replyStallTimeoutMs,
     budget: new ReplyBudget(config.replyMemoryBytes),
@@ -86,6 +94,19 @@ export function createEdgeServer(
       connectionsCheckingInterval: checkingIntervalMs(config),
     },
     (req, res) => {
+      const socket = req.socket;
+      const waiting = (unanswered.get(socket) ?? 0) + 1;
+      // SECURITY: Node parses every request a client pipelines, whether or not
+      // it reads the replies: one connection that never read had ~1,100
+      // requests in flight (22 KB each), eight had 200 MB, with no key. Past
+      // MAX_UNANSWERED_REQUESTS, the connection is closed and its requests dropped.
+      if (waiting > MAX_UNANSWERED_REQUESTS) {
+        logger.debug({ code: 'TOO_MANY_PIPELINED' }, 'too many unanswered pipelined requests; connection closed');
+        socket.destroy();
+        return;
+      }
+      unanswered.set(socket, waiting);
+      res.once('close', () => unanswered.set(socket, (unanswered.get(socket) ?? 1) - 1));
       replying.set(req.socket, res);
       // The next request on a kept-alive connection has no reply in progress yet.
       res.once('finish', () => {

@@ -5,9 +5,11 @@
 // timeouts are short here (about a second); each test waits for the event,
 // never for a time.
 import assert from 'node:assert/strict';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
+import { MAX_UNANSWERED_REQUESTS } from '../../src/http/edge.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { httpRequest, parseResponse, rawConnect, type RawConnection } from '../helpers/raw-client.js';
 import { TEST_KEY, capturingLogger, startTestService, type TestService } from '../helpers/service.js';
@@ -443,6 +445,51 @@ describe('honest outcomes', () => {
     }
     const wrong = await svc.post({ url: fixtures.url('/example') }, { 'x-gateway-key': 'ps_wrong_0123456789abcdef' });
     assert.equal(wrong.status, 401, 'the first real guess from this address is still a 401');
+  });
+});
+
+describe('pipelining', () => {
+  /** Requests the edge handed to the app (which names each reply at once) from the next connection accepted. */
+  async function countedConnection(): Promise<{
+    c: RawConnection;
+    requests: () => number;
+    serverClosed: Promise<void>;
+  }> {
+    const server = nextServerSocket();
+    const c = await open();
+    const serverSide = await server;
+    let n = 0;
+    // Runs after the edge's own listener: a request it handed on has its X-Request-Id set.
+    const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+      if (req.socket === serverSide && res.getHeader('x-request-id') !== undefined) n++;
+    };
+    svc.service.server.on('request', onRequest);
+    const serverClosed = new Promise<void>((resolve) =>
+      serverSide.once('close', () => {
+        svc.service.server.off('request', onRequest);
+        resolve();
+      }),
+    );
+    return { c, requests: () => n, serverClosed };
+  }
+
+  test('a client that pipelines a thousand requests and reads nothing is closed after MAX_UNANSWERED_REQUESTS, not served a thousand', async () => {
+    const { c, requests, serverClosed } = await countedConnection();
+    c.socket.pause();
+    c.socket.write(httpRequest('GET', '/health', {}).repeat(1000));
+    await within(serverClosed, 'the server to close the connection');
+    assert.ok(requests() <= MAX_UNANSWERED_REQUESTS, `${requests()} requests reached the app`);
+    c.socket.destroy();
+  });
+
+  test('a client that pipelines a few requests gets every reply, in order', async () => {
+    const { c } = await countedConnection();
+    const ids = Array.from({ length: 8 }, (_, i) => `pipelined-${i}`);
+    c.socket.write(ids.map((id) => httpRequest('GET', '/health', { 'X-Request-Id': id })).join(''));
+    await c.until(new RegExp(`${ids.at(-1) ?? ''}[^]*"status":"ok"[^]*\\}$`));
+    const order = [...c.received().matchAll(/X-Request-Id: (pipelined-\d+)/g)].map((m) => m[1]);
+    assert.deepEqual(order, ids);
+    c.socket.destroy();
   });
 });
 
