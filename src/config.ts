@@ -65,6 +65,8 @@ export interface Config {
   readonly replyMemoryBytes: number;
   /** Open connections at once; past it, new connections are closed at once. */
   readonly maxConnections: number;
+  /** Open connections at once from one client address (IPv6: one /64); not applied behind TRUST_PROXY balancers. */
+  readonly maxConnectionsPerAddress: number;
   readonly maxBodyBytes: number;
   readonly maxResultBytes: number;
   readonly maxLogLines: number;
@@ -157,6 +159,15 @@ export function defaultReplyMemoryBytes(maxConcurrency: number, maxResultBytes: 
  */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
 
+/**
+ * The default MAX_CONNECTIONS_PER_ADDRESS: an eighth of MAX_CONNECTIONS, so
+ * that one address (a client, or everyone behind one NAT) cannot take them
+ * all, while an office behind one address still has room.
+ */
+export function defaultMaxConnectionsPerAddress(maxConnections: number): number {
+  return Math.max(1, Math.floor(maxConnections / 8));
+}
+
 export function parseEgressAllowlist(value: string, problems: string[]): EgressAllowEntry[] {
   const out: EgressAllowEntry[] = [];
   for (const raw of value.split(',')) {
@@ -248,6 +259,7 @@ export function loadConfig(env: Env = process.env): Config {
       `REQUEST_TIMEOUT_MS: ${requestTimeoutMs} must not be less than HEADERS_TIMEOUT_MS (${headersTimeoutMs}); it covers the headers too`,
     );
 
+  const maxConnections = int('MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000);
   const maxConcurrency = int('MAX_CONCURRENCY', defaultConcurrency(), 1, 256);
   const maxResultBytes = int('MAX_RESULT_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024);
   const replyMemoryBytes = int(
@@ -283,7 +295,13 @@ export function loadConfig(env: Env = process.env): Config {
     keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', 10_000, 100, 600_000),
     replyStallTimeoutMs: int('REPLY_STALL_TIMEOUT_MS', 30_000, 100, 600_000),
     replyMemoryBytes,
-    maxConnections: int('MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
+    maxConnections,
+    maxConnectionsPerAddress: int(
+      'MAX_CONNECTIONS_PER_ADDRESS',
+      defaultMaxConnectionsPerAddress(maxConnections),
+      1,
+      1_000_000,
+    ),
     maxBodyBytes: int('MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     maxResultBytes,
     maxLogLines: int('MAX_LOG_LINES', 1000, 1, 100_000),

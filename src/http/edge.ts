@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import type { Config } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { normalizeAddress } from './address.js';
 import { errorBody, setReplyLimits, type ReplyLimits } from './reply.js';
 import { ReplyBudget } from './reply-budget.js';
 
@@ -19,11 +20,15 @@ export type EdgeConfig = Pick<
   | 'replyStallTimeoutMs'
   | 'replyMemoryBytes'
   | 'maxConnections'
+  | 'maxConnectionsPerAddress'
+  | 'trustProxy'
 >;
 
 export interface EdgeEvents {
   /** A connection was refused because MAX_CONNECTIONS were open. */
   onDropped?(): void;
+  /** A connection was refused because MAX_CONNECTIONS_PER_ADDRESS were open from its address. */
+  onDroppedPerAddress?(): void;
   /** A request's headers or body did not arrive in time; it got 408. */
   onRequestTimeout?(): void;
   /** A reply was cut off: its reader took nothing for REPLY_STALL_TIMEOUT_MS, or REPLY_MEMORY_BYTES was needed. */
@@ -121,6 +126,30 @@ export function createEdgeServer(
   // SECURITY: past this many open connections, new ones are closed at once ('drop').
   server.maxConnections = config.maxConnections;
   server.on('drop', () => events.onDropped?.());
+  // SECURITY: without a cap per address, one client could hold every one of
+  // MAX_CONNECTIONS (trickling headers just inside HEADERS_TIMEOUT_MS, and
+  // reconnecting) and so refuse every other tenant. Counted as the guessing
+  // brake counts (IPv4, IPv6 /64). Behind balancers (TRUST_PROXY) every
+  // connection comes from one of them: the balancer must limit its clients.
+  if (config.trustProxy === 0) {
+    // At most one entry per open connection, so at most MAX_CONNECTIONS entries.
+    const openFrom = new Map<string, number>();
+    server.on('connection', (socket: Socket) => {
+      const address = normalizeAddress(socket.remoteAddress ?? 'unknown');
+      const open = openFrom.get(address) ?? 0;
+      if (open >= config.maxConnectionsPerAddress) {
+        events.onDroppedPerAddress?.();
+        socket.destroy();
+        return;
+      }
+      openFrom.set(address, open + 1);
+      socket.once('close', () => {
+        const left = (openFrom.get(address) ?? 1) - 1;
+        if (left > 0) openFrom.set(address, left);
+        else openFrom.delete(address);
+      });
+    });
+  }
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const inReply = replying.get(socket)?.headersSent === true;
     if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {

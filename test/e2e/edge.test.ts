@@ -494,12 +494,66 @@ describe('pipelining', () => {
 });
 
 describe('MAX_CONNECTIONS', () => {
-  test('past MAX_CONNECTIONS new connections are closed at once; once one closes, the next is served', async () => {
-    const own = await startTestService({ MAX_CONNECTIONS: '3', METRICS_TOKEN: 'cap-metrics-token-0123' });
+  const openConnections = (own: TestService): Promise<number> =>
+    new Promise((resolve, reject) => own.service.server.getConnections((e, n) => (e ? reject(e) : resolve(n))));
+
+  test('one address cannot take every connection: past MAX_CONNECTIONS_PER_ADDRESS its new ones are closed, and another address is served', async () => {
+    const own = await startTestService({
+      MAX_CONNECTIONS: '8',
+      MAX_CONNECTIONS_PER_ADDRESS: '3',
+      METRICS_TOKEN: 'addr-metrics-token-0123',
+    });
     const conns: RawConnection[] = [];
     try {
-      const count = (): Promise<number> =>
-        new Promise((resolve, reject) => own.service.server.getConnections((e, n) => (e ? reject(e) : resolve(n))));
+      const count = (): Promise<number> => openConnections(own);
+      await until(async () => (await count()) === 0, 'no connection open');
+      // The hostile client, from 127.0.0.3, holds as many as it may and asks for more.
+      for (let i = 0; i < 3; i++) conns.push(await rawConnect(own.service.port, '127.0.0.3'));
+      const refused = await rawConnect(own.service.port, '127.0.0.3');
+      await within(refused.closed, 'the server to close the connection over the per-address cap');
+      assert.equal(refused.receivedBytes(), 0, 'closed without an answer');
+      assert.match(await own.service.app.metrics.text(), /pagescript_connections_dropped_per_address_total 1\b/);
+      // Another client, from another address, is served.
+      const other = await rawConnect(own.service.port, '127.0.0.4');
+      conns.push(other);
+      other.socket.write(httpRequest('GET', '/health', {}));
+      await other.until(/"status":"ok"/);
+      // Once one of its connections closes, the first address may open another.
+      conns.shift()?.socket.destroy();
+      await until(async () => (await count()) === 3, 'a connection to close');
+      const again = await rawConnect(own.service.port, '127.0.0.3');
+      conns.push(again);
+      again.socket.write(httpRequest('GET', '/health', {}));
+      await again.until(/"status":"ok"/);
+    } finally {
+      for (const c of conns) c.socket.destroy();
+      await own.close();
+    }
+  });
+
+  test('behind balancers (TRUST_PROXY) the cap per address is not applied: every connection comes from a balancer', async () => {
+    const own = await startTestService({ TRUST_PROXY: '1', MAX_CONNECTIONS_PER_ADDRESS: '1' });
+    const conns: RawConnection[] = [];
+    try {
+      for (let i = 0; i < 2; i++) conns.push(await rawConnect(own.service.port));
+      for (const c of conns) c.socket.write(httpRequest('GET', '/health', {}));
+      for (const c of conns) await c.until(/"status":"ok"/);
+    } finally {
+      for (const c of conns) c.socket.destroy();
+      await own.close();
+    }
+  });
+
+  test('past MAX_CONNECTIONS new connections are closed at once; once one closes, the next is served', async () => {
+    const own = await startTestService({
+      MAX_CONNECTIONS: '3',
+      // All from 127.0.0.1 here: the cap per address is not what this test is about.
+      MAX_CONNECTIONS_PER_ADDRESS: '3',
+      METRICS_TOKEN: 'cap-metrics-token-0123',
+    });
+    const conns: RawConnection[] = [];
+    try {
+      const count = (): Promise<number> => openConnections(own);
       // The test's own HTTP client may hold a keep-alive connection from start-up checks: wait for none.
       await until(async () => (await count()) === 0, 'no connection open');
       for (let i = 0; i < 3; i++) conns.push(await rawConnect(own.service.port));

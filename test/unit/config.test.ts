@@ -78,6 +78,12 @@ test('the edge: headers 20 s, whole request 30 s, idle keep-alive 10 s, stalled 
   );
 });
 
+test('connections per address default to an eighth of MAX_CONNECTIONS (at least one)', () => {
+  assert.equal(loadConfig({}).maxConnectionsPerAddress, 128);
+  assert.equal(loadConfig({ MAX_CONNECTIONS: '4000' }).maxConnectionsPerAddress, 500);
+  assert.equal(loadConfig({ MAX_CONNECTIONS: '3' }).maxConnectionsPerAddress, 1);
+});
+
 test('replies held for their readers default to two full-size replies per script slot, and must fit one', () => {
   const c = loadConfig({ MAX_CONCURRENCY: '3', MAX_RESULT_BYTES: String(4 * 1024 * 1024) });
   assert.equal(c.replyMemoryBytes, 2 * 3 * 4 * 1024 * 1024);
