@@ -33,8 +33,14 @@ interface Entry {
   readonly record: KeyRecord;
 }
 
-/** What tells one version of the file from the next: a rename-over write changes the inode. */
-const identity = (st: Stats): string => `${st.ino}:${st.size}:${st.mtimeMs}`;
+/**
+ * What tells one version of the file from the next: a rename-over write changes
+ * the inode. SECURITY: the change time too, which every write moves and no tool
+ * can set back: an in-place edit of the same size whose modification time was
+ * kept (cp -p, rsync -t, a restored backup) would otherwise go unseen, and a
+ * key it revoked stay in force.
+ */
+const identity = (st: Stats): string => `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 
 /**
  * Names of API_KEYS entries, in order: env-1, env-2, …

@@ -1,7 +1,7 @@
 // API keys: the key file, the key ring that watches it, and `npm run key`.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -112,6 +112,29 @@ test('changes to the key file are picked up without a restart (revoke, add)', as
     assert.ok(keys.verify(KEY_A));
     writeKeys(file, [record('acme', KEY_A, { active: false }), record('beta', KEY_B)]);
     await until(() => keys.verify(KEY_A) === undefined && keys.verify(KEY_B) !== undefined, 'the new file to be read');
+  } finally {
+    keys.close();
+  }
+});
+
+test("an edit in place that keeps the file's size and modification time (cp -p, a restored backup) is still picked up", async () => {
+  const file = join(dir, 'same-size.json');
+  writeKeys(file, [record('acme', KEY_A)]);
+  // A whole second, which the file system keeps exactly.
+  const stamp = 1_700_000_000;
+  utimesSync(file, stamp, stamp);
+  const keys = ring(file);
+  keys.start();
+  try {
+    const before = statSync(file);
+    // Another key of the same length: the file keeps its size, and is written over in place (same inode).
+    writeFileSync(file, readFileSync(file, 'utf8').replace(hashKey(KEY_A), hashKey(KEY_B)));
+    utimesSync(file, stamp, stamp);
+    assert.equal(statSync(file).mtimeMs, before.mtimeMs);
+    assert.equal(statSync(file).size, before.size);
+    assert.equal(statSync(file).ino, before.ino);
+    await until(() => keys.verify(KEY_B) !== undefined, 'the edited file to be read');
+    assert.equal(keys.verify(KEY_A), undefined, 'the key it replaced is refused');
   } finally {
     keys.close();
   }
