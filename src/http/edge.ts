@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { normalizeAddress } from './address.js';
-import { errorBody, setReplyLimits, type ReplyLimits } from './reply.js';
+import { errorBody, sendError, setReplyLimits, type ReplyLimits } from './reply.js';
 import { ReplyBudget } from './reply-budget.js';
 
 export type EdgeConfig = Pick<
@@ -62,6 +62,8 @@ function rawReply(status: number, reason: string, body: string): string {
 export const MAX_UNANSWERED_REQUESTS = 16;
 
 const TIMEOUT_BODY = JSON.stringify(errorBody(new ApiError('REQUEST_TIMEOUT')));
+const MALFORMED_BODY = JSON.stringify(errorBody(new ApiError('MALFORMED_REQUEST')));
+const TOO_LARGE_HEADERS_BODY = JSON.stringify(errorBody(new ApiError('HEADERS_TOO_LARGE')));
 
 export function createEdgeServer(
   config: EdgeConfig,
@@ -97,30 +99,43 @@ export function createEdgeServer(
       headersTimeout: config.headersTimeoutMs,
       requestTimeout: config.requestTimeoutMs,
       connectionsCheckingInterval: checkingIntervalMs(config),
+      // Checked below, so that its 400 is JSON like every other error.
+      requireHostHeader: false,
     },
-    (req, res) => {
-      const socket = req.socket;
-      const waiting = (unanswered.get(socket) ?? 0) + 1;
-      // SECURITY: Node parses every request a client pipelines, whether or not
-      // it reads the replies: one connection that never read had ~1,100
-      // requests in flight (22 KB each), eight had 200 MB, with no key. Past
-      // MAX_UNANSWERED_REQUESTS, the connection is closed and its requests dropped.
-      if (waiting > MAX_UNANSWERED_REQUESTS) {
-        logger.debug({ code: 'TOO_MANY_PIPELINED' }, 'too many unanswered pipelined requests; connection closed');
-        socket.destroy();
-        return;
-      }
-      unanswered.set(socket, waiting);
-      res.once('close', () => unanswered.set(socket, (unanswered.get(socket) ?? 1) - 1));
-      replying.set(req.socket, res);
-      // The next request on a kept-alive connection has no reply in progress yet.
-      res.once('finish', () => {
-        if (replying.get(req.socket) === res) replying.delete(req.socket);
-      });
-      setReplyLimits(res, limits);
-      handler(req, res);
-    },
+    onRequest,
   );
+  function onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const socket = req.socket;
+    const waiting = (unanswered.get(socket) ?? 0) + 1;
+    // SECURITY: Node parses every request a client pipelines, whether or not
+    // it reads the replies: one connection that never read had ~1,100
+    // requests in flight (22 KB each), eight had 200 MB, with no key. Past
+    // MAX_UNANSWERED_REQUESTS, the connection is closed and its requests dropped.
+    if (waiting > MAX_UNANSWERED_REQUESTS) {
+      logger.debug({ code: 'TOO_MANY_PIPELINED' }, 'too many unanswered pipelined requests; connection closed');
+      socket.destroy();
+      return;
+    }
+    unanswered.set(socket, waiting);
+    res.once('close', () => unanswered.set(socket, (unanswered.get(socket) ?? 1) - 1));
+    replying.set(req.socket, res);
+    // The next request on a kept-alive connection has no reply in progress yet.
+    res.once('finish', () => {
+      if (replying.get(req.socket) === res) replying.delete(req.socket);
+    });
+    setReplyLimits(res, limits);
+    // RFC 9112: a server must answer 400 to an HTTP/1.1 request without exactly one Host.
+    if (req.httpVersion === '1.1' && req.headersDistinct.host?.length !== 1) {
+      sendError(res, new ApiError('MALFORMED_REQUEST', 'Malformed HTTP request: send exactly one Host header'), {
+        Connection: 'close',
+      });
+      return;
+    }
+    handler(req, res);
+  }
+  // An Expect other than 100-continue: RFC 9110 lets a server ignore it, and
+  // so it is (Node would answer a bare 417).
+  server.on('checkExpectation', onRequest);
   // Idle keep-alive connections are closed (Node waits keepAliveTimeoutBuffer, 1 s, more).
   server.keepAliveTimeout = config.keepAliveTimeoutMs;
   // SECURITY: past this many open connections, new ones are closed at once ('drop').
@@ -161,11 +176,13 @@ export function createEdgeServer(
       (socket as Socket).destroySoon();
       return;
     }
-    // A malformed request (or a peer that reset): Node's own answers, without a body.
+    // A malformed request (or a peer that reset): JSON errors as everywhere else, then closed.
     if (socket.writable && !inReply && err.code !== 'ECONNRESET') {
-      const [status, reason] =
-        err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
-      socket.write(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      socket.write(
+        err.code === 'HPE_HEADER_OVERFLOW'
+          ? rawReply(431, 'Request Header Fields Too Large', TOO_LARGE_HEADERS_BODY)
+          : rawReply(400, 'Bad Request', MALFORMED_BODY),
+      );
       (socket as Socket).destroySoon();
       return;
     }

@@ -417,6 +417,64 @@ describe('honest outcomes', () => {
     assert.equal(r.body.data, 'Example Domain');
   });
 
+  /** Sends text on a new connection and returns the one reply, once the server has closed the connection. */
+  async function onlyReply(text: string): Promise<ReturnType<typeof parseResponse>> {
+    const c = await open();
+    c.socket.write(text);
+    await within(c.closed, 'the server to close the connection');
+    return parseResponse(c.received());
+  }
+
+  function assertJsonError(r: ReturnType<typeof parseResponse>, status: number, code: string): void {
+    assert.equal(r.status, status, JSON.stringify(r));
+    assert.equal(r.headers.connection, 'close');
+    assert.match(r.headers['content-type'] ?? '', /^application\/json/);
+    const body = JSON.parse(r.body) as { code: string; statusCode: number; error: string };
+    assert.equal(body.code, code);
+    assert.equal(body.statusCode, status);
+  }
+
+  test('a smuggling attempt (Content-Length with Transfer-Encoding) is 400 MALFORMED_REQUEST as JSON, and the connection is closed', async () => {
+    const r = await onlyReply(
+      `POST /api/scrape HTTP/1.1\r\nHost: x\r\nX-Gateway-Key: ${TEST_KEY}\r\nContent-Type: application/json\r\n` +
+        'Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n',
+    );
+    assertJsonError(r, 400, 'MALFORMED_REQUEST');
+  });
+
+  test('two different Content-Length headers are 400 MALFORMED_REQUEST as JSON', async () => {
+    const r = await onlyReply(
+      `POST /api/scrape HTTP/1.1\r\nHost: x\r\nX-Gateway-Key: ${TEST_KEY}\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}`,
+    );
+    assertJsonError(r, 400, 'MALFORMED_REQUEST');
+  });
+
+  test('an HTTP/1.1 request without Host is 400 MALFORMED_REQUEST as JSON', async () => {
+    const r = await onlyReply('GET /health HTTP/1.1\r\n\r\n');
+    assertJsonError(r, 400, 'MALFORMED_REQUEST');
+    assert.match(r.body, /Host/);
+  });
+
+  test('two Host headers are 400 MALFORMED_REQUEST as JSON', async () => {
+    const r = await onlyReply('GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n');
+    assertJsonError(r, 400, 'MALFORMED_REQUEST');
+  });
+
+  test('headers over 16 KiB are 431 HEADERS_TOO_LARGE as JSON', async () => {
+    const r = await onlyReply(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20 * 1024)}\r\n\r\n`);
+    assertJsonError(r, 431, 'HEADERS_TOO_LARGE');
+  });
+
+  test('an Expect other than 100-continue is ignored: the request is served', async () => {
+    const c = await open();
+    c.socket.write(httpRequest('POST', '/api/scrape', keyed({ Expect: 'something-else' }), scrapeBody('return 6 * 7')));
+    await c.until(/\r\n\r\n\{.*\}$/s);
+    const r = parseResponse(c.received());
+    assert.equal(r.status, 200, r.body);
+    assert.equal((JSON.parse(r.body) as { data: number }).data, 42);
+    c.socket.destroy();
+  });
+
   test('two X-Gateway-Key headers are a clear 401 and do not count as guesses', async () => {
     // AUTH_FAILURE_LIMIT is 3 here: five of these would otherwise end in 429.
     for (let i = 0; i < 5; i++) {
