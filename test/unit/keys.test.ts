@@ -4,7 +4,9 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import crypto from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
+import { after, mock, test } from 'node:test';
 import { promisify } from 'node:util';
 import { createLogger, silentLogger, type Logger } from '../../src/log.js';
 import {
@@ -99,6 +101,29 @@ test('keys from API_KEYS and the file are accepted; unknown and inactive ones ar
     assert.equal(env?.maxConcurrency, undefined);
     assert.equal(keys.activeKeys, 2);
   } finally {
+    keys.close();
+  }
+});
+
+test('a wrong key costs one digest lookup, not a comparison with every key: no scan an unauthenticated client can make the front do', () => {
+  const file = join(dir, 'many.json');
+  const many = Array.from({ length: 5000 }, (_, i) => record(`tenant-${i}`, `ps_tenant_key_${i}_0123456789abcdef`));
+  writeKeys(file, [...many, record('revoked', KEY_B, { active: false })]);
+  const keys = ring(file, [KEY_A, KEY_B]);
+  keys.start();
+  const compare = mock.method(crypto, 'timingSafeEqual');
+  syncBuiltinESMExports();
+  try {
+    assert.equal(keys.verify('ps_wrong_key_0123456789abcdef'), undefined);
+    assert.equal(compare.mock.callCount(), 0, 'no entry compared for an unknown key');
+    assert.equal(keys.verify('ps_tenant_key_4321_0123456789abcdef')?.name, 'tenant-4321');
+    assert.equal(keys.verify(KEY_A)?.name, 'env-1');
+    assert.equal(compare.mock.callCount(), 2, 'one comparison for each key found');
+    // A key in API_KEYS that the file lists as inactive is refused, as before.
+    assert.equal(keys.verify(KEY_B), undefined);
+  } finally {
+    compare.mock.restore();
+    syncBuiltinESMExports();
     keys.close();
   }
 });
