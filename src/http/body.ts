@@ -1,6 +1,7 @@
 // Reading a request body with a size cap.
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../errors.js';
+import { bytesReadSinceArrival } from './edge.js';
 
 const tooLarge = (maxBytes: number): ApiError =>
   new ApiError('PAYLOAD_TOO_LARGE', `Request body too large (at most ${maxBytes} bytes)`);
@@ -44,14 +45,13 @@ const wasteful = (): ApiError =>
  * and the event loop for 13 s, and 16 KiB extensions had 1.2 GB read in 5 s.
  * So the pieces are counted (past BODY_FREE_PIECES they must average
  * BODY_MIN_AVERAGE_PIECE_BYTES) and so are the bytes read off the socket (at
- * most 2 × maxBytes + 64 KiB), and each piece is copied into one buffer rather
- * than kept.
+ * most 2 × maxBytes + 64 KiB since the request arrived, so that what was read
+ * while it was authenticated counts too), and each piece is copied into one
+ * buffer rather than kept.
  */
 export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
-  const socket = req.socket;
-  const wireStart = socket.bytesRead;
   const maxWireBytes = 2 * maxBytes + BODY_WIRE_SLACK_BYTES;
   return await new Promise<Buffer>((resolve, reject) => {
     let buffer = Buffer.allocUnsafe(
@@ -72,7 +72,7 @@ export async function readBody(req: IncomingMessage, maxBytes: number): Promise<
       if (size > maxBytes) return stop(tooLarge(maxBytes));
       if (
         (pieces > BODY_FREE_PIECES && pieces > BODY_FREE_PIECES + size / BODY_MIN_AVERAGE_PIECE_BYTES) ||
-        socket.bytesRead - wireStart > maxWireBytes
+        bytesReadSinceArrival(req) > maxWireBytes
       )
         return stop(wasteful());
       if (size > buffer.length) {

@@ -38,6 +38,14 @@ export interface EdgeEvents {
 /** Sockets whose request ran out of time (and got 408 from here), so the route can log that outcome. */
 const timedOut = new WeakSet<Duplex>();
 
+/** The socket's bytesRead when each request arrived (its headers in), so its body's cost on the wire counts from there. */
+const readAtArrival = new WeakMap<IncomingMessage, number>();
+
+/** The bytes read off the request's socket since it arrived (headers, body, and what a pipelining client sent after). */
+export function bytesReadSinceArrival(req: IncomingMessage): number {
+  return req.socket.bytesRead - (readAtArrival.get(req) ?? req.socket.bytesRead);
+}
+
 /** True when the request on this socket was ended by HEADERS_TIMEOUT_MS or REQUEST_TIMEOUT_MS. */
 export function requestTimedOut(socket: Duplex | null | undefined): boolean {
   return socket != null && timedOut.has(socket);
@@ -106,6 +114,7 @@ export function createEdgeServer(
   );
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
     const socket = req.socket;
+    readAtArrival.set(req, socket.bytesRead);
     const waiting = (unanswered.get(socket) ?? 0) + 1;
     // SECURITY: Node parses every request a client pipelines, whether or not
     // it reads the replies: one connection that never read had ~1,100
