@@ -61,8 +61,12 @@ export interface Config {
   readonly keepAliveTimeoutMs: number;
   /** A reply whose reader takes nothing for this long is cut off and its memory freed. */
   readonly replyStallTimeoutMs: number;
+  /** Bytes of replies held while their readers take them; past it, the oldest reply of the key holding most is cut off. */
+  readonly replyMemoryBytes: number;
   /** Open connections at once; past it, new connections are closed at once. */
   readonly maxConnections: number;
+  /** Open connections at once from one client address (IPv6: one /64); not applied behind TRUST_PROXY balancers. */
+  readonly maxConnectionsPerAddress: number;
   readonly maxBodyBytes: number;
   readonly maxResultBytes: number;
   readonly maxLogLines: number;
@@ -137,13 +141,32 @@ export function defaultQueueTimeoutMs(navigationTimeoutMs: number, scriptTimeout
 }
 
 /**
+ * The default REPLY_MEMORY_BYTES: two full-size replies per script slot. A
+ * reply is held whole until its reader has taken it; the slot is free again
+ * as soon as the job ends, so without this bound the replies waiting for slow
+ * readers are bounded only by how many requests a key may make.
+ */
+export function defaultReplyMemoryBytes(maxConcurrency: number, maxResultBytes: number): number {
+  return 2 * maxConcurrency * maxResultBytes;
+}
+
+/**
  * The default MAX_CONNECTIONS: a fixed number until the service has a memory
  * budget to derive it from. An open connection costs a socket, a file
  * descriptor and a few KiB; the large costs (a script, a reply of up to
- * MAX_RESULT_BYTES) are bounded by MAX_CONCURRENCY and REPLY_STALL_TIMEOUT_MS,
- * not by this.
+ * MAX_RESULT_BYTES) are bounded by MAX_CONCURRENCY and REPLY_MEMORY_BYTES, not
+ * by this.
  */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
+
+/**
+ * The default MAX_CONNECTIONS_PER_ADDRESS: an eighth of MAX_CONNECTIONS, so
+ * that one address (a client, or everyone behind one NAT) cannot take them
+ * all, while an office behind one address still has room.
+ */
+export function defaultMaxConnectionsPerAddress(maxConnections: number): number {
+  return Math.max(1, Math.floor(maxConnections / 8));
+}
 
 export function parseEgressAllowlist(value: string, problems: string[]): EgressAllowEntry[] {
   const out: EgressAllowEntry[] = [];
@@ -236,6 +259,20 @@ export function loadConfig(env: Env = process.env): Config {
       `REQUEST_TIMEOUT_MS: ${requestTimeoutMs} must not be less than HEADERS_TIMEOUT_MS (${headersTimeoutMs}); it covers the headers too`,
     );
 
+  const maxConnections = int('MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000);
+  const maxConcurrency = int('MAX_CONCURRENCY', defaultConcurrency(), 1, 256);
+  const maxResultBytes = int('MAX_RESULT_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024);
+  const replyMemoryBytes = int(
+    'REPLY_MEMORY_BYTES',
+    defaultReplyMemoryBytes(maxConcurrency, maxResultBytes),
+    1024 * 1024,
+    64 * 1024 ** 3,
+  );
+  if (replyMemoryBytes < maxResultBytes)
+    problems.push(
+      `REPLY_MEMORY_BYTES: ${replyMemoryBytes} must not be less than MAX_RESULT_BYTES (${maxResultBytes}); one reply must fit`,
+    );
+
   const config: Config = {
     port: int('PORT', 3000, 0, 65535),
     host,
@@ -250,16 +287,23 @@ export function loadConfig(env: Env = process.env): Config {
     navigationTimeoutMs,
     rateLimit: int('RATE_LIMIT', 60, 1, 1_000_000),
     rateLimitWindowMs: int('RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
-    maxConcurrency: int('MAX_CONCURRENCY', defaultConcurrency(), 1, 256),
+    maxConcurrency,
     queueLimit: int('QUEUE_LIMIT', 100, 0, 100_000),
     queueTimeoutMs: int('QUEUE_TIMEOUT_MS', defaultQueueTimeoutMs(navigationTimeoutMs, scriptTimeoutMs), 0, 1_800_000),
     headersTimeoutMs,
     requestTimeoutMs,
     keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', 10_000, 100, 600_000),
     replyStallTimeoutMs: int('REPLY_STALL_TIMEOUT_MS', 30_000, 100, 600_000),
-    maxConnections: int('MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
+    replyMemoryBytes,
+    maxConnections,
+    maxConnectionsPerAddress: int(
+      'MAX_CONNECTIONS_PER_ADDRESS',
+      defaultMaxConnectionsPerAddress(maxConnections),
+      1,
+      1_000_000,
+    ),
     maxBodyBytes: int('MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
-    maxResultBytes: int('MAX_RESULT_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    maxResultBytes,
     maxLogLines: int('MAX_LOG_LINES', 1000, 1, 100_000),
     maxLogBytes: int('MAX_LOG_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
     prewarmedContexts: int('PREWARM_CONTEXTS', 2, 0, 64),

@@ -107,6 +107,20 @@ export const ERRORS = {
     meaning: 'Wrong method for the path (`Allow` says which).',
     action: 'Use the method `Allow` names.',
   },
+  MALFORMED_REQUEST: {
+    status: 400,
+    message: 'Malformed HTTP request',
+    meaning:
+      'The request is not valid HTTP/1.1 (a bad request line or header, two `Content-Length`s, `Content-Length` with `Transfer-Encoding`, bad chunked framing, no `Host`); the connection is closed. Written before the request reaches the service, so without `X-Request-Id`.',
+    action: 'Fix the client, or send through a standard HTTP library.',
+  },
+  HEADERS_TOO_LARGE: {
+    status: 431,
+    message: 'Request headers too large',
+    meaning:
+      "The request's headers (or a chunked body's trailers) are over 16 KiB; the connection is closed. Written before the request reaches the service, so without `X-Request-Id`.",
+    action: 'Send fewer or shorter headers.',
+  },
   REQUEST_TIMEOUT: {
     status: 408,
     message: 'Request not received in time',
@@ -117,8 +131,9 @@ export const ERRORS = {
   PAYLOAD_TOO_LARGE: {
     status: 413,
     message: 'Request body too large',
-    meaning: 'The body is larger than `MAX_BODY_BYTES`.',
-    action: 'Send a smaller script.',
+    meaning:
+      'The body is larger than `MAX_BODY_BYTES`, or is sent in so many tiny chunks (or with so much chunk framing) that reading it would cost far more than its size.',
+    action: 'Send a smaller script, with `Content-Length` or in chunks of 1 KiB or more.',
   },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,

@@ -67,6 +67,17 @@ export class Metrics {
     help: 'Connections closed on arrival because MAX_CONNECTIONS were open.',
     registers: [this.registry],
   });
+  readonly connectionsDroppedPerAddress = new Counter({
+    name: 'pagescript_connections_dropped_per_address_total',
+    help: 'Connections closed on arrival because MAX_CONNECTIONS_PER_ADDRESS were open from their address.',
+    registers: [this.registry],
+  });
+  readonly repliesCut = new Counter({
+    name: 'pagescript_replies_cut_total',
+    help: 'Replies cut off before their reader had them: stall (REPLY_STALL_TIMEOUT_MS) or memory (REPLY_MEMORY_BYTES).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly requestTimeouts = new Counter({
     name: 'pagescript_request_timeouts_total',
     help: 'Requests whose headers or body did not arrive within HEADERS_TIMEOUT_MS / REQUEST_TIMEOUT_MS (answered 408).',

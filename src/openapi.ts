@@ -106,7 +106,8 @@ export function openApiDocument(config: Config): Json {
         `script ${limits.scriptTimeoutMs} ms and ${limits.scriptMemoryMb} MiB; navigation ${limits.navigationTimeoutMs} ms; ` +
         `${limits.rateLimit} requests per key per ${limits.rateLimitWindowMs} ms unless the key has its own limit; ` +
         `${limits.maxConcurrency} scripts at once, ${limits.queueLimit} waiting for at most ${limits.queueTimeoutMs} ms. ` +
-        'Errors are JSON {error, code, statusCode}: match on code.',
+        'Errors are JSON {error, code, statusCode}: match on code. Any request may also get 400 MALFORMED_REQUEST, ' +
+        '408 REQUEST_TIMEOUT or 431 HEADERS_TOO_LARGE, written before it reaches the service (no X-Request-Id).',
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     'x-pagescript-limits': limits,
@@ -161,7 +162,15 @@ export function openApiDocument(config: Config): Json {
                 'text/html': { schema: { type: 'string' } },
               },
             },
-            '400': errorResponse(400, undefined, RATE_HEADERS),
+            '400': errorResponse(400, undefined, {
+              ...RATE_HEADERS,
+              'X-Request-Id': {
+                description:
+                  'The request id; absent on MALFORMED_REQUEST, written before the request reaches the service.',
+                required: false,
+                schema: { type: 'string' },
+              },
+            }),
             '401': errorResponse(401, ['MISSING_API_KEY', 'INVALID_API_KEY', 'INVALID_GATEWAY_HOST']),
             '405': errorResponse(405, undefined, {
               Allow: { description: 'POST', required: true, schema: { type: 'string' } },
@@ -172,6 +181,11 @@ export function openApiDocument(config: Config): Json {
               headers: {},
             },
             '413': errorResponse(413, undefined, RATE_HEADERS),
+            '431': {
+              ...errorResponse(431),
+              // Written at the edge, as 408 is.
+              headers: {},
+            },
             '415': errorResponse(415, undefined, RATE_HEADERS),
             '429': errorResponse(429, undefined, { ...RATE_HEADERS, ...retryAfter }),
             '500': errorResponse(500, undefined, RATE_HEADERS),

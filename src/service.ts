@@ -109,7 +109,9 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
   // Timeouts and the connection cap: src/http/edge.ts.
   const server = createEdgeServer(config, logger, (req, res) => app?.handle(req, res), {
     onDropped: () => app?.metrics.connectionsDropped.inc(),
+    onDroppedPerAddress: () => app?.metrics.connectionsDroppedPerAddress.inc(),
     onRequestTimeout: () => app?.metrics.requestTimeouts.inc(),
+    onReplyCut: (reason) => app?.metrics.repliesCut.inc({ reason }),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

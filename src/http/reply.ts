@@ -4,6 +4,7 @@
 // is cut off.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, ERRORS } from '../errors.js';
+import type { ReplyBudget } from './reply-budget.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 export const HTML_TYPE = 'text/html; charset=utf-8';
@@ -11,15 +12,25 @@ export const HTML_TYPE = 'text/html; charset=utf-8';
 export interface ReplyLimits {
   /** A reply whose reader takes nothing for this long is cut off (REPLY_STALL_TIMEOUT_MS). */
   readonly stallTimeoutMs: number;
+  /** The bytes of replies held at once (REPLY_MEMORY_BYTES); replies with an owner count towards it. */
+  readonly budget?: ReplyBudget;
+  /** A reply was cut off: its reader stalled, or its memory was needed (see ReplyBudget). */
+  onCut?(res: ServerResponse, reason: 'stall' | 'memory'): void;
 }
 
 /** For responses made by a server without an edge (tests that build the app alone). */
 const DEFAULT_LIMITS: ReplyLimits = { stallTimeoutMs: 30_000 };
 const limitsOf = new WeakMap<ServerResponse, ReplyLimits>();
+const ownerOf = new WeakMap<ServerResponse, string>();
 
 /** Set by the edge server on every response before the app sees it. */
 export function setReplyLimits(res: ServerResponse, limits: ReplyLimits): void {
   limitsOf.set(res, limits);
+}
+
+/** The key a reply is for (its name): its reply then counts towards that key's share of REPLY_MEMORY_BYTES. */
+export function setReplyOwner(res: ServerResponse, owner: string): void {
+  ownerOf.set(res, owner);
 }
 
 /** Written in slices, so that each slice the reader takes is progress the deadline sees. */
@@ -32,11 +43,27 @@ const SLICE_BYTES = 64 * 1024;
  * reports no progress until all of it is taken, so it would cut slow readers
  * that are reading, and it would have to be armed during the job too.
  */
-function writeBody(res: ServerResponse, body: Buffer, stallTimeoutMs: number): void {
-  const deadline = setTimeout(() => res.destroy(), stallTimeoutMs);
+function writeBody(res: ServerResponse, body: Buffer, limits: ReplyLimits): void {
+  const deadline = setTimeout(() => {
+    limits.onCut?.(res, 'stall');
+    res.destroy();
+  }, limits.stallTimeoutMs);
   deadline.unref();
-  const done = (): void => clearTimeout(deadline);
+  let release = (): void => undefined;
+  const owner = ownerOf.get(res);
+  if (owner !== undefined && limits.budget !== undefined) {
+    release = limits.budget.hold(owner, body.length, () => {
+      limits.onCut?.(res, 'memory');
+      res.destroy();
+    });
+  }
+  const done = (): void => {
+    clearTimeout(deadline);
+    // The body is the kernel's (or dropped) now: it no longer counts.
+    release();
+  };
   res.once('close', done);
+  res.once('finish', done);
   const progress = (): void => {
     deadline.refresh();
   };
@@ -81,7 +108,7 @@ export function sendBody(
   // flushed instead, so a client is never read from beyond what came before.
   if (bodyPending(res.req)) all.Connection = 'close';
   res.writeHead(status, all);
-  writeBody(res, bytes, (limitsOf.get(res) ?? DEFAULT_LIMITS).stallTimeoutMs);
+  writeBody(res, bytes, limitsOf.get(res) ?? DEFAULT_LIMITS);
 }
 
 export function sendJson(

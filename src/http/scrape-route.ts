@@ -14,7 +14,7 @@ import { authenticate, clientAddress } from './auth.js';
 import { checkContentEncoding, readBody } from './body.js';
 import { requestTimedOut } from './edge.js';
 import { AuthFailureLimiter, RateLimiter, rateHeaders as headersOf } from './rate-limit.js';
-import { HTML_TYPE, JSON_TYPE, internalError, sendBody, sendError } from './reply.js';
+import { HTML_TYPE, JSON_TYPE, internalError, sendBody, sendError, setReplyOwner } from './reply.js';
 import { parseScrapeRequest } from './validate.js';
 import { background } from '../background.js';
 
@@ -99,6 +99,8 @@ export function scrapeRoute(
         });
       const client = await identify(req);
       keyName = client.name;
+      // Its reply counts towards REPLY_MEMORY_BYTES as this key's.
+      setReplyOwner(res, client.name);
       rateHeaders = headersOf(await rate.hit(client.name, client.rateLimit, client.rateLimitWindowMs));
       if (!contentTypeIsJson(req)) throw new ApiError('UNSUPPORTED_MEDIA_TYPE');
       checkContentEncoding(req);

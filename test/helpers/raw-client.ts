@@ -14,8 +14,9 @@ export interface RawConnection {
   until(pattern: RegExp): Promise<void>;
 }
 
-export async function rawConnect(port: number): Promise<RawConnection> {
-  const socket = connect(port, '127.0.0.1');
+/** Connects to 127.0.0.1:port, from localAddress when given (any of 127.0.0.0/8 is this machine). */
+export async function rawConnect(port: number, localAddress?: string): Promise<RawConnection> {
+  const socket = connect({ port, host: '127.0.0.1', ...(localAddress === undefined ? {} : { localAddress }) });
   const chunks: Buffer[] = [];
   let bytes = 0;
   const waiters = new Set<() => void>();

@@ -78,6 +78,21 @@ test('the edge: headers 20 s, whole request 30 s, idle keep-alive 10 s, stalled 
   );
 });
 
+test('connections per address default to an eighth of MAX_CONNECTIONS (at least one)', () => {
+  assert.equal(loadConfig({}).maxConnectionsPerAddress, 128);
+  assert.equal(loadConfig({ MAX_CONNECTIONS: '4000' }).maxConnectionsPerAddress, 500);
+  assert.equal(loadConfig({ MAX_CONNECTIONS: '3' }).maxConnectionsPerAddress, 1);
+});
+
+test('replies held for their readers default to two full-size replies per script slot, and must fit one', () => {
+  const c = loadConfig({ MAX_CONCURRENCY: '3', MAX_RESULT_BYTES: String(4 * 1024 * 1024) });
+  assert.equal(c.replyMemoryBytes, 2 * 3 * 4 * 1024 * 1024);
+  assert.throws(
+    () => loadConfig({ MAX_RESULT_BYTES: String(8 * 1024 * 1024), REPLY_MEMORY_BYTES: String(4 * 1024 * 1024) }),
+    /REPLY_MEMORY_BYTES: 4194304 must not be less than MAX_RESULT_BYTES/,
+  );
+});
+
 test('fairness by default: the queue timeout outlasts the longest job (navigation + script + closing), whatever those limits are', () => {
   const longestJob = (c: { navigationTimeoutMs: number; scriptTimeoutMs: number }): number =>
     c.navigationTimeoutMs + c.scriptTimeoutMs + JOB_CLOSE_MARGIN_MS;

@@ -1,10 +1,12 @@
 // API keys: the key file, the key ring that watches it, and `npm run key`.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import crypto from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
+import { after, mock, test } from 'node:test';
 import { promisify } from 'node:util';
 import { createLogger, silentLogger, type Logger } from '../../src/log.js';
 import {
@@ -103,6 +105,29 @@ test('keys from API_KEYS and the file are accepted; unknown and inactive ones ar
   }
 });
 
+test('a wrong key costs one digest lookup, not a comparison with every key: no scan an unauthenticated client can make the front do', () => {
+  const file = join(dir, 'many.json');
+  const many = Array.from({ length: 5000 }, (_, i) => record(`tenant-${i}`, `ps_tenant_key_${i}_0123456789abcdef`));
+  writeKeys(file, [...many, record('revoked', KEY_B, { active: false })]);
+  const keys = ring(file, [KEY_A, KEY_B]);
+  keys.start();
+  const compare = mock.method(crypto, 'timingSafeEqual');
+  syncBuiltinESMExports();
+  try {
+    assert.equal(keys.verify('ps_wrong_key_0123456789abcdef'), undefined);
+    assert.equal(compare.mock.callCount(), 0, 'no entry compared for an unknown key');
+    assert.equal(keys.verify('ps_tenant_key_4321_0123456789abcdef')?.name, 'tenant-4321');
+    assert.equal(keys.verify(KEY_A)?.name, 'env-1');
+    assert.equal(compare.mock.callCount(), 2, 'one comparison for each key found');
+    // A key in API_KEYS that the file lists as inactive is refused, as before.
+    assert.equal(keys.verify(KEY_B), undefined);
+  } finally {
+    compare.mock.restore();
+    syncBuiltinESMExports();
+    keys.close();
+  }
+});
+
 test('changes to the key file are picked up without a restart (revoke, add)', async () => {
   const file = join(dir, 'reload.json');
   writeKeys(file, [record('acme', KEY_A)]);
@@ -112,6 +137,29 @@ test('changes to the key file are picked up without a restart (revoke, add)', as
     assert.ok(keys.verify(KEY_A));
     writeKeys(file, [record('acme', KEY_A, { active: false }), record('beta', KEY_B)]);
     await until(() => keys.verify(KEY_A) === undefined && keys.verify(KEY_B) !== undefined, 'the new file to be read');
+  } finally {
+    keys.close();
+  }
+});
+
+test("an edit in place that keeps the file's size and modification time (cp -p, a restored backup) is still picked up", async () => {
+  const file = join(dir, 'same-size.json');
+  writeKeys(file, [record('acme', KEY_A)]);
+  // A whole second, which the file system keeps exactly.
+  const stamp = 1_700_000_000;
+  utimesSync(file, stamp, stamp);
+  const keys = ring(file);
+  keys.start();
+  try {
+    const before = statSync(file);
+    // Another key of the same length: the file keeps its size, and is written over in place (same inode).
+    writeFileSync(file, readFileSync(file, 'utf8').replace(hashKey(KEY_A), hashKey(KEY_B)));
+    utimesSync(file, stamp, stamp);
+    assert.equal(statSync(file).mtimeMs, before.mtimeMs);
+    assert.equal(statSync(file).size, before.size);
+    assert.equal(statSync(file).ino, before.ino);
+    await until(() => keys.verify(KEY_B) !== undefined, 'the edited file to be read');
+    assert.equal(keys.verify(KEY_A), undefined, 'the key it replaced is refused');
   } finally {
     keys.close();
   }
