@@ -20,6 +20,7 @@ const executors = {
   run: async (): Promise<never> => {
     throw new Error('secret internal detail /srv/app/src/browser.ts:42');
   },
+  memory: { executorBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 },
 };
 let server: Server;
 let base = '';
