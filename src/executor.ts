@@ -212,6 +212,7 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
     const status = {
       ready: browser.ready,
       pid: browser.pid,
+      pids: browser.pids.filter((p): p is number => p !== undefined),
       restarts: browser.restarts,
       recycles: browser.recycles,
       contextsReady: browser.contextsReady,

@@ -113,7 +113,10 @@ export function executorConfig(config: Config): ExecutorConfig {
 /** What the executor says about its Chromium, whenever it changes. */
 export interface BrowserStatus {
   readonly ready: boolean;
+  /** The first lane's Chromium (the one a lone request uses). */
   readonly pid: number | undefined;
+  /** Every lane's Chromium. */
+  readonly pids: readonly number[];
   readonly restarts: number;
   readonly recycles: number;
   readonly contextsReady: number;

@@ -104,7 +104,7 @@ class Executor {
   gone = false;
   guardPort = 0;
   chromiumSandbox: boolean | undefined;
-  browser: BrowserStatus = { ready: false, pid: undefined, restarts: 0, recycles: 0, contextsReady: 0 };
+  browser: BrowserStatus = { ready: false, pid: undefined, pids: [], restarts: 0, recycles: 0, contextsReady: 0 };
   memory: ExecutorMemory = { executorBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 };
   guardClosed: (() => void) | undefined;
   guardCounted: ((counts: GuardCounts) => void) | undefined;
@@ -175,6 +175,7 @@ export class Supervisor {
     return {
       ready: live.some((e) => e.browser.ready),
       pid: live.find((e) => e.browser.pid !== undefined)?.browser.pid,
+      pids: live.flatMap((e) => e.browser.pids),
       restarts: this.#pastBrowser.restarts + live.reduce((n, e) => n + e.browser.restarts, 0),
       recycles: this.#pastBrowser.recycles + live.reduce((n, e) => n + e.browser.recycles, 0),
       contextsReady: live.reduce((n, e) => n + e.browser.contextsReady, 0),

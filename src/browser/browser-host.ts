@@ -115,6 +115,9 @@ export function chromiumArgs(guardPort: number, sandboxed = true, heapMb: number
   ];
 }
 
+/** The warning that Chromium runs without its sandbox was logged in this process. */
+let warnedUnsandboxed = false;
+
 export interface BrowserHostOptions {
   readonly executablePath: string;
   /** `shell`: chromium-headless-shell, launched in Puppeteer's `headless: 'shell'`; `full`: the new headless mode. */
@@ -180,7 +183,6 @@ export class BrowserHost {
   #sandboxed = process.getuid?.() !== 0;
   /** Chromium started once: whether it can run sandboxed here is known. */
   #sandboxTried = false;
-  #warned = false;
 
   constructor(opts: BrowserHostOptions) {
     this.#opts = opts;
@@ -309,8 +311,9 @@ export class BrowserHost {
 
   /** Once per process: Chromium runs without its own sandbox, and why. */
   #warnUnsandboxed(reason: string): void {
-    if (this.#warned) return;
-    this.#warned = true;
+    // One warning for the executor, whichever of its lanes' Chromium tells it first.
+    if (warnedUnsandboxed) return;
+    warnedUnsandboxed = true;
     this.#opts.logger.warn(
       { reason },
       "chromium runs without its own sandbox (see README, Chromium's sandbox); /health says chromiumSandbox: false",

@@ -72,9 +72,9 @@ export class BrowserLanes {
     return this.#lanes.length;
   }
 
-  /** Every lane's Chromium is up. */
+  /** A lane's Chromium is up (the others may be relaunching): requests are served. */
   get ready(): boolean {
-    return this.#lanes.every((l) => l.host.ready);
+    return this.#lanes.some((l) => l.host.ready);
   }
 
   get restarts(): number {

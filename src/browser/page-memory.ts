@@ -31,6 +31,13 @@ export interface ProcessMemory {
    * the pid, who it is. A pid the kernel gives again is another process.
    */
   readonly start: number;
+  /**
+   * 0 for the root (the browser), 1 for what the browser launched itself (the
+   * zygotes, network and storage processes), 2 and more for what a zygote forked
+   * (renderers, the GPU process, sandboxed utilities). A process can rewrite its
+   * command line (and so its --type=), never its place in the tree.
+   */
+  readonly depth: number;
 }
 
 /** Where the watchdog reads processes and how it ends them; injected so tests can substitute it. */
@@ -75,9 +82,9 @@ export function procfsSource(): ProcessSource {
     tree(rootPid) {
       const out: ProcessMemory[] = [];
       const seen = new Set<number>();
-      const todo = [rootPid];
+      const todo: [number, number][] = [[rootPid, 0]];
       while (todo.length > 0 && seen.size < MAX_TREE) {
-        const pid = todo.pop() as number;
+        const [pid, depth] = todo.pop() as [number, number];
         if (seen.has(pid)) continue;
         seen.add(pid);
         const status = readOr(`/proc/${pid}/status`);
@@ -88,8 +95,14 @@ export function procfsSource(): ProcessSource {
         const stat = readOr(`/proc/${pid}/stat`) ?? '';
         // After the command name, which may hold spaces and parentheses: field 22 is the 20th.
         const start = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? 0);
-        out.push({ pid, type, start, bytes: (kbField(status, 'RssAnon') + kbField(status, 'RssShmem')) * 1024 });
-        todo.push(...childrenOf(pid));
+        out.push({
+          pid,
+          type,
+          start,
+          depth,
+          bytes: (kbField(status, 'RssAnon') + kbField(status, 'RssShmem')) * 1024,
+        });
+        for (const child of childrenOf(pid)) todo.push([child, depth + 1]);
       }
       return out;
     },
@@ -144,8 +157,8 @@ const identity = (p: ProcessMemory): string => `${p.pid}:${p.start}`;
  * workers) and the browser, GPU, network and storage processes, which is where
  * an incognito context keeps IndexedDB, Cache Storage and blobs. What the lane
  * held before the request (its browser, the blank page the request was given,
- * a page of the service's own) is not the request's. Over the limit, every
- * renderer of the lane is killed at once (the memory goes back to the system)
+ * a page of the service's own) is not the request's. Over the limit, the
+ * lane's renderers are killed at once (the memory goes back to the system)
  * and onExceeded is called.
  */
 export class PageMemoryWatchdog {
@@ -170,8 +183,21 @@ export class PageMemoryWatchdog {
   }
 
   watch(rootPid: number, onExceeded: (use: PageMemoryUse) => void): Watch {
-    const baseline = new Map<string, number>();
-    for (const p of this.measure(rootPid)) baseline.set(identity(p), p.bytes);
+    // Read before anything of the request's runs in the lane: the types here are Chromium's own.
+    const baseline = new Map<string, { bytes: number; type: string }>();
+    for (const p of this.measure(rootPid)) baseline.set(identity(p), { bytes: p.bytes, type: p.type });
+    // SECURITY: which processes to end is chosen by what they were before the
+    // request (a renderer then: the blank page it was given) or by where they
+    // started since (what a zygote forked: its renderers and workers), never by
+    // what a process says of itself now: a compromised renderer can rewrite its
+    // command line, not its history or its place in the tree. The browser, the
+    // zygotes, the GPU process and what the browser launched are not ended:
+    // they serve the lane's next request.
+    const toEnd = (p: ProcessMemory): boolean => {
+      if (p.depth === 0) return false;
+      const before = baseline.get(identity(p));
+      return before === undefined ? p.depth >= 2 : before.type === 'renderer';
+    };
     let use: PageMemoryUse = { bytes: 0, renderers: 0 };
     let exceeded: PageMemoryUse | undefined;
     let stopped = false;
@@ -179,13 +205,12 @@ export class PageMemoryWatchdog {
       if (stopped) return;
       const tree = this.measure(rootPid);
       let bytes = 0;
-      for (const p of tree) bytes += Math.max(0, p.bytes - (baseline.get(identity(p)) ?? 0));
-      const renderers = tree.filter((p) => p.type === 'renderer');
-      use = { bytes, renderers: renderers.length };
+      for (const p of tree) bytes += Math.max(0, p.bytes - (baseline.get(identity(p))?.bytes ?? 0));
+      use = { bytes, renderers: tree.filter((p) => p.type === 'renderer').length };
       if (exceeded === undefined && bytes <= this.limitBytes) return;
       // SECURITY: the memory goes back now, whatever the job is busy with; a
       // renderer started after that (a reload) is ended too, until the job stops the watch.
-      for (const p of renderers) this.#source.kill(p.pid);
+      for (const p of tree) if (toEnd(p)) this.#source.kill(p.pid);
       if (exceeded === undefined) {
         exceeded = use;
         onExceeded(use);

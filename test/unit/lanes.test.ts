@@ -77,8 +77,15 @@ const renderer = (pid: number, mb: number, start = 1): ProcessMemory => ({
   type: 'renderer',
   bytes: mb * MB,
   start,
+  depth: 2,
 });
-const browser = (pid: number, mb: number): ProcessMemory => ({ pid, type: 'browser', bytes: mb * MB, start: 1 });
+const browser = (pid: number, mb: number): ProcessMemory => ({
+  pid,
+  type: 'browser',
+  bytes: mb * MB,
+  start: 1,
+  depth: 0,
+});
 
 test('two requests at once: the one whose renderers go over the limit is ended, the other is not touched', async () => {
   const { l, procs } = lanes(2);
@@ -125,6 +132,32 @@ test('closing the request stops the watch at once: the next blank page, made as 
   await closing;
   await new Promise((r) => setTimeout(r, 30));
   assert.deepEqual(procs.killed, [1001], 'the spare made after the request was not killed');
+});
+
+test('over the limit, the renderers are ended whatever their command line says now; the browser, zygotes and GPU are not', async () => {
+  const { l, procs } = lanes(1);
+  const proc = (pid: number, type: string, depth: number, start = 1): ProcessMemory => ({
+    pid,
+    type,
+    bytes: 10 * MB,
+    start,
+    depth,
+  });
+  const lane = [browser(1000, 50), proc(1010, 'zygote', 1), proc(1011, 'zygote', 2), proc(1012, 'gpu-process', 2)];
+  // The blank page the request is given, a renderer before the request.
+  procs.trees.set(1000, [...lane, proc(1020, 'renderer', 3)]);
+  const a = await l.lease('req');
+  const ended = new Promise<void>((r) => a.onMemoryExceeded(r));
+  // Compromised renderers that renamed themselves: the request's blank page, and a new one.
+  procs.trees.set(1000, [
+    ...lane,
+    { ...proc(1020, 'zygote', 3), bytes: 90 * MB },
+    { ...proc(1030, 'utility', 3, 5), bytes: 60 * MB },
+    proc(1031, 'renderer', 3, 5),
+  ]);
+  await ended;
+  assert.deepEqual(procs.killed.sort(), [1020, 1030, 1031]);
+  await a.close();
 });
 
 test("the browser side's growth counts (blobs, IndexedDB, Cache Storage), not its size at the start", async () => {
@@ -180,6 +213,7 @@ test("/proc: a process's children (started from any thread) are found, with thei
     const found = tree.find((p) => p.pid === child.pid);
     assert.ok(found, 'the child is in the tree');
     assert.equal(found.type, 'other');
+    assert.equal(found.depth, 1);
     assert.ok(found.bytes > 0);
   } finally {
     child.kill('SIGKILL');
