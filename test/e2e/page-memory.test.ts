@@ -6,9 +6,10 @@
 // Chromium in its own sandbox; the headless shell or the full browser, as
 // CHROMIUM says), so the watchdog is shown to read and end sandboxed renderers.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { request } from 'undici';
+import { memoryPlan } from '../../src/config.js';
 import { FixtureServer, html } from '../helpers/fixtures.js';
 import { assertServesNormally, startTestService, type TestService } from '../helpers/service.js';
 import { until } from '../helpers/wait.js';
@@ -25,9 +26,14 @@ const HOLDER = (mb: number): string =>
   `<html><head><title>holder</title></head><body><script>window.keep = new Uint8Array(${mb} << 20).fill(7)</script></body></html>`;
 
 const others: { server: Server; origin: string }[] = [];
+/** Replies to /hold, held until the test ends them. */
+const held: ServerResponse[] = [];
 let framesHtml = '';
 const fixtures = new FixtureServer({
   '/page': html('<html><head><title>Fixture</title></head><body><p>hi</p></body></html>'),
+  '/hold': (_req, res) => {
+    held.push(res);
+  },
   '/frames': (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' });
     res.end(framesHtml);
@@ -268,4 +274,55 @@ test('/health shows the memory budget to all, and what is in use only with the m
   assert.ok(use.inUseMb !== undefined && use.inUseMb > 0);
   assert.ok((use.chromiumMb ?? 0) > 0, 'the executors report their Chromium');
   assert.ok((use.executorsMb ?? 0) > 0);
+});
+
+describe('the service memory ceiling', () => {
+  test('a request that would not fit in SERVICE_MEMORY_MB waits in the queue; /health shows budget and use', async () => {
+    const shape = {
+      executors: 1,
+      chromium: svc.service.config.chromium,
+      pageMemoryMb: 256,
+      scriptMemoryMb: 64,
+      maxResultBytes: svc.service.config.maxResultBytes,
+    };
+    const one = memoryPlan({ ...shape, concurrency: 1 });
+    // Room for one request only, although MAX_CONCURRENCY asks for four.
+    const serviceMb = memoryPlan({ ...shape, concurrency: 2 }).plannedMb - 1;
+    const own = await startTestService({
+      EGRESS_ALLOWLIST: fixtures.allowEntry,
+      PAGE_MEMORY_MB: '256',
+      SCRIPT_MEMORY_MB: '64',
+      SERVICE_MEMORY_MB: String(serviceMb),
+      MAX_CONCURRENCY: '4',
+      METRICS_TOKEN: TOKEN,
+      SCRIPT_TIMEOUT_MS: '30000',
+    });
+    const auth = { headers: { authorization: `Bearer ${TOKEN}` } };
+    const health = async (): Promise<Record<string, unknown>> => (await own.raw('GET', '/health', auth)).body;
+    try {
+      assert.equal(own.service.config.maxConcurrency, 1);
+      assert.equal(own.service.config.maxConcurrencyAsked, 4);
+      assert.equal(own.service.browser.pids.length, 1, 'one lane: one Chromium');
+      const slow = own.post({
+        url: fixtures.url('/page'),
+        script: "return await page.evaluate(() => fetch('/hold').then((r) => r.text()))",
+      });
+      await until(() => held.length === 1, 'the first request to reach /hold');
+      const second = own.post({ url: fixtures.url('/page'), script: 'return 2' });
+      await until(async () => (await health()).queued === 1, 'the second to wait');
+      const memory = (await health()).memory as Record<string, number>;
+      assert.equal(memory.serviceMb, serviceMb);
+      assert.equal(memory.plannedMb, one.plannedMb);
+      assert.equal(memory.perRequestMb, one.perRequestMb);
+      assert.equal(memory.reservedMb, one.plannedMb, 'the one slot is taken');
+      assert.equal(memory.maxConcurrency, 1);
+      for (const res of held.splice(0)) res.end('1');
+      const [first, next] = [await slow, await second];
+      assert.equal(first.status, 200, first.text);
+      assert.deepEqual([first.body.data, next.body.data], ['1', 2]);
+    } finally {
+      for (const res of held.splice(0)) res.end('');
+      await own.close();
+    }
+  });
 });
