@@ -195,6 +195,13 @@ export async function runScrape(
     const laneLease = lease as LaneLease;
     // Over PAGE_MEMORY_MB the lane has killed the renderers already: end the script now.
     laneLease.onMemoryExceeded(() => sandbox?.abort(pageMemoryExceeded(config)));
+    // ...and whatever the job waits on in the page (a navigation to a page that died
+    // as it loaded waits otherwise for the protocol timeout).
+    const memoryGone = new Promise<never>((_resolve, reject) =>
+      laneLease.onMemoryExceeded(() => reject(pageMemoryExceeded(config))),
+    );
+    memoryGone.catch(() => undefined);
+    const unlessMemoryGone = <T>(p: Promise<T>): Promise<T> => Promise.race([p, memoryGone]);
     // A crashed renderer rejects pending calls only at the protocol timeout: end
     // the script now, as a plain crash unless the lane learns (within the grace)
     // that the renderer died of memory.
@@ -218,7 +225,7 @@ export async function runScrape(
     if (sandbox && req.script?.includes('cheerio'))
       background(sandbox.loadCheerio(), 'loading cheerio ahead', deps.logger);
 
-    const response = await timed(navigate(page, url, deps, recentFailure), (ms) => {
+    const response = await timed(unlessMemoryGone(navigate(page, url, deps, recentFailure)), (ms) => {
       timings.navigation = ms;
       deps.metrics?.navigation.observe(ms / 1000);
     });
@@ -226,14 +233,16 @@ export async function runScrape(
     if (sandbox === undefined) {
       const value =
         req.outputFormat === 'html'
-          ? await page.content()
+          ? await unlessMemoryGone(page.content())
           : {
               url: req.url,
               finalUrl: page.url(),
               status: response?.status() ?? null,
               ok: response?.ok() ?? false,
-              title: await page.title(),
+              title: await unlessMemoryGone(page.title()),
             };
+      // A frame's or a worker's renderer was ended for memory while the page loaded.
+      if (laneLease.memoryExceeded) throw pageMemoryExceeded(config);
       return {
         value,
         logs: [],

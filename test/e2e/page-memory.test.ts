@@ -31,6 +31,9 @@ const held: ServerResponse[] = [];
 let framesHtml = '';
 const fixtures = new FixtureServer({
   '/page': html('<html><head><title>Fixture</title></head><body><p>hi</p></body></html>'),
+  '/bomb': html(
+    '<html><head><title>bomb</title></head><body><script>const k = []; for (;;) k.push(new Uint8Array(16 << 20).fill(1))</script></body></html>',
+  ),
   '/hold': (_req, res) => {
     held.push(res);
   },
@@ -128,6 +131,15 @@ describe('page memory over PAGE_MEMORY_MB is 400 MEMORY_LIMIT_EXCEEDED, and the 
       async () => (await metric(/^pagescript_memory_in_use_bytes\{process="chromium"\} (\d+)$/m)) < 2 ** 20 * 400,
       "Chromium's memory to go back",
     );
+  });
+
+  test('a page that takes the memory as it loads, with no script (the reachability check)', async (t) => {
+    const t0 = Date.now();
+    const r = await svc.post({ url: fixtures.url('/bomb') });
+    t.diagnostic(`ended after ${Date.now() - t0} ms`);
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.body.code, 'MEMORY_LIMIT_EXCEEDED', r.text);
+    await assertServesNormally(svc, fixtures.url('/page'), 'Fixture');
   });
 
   test('canvases', async (t) => {
