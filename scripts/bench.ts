@@ -1,4 +1,4 @@
-// npm run bench [-- out.json] [--chromium shell|full] [--soak N] [--prewarm-sweep 0,1,2,3]
+// npm run bench [-- out.json] [--chromium shell|full] [--soak N] [--prewarm-sweep 0,1,2,3] [--neighbour]
 //
 // Starts a fixture page and, for each Chromium (the headless shell and the full
 // browser, or the one --chromium names), the service (dist/server.js, as `npm
@@ -6,7 +6,8 @@
 // the same binary and page, and raw Puppeteer with stock flags on the full
 // browser. Figures are reported as ratios against those baselines, because
 // these machines are noisy. --prewarm-sweep measures the service with each
-// PREWARM_CONTEXTS given. See README "Performance".
+// PREWARM_CONTEXTS given; --neighbour runs the noisy-neighbour bench
+// (scripts/neighbour.ts, README "Budgets"). See README "Performance".
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -18,6 +19,7 @@ import { Agent, request } from 'undici';
 import { PER_CONTEXT_FEATURES_OFF } from '../src/browser/browser-host.js';
 import { CHROMIUM_PATHS, type ChromiumMode } from '../src/config.js';
 import { descendants, freePort, statFields } from '../test/helpers/system.js';
+import { neighbour } from './neighbour.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const KEY = 'bench-key-0123456789abcdef';
@@ -231,12 +233,12 @@ async function heap(base: string): Promise<Record<string, number>> {
   };
 }
 
-async function callService(base: string, body: unknown): Promise<ServiceSample> {
+async function callService(base: string, body: unknown, key = KEY): Promise<ServiceSample> {
   const t0 = performance.now();
   const r = await request(`${base}/api/scrape`, {
     method: 'POST',
     dispatcher: agent,
-    headers: { 'content-type': 'application/json', 'x-gateway-key': KEY },
+    headers: { 'content-type': 'application/json', 'x-gateway-key': key },
     body: JSON.stringify(body),
   });
   const text = await r.body.text();
@@ -708,6 +710,25 @@ async function main(): Promise<void> {
     );
   };
 
+  if (args.includes('--neighbour')) {
+    const mode = modes[0] as ChromiumMode;
+    const result = await neighbour({
+      mode,
+      startService: (env) => startService(mode, env),
+      call: callService,
+      health: async (base) => {
+        const t0 = performance.now();
+        const r = await request(`${base}/health`, { dispatcher: agent });
+        await r.body.dump();
+        return performance.now() - t0;
+      },
+      pageUrl,
+      fixturePort,
+    });
+    console.log(JSON.stringify(result, null, 2));
+    await finish({ neighbour: result });
+    return;
+  }
   if (soakN > 0) {
     const result = await soak(modes[0] as ChromiumMode, pageUrl, fixturePort, soakN);
     await finish({ soak: result });

@@ -7,6 +7,7 @@ import { infoRoutes } from './http/info-routes.js';
 import { playgroundRoutes } from './http/playground-page.js';
 import { sendError } from './http/reply.js';
 import { scrapeRoute } from './http/scrape-route.js';
+import { memoryReport } from './memory-report.js';
 import { Metrics } from './metrics.js';
 import type { LimitsMode } from './tenancy/fallback-store.js';
 import { KeyRing } from './tenancy/keyring.js';
@@ -28,7 +29,7 @@ export interface Tenancy {
 export interface AppDeps {
   readonly config: Config;
   readonly logger: Logger;
-  readonly executors: Pick<Supervisor, 'run' | 'browser' | 'restarts' | 'chromiumSandbox'>;
+  readonly executors: Pick<Supervisor, 'run' | 'browser' | 'restarts' | 'chromiumSandbox' | 'memory'>;
   readonly tenancy?: Tenancy;
 }
 
@@ -87,6 +88,8 @@ export function buildApp(deps: AppDeps): App {
     executorRestarts: () => executors.restarts,
     keyFileStale: () => tenancy.keys.fileStatus === 'stale',
     keyFileReloadFailures: () => tenancy.keys.reloadFailures,
+    memory: () => memoryReport(config, scheduler.running, executors),
+    pageMemoryKills: () => executors.memory.pageLimitKills,
   });
   const running = new Set<AbortController>();
   let draining = false;

@@ -1,9 +1,10 @@
 // Every setting of the service: its environment variable, default, unit and
 // validation. Parsed once at start and frozen; nothing else reads process.env.
 import { existsSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus } from 'node:os';
 import { resolve as resolvePath } from 'node:path';
 import pkg from '../package.json' with { type: 'json' };
+import { detectServiceMemoryMb } from './service-memory.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -50,7 +51,16 @@ export interface Config {
   readonly navigationTimeoutMs: number;
   readonly rateLimit: number;
   readonly rateLimitWindowMs: number;
+  /** Scripts at once: MAX_CONCURRENCY, or derived from memory and cores; never more than SERVICE_MEMORY_MB allows. */
   readonly maxConcurrency: number;
+  /** MAX_CONCURRENCY as given, when it was more than SERVICE_MEMORY_MB allows (and was cut to maxConcurrency). */
+  readonly maxConcurrencyAsked: number | undefined;
+  /** Memory of the Chromium processes serving one request (its renderers, workers, its storage), in MiB. */
+  readonly pageMemoryMb: number;
+  /** What the whole service (front, executors, isolates, every Chromium) may use: SERVICE_MEMORY_MB or detected. */
+  readonly serviceMemoryMb: number;
+  /** How serviceMemoryMb is shared out (see memoryPlan). */
+  readonly memory: MemoryPlan;
   readonly queueLimit: number;
   readonly queueTimeoutMs: number;
   /** A request's headers must arrive within this of its first byte (or of the connection, for the first request). */
@@ -63,7 +73,7 @@ export interface Config {
   readonly replyStallTimeoutMs: number;
   /** Bytes of replies held while their readers take them; past it, the oldest reply of the key holding most is cut off. */
   readonly replyMemoryBytes: number;
-  /** Open connections at once; past it, new connections are closed at once. */
+  /** Open connections at once; past it, new connections are closed at once. Default: from SERVICE_MEMORY_MB. */
   readonly maxConnections: number;
   /** Open connections at once from one client address (IPv6: one /64); not applied behind TRUST_PROXY balancers. */
   readonly maxConnectionsPerAddress: number;
@@ -103,28 +113,81 @@ type Env = Readonly<Record<string, string | undefined>>;
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /**
- * The memory the service may use, in bytes: the limit of its cgroup (a
- * container's `--memory`, cgroup v1 or v2) when there is one, else the machine's.
+ * The service's own memory, before any request, in MiB (anonymous + shared
+ * resident memory, with room). Measured at rest after a dozen requests with
+ * scratch runs of the service (README, "Budgets"): the front ~70-90 MB, an
+ * executor (Node, the prepared isolates, the egress guard) ~75-80 MB, one lane's
+ * Chromium with its spare context ~130-150 MB for the headless shell and
+ * ~280 MB for the full browser.
  */
-export function memoryBudgetBytes(
-  // Node's reading of the cgroup limit: 0 or a huge number when there is none.
-  limit: number = process.constrainedMemory(),
-  machine: number = totalmem(),
-): number {
-  return limit > 0 && limit < machine ? limit : machine;
+export const FRONT_BASE_MB = 128;
+export const EXECUTOR_BASE_MB = 128;
+export const LANE_BASE_MB: Readonly<Record<ChromiumMode, number>> = { shell: 192, full: 320 };
+/**
+ * What the host may hold for one request beyond its isolate, in MiB: what
+ * src/sandbox/budgets.ts lets wait on the membrane (32 M characters in flight and
+ * 32 M queued toward the isolate, one byte a character) and three copies of the
+ * largest result (the isolate's string, its JSON, the reply).
+ */
+export function hostRequestMb(maxResultBytes: number): number {
+  return 64 + 3 * Math.ceil(maxResultBytes / 2 ** 20);
 }
+
+/** How SERVICE_MEMORY_MB is shared out, in MiB; what /health and /metrics show. */
+export interface MemoryPlan {
+  /** The front and the executors' own processes. */
+  readonly baseMb: number;
+  /** One lane's Chromium at rest (each executor has ceil(MAX_CONCURRENCY / EXECUTORS) lanes). */
+  readonly laneBaseMb: number;
+  /** What one running request may add: PAGE_MEMORY_MB + SCRIPT_MEMORY_MB + its host-side queues. */
+  readonly perRequestMb: number;
+  /** Lanes (Chromium processes) in each executor. */
+  readonly lanesPerExecutor: number;
+  /** What the service may use with every slot busy: baseMb + the lanes at rest + perRequestMb per slot. */
+  readonly plannedMb: number;
+}
+
+export function memoryPlan(opts: {
+  readonly concurrency: number;
+  readonly executors: number;
+  readonly chromium: ChromiumMode;
+  readonly pageMemoryMb: number;
+  readonly scriptMemoryMb: number;
+  readonly maxResultBytes: number;
+}): MemoryPlan {
+  const baseMb = FRONT_BASE_MB + opts.executors * EXECUTOR_BASE_MB;
+  const laneBaseMb = LANE_BASE_MB[opts.chromium];
+  const perRequestMb = opts.pageMemoryMb + opts.scriptMemoryMb + hostRequestMb(opts.maxResultBytes);
+  const lanesPerExecutor = Math.ceil(opts.concurrency / opts.executors);
+  const plannedMb = baseMb + opts.executors * lanesPerExecutor * laneBaseMb + opts.concurrency * perRequestMb;
+  return { baseMb, laneBaseMb, perRequestMb, lanesPerExecutor, plannedMb };
+}
+
+/** The most requests at once whose plan fits in serviceMemoryMb (at least one, even when one does not fit). */
+export function concurrencyByMemory(
+  serviceMemoryMb: number,
+  plan: Omit<Parameters<typeof memoryPlan>[0], 'concurrency'>,
+): number {
+  let fits = 1;
+  for (let c = 2; c <= MAX_CONCURRENCY_LIMIT; c++) {
+    if (memoryPlan({ ...plan, concurrency: c }).plannedMb > serviceMemoryMb) break;
+    fits = c;
+  }
+  return fits;
+}
+
+/** MAX_CONCURRENCY's upper bound. */
+export const MAX_CONCURRENCY_LIMIT = 256;
 
 /**
  * The default concurrency: one script per core (at least two), and no more than
- * memory allows (~1 GiB each, of memoryBudgetBytes()). Chromium's work per request is CPU-bound: on 2
+ * fits in SERVICE_MEMORY_MB (concurrencyByMemory). Chromium's work per request is CPU-bound: on 2
  * cores, 2 at once served 4.0–4.6 req/s where 4 at once served 3.6–3.7 (npm run
  * bench's page, 4 clients). Sites that keep scripts waiting on the network gain
  * from a higher MAX_CONCURRENCY.
  */
-export function defaultConcurrency(): number {
-  const byCores = Math.max(2, cpus().length);
-  const byMemory = Math.max(1, Math.floor(memoryBudgetBytes() / 2 ** 30));
-  return Math.min(byCores, byMemory);
+export function defaultConcurrency(byMemory: number, cores: number = cpus().length): number {
+  return Math.min(Math.max(2, cores), byMemory);
 }
 
 /**
@@ -151,13 +214,17 @@ export function defaultReplyMemoryBytes(maxConcurrency: number, maxResultBytes: 
 }
 
 /**
- * The default MAX_CONNECTIONS: a fixed number until the service has a memory
- * budget to derive it from. An open connection costs a socket, a file
- * descriptor and a few KiB; the large costs (a script, a reply of up to
- * MAX_RESULT_BYTES) are bounded by MAX_CONCURRENCY and REPLY_MEMORY_BYTES, not
- * by this.
+ * The default MAX_CONNECTIONS: one per MiB of SERVICE_MEMORY_MB (1024 for
+ * 1 GiB), from 256 to 16384. An open connection costs a socket, a file
+ * descriptor, the parser and a few KiB of buffers: budgeting 64 KiB for each
+ * gives all of them together a sixteenth of the memory. The large costs (a
+ * script, a reply of up to MAX_RESULT_BYTES) are bounded by MAX_CONCURRENCY and
+ * REPLY_MEMORY_BYTES, not by this; the upper bound stays well under the usual
+ * open-file limits.
  */
-export const DEFAULT_MAX_CONNECTIONS = 1024;
+export function defaultMaxConnections(serviceMemoryMb: number): number {
+  return Math.min(16_384, Math.max(256, serviceMemoryMb));
+}
 
 /**
  * The default MAX_CONNECTIONS_PER_ADDRESS: an eighth of MAX_CONNECTIONS, so
@@ -208,7 +275,7 @@ export function chooseChromium(
   return { chromium: mode, executablePath: CHROMIUM_PATHS[mode] };
 }
 
-export function loadConfig(env: Env = process.env): Config {
+export function loadConfig(env: Env = process.env, detectMemoryMb: () => number = detectServiceMemoryMb): Config {
   const problems: string[] = [];
 
   const int = (name: string, def: number, min: number, max: number): number => {
@@ -259,9 +326,19 @@ export function loadConfig(env: Env = process.env): Config {
       `REQUEST_TIMEOUT_MS: ${requestTimeoutMs} must not be less than HEADERS_TIMEOUT_MS (${headersTimeoutMs}); it covers the headers too`,
     );
 
-  const maxConnections = int('MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000);
-  const maxConcurrency = int('MAX_CONCURRENCY', defaultConcurrency(), 1, 256);
+  const scriptMemoryMb = int('SCRIPT_MEMORY_MB', 128, 16, 4096);
+  const pageMemoryMb = int('PAGE_MEMORY_MB', 512, 64, 65_536);
   const maxResultBytes = int('MAX_RESULT_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024);
+  const executors = int('EXECUTORS', 1, 1, 16);
+  const serviceMemoryMb = env.SERVICE_MEMORY_MB?.trim()
+    ? int('SERVICE_MEMORY_MB', 0, 256, 64 * 1024 * 1024)
+    : detectMemoryMb();
+  const shape = { executors, chromium, pageMemoryMb, scriptMemoryMb, maxResultBytes };
+  const byMemory = concurrencyByMemory(serviceMemoryMb, shape);
+  const asked = int('MAX_CONCURRENCY', defaultConcurrency(byMemory), 1, MAX_CONCURRENCY_LIMIT);
+  // SECURITY: a request that would not fit in SERVICE_MEMORY_MB waits in the
+  // queue for a slot: an explicit MAX_CONCURRENCY is cut to what fits (logged at start).
+  const maxConcurrency = Math.min(asked, byMemory);
   const replyMemoryBytes = int(
     'REPLY_MEMORY_BYTES',
     defaultReplyMemoryBytes(maxConcurrency, maxResultBytes),
@@ -272,6 +349,7 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(
       `REPLY_MEMORY_BYTES: ${replyMemoryBytes} must not be less than MAX_RESULT_BYTES (${maxResultBytes}); one reply must fit`,
     );
+  const maxConnections = int('MAX_CONNECTIONS', defaultMaxConnections(serviceMemoryMb), 1, 1_000_000);
 
   const config: Config = {
     port: int('PORT', 3000, 0, 65535),
@@ -283,11 +361,15 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl,
     gatewayHost: env.GATEWAY_HOST?.trim() ? env.GATEWAY_HOST.trim().toLowerCase() : undefined,
     scriptTimeoutMs,
-    scriptMemoryMb: int('SCRIPT_MEMORY_MB', 128, 16, 4096),
+    scriptMemoryMb,
     navigationTimeoutMs,
     rateLimit: int('RATE_LIMIT', 60, 1, 1_000_000),
     rateLimitWindowMs: int('RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
     maxConcurrency,
+    maxConcurrencyAsked: asked > maxConcurrency ? asked : undefined,
+    pageMemoryMb,
+    serviceMemoryMb,
+    memory: memoryPlan({ ...shape, concurrency: maxConcurrency }),
     queueLimit: int('QUEUE_LIMIT', 100, 0, 100_000),
     queueTimeoutMs: int('QUEUE_TIMEOUT_MS', defaultQueueTimeoutMs(navigationTimeoutMs, scriptTimeoutMs), 0, 1_800_000),
     headersTimeoutMs,
@@ -315,7 +397,7 @@ export function loadConfig(env: Env = process.env): Config {
     egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),
     chromium,
     executablePath,
-    executors: int('EXECUTORS', 1, 1, 16),
+    executors,
     executorUser,
     logLevel: LOG_LEVELS.includes(logLevel) ? logLevel : 'info',
   };

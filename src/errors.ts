@@ -62,7 +62,8 @@ export const ERRORS = {
   MEMORY_LIMIT_EXCEEDED: {
     status: 400,
     message: 'Memory limit exceeded',
-    meaning: 'The script used more than `SCRIPT_MEMORY_MB`.',
+    meaning:
+      'The script used more than `SCRIPT_MEMORY_MB`, or the page (its renderers, frames, popups, workers and storage) more than `PAGE_MEMORY_MB`; `error` says which.',
     action: 'Use less memory, or raise the limit.',
   },
   RESULT_TOO_LARGE: {

@@ -10,7 +10,9 @@
 import { isIP } from 'node:net';
 import { pino } from 'pino';
 import { background } from './background.js';
-import { BrowserHost } from './browser/browser-host.js';
+import { BrowserHost, rendererHeapMb } from './browser/browser-host.js';
+import { BrowserLanes } from './browser/lanes.js';
+import { PageMemoryWatchdog } from './browser/page-memory.js';
 import {
   EgressChecker,
   systemAddresses,
@@ -25,12 +27,15 @@ import { collectWhenIdle } from './idle-gc.js';
 import type { Logger } from './log.js';
 import { releaseBundleCache } from './sandbox/bundle.js';
 import { SandboxPool } from './sandbox/pool.js';
+import { residentBytes } from './service-memory.js';
 import { runScrape, type ScrapeDeps } from './scrape/job.js';
 
 /** Extra time Puppeteer's protocol calls get beyond the request's own budget. */
 const PROTOCOL_TIMEOUT_MARGIN_MS = 10_000;
 /** How often the browser's state is compared with what the front was last told. */
 const STATUS_EVERY_MS = 100;
+/** How often the executor's and its Chromium's memory is read from /proc and sent to the front. */
+const MEMORY_EVERY_MS = 1_000;
 /** After a fatal error, how long the last messages (the log line) get to leave before the exit. */
 const FATAL_FLUSH_MS = 200;
 /** Exit status after a fatal error (EX_SOFTWARE). */
@@ -150,14 +155,25 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
   guard = theGuard;
   const guardPort = await theGuard.listen();
   protectedPorts.push(guardPort);
-  const browser = new BrowserHost({
-    executablePath: config.executablePath,
-    chromium: config.chromium,
-    guardPort,
-    openEgress: () => theGuard.openSession(),
-    protocolTimeoutMs: config.scriptTimeoutMs + config.navigationTimeoutMs + PROTOCOL_TIMEOUT_MARGIN_MS,
-    prewarmedContexts: config.prewarmedContexts,
-    recycleAfterContexts: config.browserRecycleContexts,
+  // One Chromium per request slot of this executor (src/browser/lanes.ts), so
+  // that each request's page memory can be counted and bounded (PAGE_MEMORY_MB).
+  const browser = new BrowserLanes({
+    count: config.memory.lanesPerExecutor,
+    makeHost: (lane, onOutput) =>
+      new BrowserHost({
+        executablePath: config.executablePath,
+        chromium: config.chromium,
+        guardPort,
+        openEgress: () => theGuard.openSession(),
+        protocolTimeoutMs: config.scriptTimeoutMs + config.navigationTimeoutMs + PROTOCOL_TIMEOUT_MARGIN_MS,
+        // A lane serves one request at a time: one context made ahead is enough.
+        prewarmedContexts: Math.min(1, config.prewarmedContexts),
+        recycleAfterContexts: config.browserRecycleContexts,
+        rendererHeapMb: rendererHeapMb(config.pageMemoryMb),
+        onOutput,
+        logger: log.child({ lane }),
+      }),
+    watchdog: new PageMemoryWatchdog({ limitBytes: config.pageMemoryMb * 2 ** 20 }),
     logger: log,
   });
   const sandboxes = new SandboxPool(
@@ -196,6 +212,7 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
     const status = {
       ready: browser.ready,
       pid: browser.pid,
+      pids: browser.pids.filter((p): p is number => p !== undefined),
       restarts: browser.restarts,
       recycles: browser.recycles,
       contextsReady: browser.contextsReady,
@@ -206,13 +223,27 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
     send({ type: 'status', browser: status });
   };
   const statusTimer = setInterval(reportStatus, STATUS_EVERY_MS);
+  const reportMemory = (): void => {
+    send({
+      type: 'memory',
+      memory: {
+        executorBytes: residentBytes('self'),
+        chromiumBytes: browser.memoryBytes(),
+        pageBytes: browser.pageMemoryBytes,
+        pageLimitKills: browser.memoryKills,
+      },
+    });
+  };
+  const memoryTimer = setInterval(reportMemory, MEMORY_EVERY_MS);
   const stopCollecting = collectWhenIdle(() => jobs.size > 0);
   reportStatus();
+  reportMemory();
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
       clearInterval(statusTimer);
+      clearInterval(memoryTimer);
       stopCollecting();
       for (const a of jobs.values()) a.abort(new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down'));
       // Every step runs even when one before it fails.
@@ -297,7 +328,10 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
   });
   started = true;
   send({ type: 'ready', guardPort, chromiumSandbox: browser.sandboxed });
-  log.info({ guardPort, chromiumPid: browser.pid, chromiumSandbox: browser.sandboxed }, 'executor ready');
+  log.info(
+    { guardPort, chromiumPids: browser.pids, lanes: browser.lanes, chromiumSandbox: browser.sandboxed },
+    'executor ready',
+  );
 }
 
 let started = false;

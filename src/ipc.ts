@@ -113,10 +113,25 @@ export function executorConfig(config: Config): ExecutorConfig {
 /** What the executor says about its Chromium, whenever it changes. */
 export interface BrowserStatus {
   readonly ready: boolean;
+  /** The first lane's Chromium (the one a lone request uses). */
   readonly pid: number | undefined;
+  /** Every lane's Chromium. */
+  readonly pids: readonly number[];
   readonly restarts: number;
   readonly recycles: number;
   readonly contextsReady: number;
+}
+
+/** What an executor holds now (read from /proc every second), in bytes. */
+export interface ExecutorMemory {
+  /** The executor's own process: Node, the isolates, the egress guard. */
+  readonly executorBytes: number;
+  /** Every Chromium process of its lanes. */
+  readonly chromiumBytes: number;
+  /** What the running requests' pages hold, as counted against PAGE_MEMORY_MB. */
+  readonly pageBytes: number;
+  /** Requests whose pages were ended for PAGE_MEMORY_MB (or whose renderer died of memory). */
+  readonly pageLimitKills: number;
 }
 
 export type ToExecutor =
@@ -145,6 +160,7 @@ export type ToExecutor =
 export type FromExecutor =
   | { readonly type: 'ready'; readonly guardPort: number; readonly chromiumSandbox: boolean }
   | { readonly type: 'status'; readonly browser: BrowserStatus }
+  | { readonly type: 'memory'; readonly memory: ExecutorMemory }
   /** One log line of the executor's logger (pino JSON), for the front to write. */
   | { readonly type: 'log'; readonly line: string }
   | { readonly type: 'observe'; readonly metric: 'navigation' | 'script'; readonly seconds: number }

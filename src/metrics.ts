@@ -10,6 +10,7 @@
 // nothing of its own running, and a process that starts many services (the
 // tests) does not gain a histogram and an observer per service.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { MemoryReport } from './memory-report.js';
 
 /** Seconds; from a fast page (tens of ms) to the longest script limits. */
 const BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -25,6 +26,10 @@ export interface MetricsSources {
   /** The key file in force is not the one on disk (its last change failed to load). */
   keyFileStale(): boolean;
   keyFileReloadFailures(): number;
+  /** The memory budget and what is in use (src/memory-report.ts). */
+  memory(): MemoryReport;
+  /** Requests ended for PAGE_MEMORY_MB (or a renderer that died of memory). */
+  pageMemoryKills(): number;
 }
 
 let processRegistry: Registry | undefined;
@@ -53,7 +58,7 @@ export class Metrics {
   readonly duration = this.#histogram('pagescript_request_duration_seconds', 'Time from the request to the reply.');
   readonly memoryKills = new Counter({
     name: 'pagescript_memory_limit_kills_total',
-    help: 'Scripts ended for using more than SCRIPT_MEMORY_MB.',
+    help: 'Requests ended with MEMORY_LIMIT_EXCEEDED (SCRIPT_MEMORY_MB or PAGE_MEMORY_MB).',
     registers: [this.registry],
   });
   readonly timeouts = new Counter({
@@ -107,6 +112,32 @@ export class Metrics {
     gauge('pagescript_browser_contexts_ready', 'Fresh browser contexts made ahead of demand, ready now.', () =>
       sources.contextsReady(),
     );
+    const MB = 2 ** 20;
+    gauge('pagescript_memory_budget_bytes', 'SERVICE_MEMORY_MB: the memory the whole service may use.', () =>
+      Math.round(sources.memory().serviceMb * MB),
+    );
+    gauge(
+      'pagescript_memory_reserved_bytes',
+      'What the budget holds now: the processes at rest and what each running request may use.',
+      () => Math.round(sources.memory().reservedMb * MB),
+    );
+    new Gauge({
+      name: 'pagescript_memory_in_use_bytes',
+      help: 'Resident memory (anonymous + shared) now, by process: the front, the executors, every Chromium.',
+      labelNames: ['process'] as const,
+      registers: [this.registry],
+      collect() {
+        const m = sources.memory();
+        this.set({ process: 'front' }, m.frontMb * MB);
+        this.set({ process: 'executors' }, m.executorsMb * MB);
+        this.set({ process: 'chromium' }, m.chromiumMb * MB);
+      },
+    });
+    gauge(
+      'pagescript_page_memory_bytes',
+      "The running requests' page memory now, as counted against PAGE_MEMORY_MB.",
+      () => Math.round(sources.memory().pagesMb * MB),
+    );
     // Counters kept by the browser host, read when scraped.
     const counter = (name: string, help: string, read: () => number): void => {
       new Counter({
@@ -128,6 +159,11 @@ export class Metrics {
       sources.keyFileReloadFailures(),
     );
     counter('pagescript_browser_restarts_total', 'Chromium relaunches after it died.', () => sources.browserRestarts());
+    counter(
+      'pagescript_page_memory_kills_total',
+      'Requests whose pages were ended for PAGE_MEMORY_MB (or whose renderer died of memory).',
+      () => sources.pageMemoryKills(),
+    );
     counter('pagescript_browser_recycles_total', 'Chromium replacements after BROWSER_RECYCLE_CONTEXTS contexts.', () =>
       sources.browserRecycles(),
     );

@@ -359,6 +359,29 @@ export function openApiDocument(config: Config): Json {
             chromiumSandbox: { type: ['boolean', 'null'] },
             running: { type: 'integer', minimum: 0 },
             queued: { type: 'integer', minimum: 0 },
+            memory: {
+              type: 'object',
+              description:
+                'MiB. The budget (SERVICE_MEMORY_MB, what every slot busy would use, what one request may add, the page and script limits, MAX_CONCURRENCY) is shown to all; reservedMb, inUseMb and its parts only with Authorization: Bearer <METRICS_TOKEN>.',
+              required: ['serviceMb', 'plannedMb', 'perRequestMb', 'pageLimitMb', 'scriptLimitMb', 'maxConcurrency'],
+              additionalProperties: false,
+              properties: Object.fromEntries(
+                [
+                  'serviceMb',
+                  'plannedMb',
+                  'perRequestMb',
+                  'pageLimitMb',
+                  'scriptLimitMb',
+                  'maxConcurrency',
+                  'reservedMb',
+                  'inUseMb',
+                  'frontMb',
+                  'executorsMb',
+                  'chromiumMb',
+                  'pagesMb',
+                ].map((k) => [k, { type: 'integer', minimum: 0 }]),
+              ),
+            },
             limits: { enum: ['memory', 'redis', 'local-fallback'] },
             keys: {
               enum: ['ok', 'stale'],

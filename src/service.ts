@@ -169,11 +169,29 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
       executorUser: executors.runAs?.user,
       chromiumSandbox: executors.chromiumSandbox,
       maxConcurrency: config.maxConcurrency,
+      serviceMemoryMb: config.serviceMemoryMb,
+      memoryPlan: config.memory,
       keys: tenancy.keys.activeKeys,
       limits: tenancy.mode(),
     },
     'pagescript listening',
   );
+
+  if (config.maxConcurrencyAsked !== undefined)
+    logger.warn(
+      {
+        asked: config.maxConcurrencyAsked,
+        maxConcurrency: config.maxConcurrency,
+        serviceMemoryMb: config.serviceMemoryMb,
+        perRequestMb: config.memory.perRequestMb,
+      },
+      'MAX_CONCURRENCY is more than SERVICE_MEMORY_MB allows; requests beyond what fits wait in the queue',
+    );
+  if (config.memory.plannedMb > config.serviceMemoryMb)
+    logger.warn(
+      { serviceMemoryMb: config.serviceMemoryMb, plannedMb: config.memory.plannedMb },
+      'SERVICE_MEMORY_MB is less than one request at a time needs (PAGE_MEMORY_MB + SCRIPT_MEMORY_MB + the processes at rest); lower those limits or give the service more memory',
+    );
 
   const stopCollecting = collectWhenIdle(() => theApp.scheduler.running + theApp.scheduler.queued > 0);
   opened.defer(stopCollecting);

@@ -16,6 +16,7 @@ import {
   RUNNER_STOPPED,
   executorConfig,
   type BrowserStatus,
+  type ExecutorMemory,
   type ExecutorTestSeam,
   type FromExecutor,
   type GuardCounts,
@@ -103,7 +104,8 @@ class Executor {
   gone = false;
   guardPort = 0;
   chromiumSandbox: boolean | undefined;
-  browser: BrowserStatus = { ready: false, pid: undefined, restarts: 0, recycles: 0, contextsReady: 0 };
+  browser: BrowserStatus = { ready: false, pid: undefined, pids: [], restarts: 0, recycles: 0, contextsReady: 0 };
+  memory: ExecutorMemory = { executorBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 };
   guardClosed: (() => void) | undefined;
   guardCounted: ((counts: GuardCounts) => void) | undefined;
 
@@ -128,8 +130,8 @@ export class Supervisor {
   #nextId = 1;
   #restarts = 0;
   #failedStarts = 0;
-  /** Chromium restarts and recycles counted by executors that are gone. */
-  #pastBrowser = { restarts: 0, recycles: 0 };
+  /** Chromium restarts and recycles, and page memory kills, counted by executors that are gone. */
+  #pastBrowser = { restarts: 0, recycles: 0, pageLimitKills: 0 };
   #closed = false;
   readonly #timers = new Set<NodeJS.Timeout>();
 
@@ -173,10 +175,31 @@ export class Supervisor {
     return {
       ready: live.some((e) => e.browser.ready),
       pid: live.find((e) => e.browser.pid !== undefined)?.browser.pid,
+      pids: live.flatMap((e) => e.browser.pids),
       restarts: this.#pastBrowser.restarts + live.reduce((n, e) => n + e.browser.restarts, 0),
       recycles: this.#pastBrowser.recycles + live.reduce((n, e) => n + e.browser.recycles, 0),
       contextsReady: live.reduce((n, e) => n + e.browser.contextsReady, 0),
     };
+  }
+
+  /**
+   * What the executors hold now, summed (each reads it from /proc every second;
+   * an executor that is gone holds nothing); page limit kills include those of
+   * executors that are gone.
+   */
+  get memory(): ExecutorMemory {
+    const live = [...this.#executors].filter((e) => !e.gone);
+    let executorBytes = 0;
+    let chromiumBytes = 0;
+    let pageBytes = 0;
+    let pageLimitKills = this.#pastBrowser.pageLimitKills;
+    for (const e of live) {
+      executorBytes += e.memory.executorBytes;
+      chromiumBytes += e.memory.chromiumBytes;
+      pageBytes += e.memory.pageBytes;
+      pageLimitKills += e.memory.pageLimitKills;
+    }
+    return { executorBytes, chromiumBytes, pageBytes, pageLimitKills };
   }
 
   /** Tests (seam.faults): makes every executor fail as asked. */
@@ -397,6 +420,9 @@ export class Supervisor {
       case 'status':
         e.browser = msg.browser;
         return;
+      case 'memory':
+        e.memory = msg.memory;
+        return;
       case 'ready': {
         e.ready = true;
         e.guardPort = msg.guardPort;
@@ -459,6 +485,7 @@ export class Supervisor {
     this.#executors.delete(e);
     this.#pastBrowser.restarts += e.browser.restarts;
     this.#pastBrowser.recycles += e.browser.recycles;
+    this.#pastBrowser.pageLimitKills += e.memory.pageLimitKills;
     rmSync(e.dir, { recursive: true, force: true, maxRetries: 3 });
     const failed = e.jobs.size;
     for (const job of e.jobs.values()) {

@@ -11,8 +11,19 @@ export const CONTEXT_CLOSE_TIMEOUT_MS = 5_000;
 /** Wait between relaunch attempts after Chromium dies. */
 export const RELAUNCH_BACKOFF_MS = 500;
 
-/** The V8 heap of each renderer, in MiB. */
+/**
+ * The V8 heap of each renderer, in MiB, when no page memory limit says otherwise.
+ * With PAGE_MEMORY_MB the heap limit is set above it (see rendererHeapMb): near its
+ * own limit V8 collects garbage for a long time before it gives up (a 64 MiB heap
+ * took 112 s to die, measured), while the page memory watchdog ends the page within
+ * a poll once the lane's memory passes PAGE_MEMORY_MB.
+ */
 export const RENDERER_HEAP_MB = 512;
+
+/** The renderers' V8 heap limit for a page memory limit: twice it, so the watchdog acts first. */
+export function rendererHeapMb(pageMemoryMb: number): number {
+  return Math.max(RENDERER_HEAP_MB, 2 * pageMemoryMb);
+}
 
 /**
  * Chromium features that cost every new context work no one sees (each measured
@@ -56,7 +67,7 @@ export function contextProxy(port: number): { proxyServer: string; proxyBypassLi
  * off only where it cannot start (as root, or a kernel or container without user
  * namespaces); see BrowserHost#launch.
  */
-export function chromiumArgs(guardPort: number, sandboxed = true): string[] {
+export function chromiumArgs(guardPort: number, sandboxed = true, heapMb: number = RENDERER_HEAP_MB): string[] {
   return [
     ...(sandboxed ? [] : ['--no-sandbox']),
     // Keep Chromium from calling home on a closed network.
@@ -86,9 +97,9 @@ export function chromiumArgs(guardPort: number, sandboxed = true): string[] {
     '--webrtc-ip-handling-policy=disable_non_proxied_udp',
     '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
     `--disable-features=WebRtcHideLocalIpsWithMdns,DnsOverHttps,AsyncDns,MediaRouter,OptimizationHints,Translate,${PER_CONTEXT_FEATURES_OFF.join(',')}`,
-    // A page's JavaScript heap is bounded, so a page that eats memory crashes its
-    // renderer (the request fails fast) instead of taking the machine's memory.
-    `--js-flags=--max-old-space-size=${RENDERER_HEAP_MB}`,
+    // A page's JavaScript heap is bounded (a backstop: PAGE_MEMORY_MB's watchdog,
+    // src/browser/page-memory.ts, acts first and bounds all of a page's memory).
+    `--js-flags=--max-old-space-size=${heapMb}`,
     '--disable-gpu',
     '--disable-dev-shm-usage',
     '--mute-audio',
@@ -104,6 +115,9 @@ export function chromiumArgs(guardPort: number, sandboxed = true): string[] {
   ];
 }
 
+/** The warning that Chromium runs without its sandbox was logged in this process. */
+let warnedUnsandboxed = false;
+
 export interface BrowserHostOptions {
   readonly executablePath: string;
   /** `shell`: chromium-headless-shell, launched in Puppeteer's `headless: 'shell'`; `full`: the new headless mode. */
@@ -117,6 +131,10 @@ export interface BrowserHostOptions {
   readonly prewarmedContexts: number;
   /** Chromium is replaced after this many contexts (0: never), without failing requests in flight. */
   readonly recycleAfterContexts: number;
+  /** The renderers' V8 heap limit (RENDERER_HEAP_MB when absent). */
+  readonly rendererHeapMb?: number;
+  /** Chromium's stderr (where a renderer's out-of-memory death is written), as it comes. */
+  readonly onOutput?: (text: string) => void;
   readonly logger: Logger;
 }
 
@@ -165,7 +183,6 @@ export class BrowserHost {
   #sandboxed = process.getuid?.() !== 0;
   /** Chromium started once: whether it can run sandboxed here is known. */
   #sandboxTried = false;
-  #warned = false;
 
   constructor(opts: BrowserHostOptions) {
     this.#opts = opts;
@@ -271,13 +288,13 @@ export class BrowserHost {
     return gen;
   }
 
-  #launchBrowser(sandboxed = this.#sandboxed): Promise<Browser> {
-    return puppeteer.launch({
+  async #launchBrowser(sandboxed = this.#sandboxed): Promise<Browser> {
+    const browser = await puppeteer.launch({
       executablePath: this.#opts.executablePath,
       // The shell knows only the old headless mode (--headless); the full browser runs the new one.
       headless: this.#opts.chromium === 'shell' ? 'shell' : true,
       pipe: true,
-      args: chromiumArgs(this.#opts.guardPort, sandboxed),
+      args: chromiumArgs(this.#opts.guardPort, sandboxed, this.#opts.rendererHeapMb),
       // SECURITY: keep Chromium's popup blocker on.
       ignoreDefaultArgs: ['--disable-popup-blocking'],
       protocolTimeout: this.#opts.protocolTimeoutMs,
@@ -286,12 +303,17 @@ export class BrowserHost {
       handleSIGHUP: false,
       defaultViewport: { width: 1280, height: 800 },
     });
+    const onOutput = this.#opts.onOutput;
+    // Read whether or not anyone listens, so a full pipe never blocks Chromium.
+    browser.process()?.stderr?.on('data', (chunk: Buffer) => onOutput?.(chunk.toString('utf8')));
+    return browser;
   }
 
   /** Once per process: Chromium runs without its own sandbox, and why. */
   #warnUnsandboxed(reason: string): void {
-    if (this.#warned) return;
-    this.#warned = true;
+    // One warning for the executor, whichever of its lanes' Chromium tells it first.
+    if (warnedUnsandboxed) return;
+    warnedUnsandboxed = true;
     this.#opts.logger.warn(
       { reason },
       "chromium runs without its own sandbox (see README, Chromium's sandbox); /health says chromiumSandbox: false",

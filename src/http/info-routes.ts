@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
+import { memoryReport } from '../memory-report.js';
 import { openApiDocument } from '../openapi.js';
 import type { LimitsMode } from '../tenancy/fallback-store.js';
 import type { Supervisor } from '../supervisor.js';
@@ -16,7 +17,7 @@ import { HTML_TYPE, JSON_TYPE, sendBody, sendError, sendJson } from './reply.js'
 export interface InfoDeps {
   readonly config: Config;
   /** The script executors and their Chromium. */
-  readonly executors: Pick<Supervisor, 'browser' | 'restarts' | 'chromiumSandbox'>;
+  readonly executors: Pick<Supervisor, 'browser' | 'restarts' | 'chromiumSandbox' | 'memory'>;
   readonly scheduler: FairScheduler;
   readonly metrics: Metrics;
   limitsMode(): LimitsMode;
@@ -54,16 +55,36 @@ export function infoRoutes(deps: InfoDeps): {
     const status = deps.draining() ? 'draining' : !ready ? 'starting' : degraded ? 'degraded' : 'ok';
     // SECURITY: how busy the service is and how often Chromium died is other
     // tenants' work: shown only with METRICS_TOKEN, as /metrics is.
-    const counts =
-      config.metricsToken !== undefined && bearerMatches(req, config.metricsToken)
+    const trusted = config.metricsToken !== undefined && bearerMatches(req, config.metricsToken);
+    const counts = trusted
+      ? {
+          browserRestarts: browser.restarts,
+          browserRecycles: browser.recycles,
+          executorRestarts: executors.restarts,
+          running: scheduler.running,
+          queued: scheduler.queued,
+        }
+      : {};
+    // The budget is how the service is set up (shown to all); what is in use is other tenants' work (token only).
+    const m = memoryReport(config, scheduler.running, executors);
+    const memory = {
+      serviceMb: m.serviceMb,
+      plannedMb: m.plannedMb,
+      perRequestMb: m.perRequestMb,
+      pageLimitMb: m.pageLimitMb,
+      scriptLimitMb: m.scriptLimitMb,
+      maxConcurrency: config.maxConcurrency,
+      ...(trusted
         ? {
-            browserRestarts: browser.restarts,
-            browserRecycles: browser.recycles,
-            executorRestarts: executors.restarts,
-            running: scheduler.running,
-            queued: scheduler.queued,
+            reservedMb: m.reservedMb,
+            inUseMb: m.inUseMb,
+            frontMb: m.frontMb,
+            executorsMb: m.executorsMb,
+            chromiumMb: m.chromiumMb,
+            pagesMb: m.pagesMb,
           }
-        : {};
+        : {}),
+    };
     // Limits on local memory while Redis is away, or keys from an older file, is degraded, not down: it still serves.
     sendJson(res, ready && status !== 'draining' ? 200 : 503, {
       status,
@@ -72,6 +93,7 @@ export function infoRoutes(deps: InfoDeps): {
       chromium: config.chromium,
       chromiumSandbox: executors.chromiumSandbox ?? null,
       ...counts,
+      memory,
       limits,
       keys,
     });

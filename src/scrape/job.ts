@@ -3,7 +3,7 @@
 // everything on every path.
 import { randomUUID } from 'node:crypto';
 import { TimeoutError, type HTTPResponse, type Page } from 'puppeteer';
-import type { BrowserHost, PageLease } from '../browser/browser-host.js';
+import type { BrowserLanes, LaneLease } from '../browser/lanes.js';
 import type { Config } from '../config.js';
 import type { EgressChecker } from '../egress/checker.js';
 import { NET_ERRORS, REFUSED_HEADER } from '../egress/guard.js';
@@ -51,7 +51,8 @@ export interface ScrapeOutcome {
 /** What a job needs from the service; passed in, so tests can substitute parts. */
 export interface ScrapeDeps {
   readonly config: Config;
-  readonly browser: BrowserHost;
+  /** One Chromium per request slot: the lease's page memory is watched (PAGE_MEMORY_MB). */
+  readonly browser: BrowserLanes;
   readonly sandboxes: SandboxPool;
   readonly checker: EgressChecker;
   readonly logger: Logger;
@@ -64,6 +65,22 @@ export interface JobMetrics {
   readonly navigation: { observe(seconds: number): void };
   readonly script: { observe(seconds: number): void };
   readonly egressRefusals: { inc(): void };
+}
+
+/**
+ * A page that crashed may have died of memory: Chromium writes so on its stderr
+ * as the renderer dies, and the lane reads it, but the crash may be reported
+ * first. How long the job waits for that line after a crash before calling it a
+ * plain crash.
+ */
+const CRASH_REPORT_GRACE_MS = 250;
+
+/** The page side went over PAGE_MEMORY_MB (or a renderer of it died of memory). */
+function pageMemoryExceeded(config: Config): ApiError {
+  return new ApiError(
+    'MEMORY_LIMIT_EXCEEDED',
+    `Memory limit exceeded: the page used more than ${config.pageMemoryMb} MiB (PAGE_MEMORY_MB)`,
+  );
 }
 
 /** Limits of the membrane that have no setting of their own. */
@@ -146,7 +163,7 @@ export async function runScrape(
     throw scrapingFailed(cleanMessage(e), e);
   }
 
-  let lease: PageLease | undefined;
+  let lease: LaneLease | undefined;
   let sandbox: ScriptSandbox | undefined;
   let membrane: Membrane | undefined;
   const cancelled = (): ApiError =>
@@ -159,6 +176,8 @@ export async function runScrape(
   };
   signal?.addEventListener('abort', onAbort, { once: true });
   let stopWatchingBrowser: (() => void) | undefined;
+  /** Set when the page crashed; settles once it is known whether it died of memory. */
+  let crashed: Promise<void> | undefined;
   try {
     // The context and the isolate are made at the same time.
     const [leased, made] = await Promise.allSettled([
@@ -172,7 +191,33 @@ export async function runScrape(
     if (leased.status === 'rejected') throw new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: leased.reason });
     if (made.status === 'rejected') throw new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: made.reason });
     if (signal?.aborted) throw cancelled();
-    const { page, egress } = lease as PageLease;
+    const { page, egress } = lease as LaneLease;
+    const laneLease = lease as LaneLease;
+    // Over PAGE_MEMORY_MB the lane has killed the renderers already: end the script now.
+    laneLease.onMemoryExceeded(() => sandbox?.abort(pageMemoryExceeded(config)));
+    // ...and whatever the job waits on in the page (a navigation to a page that died
+    // as it loaded waits otherwise for the protocol timeout).
+    const memoryGone = new Promise<never>((_resolve, reject) =>
+      laneLease.onMemoryExceeded(() => reject(pageMemoryExceeded(config))),
+    );
+    memoryGone.catch(() => undefined);
+    const unlessMemoryGone = <T>(p: Promise<T>): Promise<T> => Promise.race([p, memoryGone]);
+    // A crashed renderer rejects pending calls only at the protocol timeout: end
+    // the script now, as a plain crash unless the lane learns (within the grace)
+    // that the renderer died of memory.
+    page.once('error', () => {
+      crashed = new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          sandbox?.abort(scrapingFailed('the page crashed'));
+          resolve();
+        }, CRASH_REPORT_GRACE_MS);
+        timer.unref();
+        laneLease.onMemoryExceeded(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    });
     // SECURITY: the guard's memory of failures is this request's alone.
     const recentFailure: RecentFailure = (h, p) => egress.recentFailure(h, p);
     // cheerio goes into the isolate during the navigation when the script names it
@@ -180,7 +225,7 @@ export async function runScrape(
     if (sandbox && req.script?.includes('cheerio'))
       background(sandbox.loadCheerio(), 'loading cheerio ahead', deps.logger);
 
-    const response = await timed(navigate(page, url, deps, recentFailure), (ms) => {
+    const response = await timed(unlessMemoryGone(navigate(page, url, deps, recentFailure)), (ms) => {
       timings.navigation = ms;
       deps.metrics?.navigation.observe(ms / 1000);
     });
@@ -188,14 +233,16 @@ export async function runScrape(
     if (sandbox === undefined) {
       const value =
         req.outputFormat === 'html'
-          ? await page.content()
+          ? await unlessMemoryGone(page.content())
           : {
               url: req.url,
               finalUrl: page.url(),
               status: response?.status() ?? null,
               ok: response?.ok() ?? false,
-              title: await page.title(),
+              title: await unlessMemoryGone(page.title()),
             };
+      // A frame's or a worker's renderer was ended for memory while the page loaded.
+      if (laneLease.memoryExceeded) throw pageMemoryExceeded(config);
       return {
         value,
         logs: [],
@@ -227,8 +274,6 @@ export async function runScrape(
     });
     const m = membrane;
     await box.attach((json) => m.onHost(json), req.url);
-    // A crashed renderer rejects pending calls only at the protocol timeout; end the script now.
-    page.once('error', () => box.abort(scrapingFailed('the page crashed (it may have run out of memory)')));
     page.once('close', () =>
       box.abort(new ApiError('INTERNAL_SERVER_ERROR', 'Internal server error: the browser page closed unexpectedly')),
     );
@@ -248,6 +293,12 @@ export async function runScrape(
       if (e instanceof ApiError) e.logs = collectLogs(box, m);
       throw e;
     }
+    // A frame's or a worker's renderer was ended for memory while the script went on.
+    if (laneLease.memoryExceeded) {
+      const err = pageMemoryExceeded(config);
+      err.logs = collectLogs(box, m);
+      throw err;
+    }
     return {
       ...(result.json === undefined ? {} : { json: result.json }),
       logs: collectLogs(box, m),
@@ -255,7 +306,16 @@ export async function runScrape(
       timings,
       egress: egress.stats(),
     };
-  } catch (e) {
+  } catch (caught) {
+    let e = caught;
+    // The page crashed (a navigation or a call failed of it): whether it died of memory is known within the grace.
+    if (crashed) await crashed;
+    // Whatever failed once the page went over its memory failed because of it.
+    if (lease?.memoryExceeded && !(e instanceof ApiError && e.code === 'MEMORY_LIMIT_EXCEEDED')) {
+      const err = pageMemoryExceeded(config);
+      if (e instanceof ApiError && e.logs) err.logs = e.logs;
+      e = err;
+    }
     if (e instanceof ApiError && lease) e.egress = lease.egress.stats();
     // Whatever failed once the request was cancelled (client gone, shutdown) failed because of it.
     if (signal?.aborted && !(e instanceof ApiError && e.code === 'SERVICE_UNAVAILABLE')) throw cancelled();

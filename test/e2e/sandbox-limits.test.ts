@@ -90,7 +90,7 @@ describe('time', () => {
 });
 
 describe('the page', () => {
-  test('a renderer that runs out of memory fails the request fast, and the next one is served', async () => {
+  test('a renderer that runs out of memory fails the request fast as MEMORY_LIMIT_EXCEEDED, and the next one is served', async () => {
     // A long script deadline, so that what ends the request is the crash.
     const local = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry, SCRIPT_TIMEOUT_MS: '60000' });
     try {
@@ -101,7 +101,9 @@ describe('the page', () => {
           'await page.evaluate(() => { const a = []; while (true) a.push(new Array(1e6).fill(Math.random())) }); return 1',
       });
       assert.equal(r.status, 400, r.text);
-      assert.equal(r.body.error, 'Script execution failed: the page crashed (it may have run out of memory)');
+      // PAGE_MEMORY_MB's default (512) ends it; test/e2e/page-memory.test.ts has every other kind of allocation.
+      assert.equal(r.body.code, 'MEMORY_LIMIT_EXCEEDED', r.text);
+      assert.equal(r.body.error, 'Memory limit exceeded: the page used more than 512 MiB (PAGE_MEMORY_MB)');
       assert.ok(Date.now() - t0 < 30_000, 'long before the script deadline');
       const next = await local.post({ url: fixtures.url('/page'), script: 'return await page.title()' });
       assert.equal(next.body.data, 'Fixture');

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/log.js';
 
 const KEY = 'unit-key-0123456789abcdef';
-const browser = { ready: false, pid: undefined, restarts: 0, recycles: 0, contextsReady: 0 };
+const browser = { ready: false, pid: undefined, pids: [], restarts: 0, recycles: 0, contextsReady: 0 };
 /** Executors whose Chromium is as `browser` says, and whose jobs fail with a detail no caller may see. */
 const executors = {
   get browser() {
@@ -20,6 +20,7 @@ const executors = {
   run: async (): Promise<never> => {
     throw new Error('secret internal detail /srv/app/src/browser.ts:42');
   },
+  memory: { executorBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 },
 };
 let server: Server;
 let base = '';

@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
-import {
-  CHROMIUM_PATHS,
-  chooseChromium,
-  ConfigError,
-  JOB_CLOSE_MARGIN_MS,
-  loadConfig,
-  memoryBudgetBytes,
-} from '../../src/config.js';
+import { CHROMIUM_PATHS, chooseChromium, ConfigError, JOB_CLOSE_MARGIN_MS, loadConfig } from '../../src/config.js';
 
 test('defaults: port 3000 on 127.0.0.1, 30 s scripts, 128 MiB, no keys (one is generated at start)', () => {
   const c = loadConfig({});
@@ -57,16 +50,8 @@ test('API_KEYS is split on commas, trimmed and de-duplicated', () => {
   assert.deepEqual(c.apiKeys, ['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb']);
 });
 
-test("the memory budget is the container's limit when there is one, else the machine's", () => {
-  const GiB = 2 ** 30;
-  assert.equal(memoryBudgetBytes(1 * GiB, 24 * GiB), 1 * GiB);
-  // No limit: Node reports 0, or the largest cgroup value (2^64 on cgroup v1).
-  assert.equal(memoryBudgetBytes(0, 24 * GiB), 24 * GiB);
-  assert.equal(memoryBudgetBytes(2 ** 64, 24 * GiB), 24 * GiB);
-});
-
-test('the edge: headers 20 s, whole request 30 s, idle keep-alive 10 s, stalled reply 30 s, 1024 connections', () => {
-  const c = loadConfig({});
+test('the edge: headers 20 s, whole request 30 s, idle keep-alive 10 s, stalled reply 30 s, 1024 connections in 1 GiB', () => {
+  const c = loadConfig({ SERVICE_MEMORY_MB: '1024' });
   assert.equal(c.headersTimeoutMs, 20_000);
   assert.equal(c.requestTimeoutMs, 30_000);
   assert.equal(c.keepAliveTimeoutMs, 10_000);
@@ -79,7 +64,9 @@ test('the edge: headers 20 s, whole request 30 s, idle keep-alive 10 s, stalled 
 });
 
 test('connections per address default to an eighth of MAX_CONNECTIONS (at least one)', () => {
-  assert.equal(loadConfig({}).maxConnectionsPerAddress, 128);
+  const byMemory = loadConfig({});
+  assert.equal(byMemory.maxConnectionsPerAddress, Math.max(1, Math.floor(byMemory.maxConnections / 8)));
+  assert.equal(loadConfig({ SERVICE_MEMORY_MB: '1024' }).maxConnectionsPerAddress, 128);
   assert.equal(loadConfig({ MAX_CONNECTIONS: '4000' }).maxConnectionsPerAddress, 500);
   assert.equal(loadConfig({ MAX_CONNECTIONS: '3' }).maxConnectionsPerAddress, 1);
 });

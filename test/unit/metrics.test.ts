@@ -11,6 +11,20 @@ const sources = (running: number): MetricsSources => ({
   executorRestarts: () => 0,
   keyFileStale: () => false,
   keyFileReloadFailures: () => 0,
+  memory: () => ({
+    serviceMb: 4096,
+    plannedMb: 2048,
+    perRequestMb: 800,
+    pageLimitMb: 512,
+    scriptLimitMb: 128,
+    reservedMb: 1024,
+    inUseMb: 300,
+    frontMb: 80,
+    executorsMb: 70,
+    chromiumMb: 150,
+    pagesMb: 20,
+  }),
+  pageMemoryKills: () => 3,
 });
 
 function typeLines(text: string): string[] {
@@ -33,4 +47,15 @@ test('two services in one process count apart and share the process collectors, 
     const types = typeLines(t);
     assert.equal(new Set(types).size, types.length, 'a metric is declared twice');
   }
+});
+
+test('the memory budget, what is reserved, what each kind of process holds and page memory kills are exported', async () => {
+  const t = await new Metrics(sources(1)).text();
+  const MB = 2 ** 20;
+  assert.match(t, new RegExp(`^pagescript_memory_budget_bytes ${4096 * MB}$`, 'm'));
+  assert.match(t, new RegExp(`^pagescript_memory_reserved_bytes ${1024 * MB}$`, 'm'));
+  assert.match(t, new RegExp(`^pagescript_memory_in_use_bytes\\{process="front"\\} ${80 * MB}$`, 'm'));
+  assert.match(t, new RegExp(`^pagescript_memory_in_use_bytes\\{process="chromium"\\} ${150 * MB}$`, 'm'));
+  assert.match(t, new RegExp(`^pagescript_page_memory_bytes ${20 * MB}$`, 'm'));
+  assert.match(t, /^pagescript_page_memory_kills_total 3$/m);
 });

@@ -1,0 +1,168 @@
+// npm run bench -- --neighbour [--chromium shell|full] [out.json]
+//
+// The noisy-neighbour bench (issue 13): one key sends an innocent script in a
+// loop while another key runs a parade of hostile scripts, one at a time (so
+// slots are not what the innocent key waits for). The innocent key's latency is
+// measured alone and then beside the attacker in the same run; /health is
+// polled throughout, and the memory of the whole process tree (front,
+// executors, every Chromium) is sampled against SERVICE_MEMORY_MB.
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { memoryPlan, type ChromiumMode } from '../src/config.js';
+import { descendants } from '../test/helpers/system.js';
+
+export interface NeighbourDeps {
+  readonly mode: ChromiumMode;
+  startService(env: Record<string, string>): Promise<{ base: string; child: { pid?: number }; stop(): Promise<void> }>;
+  call(base: string, body: unknown, key: string): Promise<{ ms: number; status: number; error?: string }>;
+  /** One GET /health; its latency in ms. */
+  health(base: string): Promise<number>;
+  readonly pageUrl: string;
+  readonly fixturePort: number;
+}
+
+const INNOCENT_KEY = 'neighbour-innocent-0123456789';
+const ATTACKER_KEY = 'neighbour-attacker-0123456789';
+/** Two slots: one for the innocent key, one for the attacker. */
+const CONCURRENCY = 2;
+const INNOCENT_N = 40;
+const INNOCENT_SCRIPT = 'return await page.title()';
+/** Between two innocent requests. */
+const INNOCENT_PAUSE_MS = 100;
+const SAMPLE_EVERY_MS = 200;
+
+/** The parade: each kind of attack the issue names, run in turn by the attacker key. */
+export const PARADE: Readonly<Record<string, string>> = {
+  'page memory bomb (JS heap)':
+    'await page.evaluate(() => { const a = []; for (;;) a.push(new Array(1e5).fill(Math.random())) })',
+  'page memory bomb (typed arrays)':
+    'await page.evaluate(() => { const a = []; for (;;) a.push(new Uint8Array(16 << 20).fill(1)) })',
+  'page memory bomb (canvases)': `await page.evaluate(() => { const k = []; for (;;) { const c = document.createElement('canvas'); c.width = c.height = 2000; c.getContext('2d').fillRect(0, 0, 2000, 2000); k.push(c) } })`,
+  'renderer busy loop': 'await page.evaluate(() => { for (;;) {} })',
+  'call flood (1 MB arguments)':
+    "const big = 'x'.repeat(1 << 20); const p = []; for (let i = 0; i < 300; i++) p.push(page.evaluate((s) => s.length, big).catch(() => 0)); await Promise.all(p)",
+  'slow selectors':
+    "const p = []; for (let i = 0; i < 45; i++) p.push(page.$('a,'.repeat(120)).catch(() => 0)); await Promise.all(p)",
+  'log flood': "for (let i = 0; i < 1e6; i++) console.log('x'.repeat(100), i)",
+  'page console flood':
+    "page.on('console', () => {}); await page.evaluate(() => { for (let i = 0; i < 2e5; i++) console.log('y'.repeat(1000)) })",
+  'isolate memory bomb': 'const a = []; for (;;) a.push(new Array(1e5).fill(Math.random()))',
+};
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : (s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] as number);
+}
+
+function read(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * The whole tree's memory, MiB: the sum of anonymous + shared resident memory
+ * (the service's own measure, src/service-memory.ts; shared memory counted in
+ * each process that maps it) and of PSS (shared pages split).
+ */
+function treeMemory(root: number): { residentMb: number; pssMb: number } {
+  let resident = 0;
+  let pss = 0;
+  for (const p of [root, ...descendants(root)]) {
+    const status = read(`/proc/${p}/status`);
+    const kb = (f: string): number => Number(new RegExp(`^${f}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+    resident += kb('RssAnon') + kb('RssShmem');
+    pss += Number(/^Pss:\s+(\d+) kB/m.exec(read(`/proc/${p}/smaps_rollup`))?.[1] ?? 0);
+  }
+  return { residentMb: Math.round(resident / 1024), pssMb: Math.round(pss / 1024) };
+}
+
+async function innocentLoop(deps: NeighbourDeps, base: string): Promise<{ ms: number[]; failures: string[] }> {
+  const ms: number[] = [];
+  const failures: string[] = [];
+  for (let i = 0; i < INNOCENT_N; i++) {
+    const r = await deps.call(base, { url: deps.pageUrl, script: INNOCENT_SCRIPT }, INNOCENT_KEY);
+    ms.push(r.ms);
+    if (r.status !== 200) failures.push(r.error ?? String(r.status));
+    await new Promise((res) => setTimeout(res, INNOCENT_PAUSE_MS));
+  }
+  return { ms, failures };
+}
+
+export async function neighbour(deps: NeighbourDeps): Promise<Record<string, unknown>> {
+  // The ceiling the run is held to: exactly what two slots are planned to need with the defaults.
+  const serviceMemoryMb = memoryPlan({
+    concurrency: CONCURRENCY,
+    executors: 1,
+    chromium: deps.mode,
+    pageMemoryMb: 512,
+    scriptMemoryMb: 128,
+    maxResultBytes: 10 * 2 ** 20,
+  }).plannedMb;
+  const svc = await deps.startService({
+    API_KEYS: `${INNOCENT_KEY},${ATTACKER_KEY}`,
+    EGRESS_ALLOWLIST: `127.0.0.1:${deps.fixturePort}`,
+    SERVICE_MEMORY_MB: String(serviceMemoryMb),
+    MAX_CONCURRENCY: String(CONCURRENCY),
+    SCRIPT_TIMEOUT_MS: '5000',
+  });
+  const root = svc.child.pid as number;
+  let peak = { residentMb: 0, pssMb: 0 };
+  let worstHealthMs = 0;
+  const loads: number[] = [];
+  let stop = false;
+  const sampler = (async () => {
+    while (!stop) {
+      const m = treeMemory(root);
+      peak = { residentMb: Math.max(peak.residentMb, m.residentMb), pssMb: Math.max(peak.pssMb, m.pssMb) };
+      worstHealthMs = Math.max(worstHealthMs, await deps.health(svc.base));
+      loads.push(loadavg()[0] ?? 0);
+      await new Promise((r) => setTimeout(r, SAMPLE_EVERY_MS));
+    }
+  })();
+  try {
+    for (let i = 0; i < 5; i++) await deps.call(svc.base, { url: deps.pageUrl, script: INNOCENT_SCRIPT }, INNOCENT_KEY);
+    const solo = await innocentLoop(deps, svc.base);
+    const soloPeak = { ...peak };
+    const soloHealth = worstHealthMs;
+    worstHealthMs = 0;
+    let attacking = true;
+    const outcomes: Record<string, Record<string, number>> = {};
+    const attacker = (async () => {
+      while (attacking) {
+        for (const [name, script] of Object.entries(PARADE)) {
+          if (!attacking) break;
+          const r = await deps.call(svc.base, { url: deps.pageUrl, script }, ATTACKER_KEY);
+          const key = r.status === 200 ? '200' : ((r.error ?? String(r.status)).split(':')[0] ?? '?');
+          (outcomes[name] ??= {})[key] = (outcomes[name]?.[key] ?? 0) + 1;
+        }
+      }
+    })();
+    const beside = await innocentLoop(deps, svc.base);
+    attacking = false;
+    await attacker;
+    return {
+      chromium: deps.mode,
+      serviceMemoryMb,
+      innocent: {
+        soloP50Ms: Math.round(pct(solo.ms, 50)),
+        soloP95Ms: Math.round(pct(solo.ms, 95)),
+        attackedP50Ms: Math.round(pct(beside.ms, 50)),
+        attackedP95Ms: Math.round(pct(beside.ms, 95)),
+        p95Ratio: Math.round((pct(beside.ms, 95) / pct(solo.ms, 95)) * 100) / 100,
+        failures: solo.failures.length + beside.failures.length,
+        failureKinds: [...solo.failures, ...beside.failures],
+      },
+      worstHealthMs: { solo: Math.round(soloHealth), attacked: Math.round(worstHealthMs) },
+      peakMemoryMb: { solo: soloPeak, whole: peak },
+      loadAverage1m: { min: Math.min(...loads), max: Math.max(...loads) },
+      attacker: outcomes,
+    };
+  } finally {
+    stop = true;
+    await sampler;
+    await svc.stop();
+  }
+}

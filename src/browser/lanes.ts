@@ -1,0 +1,225 @@
+// Lanes: one Chromium per request slot of the executor, each serving one request
+// at a time, so that every process under a lane's browser is that request's (or
+// the lane's own, from before the request) and its memory can be counted and
+// bounded (PAGE_MEMORY_MB; see page-memory.ts for why).
+//
+// Attribution: a lane is leased to one request from lease() until its context is
+// closed; its renderers (frames of other sites, popups, workers included) are
+// the zygotes' children under that lane's browser process, and nothing of
+// another request is ever there. It holds with any number of requests at once
+// and does not depend on timing.
+import type { BrowserHost, PageLease } from './browser-host.js';
+import type { Logger } from '../log.js';
+import type { PageMemoryUse, PageMemoryWatchdog, Watch } from './page-memory.js';
+
+/** How long a request waits for a lane whose previous context is still being closed. */
+export const LANE_WAIT_TIMEOUT_MS = 15_000;
+
+/** Chromium's own words when a renderer dies of memory (V8's heap limit, Oilpan, PartitionAlloc). */
+const OOM_OUTPUT = /V8 javascript OOM|Oilpan: Out of memory|Out of memory\. size=|OOM_CRASH|ran out of memory/i;
+
+export interface LaneLease extends PageLease {
+  /** Set once the request's Chromium went over PAGE_MEMORY_MB or a renderer of it died of memory. */
+  readonly memoryExceeded: PageMemoryUse | undefined;
+  /** Memory of the request's Chromium processes now, in bytes. */
+  readonly memoryBytes: number;
+  /** Called at most once, when memoryExceeded is set. */
+  onMemoryExceeded(fn: () => void): void;
+}
+
+interface Lane {
+  readonly index: number;
+  readonly host: BrowserHost;
+  busy: boolean;
+  /** The request on the lane, told when its Chromium writes an out-of-memory line. */
+  onOom: (() => void) | undefined;
+}
+
+export interface BrowserLanesOptions {
+  readonly count: number;
+  /** Makes lane i's BrowserHost; onOutput is where its Chromium's stderr goes. */
+  makeHost(index: number, onOutput: (text: string) => void): BrowserHost;
+  readonly watchdog: PageMemoryWatchdog;
+  readonly logger: Logger;
+}
+
+export class BrowserLanes {
+  readonly #lanes: Lane[];
+  readonly #watchdog: PageMemoryWatchdog;
+  readonly #log: Logger;
+  readonly #waiters: ((lane: Lane | undefined) => void)[] = [];
+  readonly #watches = new Set<Watch>();
+  #memoryKills = 0;
+
+  constructor(opts: BrowserLanesOptions) {
+    this.#lanes = Array.from({ length: Math.max(1, opts.count) }, (_, index) => {
+      let lane: Lane | undefined = undefined;
+      let tail = '';
+      const host = opts.makeHost(index, (text) => {
+        // A line may arrive in two chunks: the end of the last one is kept.
+        const seen = tail + text;
+        tail = seen.slice(-200);
+        if (OOM_OUTPUT.test(seen)) lane?.onOom?.();
+      });
+      lane = { index, host, busy: false, onOom: undefined };
+      return lane;
+    });
+    this.#watchdog = opts.watchdog;
+    this.#log = opts.logger;
+  }
+
+  get lanes(): number {
+    return this.#lanes.length;
+  }
+
+  /** A lane's Chromium is up (the others may be relaunching): requests are served. */
+  get ready(): boolean {
+    return this.#lanes.some((l) => l.host.ready);
+  }
+
+  get restarts(): number {
+    return this.#lanes.reduce((n, l) => n + l.host.restarts, 0);
+  }
+
+  get recycles(): number {
+    return this.#lanes.reduce((n, l) => n + l.host.recycles, 0);
+  }
+
+  get contextsReady(): number {
+    return this.#lanes.reduce((n, l) => n + l.host.contextsReady, 0);
+  }
+
+  /** The first lane's Chromium process id (the one a lone request uses), for tests. */
+  get pid(): number | undefined {
+    return this.#lanes[0]?.host.pid;
+  }
+
+  get pids(): (number | undefined)[] {
+    return this.#lanes.map((l) => l.host.pid);
+  }
+
+  /** Page memory of the requests running now, in bytes. */
+  get pageMemoryBytes(): number {
+    let n = 0;
+    for (const w of this.#watches) n += w.use.bytes;
+    return n;
+  }
+
+  /** Requests ended for going over PAGE_MEMORY_MB (or a renderer dying of memory). */
+  get memoryKills(): number {
+    return this.#memoryKills;
+  }
+
+  /** All the lanes' Chromium processes (anonymous + shared memory), in bytes; read now from /proc. */
+  memoryBytes(): number {
+    let n = 0;
+    for (const l of this.#lanes) {
+      const pid = l.host.pid;
+      if (pid !== undefined) n += this.#watchdog.totalBytes(pid);
+    }
+    return n;
+  }
+
+  /** Whether Chromium runs with its own sandbox in every lane. */
+  get sandboxed(): boolean {
+    return this.#lanes.every((l) => l.host.sandboxed);
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.#lanes.map((l) => l.host.start()));
+  }
+
+  /** A free lane's fresh context and page for the request, watched for memory until it is closed. */
+  async lease(requestId: string): Promise<LaneLease> {
+    const lane = this.#free() ?? (await this.#waitForLane());
+    lane.busy = true;
+    let lease: PageLease;
+    try {
+      lease = await lane.host.lease(requestId);
+    } catch (e) {
+      this.#release(lane);
+      throw e;
+    }
+    return this.#watched(lane, lease);
+  }
+
+  /** The lowest free lane whose Chromium is up (a lone request always takes lane 0); else any free one. */
+  #free(): Lane | undefined {
+    return this.#lanes.find((l) => !l.busy && l.host.ready) ?? this.#lanes.find((l) => !l.busy);
+  }
+
+  #waitForLane(): Promise<Lane> {
+    return new Promise<Lane>((resolve, reject) => {
+      const waiter = (lane: Lane | undefined): void => {
+        clearTimeout(timer);
+        if (lane) resolve(lane);
+        else reject(new Error('the browser is shut down'));
+      };
+      const timer = setTimeout(() => {
+        const i = this.#waiters.indexOf(waiter);
+        if (i >= 0) this.#waiters.splice(i, 1);
+        reject(new Error(`no browser lane became free within ${LANE_WAIT_TIMEOUT_MS} ms`));
+      }, LANE_WAIT_TIMEOUT_MS);
+      this.#waiters.push(waiter);
+    });
+  }
+
+  #release(lane: Lane): void {
+    lane.onOom = undefined;
+    const next = this.#waiters.shift();
+    if (next) next(lane);
+    else lane.busy = false;
+  }
+
+  #watched(lane: Lane, lease: PageLease): LaneLease {
+    const pid = lease.page.browser().process()?.pid;
+    const listeners: (() => void)[] = [];
+    let exceeded: PageMemoryUse | undefined;
+    const fire = (use: PageMemoryUse): void => {
+      if (exceeded) return;
+      exceeded = use;
+      this.#memoryKills++;
+      this.#log.warn(
+        { lane: lane.index, mb: Math.round(use.bytes / 2 ** 20), renderers: use.renderers },
+        'page memory limit exceeded',
+      );
+      for (const fn of listeners.splice(0)) fn();
+    };
+    const watch = pid === undefined ? undefined : this.#watchdog.watch(pid, fire);
+    if (watch) this.#watches.add(watch);
+    // A renderer that died of memory before the watchdog saw it (V8's own heap limit).
+    lane.onOom = () => fire(watch?.use ?? { bytes: 0, renderers: 0 });
+    let closing: Promise<void> | undefined;
+    return {
+      page: lease.page,
+      context: lease.context,
+      egress: lease.egress,
+      get memoryExceeded() {
+        return exceeded;
+      },
+      get memoryBytes() {
+        return watch?.use.bytes ?? 0;
+      },
+      onMemoryExceeded(fn) {
+        if (exceeded) fn();
+        else listeners.push(fn);
+      },
+      close: () => {
+        // Stopped as the context is closed: the request's renderers go with it,
+        // and the next request's blank page, made as soon as this context is
+        // gone, must not be killed for what this request did.
+        watch?.stop();
+        if (watch) this.#watches.delete(watch);
+        closing ??= lease.close().finally(() => this.#release(lane));
+        return closing;
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    for (const w of this.#waiters.splice(0)) w(undefined);
+    await Promise.all(this.#lanes.map((l) => l.host.close()));
+    for (const w of this.#watches) w.stop();
+    this.#watches.clear();
+  }
+}

@@ -1,0 +1,235 @@
+// The memory one request's Chromium uses, read from /proc, and the watchdog
+// that ends the request when it goes over PAGE_MEMORY_MB.
+//
+// Why /proc and not something else (measured, see README "Budgets"): DevTools
+// targets carry no process id, and SystemInfo.getProcessInfo lists renderers
+// with no hint of their context, so a renderer cannot be tied to a request
+// inside one shared Chromium. Each request therefore runs in a lane
+// (src/browser/lanes.ts) whose Chromium serves one request at a time: every
+// process under that lane's browser process is that request's or the lane's
+// own. A V8 flag bounds only the JavaScript heap (canvases, typed arrays,
+// images and Wasm memory are outside it), and with --renderer-cmd-prefix the
+// browser launches renderers itself, outside the zygote in which Chromium's
+// Linux sandbox is set up (observed: their parent becomes the browser); a
+// cgroup per lane would need a delegated hierarchy (see README) and is not
+// required. This watchdog needs only what the executor's user always has over
+// its own Chromium: reading /proc/<pid>/{stat,status,cmdline,task/*/children}
+// (mode 0444; measured readable for the sandboxed renderers too, which sit in
+// PID namespaces of their own under the zygote and are not dumpable, with both
+// the headless shell and the full browser) and kill().
+import { readFileSync, readdirSync } from 'node:fs';
+
+/** One process of a Chromium tree, with the memory it holds of its own. */
+export interface ProcessMemory {
+  readonly pid: number;
+  /** Chromium's --type= (renderer, gpu-process, utility, zygote), or "browser" for the root. */
+  readonly type: string;
+  /** Anonymous and shared-memory resident pages (RssAnon + RssShmem), in bytes. */
+  readonly bytes: number;
+  /**
+   * When it started (clock ticks since boot, /proc/<pid>/stat field 22): with
+   * the pid, who it is. A pid the kernel gives again is another process.
+   */
+  readonly start: number;
+  /**
+   * 0 for the root (the browser), 1 for what the browser launched itself (the
+   * zygotes, network and storage processes), 2 and more for what a zygote forked
+   * (renderers, the GPU process, sandboxed utilities). A process can rewrite its
+   * command line (and so its --type=), never its place in the tree.
+   */
+  readonly depth: number;
+}
+
+/** Where the watchdog reads processes and how it ends them; injected so tests can substitute it. */
+export interface ProcessSource {
+  /** The root and all its descendants that still exist. */
+  tree(rootPid: number): ProcessMemory[];
+  kill(pid: number): void;
+}
+
+function readOr(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined; // the process is gone (or never was)
+  }
+}
+
+/** Children of every thread of pid: Chromium launches processes from more than one thread. */
+function childrenOf(pid: number): number[] {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  const out: number[] = [];
+  for (const tid of tasks) {
+    const text = readOr(`/proc/${pid}/task/${tid}/children`);
+    if (text) for (const c of text.split(' ')) if (c.trim() !== '') out.push(Number(c));
+  }
+  return out;
+}
+
+function kbField(status: string, name: string): number {
+  const m = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status);
+  return m ? Number(m[1]) : 0;
+}
+
+/** The real /proc. A process's type is read each time (a pid may be reused; the read is cheap). */
+export function procfsSource(): ProcessSource {
+  return {
+    tree(rootPid) {
+      const out: ProcessMemory[] = [];
+      const seen = new Set<number>();
+      const todo: [number, number][] = [[rootPid, 0]];
+      while (todo.length > 0 && seen.size < MAX_TREE) {
+        const [pid, depth] = todo.pop() as [number, number];
+        if (seen.has(pid)) continue;
+        seen.add(pid);
+        const status = readOr(`/proc/${pid}/status`);
+        if (status === undefined) continue;
+        // Chromium rewrites its children's command lines: arguments are separated by spaces there.
+        const cmd = readOr(`/proc/${pid}/cmdline`) ?? '';
+        const type = pid === rootPid ? 'browser' : (/[\0 ]--type=([\w-]+)/.exec(cmd)?.[1] ?? 'other');
+        const stat = readOr(`/proc/${pid}/stat`) ?? '';
+        // After the command name, which may hold spaces and parentheses: field 22 is the 20th.
+        const start = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? 0);
+        out.push({
+          pid,
+          type,
+          start,
+          depth,
+          bytes: (kbField(status, 'RssAnon') + kbField(status, 'RssShmem')) * 1024,
+        });
+        for (const child of childrenOf(pid)) todo.push([child, depth + 1]);
+      }
+      return out;
+    },
+    kill(pid) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
+
+/** A Chromium has a few dozen processes; this bounds a walk of a tree gone wrong. */
+const MAX_TREE = 2_000;
+
+/** How often a watched lane's memory is read. A read of one lane costs ~1 ms of CPU (measured). */
+export const PAGE_MEMORY_POLL_MS = 100;
+
+export interface PageMemoryUse {
+  /**
+   * What the lane's processes grew by since the watch began (a process that
+   * started since counts whole), in bytes: the request's pages, frames, popups
+   * and workers, and what the browser side keeps for its context.
+   */
+  readonly bytes: number;
+  /** Renderers of the lane now. */
+  readonly renderers: number;
+}
+
+export interface Watch {
+  /** The last reading. */
+  readonly use: PageMemoryUse;
+  /** Set once the limit was passed; the renderers were killed then. */
+  readonly exceeded: PageMemoryUse | undefined;
+  /** No more readings and no more kills; safe to call more than once. */
+  stop(): void;
+}
+
+export interface PageMemoryWatchdogOptions {
+  readonly limitBytes: number;
+  readonly source?: ProcessSource;
+  readonly pollMs?: number;
+}
+
+const identity = (p: ProcessMemory): string => `${p.pid}:${p.start}`;
+
+/**
+ * Measures a lane's Chromium for one request. Every process of the lane counts
+ * by how much it grew since the watch began, and one that started since counts
+ * whole: renderers (pages, frames of other sites, popups, dedicated and shared
+ * workers) and the browser, GPU, network and storage processes, which is where
+ * an incognito context keeps IndexedDB, Cache Storage and blobs. What the lane
+ * held before the request (its browser, the blank page the request was given,
+ * a page of the service's own) is not the request's. Over the limit, the
+ * lane's renderers are killed at once (the memory goes back to the system)
+ * and onExceeded is called.
+ */
+export class PageMemoryWatchdog {
+  readonly limitBytes: number;
+  readonly #source: ProcessSource;
+  readonly #pollMs: number;
+
+  constructor(opts: PageMemoryWatchdogOptions) {
+    this.limitBytes = opts.limitBytes;
+    this.#source = opts.source ?? procfsSource();
+    this.#pollMs = opts.pollMs ?? PAGE_MEMORY_POLL_MS;
+  }
+
+  /** Every process of a Chromium now, read once. */
+  measure(rootPid: number): ProcessMemory[] {
+    return this.#source.tree(rootPid);
+  }
+
+  /** All of a Chromium's memory now (anonymous and shared), in bytes. */
+  totalBytes(rootPid: number): number {
+    return this.measure(rootPid).reduce((n, p) => n + p.bytes, 0);
+  }
+
+  watch(rootPid: number, onExceeded: (use: PageMemoryUse) => void): Watch {
+    // Read before anything of the request's runs in the lane: the types here are Chromium's own.
+    const baseline = new Map<string, { bytes: number; type: string }>();
+    for (const p of this.measure(rootPid)) baseline.set(identity(p), { bytes: p.bytes, type: p.type });
+    // SECURITY: which processes to end is chosen by what they were before the
+    // request (a renderer then: the blank page it was given) or by where they
+    // started since (what a zygote forked: its renderers and workers), never by
+    // what a process says of itself now: a compromised renderer can rewrite its
+    // command line, not its history or its place in the tree. The browser, the
+    // zygotes, the GPU process and what the browser launched are not ended:
+    // they serve the lane's next request.
+    const toEnd = (p: ProcessMemory): boolean => {
+      if (p.depth === 0) return false;
+      const before = baseline.get(identity(p));
+      return before === undefined ? p.depth >= 2 : before.type === 'renderer';
+    };
+    let use: PageMemoryUse = { bytes: 0, renderers: 0 };
+    let exceeded: PageMemoryUse | undefined;
+    let stopped = false;
+    const check = (): void => {
+      if (stopped) return;
+      const tree = this.measure(rootPid);
+      let bytes = 0;
+      for (const p of tree) bytes += Math.max(0, p.bytes - (baseline.get(identity(p))?.bytes ?? 0));
+      use = { bytes, renderers: tree.filter((p) => p.type === 'renderer').length };
+      if (exceeded === undefined && bytes <= this.limitBytes) return;
+      // SECURITY: the memory goes back now, whatever the job is busy with; a
+      // renderer started after that (a reload) is ended too, until the job stops the watch.
+      for (const p of tree) if (toEnd(p)) this.#source.kill(p.pid);
+      if (exceeded === undefined) {
+        exceeded = use;
+        onExceeded(use);
+      }
+    };
+    check();
+    const timer = setInterval(check, this.#pollMs);
+    timer.unref();
+    return {
+      get use() {
+        return use;
+      },
+      get exceeded() {
+        return exceeded;
+      },
+      stop: () => {
+        stopped = true;
+        clearInterval(timer);
+      },
+    };
+  }
+}

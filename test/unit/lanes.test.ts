@@ -1,0 +1,221 @@
+// Lanes and the page memory watchdog with stand-in Chromium processes: each
+// request's renderers are its lane's, so going over PAGE_MEMORY_MB ends that
+// request only, whichever other requests run at the same time; what the lane
+// held before the request is not the request's.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { BrowserHost, PageLease } from '../../src/browser/browser-host.js';
+import { BrowserLanes, type LaneLease } from '../../src/browser/lanes.js';
+import {
+  PageMemoryWatchdog,
+  procfsSource,
+  type ProcessMemory,
+  type ProcessSource,
+} from '../../src/browser/page-memory.js';
+import { silentLogger } from '../../src/log.js';
+import { until } from '../helpers/wait.js';
+
+const MB = 2 ** 20;
+
+/** Processes per browser pid, changed by the test; kills are recorded and remove the process. */
+function fakeProcs(): { source: ProcessSource; trees: Map<number, ProcessMemory[]>; killed: number[] } {
+  const trees = new Map<number, ProcessMemory[]>();
+  const killed: number[] = [];
+  return {
+    trees,
+    killed,
+    source: {
+      tree: (root) => trees.get(root) ?? [],
+      kill: (pid) => {
+        killed.push(pid);
+        for (const [root, list] of trees)
+          trees.set(
+            root,
+            list.filter((p) => p.pid !== pid),
+          );
+      },
+    },
+  };
+}
+
+function fakeHost(pid: number, outputs: Map<number, (t: string) => void>, onOutput: (t: string) => void): BrowserHost {
+  outputs.set(pid, onOutput);
+  const lease = (): PageLease => ({
+    page: { browser: () => ({ process: () => ({ pid }) }) } as unknown as PageLease['page'],
+    context: {} as PageLease['context'],
+    egress: {} as PageLease['egress'],
+    close: async () => undefined,
+  });
+  return {
+    ready: true,
+    sandboxed: true,
+    restarts: 0,
+    recycles: 0,
+    contextsReady: 0,
+    pid,
+    start: async () => undefined,
+    lease: async () => lease(),
+    close: async () => undefined,
+  } as unknown as BrowserHost;
+}
+
+function lanes(count: number, limitMb = 100) {
+  const procs = fakeProcs();
+  const outputs = new Map<number, (t: string) => void>();
+  const l = new BrowserLanes({
+    count,
+    makeHost: (i, onOutput) => fakeHost(1000 * (i + 1), outputs, onOutput),
+    watchdog: new PageMemoryWatchdog({ limitBytes: limitMb * MB, source: procs.source, pollMs: 5 }),
+    logger: silentLogger(),
+  });
+  return { l, procs, outputs };
+}
+
+const exceededBytes = (l: LaneLease): number => l.memoryExceeded?.bytes ?? 0;
+const renderer = (pid: number, mb: number, start = 1): ProcessMemory => ({
+  pid,
+  type: 'renderer',
+  bytes: mb * MB,
+  start,
+  depth: 2,
+});
+const browser = (pid: number, mb: number): ProcessMemory => ({
+  pid,
+  type: 'browser',
+  bytes: mb * MB,
+  start: 1,
+  depth: 0,
+});
+
+test('two requests at once: the one whose renderers go over the limit is ended, the other is not touched', async () => {
+  const { l, procs } = lanes(2);
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
+  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10), renderer(2002, 10)]);
+  const a = await l.lease('req');
+  const b = await l.lease('req');
+  const ended = new Promise<void>((r) => b.onMemoryExceeded(r));
+  // b's frames of other sites grow by 60 MiB each.
+  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 70), renderer(2002, 70)]);
+  await ended;
+  assert.deepEqual(procs.killed.sort(), [2001, 2002]);
+  assert.equal(a.memoryExceeded, undefined);
+  assert.equal(b.memoryExceeded?.renderers, 2);
+  await Promise.all([a.close(), b.close()]);
+});
+
+test('a renderer the lane held before the request counts by its growth; one started since, or a reused pid, whole', async () => {
+  const { l, procs } = lanes(1);
+  // The blank page the request is given (30 MiB) and a page of the service's own (40 MiB).
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 30), renderer(1002, 40)]);
+  const a = await l.lease('req');
+  assert.equal(a.memoryExceeded, undefined);
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 90), renderer(1002, 40)]);
+  await until(() => a.memoryBytes === 60 * MB, 'the growth of the blank page counted');
+  // Pid 1002 is now another process (a later start): all of its 45 MiB is the request's.
+  const ended = new Promise<void>((r) => a.onMemoryExceeded(r));
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 90), renderer(1002, 45, 2)]);
+  await ended;
+  assert.equal(exceededBytes(a), 105 * MB);
+  await a.close();
+});
+
+test('closing the request stops the watch at once: the next blank page, made as the context goes, is not killed', async () => {
+  const { l, procs } = lanes(1);
+  procs.trees.set(1000, [browser(1000, 50)]);
+  const a = await l.lease('req');
+  const ended = new Promise<void>((r) => a.onMemoryExceeded(r));
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 150)]);
+  await ended;
+  assert.deepEqual(procs.killed, [1001]);
+  const closing = a.close();
+  procs.trees.set(1000, [browser(1000, 50), renderer(1003, 20)]);
+  await closing;
+  await new Promise((r) => setTimeout(r, 30));
+  assert.deepEqual(procs.killed, [1001], 'the spare made after the request was not killed');
+});
+
+test('over the limit, the renderers are ended whatever their command line says now; the browser, zygotes and GPU are not', async () => {
+  const { l, procs } = lanes(1);
+  const proc = (pid: number, type: string, depth: number, start = 1): ProcessMemory => ({
+    pid,
+    type,
+    bytes: 10 * MB,
+    start,
+    depth,
+  });
+  const lane = [browser(1000, 50), proc(1010, 'zygote', 1), proc(1011, 'zygote', 2), proc(1012, 'gpu-process', 2)];
+  // The blank page the request is given, a renderer before the request.
+  procs.trees.set(1000, [...lane, proc(1020, 'renderer', 3)]);
+  const a = await l.lease('req');
+  const ended = new Promise<void>((r) => a.onMemoryExceeded(r));
+  // Compromised renderers that renamed themselves: the request's blank page, and a new one.
+  procs.trees.set(1000, [
+    ...lane,
+    { ...proc(1020, 'zygote', 3), bytes: 90 * MB },
+    { ...proc(1030, 'utility', 3, 5), bytes: 60 * MB },
+    proc(1031, 'renderer', 3, 5),
+  ]);
+  await ended;
+  assert.deepEqual(procs.killed.sort(), [1020, 1030, 1031]);
+  await a.close();
+});
+
+test("the browser side's growth counts (blobs, IndexedDB, Cache Storage), not its size at the start", async () => {
+  const { l, procs } = lanes(1);
+  procs.trees.set(1000, [browser(1000, 300), renderer(1001, 10)]);
+  const a = await l.lease('req');
+  assert.equal(a.memoryExceeded, undefined, 'a large browser process at the start is not the request');
+  const ended = new Promise<void>((r) => a.onMemoryExceeded(r));
+  procs.trees.set(1000, [browser(1000, 420), renderer(1001, 10)]);
+  await ended;
+  assert.equal(exceededBytes(a), 120 * MB);
+  await a.close();
+});
+
+test("a renderer that dies of V8's own heap limit (Chromium says so on stderr) ends that lane's request only", async () => {
+  const { l, procs, outputs } = lanes(2);
+  procs.trees.set(1000, [browser(1000, 50)]);
+  procs.trees.set(2000, [browser(2000, 50)]);
+  const a = await l.lease('req');
+  const b = await l.lease('req');
+  // The line arrives in two pieces.
+  outputs.get(2000)?.('[1:1:ERROR:v8_oom.cc(49)] V8 javascript ');
+  outputs.get(2000)?.('OOM (Reached heap limit).\n');
+  assert.ok(b.memoryExceeded);
+  assert.equal(a.memoryExceeded, undefined);
+  await Promise.all([a.close(), b.close()]);
+});
+
+test('a request waits for a lane while every lane is busy, and gets the one that is closed', async () => {
+  const { l, procs } = lanes(1);
+  procs.trees.set(1000, [browser(1000, 50)]);
+  const a = await l.lease('req');
+  let got = false;
+  const next = l.lease('req').then((x) => {
+    got = true;
+    return x;
+  });
+  await new Promise((r) => setImmediate(r));
+  assert.equal(got, false);
+  await a.close();
+  const b = await next;
+  assert.equal(b.memoryExceeded, undefined);
+  await b.close();
+});
+
+test("/proc: a process's children (started from any thread) are found, with their memory", async () => {
+  const { spawn } = await import('node:child_process');
+  const child = spawn('sleep', ['30']);
+  try {
+    await new Promise((r) => child.once('spawn', r));
+    const tree = procfsSource().tree(process.pid);
+    assert.equal(tree[0]?.type, 'browser', 'the root');
+    const found = tree.find((p) => p.pid === child.pid);
+    assert.ok(found, 'the child is in the tree');
+    assert.equal(found.type, 'other');
+    assert.equal(found.depth, 1);
+    assert.ok(found.bytes > 0);
+  } finally {
+    child.kill('SIGKILL');
+  }
+});
