@@ -52,6 +52,13 @@ export const ERRORS = {
     meaning: '`script` or `scriptBase64` is not a string.',
     action: 'Send a string.',
   },
+  INVALID_OPTIONS: {
+    status: 400,
+    message: 'Invalid options',
+    meaning:
+      '`options` is not an object, has an unknown key, or a value that is not allowed; `error` names the field (`Invalid options: options.viewport.width must be a number from 1 to 4096`).',
+    action: 'Fix the field named (see "Request options").',
+  },
   SCRAPING_FAILED: {
     status: 400,
     message: 'Script execution failed',

@@ -6,6 +6,7 @@
 // no functions, no class instances, nothing that is a live reference.
 import type { Config } from './config.js';
 import type { ErrorCode } from './errors.js';
+import type { RequestOptions } from './request-options.js';
 
 /** The egress guard's time and size limits per connection (tests shorten them through the seam). */
 export interface GuardLimits {
@@ -33,6 +34,8 @@ export interface JobRequest {
   /** Absent: the reachability check. */
   readonly script?: string;
   readonly outputFormat: 'json' | 'html';
+  /** How the page is set up before it loads (checked by the front; checked again before it is applied). */
+  readonly options?: RequestOptions;
 }
 
 /** Where a job's time went, in milliseconds (lease and isolate overlap). */
