@@ -371,3 +371,90 @@ export function parseRequestOptions(v: unknown, url: string): RequestOptions {
 export function clampNavigationTimeoutMs(requested: number | undefined, serverLimitMs: number): number {
   return requested === undefined || requested === 0 ? serverLimitMs : Math.min(requested, serverLimitMs);
 }
+
+/** The JSON Schema of `options`, for the OpenAPI document (src/openapi.ts); the checks above are the authority. */
+export function requestOptionsSchema(): Record<string, unknown> {
+  const b = VIEWPORT_BOUNDS;
+  const side = { type: 'number', minimum: b.minSide, maximum: b.maxSide };
+  return {
+    type: ['object', 'null'],
+    additionalProperties: false,
+    description:
+      'How the page is set up before it loads (README "Request options"). An unknown key or a bad value is 400 INVALID_OPTIONS naming the field.',
+    properties: {
+      viewport: {
+        type: 'object',
+        required: ['width', 'height'],
+        additionalProperties: false,
+        description: `Puppeteer's Viewport. At most ${b.maxDevicePixelsPerSide} device pixels a side (width or height × deviceScaleFactor).`,
+        properties: {
+          width: side,
+          height: side,
+          deviceScaleFactor: { type: 'number', minimum: b.minScale, maximum: b.maxScale },
+          isMobile: { type: 'boolean' },
+          hasTouch: { type: 'boolean' },
+          isLandscape: { type: 'boolean' },
+        },
+      },
+      userAgent: { type: 'string', minLength: 1, maxLength: MAX_USER_AGENT_CHARS },
+      extraHTTPHeaders: {
+        type: 'object',
+        maxProperties: MAX_HEADERS,
+        additionalProperties: { type: 'string', maxLength: MAX_HEADER_CHARS },
+        description:
+          'Sent with every request of the page. Host, Cookie, Connection, Content-Length, Expect, TE, Trailer, Transfer-Encoding, Upgrade, Keep-Alive, Proxy-* and X-Pagescript-* are refused.',
+      },
+      cookies: {
+        type: 'array',
+        maxItems: MAX_COOKIES,
+        description: "Set before the first request: host-only for the url's host, or for a domain that contains it.",
+        items: {
+          type: 'object',
+          required: ['name', 'value'],
+          additionalProperties: false,
+          properties: {
+            name: { type: 'string', minLength: 1 },
+            value: { type: 'string' },
+            domain: { type: 'string', description: "The url's host or a parent domain of it." },
+            path: { type: 'string' },
+            secure: { type: 'boolean' },
+            httpOnly: { type: 'boolean' },
+            sameSite: { enum: ['Strict', 'Lax', 'None'] },
+            expires: { type: 'number', description: 'Seconds since the epoch.' },
+          },
+        },
+      },
+      blockResourceTypes: {
+        type: 'array',
+        items: { enum: [...BLOCKABLE_RESOURCE_TYPES] },
+        description:
+          "Requests of these Puppeteer resource types are never sent (the page's own, from the first load on).",
+      },
+      javaScriptEnabled: { type: 'boolean', description: "false: the page's own scripts do not run." },
+      waitUntil: {
+        oneOf: [
+          { enum: [...WAIT_UNTIL_EVENTS] },
+          { type: 'array', minItems: 1, items: { enum: [...WAIT_UNTIL_EVENTS] } },
+        ],
+        default: 'load',
+      },
+      waitForSelector: {
+        type: 'string',
+        maxLength: MAX_WAIT_SELECTOR_CHARS,
+        description: 'After the load, wait for this selector, within the navigation timeout.',
+      },
+      navigationTimeoutMs: {
+        type: 'integer',
+        minimum: 0,
+        description: 'Clamped to the server limit NAVIGATION_TIMEOUT_MS; 0 is that limit.',
+      },
+      emulateMediaType: { enum: [...MEDIA_TYPES] },
+      locale: { type: 'string', description: 'A BCP 47 tag: Accept-Language, navigator.language and Intl.' },
+      timezoneId: { type: 'string', description: 'An IANA time zone.' },
+      screenshotOnError: {
+        type: 'boolean',
+        description: "A failed request's error body carries a PNG screenshot of the page (Base64, capped).",
+      },
+    },
+  };
+}

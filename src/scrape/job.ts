@@ -18,6 +18,7 @@ import type { SandboxPool } from '../sandbox/pool.js';
 import { background } from '../background.js';
 import type { RequestOptions } from '../request-options.js';
 import { applyOptions, navigationWait, recheckOptions } from './page-setup.js';
+import { describeFailure } from './failure.js';
 
 export type OutputFormat = 'json' | 'html';
 
@@ -167,7 +168,9 @@ export async function runScrape(
   try {
     await checkUrl(deps, url, requestId);
   } catch (e) {
-    throw scrapingFailed(cleanMessage(e), e);
+    const refused = scrapingFailed(cleanMessage(e), e);
+    await describeFailure(refused, { phase: 'navigation', screenshot: false });
+    throw refused;
   }
 
   let lease: PageLease | undefined;
@@ -183,6 +186,7 @@ export async function runScrape(
   };
   signal?.addEventListener('abort', onAbort, { once: true });
   let stopWatchingBrowser: (() => void) | undefined;
+  let phase: 'navigation' | 'script' = 'navigation';
   try {
     // The context and the isolate are made at the same time.
     const [leased, made] = await Promise.allSettled([
@@ -271,6 +275,7 @@ export async function runScrape(
     stopWatchingBrowser = () => browser.off('disconnected', onBrowserGone);
 
     let result;
+    phase = 'script';
     try {
       result = await timed(box.execute(req.script as string, config.scriptTimeoutMs), (ms) => {
         timings.script = ms;
@@ -291,6 +296,13 @@ export async function runScrape(
     if (e instanceof ApiError && lease) e.egress = lease.egress.stats();
     // Whatever failed once the request was cancelled (client gone, shutdown) failed because of it.
     if (signal?.aborted && !(e instanceof ApiError && e.code === 'SERVICE_UNAVAILABLE')) throw cancelled();
+    if (e instanceof ApiError)
+      await describeFailure(e, {
+        phase,
+        ...(lease ? { page: lease.page } : {}),
+        ...(membrane ? { calls: membrane.calls } : {}),
+        screenshot: options?.screenshotOnError === true,
+      });
     throw e;
   } finally {
     stopWatchingBrowser?.();
