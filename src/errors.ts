@@ -64,7 +64,8 @@ export const ERRORS = {
     message: 'Script execution failed',
     meaning:
       'The script failed (syntax error, thrown error, missing element, timeout) or the page could not be loaded or is not allowed. `error` is `Script execution failed: <detail>`.',
-    action: 'Read the detail; the line number is given where known.',
+    action:
+      'Read the detail, and `phase`, `line`, `column`, `stack` and `pageCalls` in the body (see "When a script fails").',
   },
   MEMORY_LIMIT_EXCEEDED: {
     status: 400,

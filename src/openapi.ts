@@ -317,7 +317,7 @@ export function openApiDocument(config: Config): Json {
             phase: {
               enum: ['navigation', 'script'],
               description:
-                'SCRAPING_FAILED, MEMORY_LIMIT_EXCEEDED: what was running: loading the page (options, navigation, waitForSelector) or the script.',
+                'What was running when the script or the page failed: loading the page (options, navigation, waitForSelector) or the script.',
             },
             finalUrl: { type: 'string', description: "The page's URL when it failed." },
             line: {
