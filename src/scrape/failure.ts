@@ -3,8 +3,7 @@
 // calls and, when asked, a screenshot of the page as it was. Line, column and
 // the caller's stack come from the isolate (src/sandbox/script-sandbox.ts).
 import type { Page } from 'puppeteer';
-import { MAX_ERROR_SCREENSHOT_BYTES, type ApiError } from '../errors.js';
-import type { CallLog } from '../sandbox/call-log.js';
+import { MAX_ERROR_SCREENSHOT_BYTES, type ApiError, type PageCall } from '../errors.js';
 
 /** How long the screenshot of a failed page may take; a page that does not answer gets none. */
 export const ERROR_SCREENSHOT_TIMEOUT_MS = 3_000;
@@ -15,7 +14,8 @@ const DESCRIBED = new Set(['SCRAPING_FAILED', 'MEMORY_LIMIT_EXCEEDED']);
 export interface FailureContext {
   readonly phase: 'navigation' | 'script';
   readonly page?: Page;
-  readonly calls?: CallLog;
+  /** The script's last page calls, read before its membrane closed. */
+  readonly calls?: readonly PageCall[];
   readonly screenshot: boolean;
 }
 
@@ -58,7 +58,7 @@ export async function describeFailure(e: ApiError, ctx: FailureContext): Promise
     phase: ctx.phase,
     ...(finalUrl === undefined ? {} : { finalUrl }),
     ...e.failure,
-    ...(ctx.calls ? { pageCalls: ctx.calls.recent() } : {}),
+    ...(ctx.calls ? { pageCalls: ctx.calls } : {}),
     ...(ctx.screenshot && page ? await screenshotOf(page) : {}),
   };
 }

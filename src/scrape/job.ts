@@ -296,13 +296,17 @@ export async function runScrape(
     if (e instanceof ApiError && lease) e.egress = lease.egress.stats();
     // Whatever failed once the request was cancelled (client gone, shutdown) failed because of it.
     if (signal?.aborted && !(e instanceof ApiError && e.code === 'SERVICE_UNAVAILABLE')) throw cancelled();
-    if (e instanceof ApiError)
+    if (e instanceof ApiError) {
+      const calls = membrane?.calls.recent();
+      // SECURITY: the failed script reaches nothing more while its failure is described (a screenshot takes time).
+      membrane?.dispose();
       await describeFailure(e, {
         phase,
         ...(lease ? { page: lease.page } : {}),
-        ...(membrane ? { calls: membrane.calls } : {}),
+        ...(calls ? { calls } : {}),
         screenshot: options?.screenshotOnError === true,
       });
+    }
     throw e;
   } finally {
     stopWatchingBrowser?.();

@@ -131,22 +131,6 @@ describe('screenshotOnError', () => {
     const r = await fails({ script: "throw new Error('x');" });
     assert.equal(r.body.screenshot, undefined);
   });
-
-  test('a page too large to capture within the cap is omitted with the reason', async () => {
-    // Random colours do not compress: 2000 × 2000 pixels are far over the cap as PNG.
-    const r = await fails({
-      script: `await page.evaluate(() => {
-        const c = document.createElement('canvas'); c.width = 2000; c.height = 2000;
-        const x = c.getContext('2d'); const img = x.createImageData(2000, 2000);
-        for (let i = 0; i < img.data.length; i++) img.data[i] = (Math.random() * 256) | 0;
-        x.putImageData(img, 0, 0); document.body.replaceChildren(c);
-      });
-      throw new Error('x');`,
-      options: { screenshotOnError: true, viewport: { width: 2000, height: 2000 } },
-    });
-    assert.equal(r.body.screenshot, undefined);
-    assert.match(String(r.body.screenshotOmitted), /^the screenshot is \d+ bytes; at most 1048576$/);
-  });
 });
 
 describe('no host paths or frames in a failure', () => {
