@@ -208,16 +208,17 @@ function headers(v: unknown, where: string): Record<string, string> {
   const entries = Object.entries(v);
   if (entries.length > MAX_HEADERS) throw new OptionsError(where, `must have at most ${MAX_HEADERS} headers`);
   const seen = new Set<string>();
-  const out: Record<string, string> = {};
+  const out: [string, string][] = [];
   for (const [name, value] of entries) {
     const field = `${where}.${name.slice(0, 64)}`;
     const why = refusedHeader(name);
     if (why !== undefined) throw new OptionsError(field, why);
     if (seen.has(name.toLowerCase())) throw new OptionsError(field, 'is given twice');
     seen.add(name.toLowerCase());
-    out[name] = text(value, field, MAX_HEADER_CHARS);
+    out.push([name, text(value, field, MAX_HEADER_CHARS)]);
   }
-  return out;
+  // fromEntries defines own properties: a header named "__proto__" stays a header (and is refused by Chromium).
+  return Object.fromEntries(out);
 }
 
 /** A host name as the URL parser writes it, or undefined when `url` has none. */

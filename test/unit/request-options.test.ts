@@ -78,6 +78,10 @@ test('headers the guard relies on, Host and Cookie are refused, in any case', ()
   assert.equal(field({ extraHTTPHeaders: { 'x-a': '1', 'X-A': '2' } }), 'options.extraHTTPHeaders.X-A');
   assert.equal(field({ extraHTTPHeaders: { 'x-a': 'a\nb' } }), 'options.extraHTTPHeaders.x-a');
   assert.equal(field({ extraHTTPHeaders: { 'x-a': 1 } }), 'options.extraHTTPHeaders.x-a');
+  // A header named "__proto__" stays an own header, never the object's prototype.
+  const odd = parseRequestOptions({ extraHTTPHeaders: JSON.parse('{"__proto__":"x"}') as unknown }, URL_);
+  assert.deepEqual(Object.keys(odd.extraHTTPHeaders ?? {}), ['__proto__']);
+  assert.equal(Object.getPrototypeOf(odd.extraHTTPHeaders), Object.prototype);
 });
 
 test("cookies are for the target's host or a parent domain of it, never a top-level domain or another site", () => {
