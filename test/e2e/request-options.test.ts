@@ -207,6 +207,16 @@ describe('options applied before the page loads', () => {
   });
 });
 
+test("a script's page.setExtraHTTPHeaders refuses the Host header as options do", async () => {
+  const r = await svc.post({
+    url: probeUrl(),
+    script:
+      "try { await page.setExtraHTTPHeaders({ Host: 'internal.example' }); return 'set' } catch (e) { return e.message }",
+  });
+  assert.equal(r.status, 200, r.text);
+  assert.match(String(r.body.data), /header "Host" cannot be set/);
+});
+
 describe('options refused with 400 INVALID_OPTIONS naming the field', () => {
   test('an unknown option', () => refused({ proxy: 'http://10.0.0.1:3128' }, 'options.proxy'));
   test('options that is not an object', () => refused(['viewport'], 'options'));
