@@ -61,6 +61,36 @@ const stringify = JSON.stringify;
 const parse = JSON.parse;
 const reflectApply = Reflect.apply;
 const fnToString = Function.prototype.toString;
+const NativeError = Error;
+const stringSplit = String.prototype.split;
+const regexpExec = RegExp.prototype.exec;
+const arrayPush = Array.prototype.push;
+const arrayJoin = Array.prototype.join;
+
+/** A frame of the caller's own script (compiled as script.js, line 1 = the first line they sent). */
+const SCRIPT_FRAME = /^\s+at (?:async )?(?:new )?(?:[\w$.<>[\]-]{1,200} \()?script\.js:\d+:\d+\)?$/;
+/** At most this many of the script's frames are reported. */
+const MAX_SCRIPT_FRAMES = 20;
+
+/** The caller's own frames of a stack, as its lines. */
+function scriptFrames(stack: unknown): string[] {
+  const out: string[] = [];
+  if (typeof stack !== 'string') return out;
+  for (const line of reflectApply(stringSplit, stack, ['\n']) as string[]) {
+    if (out.length >= MAX_SCRIPT_FRAMES) break;
+    if (reflectApply(regexpExec, SCRIPT_FRAME, [line]) !== null) reflectApply(arrayPush, out, [line]);
+  }
+  return out;
+}
+
+/** Where in the script a host call was made: its frames, read only if the call fails. */
+function callSite(): Error | undefined {
+  try {
+    return new NativeError();
+  } catch {
+    return undefined;
+  }
+}
 
 function send(msg: ToHost): string {
   return hostFn(stringify(msg));
@@ -70,12 +100,12 @@ function send(msg: ToHost): string {
 const hasOwn = Object.hasOwn;
 
 /** The error a failed host call rejects with: what was thrown when it was not an Error, else an Error. */
-function thrownValue(e: WireError): unknown {
+function thrownValue(e: WireError, site?: Error): unknown {
   if (typeof e === 'object' && e !== null && hasOwn(e, 'thrown')) return decode(e.thrown);
-  return makeError(e);
+  return makeError(e, site);
 }
 
-function makeError(e: WireError): Error {
+function makeError(e: WireError, site?: Error): Error {
   const err =
     e.name === 'TypeError'
       ? new TypeError(e.message)
@@ -85,8 +115,15 @@ function makeError(e: WireError): Error {
   if (err.name !== e.name)
     Object.defineProperty(err, 'name', { value: e.name, writable: true, configurable: true, enumerable: false });
   // The page's frames, as Puppeteer gives them (the host kept no frame of its own).
-  if (typeof e.stack === 'string')
-    Object.defineProperty(err, 'stack', { value: e.stack, writable: true, configurable: true, enumerable: false });
+  // Then the script's frames where it made the call, so a failed call names the caller's line.
+  let stack = typeof e.stack === 'string' ? e.stack : `${String(e.name)}: ${String(e.message)}`;
+  try {
+    const frames = site === undefined ? [] : scriptFrames(site.stack);
+    if (frames.length > 0) stack += '\n' + (reflectApply(arrayJoin, frames, ['\n']) as string);
+  } catch {
+    // a stack the script tampered with: the host's own stack only
+  }
+  Object.defineProperty(err, 'stack', { value: stack, writable: true, configurable: true, enumerable: false });
   return err;
 }
 
@@ -174,7 +211,10 @@ function decode(v: unknown): unknown {
 
 // ---------------------------------------------------------------- host calls
 let nextCallId = 1;
-const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
+const pending = new Map<
+  number,
+  { site?: Error | undefined; resolve: (v: unknown) => void; reject: (e: unknown) => void }
+>();
 
 /** The `{ signal }` in a call's options, taken out: a signal stays in the isolate. */
 function takeSignal(args: readonly unknown[]): { args: unknown[]; signal?: AbortSignal } {
@@ -200,6 +240,7 @@ function callAsync(h: number, m: string, args: readonly unknown[]): Promise<unkn
 
 function startCall(h: number, m: string, args: readonly unknown[], signal?: AbortSignal): Promise<unknown> {
   const id = nextCallId++;
+  const site = callSite();
   const a = args.map(encodeArg);
   return new Promise((resolve, reject) => {
     let onAbort: (() => void) | undefined;
@@ -207,6 +248,7 @@ function startCall(h: number, m: string, args: readonly unknown[], signal?: Abor
       if (onAbort) signal?.removeEventListener('abort', onAbort);
     };
     pending.set(id, {
+      site,
       resolve: (v) => {
         done();
         resolve(v);
@@ -221,7 +263,7 @@ function startCall(h: number, m: string, args: readonly unknown[], signal?: Abor
     if (refused !== '') {
       pending.delete(id);
       const r = parse(refused) as { e?: WireError };
-      reject(makeError(r.e ?? { name: 'Error', message: 'the host refused the call' }));
+      reject(makeError(r.e ?? { name: 'Error', message: 'the host refused the call' }, site));
       return;
     }
     if (signal === undefined) return;
@@ -236,12 +278,13 @@ function startCall(h: number, m: string, args: readonly unknown[], signal?: Abor
 }
 
 function callSync(h: number, m: string, args: readonly unknown[]): unknown {
+  const site = callSite();
   const reply = parse(send({ op: 'sync', h, m, a: args.map(encodeArg) })) as {
     ok: boolean;
     v?: unknown;
     e?: WireError;
   };
-  if (!reply.ok) throw thrownValue(reply.e ?? { name: 'Error', message: 'host call failed' });
+  if (!reply.ok) throw thrownValue(reply.e ?? { name: 'Error', message: 'host call failed' }, site);
   return decode(reply.v);
 }
 
@@ -415,7 +458,7 @@ function receive(json: string): unknown {
       if (!p) return undefined;
       pending.delete(msg.id);
       if (msg.ok) p.resolve(decode(msg.v));
-      else p.reject(thrownValue(msg.e));
+      else p.reject(thrownValue(msg.e, p.site));
       return undefined;
     }
     case 'timer':
@@ -435,12 +478,14 @@ function receive(json: string): unknown {
 function describeError(e: unknown): WireError & { line?: number; column?: number } {
   if (e instanceof Error) {
     const out: WireError & { line?: number; column?: number } = { name: String(e.name), message: String(e.message) };
-    // The first frame in the user's script names the line: "at script.js:3:7".
-    const m = /script\.js:(\d+):(\d+)/.exec(String(e.stack ?? ''));
+    // The caller's frames only (the host checks them again); the first names the line: "at script.js:3:7".
+    const frames = scriptFrames(e.stack);
+    const m = frames.length > 0 ? /script\.js:(\d+):(\d+)\)?$/.exec(frames[0] as string) : null;
     if (m) {
       out.line = Number(m[1]);
       out.column = Number(m[2]);
     }
+    if (frames.length > 0) out.stack = reflectApply(arrayJoin, frames, ['\n']) as string;
     return out;
   }
   let message: string;
@@ -505,6 +550,8 @@ function failed(e: WireError & { line?: number; column?: number }, code?: 'RESUL
     // Cut here so that a huge message is not copied to the host (which cuts it again).
     stringify(cutText(String(e.message), MAX_ERROR_MESSAGE_CHARS)) +
     (typeof e.line === 'number' ? ',"line":' + String(e.line) : '') +
+    (typeof e.column === 'number' ? ',"column":' + String(e.column) : '') +
+    (typeof e.stack === 'string' ? ',"stack":' + stringify(cutText(e.stack, MAX_ERROR_MESSAGE_CHARS * 4)) : '') +
     '}}'
   );
 }

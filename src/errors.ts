@@ -52,12 +52,20 @@ export const ERRORS = {
     meaning: '`script` or `scriptBase64` is not a string.',
     action: 'Send a string.',
   },
+  INVALID_OPTIONS: {
+    status: 400,
+    message: 'Invalid options',
+    meaning:
+      '`options` is not an object, has an unknown key, or a value that is not allowed; `error` names the field (`Invalid options: options.viewport.width must be a number from 1 to 4096`).',
+    action: 'Fix the field named (see "Request options").',
+  },
   SCRAPING_FAILED: {
     status: 400,
     message: 'Script execution failed',
     meaning:
       'The script failed (syntax error, thrown error, missing element, timeout) or the page could not be loaded or is not allowed. `error` is `Script execution failed: <detail>`.',
-    action: 'Read the detail; the line number is given where known.',
+    action:
+      'Read the detail, and `phase`, `line`, `column`, `stack` and `pageCalls` in the body (see "When a script fails").',
   },
   MEMORY_LIMIT_EXCEEDED: {
     status: 400,
@@ -168,6 +176,43 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
+/** A failed request's error body lists at most this many of the script's last page calls. */
+export const MAX_PAGE_CALLS = 20;
+/** options.screenshotOnError: a screenshot larger than this (PNG bytes, before Base64) is left out. */
+export const MAX_ERROR_SCREENSHOT_BYTES = 1_048_576;
+
+/** One call the script made to the host (page.click, elementHandle.type...), as a failure reports it. */
+export interface PageCall {
+  readonly method: string;
+  /** How long it ran, in milliseconds (so far, when it is still pending). */
+  readonly durationMs: number;
+  readonly outcome: 'ok' | 'error' | 'pending';
+  /** The error it failed with ("TimeoutError: ..."), cut short. */
+  readonly error?: string;
+}
+
+/**
+ * Where and why a request failed, added to its error body (README "When a
+ * script fails"). Nothing here may name a host path or a host frame.
+ */
+export interface FailureDetails {
+  /** What was running: loading the page (options, navigation, waitForSelector) or the script. */
+  phase?: 'navigation' | 'script';
+  /** The page's URL when it failed. */
+  finalUrl?: string;
+  /** In the caller's script: line 1 is the first line they sent (script or scriptBase64). */
+  line?: number;
+  column?: number;
+  /** The error's stack, the caller's own frames only. */
+  stack?: string;
+  /** The script's last calls to the page, oldest first. */
+  pageCalls?: readonly PageCall[];
+  /** With options.screenshotOnError: a PNG of the page when it failed, Base64. */
+  screenshot?: string;
+  /** Why the asked-for screenshot is absent. */
+  screenshotOmitted?: string;
+}
+
 /** An error with a stable public code. The HTTP layer maps the code to a status. */
 export class ApiError extends Error {
   override name = 'ApiError';
@@ -180,6 +225,8 @@ export class ApiError extends Error {
   timeout?: 'script' | 'navigation';
   /** What the request's browser context did through the egress guard, for the request's log line. */
   egress?: Readonly<Record<string, number>>;
+  /** Where and why a script or a navigation failed, for the error body. */
+  failure?: FailureDetails;
 
   constructor(
     readonly code: ErrorCode,

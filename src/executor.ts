@@ -115,6 +115,7 @@ function toWire(e: unknown): WireError {
       ...(e.timeout === undefined ? {} : { timeout: e.timeout }),
       ...(e.status >= 500 && e.cause !== undefined ? { detail: String(e.cause) } : {}),
       ...(e.egress === undefined ? {} : { egress: e.egress }),
+      ...(e.failure === undefined ? {} : { failure: e.failure }),
     };
   return {
     code: 'INTERNAL_SERVER_ERROR',

@@ -5,7 +5,8 @@
 // serialization 'advanced' (structured clone), so they are plain data only:
 // no functions, no class instances, nothing that is a live reference.
 import type { Config } from './config.js';
-import type { ErrorCode } from './errors.js';
+import type { ErrorCode, FailureDetails } from './errors.js';
+import type { RequestOptions } from './request-options.js';
 
 /** The egress guard's time and size limits per connection (tests shorten them through the seam). */
 export interface GuardLimits {
@@ -33,6 +34,8 @@ export interface JobRequest {
   /** Absent: the reachability check. */
   readonly script?: string;
   readonly outputFormat: 'json' | 'html';
+  /** How the page is set up before it loads (checked by the front; checked again before it is applied). */
+  readonly options?: RequestOptions;
 }
 
 /** Where a job's time went, in milliseconds (lease and isolate overlap). */
@@ -65,6 +68,8 @@ export interface WireError {
   readonly detail?: string;
   /** What the request's context did through the egress guard, for the front's log line. */
   readonly egress?: Readonly<Record<string, number>>;
+  /** Where and why a script or navigation failed, for the error body. */
+  readonly failure?: FailureDetails;
 }
 
 /**

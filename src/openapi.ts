@@ -2,7 +2,8 @@
 // rendered at GET /docs. Built from the error table and the running
 // configuration, so its codes and limits are always the service's own.
 import type { Config } from './config.js';
-import { ERRORS, type ErrorCode } from './errors.js';
+import { ERRORS, MAX_ERROR_SCREENSHOT_BYTES, MAX_PAGE_CALLS, type ErrorCode } from './errors.js';
+import { requestOptionsSchema } from './request-options.js';
 import { VERSION } from './version.js';
 
 type Json = Record<string, unknown>;
@@ -293,8 +294,10 @@ export function openApiDocument(config: Config): Json {
               description: 'The script, Base64-encoded UTF-8. Not together with script.',
             },
             outputFormat: { enum: ['json', 'html', null], default: 'json' },
+            options: { $ref: '#/components/schemas/RequestOptions' },
           },
         },
+        RequestOptions: requestOptionsSchema(),
         ScrapeSuccess: {
           type: 'object',
           required: ['message', 'executionTime', 'logs'],
@@ -325,6 +328,47 @@ export function openApiDocument(config: Config): Json {
             code: { $ref: '#/components/schemas/ErrorCode' },
             statusCode: { type: 'integer', description: 'The HTTP status, repeated.' },
             logs: { type: 'array', items: { type: 'string' }, description: "A failed script's console output." },
+            phase: {
+              enum: ['navigation', 'script'],
+              description:
+                'What was running when the script or the page failed: loading the page (options, navigation, waitForSelector) or the script.',
+            },
+            finalUrl: { type: 'string', description: "The page's URL when it failed." },
+            line: {
+              type: 'integer',
+              minimum: 1,
+              description:
+                'Where the error is in the script as sent: line 1 is its first line (script or scriptBase64).',
+            },
+            column: { type: 'integer', minimum: 1 },
+            stack: {
+              type: 'string',
+              description:
+                "The error's stack: its message line, then the script's own frames (at script.js:line:column).",
+            },
+            pageCalls: {
+              type: 'array',
+              maxItems: MAX_PAGE_CALLS,
+              description: `The script's last ${MAX_PAGE_CALLS} calls to the page, oldest first.`,
+              items: {
+                type: 'object',
+                required: ['method', 'durationMs', 'outcome'],
+                additionalProperties: false,
+                properties: {
+                  method: { type: 'string', description: 'page.click, elementHandle.type, ...' },
+                  durationMs: { type: 'integer', minimum: 0, description: 'So far, for a pending call.' },
+                  outcome: { enum: ['ok', 'error', 'pending'] },
+                  error: { type: 'string' },
+                },
+              },
+            },
+            screenshot: {
+              type: 'string',
+              contentEncoding: 'base64',
+              contentMediaType: 'image/png',
+              description: `With options.screenshotOnError: the page when it failed (PNG, at most ${MAX_ERROR_SCREENSHOT_BYTES} bytes before Base64).`,
+            },
+            screenshotOmitted: { type: 'string', description: 'Why the screenshot asked for is absent.' },
           },
         },
         ErrorCode: {

@@ -538,5 +538,6 @@ function fromWire(w: WireError): ApiError {
   if (w.logs !== undefined) e.logs = w.logs;
   if (w.timeout !== undefined) e.timeout = w.timeout;
   if (w.egress !== undefined) e.egress = w.egress;
+  if (w.failure !== undefined) e.failure = w.failure;
   return e;
 }

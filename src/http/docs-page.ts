@@ -23,6 +23,8 @@ function schemaType(s: Json | undefined): string {
   if (Array.isArray(s.enum)) return s.enum.map((v) => JSON.stringify(v)).join(' | ');
   if (Array.isArray(s.type)) return s.type.join(' | ');
   if (typeof s.$ref === 'string') return s.$ref.split('/').pop() ?? '';
+  if (Array.isArray(s.oneOf)) return (s.oneOf as Json[]).map(schemaType).join(' or ');
+  if (s.type === 'array' && s.items) return `array of ${schemaType(s.items as Json)}`;
   return String(s.type ?? 'any');
 }
 
@@ -130,8 +132,10 @@ ${playground}
 <li><a href="#example">Example</a></li>
 <li><a href="#operations">Operations</a><ol>${opToc}</ol></li>
 <li><a href="#request">Request body of POST /api/scrape</a></li>
+<li><a href="#options">Request options</a></li>
 <li><a href="#success">JSON success body</a></li>
 <li><a href="#errors">Errors</a></li>
+<li><a href="#error-body">Error body</a></li>
 <li><a href="#limits">Limits of this instance</a></li>
 </ol></nav>
 <h2 id="example">Example</h2>
@@ -141,11 +145,17 @@ ${playground}
 ${ops}
 <h2 id="request">Request body of POST /api/scrape</h2>
 ${fieldsTable(schemas.ScrapeRequest ?? {})}
+<h2 id="options">Request options</h2>
+<p>${md(schemas.RequestOptions?.description)}</p>
+${fieldsTable(schemas.RequestOptions ?? {})}
 <h2 id="success">JSON success body</h2>
 ${fieldsTable(schemas.ScrapeSuccess ?? {})}
 <h2 id="errors">Errors</h2>
 <p>Every error is JSON <code>{"error", "code", "statusCode"}</code>. Match on <code>code</code>.</p>
 <table><tr><th>Code</th><th>HTTP</th><th>Meaning</th><th>What to do</th><th>Message</th></tr>${errorRows}</table>
+<h2 id="error-body">Error body</h2>
+<p>A failed script or page load says where and why in the fields after <code>statusCode</code>.</p>
+${fieldsTable(schemas.Error ?? {})}
 <h2 id="limits">Limits of this instance</h2>
 <table><tr><th>Limit</th><th>Value</th></tr>${limitRows}</table>
 </body></html>

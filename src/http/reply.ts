@@ -120,10 +120,17 @@ export function sendJson(
   sendBody(res, status, JSON_TYPE, JSON.stringify(value), headers);
 }
 
-/** The error body {error, code, statusCode[, logs]} (README "Errors"); never a stack trace. */
+/**
+ * The error body {error, code, statusCode[, logs]} (README "Errors"), and for a
+ * failed script or navigation where and why (README "When a script fails"):
+ * never a host stack trace.
+ */
 export function errorBody(e: ApiError): Record<string, unknown> {
   const body: Record<string, unknown> = { error: e.message, code: e.code, statusCode: e.status };
   if (e.logs !== undefined) body.logs = e.logs;
+  if (e.failure !== undefined) {
+    for (const [k, v] of Object.entries(e.failure)) if (v !== undefined && !(k in body)) body[k] = v;
+  }
   return body;
 }
 

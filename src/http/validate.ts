@@ -2,6 +2,7 @@
 // outputFormat, then the script fields), so one body always gets one code.
 import { ApiError } from '../errors.js';
 import type { JobRequest as ScrapeRequest } from '../ipc.js';
+import { OptionsError, parseRequestOptions, type RequestOptions } from '../request-options.js';
 
 type OutputFormat = ScrapeRequest['outputFormat'];
 
@@ -72,5 +73,21 @@ export function parseScrapeRequest(raw: Buffer): ScrapeRequest {
   }
   // An empty script is the reachability check, like no script.
   if (script !== undefined && script.trim() === '') script = undefined;
-  return script === undefined ? { url: b.url, outputFormat } : { url: b.url, script, outputFormat };
+  const options = present(b.options) ? checkedOptions(b.options, b.url) : undefined;
+  return {
+    url: b.url,
+    ...(script === undefined ? {} : { script }),
+    outputFormat,
+    ...(options === undefined ? {} : { options }),
+  };
+}
+
+/** The body's `options`, checked as the executor checks them again (src/request-options.ts). */
+export function checkedOptions(v: unknown, url: string): RequestOptions {
+  try {
+    return parseRequestOptions(v, url);
+  } catch (e) {
+    if (e instanceof OptionsError) throw new ApiError('INVALID_OPTIONS', `Invalid options: ${e.message}`);
+    throw e;
+  }
 }

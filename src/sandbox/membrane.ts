@@ -19,6 +19,7 @@ import {
   MAX_EXPOSED_FUNCTIONS,
   budgetError,
 } from './budgets.js';
+import { CallLog } from './call-log.js';
 import { lookupMethod, type MethodContext } from './methods.js';
 import { cut } from './outcome.js';
 import { MembraneError, PUPPETEER_DEFAULT_TIMEOUT_MS, num, str, timeoutMs, type Clock } from './options.js';
@@ -144,6 +145,8 @@ export class Membrane implements MethodContext {
   readonly page: Page;
   readonly clock: Clock;
   readonly logs: string[] = [];
+  /** The script's last calls to the host, for the error body of a failed request. */
+  readonly calls = new CallLog();
   #logBytes = 0;
   #dropped = { lines: 0, bytes: 0 };
   readonly #deps: MembraneDeps;
@@ -262,9 +265,11 @@ export class Membrane implements MethodContext {
     };
     const controller = new AbortController();
     this.#calls.set(callId, { controller, release });
+    const ended = this.calls.start(this.#kindOfId(h), typeof m === 'string' ? m : '?');
     const settle = (msg: ToIsolate): void => {
       if (settled) return;
       settled = true;
+      ended(msg.op === 'settle' && !msg.ok ? msg.e : undefined);
       const cancelled = released;
       release();
       // A call the script stopped waiting for has no one to tell.
@@ -335,7 +340,19 @@ export class Membrane implements MethodContext {
       .finally(() => (this.#queuedChars -= chars));
   }
 
+  /** The kind of a handle id the script sent, for the call log ('unknown' for one that is not valid). */
+  #kindOfId(h: unknown): string {
+    return (typeof h === 'number' ? this.#objects.get(h)?.kind : undefined) ?? 'unknown';
+  }
+
   #sync(h: unknown, m: unknown, a: unknown): string {
+    const ended = this.calls.start(this.#kindOfId(h), typeof m === 'string' ? m : '?');
+    const reply = this.#syncReply(h, m, a);
+    ended(reply.startsWith('{"ok":false') ? (JSON.parse(reply) as { e: WireError }).e : undefined);
+    return reply;
+  }
+
+  #syncReply(h: unknown, m: unknown, a: unknown): string {
     try {
       const v = this.#invoke(true, h, m, a);
       if (v instanceof Promise) {

@@ -20,6 +20,7 @@ import { hostCall } from '../../sandbox/page-api.js';
 import type { HandleKind } from '../../sandbox/wire.js';
 import { isTagged } from '../../sandbox/wire.js';
 import { checkSelectorCost } from './budgets.js';
+import { VIEWPORT_BOUNDS, refusedHeader } from '../request-options.js';
 import {
   CLICK,
   COOKIE,
@@ -172,6 +173,11 @@ function extraHeaders(v: unknown): Record<string, string> {
   for (const [k, x] of Object.entries(v))
     if (typeof x !== 'string')
       throw new MembraneError(`Expected value of header "${k}" to be String, but "${typeof x}" is found.`);
+  for (const k of Object.keys(v)) {
+    // SECURITY: the same headers are refused as in the request's options.extraHTTPHeaders (the guard relies on them).
+    const why = refusedHeader(k);
+    if (why !== undefined) throw new MembraneError(`page.setExtraHTTPHeaders: header "${k.slice(0, 64)}" ${why}`);
+  }
   return stringRecord(v, 'page.setExtraHTTPHeaders');
 }
 
@@ -523,7 +529,7 @@ const LOCATOR_SYNC: Table<Locator<unknown>> = {
 };
 
 /** A viewport side in device pixels (CSS pixels × deviceScaleFactor), as Chromium's largest texture. */
-const MAX_DEVICE_PIXELS_PER_SIDE = 16_384;
+const MAX_DEVICE_PIXELS_PER_SIDE = VIEWPORT_BOUNDS.maxDevicePixelsPerSide;
 
 /** A viewport, bounded: CSS pixels 1–4096 a side, and at most MAX_DEVICE_PIXELS_PER_SIDE device pixels. */
 function viewport(vp: unknown, c: MethodContext, where: string): { width: number; height: number } {

@@ -1,6 +1,7 @@
 // Option schemas for the membrane: every options object a script passes to a
 // Puppeteer method is rebuilt here from allowed keys and checked values. The
 // script's own object never reaches Puppeteer.
+import { VIEWPORT_BOUNDS } from '../request-options.js';
 
 export class MembraneError extends Error {
   override name = 'Error';
@@ -277,11 +278,12 @@ export const NETWORK_IDLE: Schema = {
   idleTime: clampNum(0, 60_000),
   concurrency: clampNum(0, 100),
 };
+/** The request's options.viewport has the same bounds (src/request-options.ts). */
 export const VIEWPORT: Schema = {
-  width: clampNum(1, 4096),
-  height: clampNum(1, 4096),
+  width: clampNum(VIEWPORT_BOUNDS.minSide, VIEWPORT_BOUNDS.maxSide),
+  height: clampNum(VIEWPORT_BOUNDS.minSide, VIEWPORT_BOUNDS.maxSide),
   // Bounded with the size in device pixels (page.setViewport, src/sandbox/methods.ts).
-  deviceScaleFactor: clampNum(0.1, 16),
+  deviceScaleFactor: clampNum(VIEWPORT_BOUNDS.minScale, VIEWPORT_BOUNDS.maxScale),
   isMobile: 'boolean',
   hasTouch: 'boolean',
   isLandscape: 'boolean',

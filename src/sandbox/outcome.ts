@@ -16,7 +16,26 @@ const OUTCOME_OVERHEAD_CHARS = 64 * 1024;
 
 export const cut = cutText;
 
-function errorOf(v: unknown): WireError & { line?: number } {
+/** A frame of the caller's script, exactly; any other line (a host path, a page URL) is dropped. */
+const SCRIPT_FRAME = /^\s+at (?:async )?(?:new )?(?:[\w$.<>[\]-]{1,200} \()?script\.js:\d+:\d+\)?$/;
+export const MAX_STACK_FRAMES = 20;
+
+/**
+ * The caller's frames of a stack the isolate reports, re-checked here:
+ * SECURITY: the runtime can be subverted, so only lines shaped exactly as a
+ * frame of script.js are kept, at most MAX_STACK_FRAMES of them.
+ */
+export function scriptFramesOf(stack: unknown): string[] {
+  if (typeof stack !== 'string') return [];
+  return stack
+    .slice(0, 64 * 1024)
+    .split('\n')
+    .filter((line) => SCRIPT_FRAME.test(line))
+    .slice(0, MAX_STACK_FRAMES)
+    .map((line) => `    ${line.trim()}`);
+}
+
+function errorOf(v: unknown): WireError & { line?: number; column?: number } {
   const e = (typeof v === 'object' && v !== null ? v : {}) as Record<string, unknown>;
   const name = typeof e.name === 'string' && e.name.length <= MAX_ERROR_NAME_CHARS ? e.name : 'Error';
   // The runtime cuts too, adding a note of what it cut: that note is let through.
@@ -26,16 +45,20 @@ function errorOf(v: unknown): WireError & { line?: number } {
       : e.message.length <= MAX_ERROR_MESSAGE_CHARS + CUT_NOTE_CHARS
         ? e.message
         : cut(e.message, MAX_ERROR_MESSAGE_CHARS);
-  const out: WireError & { line?: number } = {
+  const out: WireError & { line?: number; column?: number } = {
     // A name the script made up is kept only if it is a plain identifier.
     name: KNOWN_ERROR_NAMES.has(name) || /^[A-Za-z_$][\w$]*$/.test(name) ? name : 'Error',
     message,
   };
   if (typeof e.line === 'number' && Number.isInteger(e.line) && e.line > 0) out.line = e.line;
+  if (typeof e.column === 'number' && Number.isInteger(e.column) && e.column > 0) out.column = e.column;
+  const frames = scriptFramesOf(e.stack);
+  if (frames.length > 0) out.stack = frames.join('\n');
   return out;
 }
 
-export type CheckedOutcome = RunOutcome | { ok: false; code: 'UNREADABLE'; error: WireError & { line?: number } };
+export type CheckedOutcome =
+  RunOutcome | { ok: false; code: 'UNREADABLE'; error: WireError & { line?: number; column?: number } };
 
 /**
  * Reads the runtime's outcome. Over maxResultBytes (the result's UTF-8 bytes,

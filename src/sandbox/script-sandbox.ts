@@ -37,6 +37,12 @@ function describeSyntaxError(e: unknown): string {
   return `SyntaxError: ${m[1]} (line ${m[2]}, column ${m[3]})`;
 }
 
+/** Where a syntax error is, in the caller's coordinates (the compiler's [script.js:L:C]). */
+function syntaxErrorPosition(e: unknown): { line: number; column: number } | undefined {
+  const m = /\[script\.js:(\d+):(\d+)\]$/.exec(e instanceof Error ? e.message : String(e));
+  return m ? { line: Number(m[1]), column: Number(m[2]) } : undefined;
+}
+
 export class ScriptSandbox {
   readonly #isolate: ivm.Isolate;
   readonly #context: ivm.Context;
@@ -196,7 +202,10 @@ export class ScriptSandbox {
       // the "Isolate is disposed" the compiler then reports.
       if (this.#abortReason) throw this.#abortReason;
       if (isMemoryError(e)) throw new ApiError('MEMORY_LIMIT_EXCEEDED');
-      throw scrapingFailed(describeSyntaxError(e));
+      const failed = scrapingFailed(describeSyntaxError(e));
+      const at = syntaxErrorPosition(e);
+      if (at) failed.failure = at;
+      throw failed;
     }
 
     const aborted = new Promise<never>((_, reject) => {
@@ -213,8 +222,16 @@ export class ScriptSandbox {
       if (outcome.ok) return outcome.json === undefined ? {} : { json: outcome.json };
       if (outcome.code === 'RESULT_TOO_LARGE')
         throw new ApiError('RESULT_TOO_LARGE', `Result too large: ${outcome.error.message}`);
-      const where = outcome.error.line !== undefined ? ` (line ${outcome.error.line})` : '';
-      throw scrapingFailed(`${outcome.error.name}: ${outcome.error.message}${where}`);
+      const { name, message, line, column, stack } = outcome.error;
+      const where = line !== undefined ? ` (line ${line})` : '';
+      const failed = scrapingFailed(`${name}: ${message}${where}`);
+      // In the caller's coordinates: compiled with lineOffset -1 after a line of our own, so line 1 is theirs.
+      failed.failure = {
+        ...(line === undefined ? {} : { line }),
+        ...(column === undefined ? {} : { column }),
+        ...(stack === undefined ? {} : { stack: `${name}: ${message}\n${stack}` }),
+      };
+      throw failed;
     } catch (e) {
       if (this.#abortReason) throw this.#abortReason;
       if (e instanceof ApiError) throw e;

@@ -16,6 +16,9 @@ import { Membrane, cleanMessage } from '../sandbox/membrane.js';
 import { MembraneError } from '../sandbox/options.js';
 import type { SandboxPool } from '../sandbox/pool.js';
 import { background } from '../background.js';
+import type { RequestOptions } from '../request-options.js';
+import { applyOptions, navigationWait, recheckOptions } from './page-setup.js';
+import { describeFailure } from './failure.js';
 
 export type OutputFormat = 'json' | 'html';
 
@@ -26,6 +29,8 @@ export interface ScrapeRequest {
   /** Absent: the reachability check. */
   readonly script?: string;
   readonly outputFormat: OutputFormat;
+  /** How the page is set up before it loads (README "Request options"). */
+  readonly options?: RequestOptions;
 }
 
 /** Where a job's time went, in milliseconds (lease and isolate overlap). */
@@ -102,10 +107,13 @@ async function navigate(
   url: URL,
   deps: ScrapeDeps,
   recentFailure: RecentFailure,
+  options: RequestOptions | undefined,
 ): Promise<HTTPResponse | null> {
+  const { waitUntil, timeoutMs } = navigationWait(options, deps.config.navigationTimeoutMs);
+  const started = performance.now();
   let response: HTTPResponse | null;
   try {
-    response = await page.goto(url.href, { waitUntil: 'load', timeout: deps.config.navigationTimeoutMs });
+    response = await page.goto(url.href, { waitUntil: waitUntil as never, timeout: timeoutMs });
   } catch (e) {
     if (!page.browser().connected) throw browserGone(e);
     const err = scrapingFailed(
@@ -118,6 +126,22 @@ async function navigate(
   // A redirect to a refused address ends at the guard's 403.
   if (response?.headers()[REFUSED_HEADER] === 'NOT_ALLOWED') {
     throw scrapingFailed(`navigation to ${url.href} failed: address not allowed (${response.url()})`);
+  }
+  const selector = options?.waitForSelector;
+  if (selector !== undefined) {
+    // Within the navigation's own time: what is left of it once the page loaded.
+    const leftMs = Math.max(1, Math.round(timeoutMs - (performance.now() - started)));
+    try {
+      await page.waitForSelector(selector, { timeout: leftMs });
+    } catch (e) {
+      if (!page.browser().connected) throw browserGone(e);
+      const err = scrapingFailed(
+        `waiting for options.waitForSelector "${selector.slice(0, 200)}" after loading ${url.href} failed: ${cleanMessage(e)}`,
+        e,
+      );
+      if (e instanceof TimeoutError) err.timeout = 'navigation';
+      throw err;
+    }
   }
   return response;
 }
@@ -157,10 +181,13 @@ export async function runScrape(
   const { config } = deps;
   const url = new URL(req.url);
   const requestId = req.requestId ?? randomUUID();
+  const options = recheckOptions(req.options, req.url);
   try {
     await checkUrl(deps, url, requestId);
   } catch (e) {
-    throw scrapingFailed(cleanMessage(e), e);
+    const refused = scrapingFailed(cleanMessage(e), e);
+    await describeFailure(refused, { phase: 'navigation', screenshot: false });
+    throw refused;
   }
 
   let lease: LaneLease | undefined;
@@ -178,6 +205,7 @@ export async function runScrape(
   let stopWatchingBrowser: (() => void) | undefined;
   /** Set when the page crashed; settles once it is known whether it died of memory. */
   let crashed: Promise<void> | undefined;
+  let phase: 'navigation' | 'script' = 'navigation';
   try {
     // The context and the isolate are made at the same time.
     const [leased, made] = await Promise.allSettled([
@@ -225,7 +253,15 @@ export async function runScrape(
     if (sandbox && req.script?.includes('cheerio'))
       background(sandbox.loadCheerio(), 'loading cheerio ahead', deps.logger);
 
-    const response = await timed(unlessMemoryGone(navigate(page, url, deps, recentFailure)), (ms) => {
+    if (options) {
+      try {
+        await applyOptions(page, options, req.url);
+      } catch (e) {
+        if (!page.browser().connected) throw browserGone(e);
+        throw scrapingFailed(`applying the request's options failed: ${cleanMessage(e)}`, e);
+      }
+    }
+    const response = await timed(unlessMemoryGone(navigate(page, url, deps, recentFailure, options)), (ms) => {
       timings.navigation = ms;
       deps.metrics?.navigation.observe(ms / 1000);
     });
@@ -284,6 +320,7 @@ export async function runScrape(
     stopWatchingBrowser = () => browser.off('disconnected', onBrowserGone);
 
     let result;
+    phase = 'script';
     try {
       result = await timed(box.execute(req.script as string, config.scriptTimeoutMs), (ms) => {
         timings.script = ms;
@@ -319,6 +356,17 @@ export async function runScrape(
     if (e instanceof ApiError && lease) e.egress = lease.egress.stats();
     // Whatever failed once the request was cancelled (client gone, shutdown) failed because of it.
     if (signal?.aborted && !(e instanceof ApiError && e.code === 'SERVICE_UNAVAILABLE')) throw cancelled();
+    if (e instanceof ApiError) {
+      const calls = membrane?.calls.recent();
+      // SECURITY: the failed script reaches nothing more while its failure is described (a screenshot takes time).
+      membrane?.dispose();
+      await describeFailure(e, {
+        phase,
+        ...(lease ? { page: lease.page } : {}),
+        ...(calls ? { calls } : {}),
+        screenshot: options?.screenshotOnError === true,
+      });
+    }
     throw e;
   } finally {
     stopWatchingBrowser?.();
