@@ -3,6 +3,7 @@
 // request's body was read closes the connection, and a reply whose reader stalls
 // is cut off.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { ApiError, ERRORS } from '../errors.js';
 import type { ReplyBudget } from './reply-budget.js';
 
@@ -86,6 +87,34 @@ function writeBody(res: ServerResponse, body: Buffer, limits: ReplyLimits): void
 }
 
 /** Whether part of the request's body has not arrived yet (a request without a body has none to wait for). */
+/** After an early reply, how long the connection stays open (its write side closed) for the client to read it. */
+export const LINGER_MS = 1_000;
+
+/**
+ * Closes the connection of an early reply in two steps, as nginx's lingering
+ * close does: the reply and a FIN first, then the socket itself LINGER_MS
+ * later. Closing at once with the client's unread body in the kernel's buffer
+ * sends a reset, and a client still writing its body then loses the reply it
+ * had not read yet (seen under load: no 413 at all, only ECONNRESET).
+ */
+function lingerAfterReply(res: ServerResponse): void {
+  const socket = res.socket as Socket | null;
+  if (socket === null) return;
+  // Node ends the connection of a `Connection: close` reply with destroySoon() once it is flushed.
+  socket.destroySoon = function lingeringClose(this: Socket): void {
+    if (this.writable) this.end();
+    // SECURITY: nothing more is read from the client while it lingers (Node's parser would read and
+    // drop the rest of the body as fast as it comes). Node's HTTP parser reads the socket's handle
+    // directly, so pause() would not stop it; readStop() on the handle does. Without it, close at once.
+    const handle = (this as unknown as { _handle?: { readStop?: () => number } })._handle;
+    if (typeof handle?.readStop !== 'function' || handle.readStop() !== 0) {
+      this.destroy();
+      return;
+    }
+    setTimeout(() => this.destroy(), LINGER_MS).unref();
+  };
+}
+
 function bodyPending(req: IncomingMessage): boolean {
   if (req.complete) return false;
   const length = req.headers['content-length'];
@@ -106,7 +135,10 @@ export function sendBody(
   // Node would go on reading and discarding the rest of it for as long as the
   // client sends. With Connection: close it ends the socket once this reply is
   // flushed instead, so a client is never read from beyond what came before.
-  if (bodyPending(res.req)) all.Connection = 'close';
+  if (bodyPending(res.req)) {
+    all.Connection = 'close';
+    lingerAfterReply(res);
+  }
   res.writeHead(status, all);
   writeBody(res, bytes, limitsOf.get(res) ?? DEFAULT_LIMITS);
 }
