@@ -94,6 +94,8 @@ export interface ExecutorTestSeam {
   readonly localAddresses?: readonly string[];
   /** The guard's limits, where a test lowers them. */
   readonly guardLimits?: Partial<GuardLimits>;
+  /** The executor's V8 heap limit (--max-old-space-size), where a test makes it run out. */
+  readonly heapMb?: number;
 }
 
 /** The configuration an executor runs with: the front's, with every secret taken out. */
@@ -139,6 +141,9 @@ export interface ExecutorMemory {
   readonly pageLimitKills: number;
 }
 
+/** The failures a test may ask of an executor (seam.faults). */
+export type FaultKind = 'throw' | 'reject' | 'oom';
+
 export type ToExecutor =
   | {
       readonly type: 'init';
@@ -155,8 +160,8 @@ export type ToExecutor =
   | { readonly type: 'abort'; readonly id: number; readonly error?: WireError }
   /** Closes the egress guard (a test of what happens when it is down). */
   | { readonly type: 'close-guard' }
-  /** Tests (seam.faults): an exception nobody catches, or a rejection nobody handles. */
-  | { readonly type: 'fault'; readonly kind: 'throw' | 'reject' }
+  /** Tests (seam.faults): an exception nobody catches, a rejection nobody handles, or V8's heap exhausted. */
+  | { readonly type: 'fault'; readonly kind: FaultKind }
   /** Tests (any seam): the guard's counts, answered with { type: 'guard-counts' }. */
   | { readonly type: 'guard-counts' }
   /** Close everything and exit 0. */

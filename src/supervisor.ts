@@ -8,9 +8,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { Config } from './config.js';
+import { JOB_CLOSE_MARGIN_MS, type Config } from './config.js';
 import { ApiError } from './errors.js';
 import {
   RUNNER_STOPPED,
@@ -18,6 +17,7 @@ import {
   type BrowserStatus,
   type ExecutorMemory,
   type ExecutorTestSeam,
+  type FaultKind,
   type FromExecutor,
   type GuardCounts,
   type JobOutcome,
@@ -26,6 +26,7 @@ import {
   type WireError,
 } from './ipc.js';
 import type { Logger } from './log.js';
+import { readBoundedLines } from './output-lines.js';
 
 /** How long an executor may take to start (Chromium's launch included) before it is killed and replaced. */
 export const EXECUTOR_START_TIMEOUT_MS = 60_000;
@@ -36,6 +37,19 @@ const MAX_OUTPUT_LINE = 4096;
 /** Wait before replacing an executor that died; doubled while replacements die before they are ready. */
 export const EXECUTOR_RESTART_BACKOFF_MS = 100;
 export const EXECUTOR_RESTART_BACKOFF_MAX_MS = 10_000;
+/** How long a question to an executor (the tests' guard counts, closing its guard) may wait for its answer. */
+export const EXECUTOR_ASK_TIMEOUT_MS = 10_000;
+
+/**
+ * How long a job may stay with its executor, from {run} to {closed}, before the
+ * executor is taken for hung and killed. An executor that works answers within
+ * the navigation and script limits plus the close margin, and closes the context
+ * within Puppeteer's protocol timeout (the same limits again plus a margin): this
+ * is both, so only an executor that no longer works reaches it.
+ */
+export function jobDeadlineMs(config: Pick<Config, 'navigationTimeoutMs' | 'scriptTimeoutMs'>): number {
+  return 2 * (config.navigationTimeoutMs + config.scriptTimeoutMs + JOB_CLOSE_MARGIN_MS);
+}
 
 /**
  * SECURITY: the only variables an executor (and the Chromium it starts) sees;
@@ -88,6 +102,15 @@ export interface SupervisorOptions {
   readonly seam?: ExecutorTestSeam & { onDial?(address: string, port: number): void };
 }
 
+/** The answers to the front's questions (see Supervisor.#ask). */
+type Answer = Extract<FromExecutor, { type: 'guard-closed' | 'guard-counts' }>;
+
+interface Asking {
+  readonly type: Answer['type'];
+  readonly answer: (msg: Answer) => void;
+  readonly fail: (e: Error) => void;
+}
+
 interface Pending {
   readonly resolve: (o: JobOutcome) => void;
   readonly reject: (e: ApiError) => void;
@@ -106,8 +129,8 @@ class Executor {
   chromiumSandbox: boolean | undefined;
   browser: BrowserStatus = { ready: false, pid: undefined, pids: [], restarts: 0, recycles: 0, contextsReady: 0 };
   memory: ExecutorMemory = { executorBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 };
-  guardClosed: (() => void) | undefined;
-  guardCounted: ((counts: GuardCounts) => void) | undefined;
+  /** Questions waiting for their answer; each fails when the executor exits or at its deadline. */
+  readonly asking = new Set<Asking>();
 
   constructor(child: ChildProcess, dir: string) {
     this.child = child;
@@ -203,43 +226,69 @@ export class Supervisor {
   }
 
   /** Tests (seam.faults): makes every executor fail as asked. */
-  fault(kind: 'throw' | 'reject'): void {
+  fault(kind: FaultKind): void {
     for (const e of this.#executors) e.send({ type: 'fault', kind });
   }
 
   /** Closes the egress guard of every executor (a test of what happens when it is down). */
-  async closeGuards(): Promise<void> {
-    await Promise.all(
-      [...this.#executors]
-        .filter((e) => e.ready && !e.gone)
-        .map(
-          (e) =>
-            new Promise<void>((resolve) => {
-              e.guardClosed = resolve;
-              e.send({ type: 'close-guard' });
-            }),
-        ),
-    );
+  async closeGuards(timeoutMs = EXECUTOR_ASK_TIMEOUT_MS): Promise<void> {
+    await Promise.all(this.#live().map((e) => this.#ask(e, { type: 'close-guard' }, 'guard-closed', timeoutMs)));
   }
 
   /** Tests (seam): the egress guards' counts, summed over the executors. */
-  async guardCounts(): Promise<GuardCounts> {
-    // An executor answers only when it was given a seam; without one this would wait for ever.
+  async guardCounts(timeoutMs = EXECUTOR_ASK_TIMEOUT_MS): Promise<GuardCounts> {
+    // An executor answers only when it was given a seam; without one every question would time out.
     if (!this.#opts.seam) throw new Error('the guard counts are answered only in tests (egressSeam)');
     const each = await Promise.all(
-      [...this.#executors]
-        .filter((e) => e.ready && !e.gone)
-        .map(
-          (e) =>
-            new Promise<GuardCounts>((resolve) => {
-              e.guardCounted = resolve;
-              e.send({ type: 'guard-counts' });
-            }),
-        ),
+      this.#live().map(async (e) => (await this.#ask(e, { type: 'guard-counts' }, 'guard-counts', timeoutMs)).counts),
     );
     const sum: GuardCounts = { clientConnections: 0, unclaimed: 0, upstreamConnections: 0 };
     for (const c of each) for (const k of Object.keys(sum) as (keyof GuardCounts)[]) sum[k] += c[k];
     return sum;
+  }
+
+  #live(): Executor[] {
+    return [...this.#executors].filter((e) => e.ready && !e.gone);
+  }
+
+  /**
+   * Sends `question` to one executor and waits for its answer of type `answer`:
+   * it fails, rather than waiting for ever, when the executor exits first or
+   * does not answer within timeoutMs (a hung or stopped process).
+   */
+  #ask<T extends Answer['type']>(
+    e: Executor,
+    question: ToExecutor,
+    answer: T,
+    timeoutMs: number,
+  ): Promise<Extract<Answer, { type: T }>> {
+    return new Promise((resolve, reject) => {
+      if (e.gone || !e.child.connected) {
+        reject(new Error(`executor ${e.child.pid} is gone; it cannot answer ${question.type}`));
+        return;
+      }
+      const asking: Asking = {
+        type: answer,
+        answer: (msg) => {
+          done();
+          resolve(msg as Extract<Answer, { type: T }>);
+        },
+        fail: (err) => {
+          done();
+          reject(err);
+        },
+      };
+      const timer = setTimeout(
+        () => asking.fail(new Error(`executor ${e.child.pid} did not answer ${question.type} within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      const done = (): void => {
+        clearTimeout(timer);
+        e.asking.delete(asking);
+      };
+      e.asking.add(asking);
+      e.send(question);
+    });
   }
 
   /**
@@ -254,8 +303,26 @@ export class Supervisor {
   ): Promise<JobOutcome> {
     const executor = await this.#pick(signal);
     const id = this.#nextId++;
+    // SECURITY: an executor that stops answering (stopped, deadlocked, stuck in
+    // native code) would hold this request, and its slot, for ever: past the
+    // deadline it is killed, which fails its jobs and starts another.
+    const deadlineMs = jobDeadlineMs(this.#opts.config);
+    const deadline = setTimeout(() => {
+      this.#opts.logger.error(
+        { pid: executor.child.pid, job: id, deadlineMs },
+        'a job outlived its deadline: the executor is hung; killing it',
+      );
+      executor.child.kill('SIGKILL');
+    }, deadlineMs);
+    deadline.unref();
     let closed!: () => void;
-    const closing = new Promise<void>((resolve) => (closed = resolve));
+    const closing = new Promise<void>(
+      (resolve) =>
+        (closed = () => {
+          clearTimeout(deadline);
+          resolve();
+        }),
+    );
     const result = new Promise<JobOutcome>((resolve, reject) => {
       executor.jobs.set(id, { resolve, reject, closed });
     });
@@ -321,6 +388,8 @@ export class Supervisor {
     const file = fileURLToPath(new URL(fromSource ? './executor.ts' : './executor.js', import.meta.url));
     const execArgv = ['--no-node-snapshot'];
     if (process.execArgv.includes('--expose-gc')) execArgv.push('--expose-gc');
+    const heapMb = this.#opts.seam?.heapMb;
+    if (heapMb !== undefined) execArgv.push(`--max-old-space-size=${heapMb}`);
     if (fromSource) execArgv.push('--import', import.meta.resolve('tsx'));
     return { file, execArgv };
   }
@@ -355,8 +424,12 @@ export class Supervisor {
       ['stderr', child.stderr],
     ] as const) {
       if (!from) continue;
-      createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) =>
-        logger.warn({ executor: child.pid, stream, line: line.slice(0, MAX_OUTPUT_LINE) }, 'executor output'),
+      // SECURITY: each line is cut as it arrives; a line without end costs no more than its first characters.
+      readBoundedLines(from, MAX_OUTPUT_LINE, ({ text, cutChars }) =>
+        logger.warn(
+          { executor: child.pid, stream, line: text, ...(cutChars > 0 ? { cutChars } : {}) },
+          'executor output',
+        ),
       );
     }
     return new Promise<void>((resolve, reject) => {
@@ -455,10 +528,8 @@ export class Supervisor {
         return;
       }
       case 'guard-closed':
-        e.guardClosed?.();
-        return;
       case 'guard-counts':
-        e.guardCounted?.(msg.counts);
+        for (const asking of [...e.asking]) if (asking.type === msg.type) asking.answer(msg);
         return;
     }
   }
@@ -497,6 +568,8 @@ export class Supervisor {
       job.closed();
     }
     e.jobs.clear();
+    for (const asking of [...e.asking])
+      asking.fail(new Error(`executor ${e.child.pid} exited (${code ?? signal}) before it answered`));
     if (this.#closed) return;
     this.#restarts++;
     if (!wasReady) this.#failedStarts++;
