@@ -327,6 +327,7 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
             throw new Error('a fault the test asked for');
           });
         else if (msg.kind === 'oom') setImmediate(exhaustHeap);
+        else if (msg.kind === 'send') process.send?.(msg.message);
         // eslint-disable-next-line @typescript-eslint/no-floating-promises -- the point: a rejection nobody handles
         else Promise.reject(new Error('a fault the test asked for'));
         break;

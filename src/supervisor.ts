@@ -13,6 +13,7 @@ import { JOB_CLOSE_MARGIN_MS, type Config } from './config.js';
 import { ApiError } from './errors.js';
 import {
   RUNNER_STOPPED,
+  checkFromExecutor,
   executorConfig,
   type BrowserStatus,
   type ExecutorMemory,
@@ -226,8 +227,8 @@ export class Supervisor {
   }
 
   /** Tests (seam.faults): makes every executor fail as asked. */
-  fault(kind: FaultKind): void {
-    for (const e of this.#executors) e.send({ type: 'fault', kind });
+  fault(kind: FaultKind, message?: unknown): void {
+    for (const e of this.#executors) e.send({ type: 'fault', kind, ...(message === undefined ? {} : { message }) });
   }
 
   /** Closes the egress guard of every executor (a test of what happens when it is down). */
@@ -438,8 +439,9 @@ export class Supervisor {
         child.kill('SIGKILL');
       }, EXECUTOR_START_TIMEOUT_MS);
       startTimer.unref();
-      child.on('message', (msg: FromExecutor) => {
+      child.on('message', (raw: unknown) => {
         try {
+          const msg = checkFromExecutor(raw);
           this.#onMessage(executor, msg);
           if (msg.type === 'ready') {
             clearTimeout(startTimer);
@@ -488,7 +490,7 @@ export class Supervisor {
     const { logger, events } = this.#opts;
     switch (msg.type) {
       case 'log':
-        this.#log(msg.line);
+        this.#log(e, msg.line);
         return;
       case 'status':
         e.browser = msg.browser;
@@ -535,17 +537,25 @@ export class Supervisor {
   }
 
   /** An executor's log line, written by the front's logger with the executor's pid. */
-  #log(line: string): void {
-    let parsed: Record<string, unknown>;
+  #log(e: Executor, line: string): void {
+    let parsed: unknown;
     try {
-      parsed = JSON.parse(line) as Record<string, unknown>;
+      parsed = JSON.parse(line);
     } catch {
-      this.#opts.logger.warn({ line: line.slice(0, 1000) }, 'executor wrote a line that is not JSON');
+      parsed = undefined;
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      this.#opts.logger.warn(
+        { executor: e.child.pid, line: line.slice(0, 1000) },
+        'executor wrote a line that is not JSON',
+      );
       return;
     }
-    const { level, msg, time: _time, pid: _pid, hostname: _host, ...fields } = parsed;
-    const name = LEVELS[level as keyof typeof LEVELS] ?? 'info';
-    this.#opts.logger[name](fields, typeof msg === 'string' ? msg : 'executor');
+    const { level, msg, time: _time, pid: _pid, hostname: _host, ...fields } = parsed as Record<string, unknown>;
+    const name = Object.hasOwn(LEVELS, String(level)) ? LEVELS[level as keyof typeof LEVELS] : 'info';
+    // SECURITY: the line says which executor wrote it, in the front's words: an
+    // executor cannot pass its lines off as the front's (a forged "scrape done").
+    this.#opts.logger[name]({ ...fields, executor: e.child.pid }, typeof msg === 'string' ? msg : 'executor');
   }
 
   #onExit(e: Executor, code: number | null, signal: NodeJS.Signals | null): void {
