@@ -279,6 +279,13 @@ export async function runScrape(
             };
       // A frame's or a worker's renderer was ended for memory while the page loaded.
       if (laneLease.memoryExceeded) throw pageMemoryExceeded(config);
+      // SECURITY: the page chooses the size of its HTML (and title); what crosses to the front is capped as a script's result is.
+      const bytes = Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value), 'utf8');
+      if (bytes > config.maxResultBytes)
+        throw new ApiError(
+          'RESULT_TOO_LARGE',
+          `Result too large: the page's ${req.outputFormat === 'html' ? 'HTML' : 'summary'} is larger than ${config.maxResultBytes} bytes`,
+        );
       return {
         value,
         logs: [],
