@@ -82,6 +82,8 @@ async function runaway(script: string, logged: RegExp): Promise<void> {
   assert.match(metrics.text, new RegExp(`^pagescript_executor_restarts_total ${restarts + 1}$`, 'm'));
   const fatal = log.lines.find((l) => l.level === 60 && logged.test(JSON.stringify(l.err)));
   assert.ok(fatal, `logged: ${logged}`);
+  // It ended itself: exit() would have waited for ever on the stuck thread, leaving the front's job deadline to kill it.
+  assert.ok(!log.lines.some((l) => /outlived its deadline/.test(String(l.msg))), 'the executor ended itself');
   // The stuck thread is gone with its process, and so is that executor's Chromium.
   await until(() => !alive(pid) && !alive(chromium), 'the old executor and its Chromium to be gone');
   for (const res of held) res.destroy();
