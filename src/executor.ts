@@ -306,13 +306,13 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         break;
       case 'close-guard':
         theGuard.close().then(
-          () => send({ type: 'guard-closed' }),
+          () => send({ type: 'guard-closed', ask: msg.ask }),
           (e: unknown) => fatal('closing the egress guard', e),
         );
         break;
       case 'guard-counts':
         // Tests only: what the guard has seen (counts, no traffic).
-        if (init.seam) send({ type: 'guard-counts', counts: theGuard.counts() });
+        if (init.seam) send({ type: 'guard-counts', ask: msg.ask, counts: theGuard.counts() });
         break;
       case 'shutdown':
         close().then(

@@ -159,15 +159,15 @@ export type ToExecutor =
   /** The job's request was cancelled; `error` is the reason when it is a public error (shutdown). */
   | { readonly type: 'abort'; readonly id: number; readonly error?: WireError }
   /** Closes the egress guard (a test of what happens when it is down). */
-  | { readonly type: 'close-guard' }
+  | { readonly type: 'close-guard'; readonly ask: number }
   /**
    * Tests (seam.faults): an exception nobody catches, a rejection nobody
    * handles, V8's heap exhausted, or `message` sent to the front as it is (what
    * an executor that escaped our code could send).
    */
   | { readonly type: 'fault'; readonly kind: FaultKind; readonly message?: unknown }
-  /** Tests (any seam): the guard's counts, answered with { type: 'guard-counts' }. */
-  | { readonly type: 'guard-counts' }
+  /** Tests (any seam): the guard's counts, answered with { type: 'guard-counts' } and the same `ask`. */
+  | { readonly type: 'guard-counts'; readonly ask: number }
   /** Close everything and exit 0. */
   | { readonly type: 'shutdown' };
 
@@ -184,8 +184,9 @@ export type FromExecutor =
   | { readonly type: 'failed'; readonly id: number; readonly error: WireError }
   /** The job's context and isolate are closed: its slot may be given to the next job. */
   | { readonly type: 'closed'; readonly id: number }
-  | { readonly type: 'guard-closed' }
-  | { readonly type: 'guard-counts'; readonly counts: GuardCounts };
+  /** Answers carry the `ask` of their question: a late answer to a question given up on answers no other. */
+  | { readonly type: 'guard-closed'; readonly ask: number }
+  | { readonly type: 'guard-counts'; readonly ask: number; readonly counts: GuardCounts };
 
 /** The fail message of a job whose executor stopped under it. */
 export const RUNNER_STOPPED = 'Internal server error: the script runner stopped; the request was not completed';
@@ -248,8 +249,8 @@ const SHAPES: Record<FromExecutor['type'], (m: Record<string, unknown>) => boole
   done: (m) => isCount(m.id) && isOutcome(m.outcome),
   failed: (m) => isCount(m.id) && isWireError(m.error),
   closed: (m) => isCount(m.id),
-  'guard-closed': () => true,
-  'guard-counts': (m) => isGuardCounts(m.counts),
+  'guard-closed': (m) => isCount(m.ask),
+  'guard-counts': (m) => isCount(m.ask) && isGuardCounts(m.counts),
 };
 
 /**

@@ -107,6 +107,7 @@ export interface SupervisorOptions {
 type Answer = Extract<FromExecutor, { type: 'guard-closed' | 'guard-counts' }>;
 
 interface Asking {
+  readonly id: number;
   readonly type: Answer['type'];
   readonly answer: (msg: Answer) => void;
   readonly fail: (e: Error) => void;
@@ -152,6 +153,7 @@ export class Supervisor {
   readonly #executors = new Set<Executor>();
   readonly #waiting = new Set<() => void>();
   #nextId = 1;
+  #nextAsk = 1;
   #restarts = 0;
   #failedStarts = 0;
   /** Chromium restarts and recycles, and page memory kills, counted by executors that are gone. */
@@ -233,7 +235,7 @@ export class Supervisor {
 
   /** Closes the egress guard of every executor (a test of what happens when it is down). */
   async closeGuards(timeoutMs = EXECUTOR_ASK_TIMEOUT_MS): Promise<void> {
-    await Promise.all(this.#live().map((e) => this.#ask(e, { type: 'close-guard' }, 'guard-closed', timeoutMs)));
+    await Promise.all(this.#live().map((e) => this.#ask(e, 'close-guard', 'guard-closed', timeoutMs)));
   }
 
   /** Tests (seam): the egress guards' counts, summed over the executors. */
@@ -241,7 +243,7 @@ export class Supervisor {
     // An executor answers only when it was given a seam; without one every question would time out.
     if (!this.#opts.seam) throw new Error('the guard counts are answered only in tests (egressSeam)');
     const each = await Promise.all(
-      this.#live().map(async (e) => (await this.#ask(e, { type: 'guard-counts' }, 'guard-counts', timeoutMs)).counts),
+      this.#live().map(async (e) => (await this.#ask(e, 'guard-counts', 'guard-counts', timeoutMs)).counts),
     );
     const sum: GuardCounts = { clientConnections: 0, unclaimed: 0, upstreamConnections: 0 };
     for (const c of each) for (const k of Object.keys(sum) as (keyof GuardCounts)[]) sum[k] += c[k];
@@ -259,16 +261,17 @@ export class Supervisor {
    */
   #ask<T extends Answer['type']>(
     e: Executor,
-    question: ToExecutor,
+    question: 'close-guard' | 'guard-counts',
     answer: T,
     timeoutMs: number,
   ): Promise<Extract<Answer, { type: T }>> {
     return new Promise((resolve, reject) => {
       if (e.gone || !e.child.connected) {
-        reject(new Error(`executor ${e.child.pid} is gone; it cannot answer ${question.type}`));
+        reject(new Error(`executor ${e.child.pid} is gone; it cannot answer ${question}`));
         return;
       }
       const asking: Asking = {
+        id: this.#nextAsk++,
         type: answer,
         answer: (msg) => {
           done();
@@ -280,7 +283,7 @@ export class Supervisor {
         },
       };
       const timer = setTimeout(
-        () => asking.fail(new Error(`executor ${e.child.pid} did not answer ${question.type} within ${timeoutMs} ms`)),
+        () => asking.fail(new Error(`executor ${e.child.pid} did not answer ${question} within ${timeoutMs} ms`)),
         timeoutMs,
       );
       const done = (): void => {
@@ -288,7 +291,7 @@ export class Supervisor {
         e.asking.delete(asking);
       };
       e.asking.add(asking);
-      e.send(question);
+      e.send({ type: question, ask: asking.id });
     });
   }
 
@@ -531,7 +534,7 @@ export class Supervisor {
       }
       case 'guard-closed':
       case 'guard-counts':
-        for (const asking of [...e.asking]) if (asking.type === msg.type) asking.answer(msg);
+        for (const asking of [...e.asking]) if (asking.type === msg.type && asking.id === msg.ask) asking.answer(msg);
         return;
     }
   }
