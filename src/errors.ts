@@ -77,7 +77,7 @@ export const ERRORS = {
   RESULT_TOO_LARGE: {
     status: 400,
     message: 'Result too large',
-    meaning: "The result's JSON is larger than `MAX_RESULT_BYTES`.",
+    meaning: "The result's JSON (without a script: the page's HTML or summary) is larger than `MAX_RESULT_BYTES`.",
     action: 'Return less.',
   },
   MISSING_API_KEY: {

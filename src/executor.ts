@@ -64,14 +64,20 @@ function stderr(what: string, e: unknown): void {
 let logger: Logger | undefined;
 let exiting = false;
 
-/** A fatal error: logged with its stack; the process exits so the front starts a clean one. */
-function fatal(what: string, e: unknown): void {
+/**
+ * A fatal error: logged with its stack; the process exits so the front starts a
+ * clean one. `hard`: an isolate's thread is stuck in native code, and exit()
+ * would wait for ever to join it (isolated-vm's thread pool, measured: still
+ * there 30 s later), so the process kills itself instead, as isolated-vm's
+ * README advises (it says abort(), which may write a core of gigabytes).
+ */
+function fatal(what: string, e: unknown, hard = false): void {
   if (logger) logger.fatal({ err: e }, `${what}; the executor exits`);
   else stderr(what, e);
   if (exiting) return;
   exiting = true;
   // The front fails the jobs of this process when it sees it exit (RUNNER_STOPPED).
-  setTimeout(() => process.exit(EXIT_FATAL), FATAL_FLUSH_MS);
+  setTimeout(() => (hard ? process.kill(process.pid, 'SIGKILL') : process.exit(EXIT_FATAL)), FATAL_FLUSH_MS);
 }
 
 // SECURITY: an error nobody caught (in a page's event handler, an upstream's
@@ -186,7 +192,7 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
       defaultTimeoutMs: config.scriptTimeoutMs,
       // isolated-vm's README: after a catastrophic error the process is in an
       // unknown state; end it. The front fails this executor's jobs and starts another.
-      onCatastrophicError: (message) => fatal('isolated-vm catastrophic error', new Error(message)),
+      onCatastrophicError: (message) => fatal('isolated-vm catastrophic error', new Error(message), true),
     },
     config.prewarmedIsolates,
     log,
@@ -300,13 +306,13 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         break;
       case 'close-guard':
         theGuard.close().then(
-          () => send({ type: 'guard-closed' }),
+          () => send({ type: 'guard-closed', ask: msg.ask }),
           (e: unknown) => fatal('closing the egress guard', e),
         );
         break;
       case 'guard-counts':
         // Tests only: what the guard has seen (counts, no traffic).
-        if (init.seam) send({ type: 'guard-counts', counts: theGuard.counts() });
+        if (init.seam) send({ type: 'guard-counts', ask: msg.ask, counts: theGuard.counts() });
         break;
       case 'shutdown':
         close().then(
@@ -320,6 +326,8 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
           setImmediate(() => {
             throw new Error('a fault the test asked for');
           });
+        else if (msg.kind === 'oom') setImmediate(exhaustHeap);
+        else if (msg.kind === 'send') process.send?.(msg.message);
         // eslint-disable-next-line @typescript-eslint/no-floating-promises -- the point: a rejection nobody handles
         else Promise.reject(new Error('a fault the test asked for'));
         break;
@@ -333,6 +341,12 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
     { guardPort, chromiumPids: browser.pids, lanes: browser.lanes, chromiumSandbox: browser.sandboxed },
     'executor ready',
   );
+}
+
+/** Tests (seam.faults): fills this process's own V8 heap until V8 ends the process (seam.heapMb keeps that small). */
+function exhaustHeap(): void {
+  const kept: unknown[][] = [];
+  for (;;) kept.push(Array.from({ length: 100_000 }, (_, i) => ({ i })));
 }
 
 let started = false;

@@ -5,7 +5,7 @@
 // serialization 'advanced' (structured clone), so they are plain data only:
 // no functions, no class instances, nothing that is a live reference.
 import type { Config } from './config.js';
-import type { ErrorCode, FailureDetails } from './errors.js';
+import { ERRORS, type ErrorCode, type FailureDetails } from './errors.js';
 import type { RequestOptions } from './request-options.js';
 
 /** The egress guard's time and size limits per connection (tests shorten them through the seam). */
@@ -94,6 +94,8 @@ export interface ExecutorTestSeam {
   readonly localAddresses?: readonly string[];
   /** The guard's limits, where a test lowers them. */
   readonly guardLimits?: Partial<GuardLimits>;
+  /** The executor's V8 heap limit (--max-old-space-size), where a test makes it run out. */
+  readonly heapMb?: number;
 }
 
 /** The configuration an executor runs with: the front's, with every secret taken out. */
@@ -139,6 +141,9 @@ export interface ExecutorMemory {
   readonly pageLimitKills: number;
 }
 
+/** The failures a test may ask of an executor (seam.faults). */
+export type FaultKind = 'throw' | 'reject' | 'oom' | 'send';
+
 export type ToExecutor =
   | {
       readonly type: 'init';
@@ -154,11 +159,15 @@ export type ToExecutor =
   /** The job's request was cancelled; `error` is the reason when it is a public error (shutdown). */
   | { readonly type: 'abort'; readonly id: number; readonly error?: WireError }
   /** Closes the egress guard (a test of what happens when it is down). */
-  | { readonly type: 'close-guard' }
-  /** Tests (seam.faults): an exception nobody catches, or a rejection nobody handles. */
-  | { readonly type: 'fault'; readonly kind: 'throw' | 'reject' }
-  /** Tests (any seam): the guard's counts, answered with { type: 'guard-counts' }. */
-  | { readonly type: 'guard-counts' }
+  | { readonly type: 'close-guard'; readonly ask: number }
+  /**
+   * Tests (seam.faults): an exception nobody catches, a rejection nobody
+   * handles, V8's heap exhausted, or `message` sent to the front as it is (what
+   * an executor that escaped our code could send).
+   */
+  | { readonly type: 'fault'; readonly kind: FaultKind; readonly message?: unknown }
+  /** Tests (any seam): the guard's counts, answered with { type: 'guard-counts' } and the same `ask`. */
+  | { readonly type: 'guard-counts'; readonly ask: number }
   /** Close everything and exit 0. */
   | { readonly type: 'shutdown' };
 
@@ -175,8 +184,86 @@ export type FromExecutor =
   | { readonly type: 'failed'; readonly id: number; readonly error: WireError }
   /** The job's context and isolate are closed: its slot may be given to the next job. */
   | { readonly type: 'closed'; readonly id: number }
-  | { readonly type: 'guard-closed' }
-  | { readonly type: 'guard-counts'; readonly counts: GuardCounts };
+  /** Answers carry the `ask` of their question: a late answer to a question given up on answers no other. */
+  | { readonly type: 'guard-closed'; readonly ask: number }
+  | { readonly type: 'guard-counts'; readonly ask: number; readonly counts: GuardCounts };
 
 /** The fail message of a job whose executor stopped under it. */
 export const RUNNER_STOPPED = 'Internal server error: the script runner stopped; the request was not completed';
+
+/** The longest log line the front takes from an executor (its own lines are far shorter). */
+export const MAX_EXECUTOR_LOG_LINE = 64 * 1024;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+const isPort = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 65_535;
+/** A finite amount that is not negative (seconds, bytes). */
+const isSeconds = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+function isBrowserStatus(b: unknown): boolean {
+  return (
+    isObject(b) &&
+    typeof b.ready === 'boolean' &&
+    (b.pid === undefined || isCount(b.pid)) &&
+    Array.isArray(b.pids) &&
+    b.pids.every(isCount) &&
+    isCount(b.restarts) &&
+    isCount(b.recycles) &&
+    isCount(b.contextsReady)
+  );
+}
+
+function isOutcome(o: unknown): boolean {
+  return (
+    isObject(o) &&
+    (o.json === undefined || typeof o.json === 'string') &&
+    Array.isArray(o.logs) &&
+    o.logs.every((l) => typeof l === 'string') &&
+    isSeconds(o.executionTimeMs) &&
+    isObject(o.timings)
+  );
+}
+
+function isWireError(e: unknown): boolean {
+  return isObject(e) && typeof e.code === 'string' && Object.hasOwn(ERRORS, e.code) && typeof e.message === 'string';
+}
+
+function isGuardCounts(c: unknown): boolean {
+  return isObject(c) && isCount(c.clientConnections) && isCount(c.unclaimed) && isCount(c.upstreamConnections);
+}
+
+/** Whether each kind of message has the fields the front reads, of the types it reads them as. */
+const SHAPES: Record<FromExecutor['type'], (m: Record<string, unknown>) => boolean> = {
+  ready: (m) => isPort(m.guardPort) && typeof m.chromiumSandbox === 'boolean',
+  status: (m) => isBrowserStatus(m.browser),
+  memory: (m) =>
+    isObject(m.memory) &&
+    isSeconds(m.memory.executorBytes) &&
+    isSeconds(m.memory.chromiumBytes) &&
+    isSeconds(m.memory.pageBytes) &&
+    isCount(m.memory.pageLimitKills),
+  log: (m) => typeof m.line === 'string' && m.line.length <= MAX_EXECUTOR_LOG_LINE,
+  observe: (m) => (m.metric === 'navigation' || m.metric === 'script') && isSeconds(m.seconds),
+  'egress-refused': () => true,
+  dial: (m) => typeof m.address === 'string' && isPort(m.port),
+  done: (m) => isCount(m.id) && isOutcome(m.outcome),
+  failed: (m) => isCount(m.id) && isWireError(m.error),
+  closed: (m) => isCount(m.id),
+  'guard-closed': (m) => isCount(m.ask),
+  'guard-counts': (m) => isCount(m.ask) && isGuardCounts(m.counts),
+};
+
+/**
+ * SECURITY: what the front takes from an executor. An executor runs hostile
+ * scripts and pages; one that escaped its isolate could send anything, and a
+ * field of the wrong type read later in an event handler (a process exit's, a
+ * health check's) would end the front. Throws on anything that is not a
+ * FromExecutor the front can read; the supervisor then kills the executor.
+ */
+export function checkFromExecutor(msg: unknown): FromExecutor {
+  if (!isObject(msg) || typeof msg.type !== 'string' || !Object.hasOwn(SHAPES, msg.type))
+    throw new Error('an executor sent a message of no known type');
+  if (!SHAPES[msg.type as FromExecutor['type']](msg))
+    throw new Error(`an executor sent a ${msg.type} message the front cannot read`);
+  return msg as unknown as FromExecutor;
+}

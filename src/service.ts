@@ -152,6 +152,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
             faults: seam.faults ?? false,
             ...(seam.localAddresses ? { localAddresses: seam.localAddresses } : {}),
             ...(seam.guardLimits ? { guardLimits: seam.guardLimits } : {}),
+            ...(seam.heapMb === undefined ? {} : { heapMb: seam.heapMb }),
             ...(seam.onDial ? { onDial: seam.onDial } : {}),
           },
         }

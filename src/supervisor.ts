@@ -8,16 +8,17 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { Config } from './config.js';
+import { JOB_CLOSE_MARGIN_MS, type Config } from './config.js';
 import { ApiError } from './errors.js';
 import {
   RUNNER_STOPPED,
+  checkFromExecutor,
   executorConfig,
   type BrowserStatus,
   type ExecutorMemory,
   type ExecutorTestSeam,
+  type FaultKind,
   type FromExecutor,
   type GuardCounts,
   type JobOutcome,
@@ -26,6 +27,7 @@ import {
   type WireError,
 } from './ipc.js';
 import type { Logger } from './log.js';
+import { readBoundedLines } from './output-lines.js';
 
 /** How long an executor may take to start (Chromium's launch included) before it is killed and replaced. */
 export const EXECUTOR_START_TIMEOUT_MS = 60_000;
@@ -36,6 +38,19 @@ const MAX_OUTPUT_LINE = 4096;
 /** Wait before replacing an executor that died; doubled while replacements die before they are ready. */
 export const EXECUTOR_RESTART_BACKOFF_MS = 100;
 export const EXECUTOR_RESTART_BACKOFF_MAX_MS = 10_000;
+/** How long a question to an executor (the tests' guard counts, closing its guard) may wait for its answer. */
+export const EXECUTOR_ASK_TIMEOUT_MS = 10_000;
+
+/**
+ * How long a job may stay with its executor, from {run} to {closed}, before the
+ * executor is taken for hung and killed. An executor that works answers within
+ * the navigation and script limits plus the close margin, and closes the context
+ * within Puppeteer's protocol timeout (the same limits again plus a margin): this
+ * is both, so only an executor that no longer works reaches it.
+ */
+export function jobDeadlineMs(config: Pick<Config, 'navigationTimeoutMs' | 'scriptTimeoutMs'>): number {
+  return 2 * (config.navigationTimeoutMs + config.scriptTimeoutMs + JOB_CLOSE_MARGIN_MS);
+}
 
 /**
  * SECURITY: the only variables an executor (and the Chromium it starts) sees;
@@ -88,6 +103,16 @@ export interface SupervisorOptions {
   readonly seam?: ExecutorTestSeam & { onDial?(address: string, port: number): void };
 }
 
+/** The answers to the front's questions (see Supervisor.#ask). */
+type Answer = Extract<FromExecutor, { type: 'guard-closed' | 'guard-counts' }>;
+
+interface Asking {
+  readonly id: number;
+  readonly type: Answer['type'];
+  readonly answer: (msg: Answer) => void;
+  readonly fail: (e: Error) => void;
+}
+
 interface Pending {
   readonly resolve: (o: JobOutcome) => void;
   readonly reject: (e: ApiError) => void;
@@ -106,8 +131,8 @@ class Executor {
   chromiumSandbox: boolean | undefined;
   browser: BrowserStatus = { ready: false, pid: undefined, pids: [], restarts: 0, recycles: 0, contextsReady: 0 };
   memory: ExecutorMemory = { executorBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 };
-  guardClosed: (() => void) | undefined;
-  guardCounted: ((counts: GuardCounts) => void) | undefined;
+  /** Questions waiting for their answer; each fails when the executor exits or at its deadline. */
+  readonly asking = new Set<Asking>();
 
   constructor(child: ChildProcess, dir: string) {
     this.child = child;
@@ -128,6 +153,7 @@ export class Supervisor {
   readonly #executors = new Set<Executor>();
   readonly #waiting = new Set<() => void>();
   #nextId = 1;
+  #nextAsk = 1;
   #restarts = 0;
   #failedStarts = 0;
   /** Chromium restarts and recycles, and page memory kills, counted by executors that are gone. */
@@ -203,43 +229,70 @@ export class Supervisor {
   }
 
   /** Tests (seam.faults): makes every executor fail as asked. */
-  fault(kind: 'throw' | 'reject'): void {
-    for (const e of this.#executors) e.send({ type: 'fault', kind });
+  fault(kind: FaultKind, message?: unknown): void {
+    for (const e of this.#executors) e.send({ type: 'fault', kind, ...(message === undefined ? {} : { message }) });
   }
 
   /** Closes the egress guard of every executor (a test of what happens when it is down). */
-  async closeGuards(): Promise<void> {
-    await Promise.all(
-      [...this.#executors]
-        .filter((e) => e.ready && !e.gone)
-        .map(
-          (e) =>
-            new Promise<void>((resolve) => {
-              e.guardClosed = resolve;
-              e.send({ type: 'close-guard' });
-            }),
-        ),
-    );
+  async closeGuards(timeoutMs = EXECUTOR_ASK_TIMEOUT_MS): Promise<void> {
+    await Promise.all(this.#live().map((e) => this.#ask(e, 'close-guard', 'guard-closed', timeoutMs)));
   }
 
   /** Tests (seam): the egress guards' counts, summed over the executors. */
-  async guardCounts(): Promise<GuardCounts> {
-    // An executor answers only when it was given a seam; without one this would wait for ever.
+  async guardCounts(timeoutMs = EXECUTOR_ASK_TIMEOUT_MS): Promise<GuardCounts> {
+    // An executor answers only when it was given a seam; without one every question would time out.
     if (!this.#opts.seam) throw new Error('the guard counts are answered only in tests (egressSeam)');
     const each = await Promise.all(
-      [...this.#executors]
-        .filter((e) => e.ready && !e.gone)
-        .map(
-          (e) =>
-            new Promise<GuardCounts>((resolve) => {
-              e.guardCounted = resolve;
-              e.send({ type: 'guard-counts' });
-            }),
-        ),
+      this.#live().map(async (e) => (await this.#ask(e, 'guard-counts', 'guard-counts', timeoutMs)).counts),
     );
     const sum: GuardCounts = { clientConnections: 0, unclaimed: 0, upstreamConnections: 0 };
     for (const c of each) for (const k of Object.keys(sum) as (keyof GuardCounts)[]) sum[k] += c[k];
     return sum;
+  }
+
+  #live(): Executor[] {
+    return [...this.#executors].filter((e) => e.ready && !e.gone);
+  }
+
+  /**
+   * Sends `question` to one executor and waits for its answer of type `answer`:
+   * it fails, rather than waiting for ever, when the executor exits first or
+   * does not answer within timeoutMs (a hung or stopped process).
+   */
+  #ask<T extends Answer['type']>(
+    e: Executor,
+    question: 'close-guard' | 'guard-counts',
+    answer: T,
+    timeoutMs: number,
+  ): Promise<Extract<Answer, { type: T }>> {
+    return new Promise((resolve, reject) => {
+      if (e.gone || !e.child.connected) {
+        reject(new Error(`executor ${e.child.pid} is gone; it cannot answer ${question}`));
+        return;
+      }
+      const asking: Asking = {
+        id: this.#nextAsk++,
+        type: answer,
+        answer: (msg) => {
+          done();
+          resolve(msg as Extract<Answer, { type: T }>);
+        },
+        fail: (err) => {
+          done();
+          reject(err);
+        },
+      };
+      const timer = setTimeout(
+        () => asking.fail(new Error(`executor ${e.child.pid} did not answer ${question} within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      const done = (): void => {
+        clearTimeout(timer);
+        e.asking.delete(asking);
+      };
+      e.asking.add(asking);
+      e.send({ type: question, ask: asking.id });
+    });
   }
 
   /**
@@ -254,8 +307,26 @@ export class Supervisor {
   ): Promise<JobOutcome> {
     const executor = await this.#pick(signal);
     const id = this.#nextId++;
+    // SECURITY: an executor that stops answering (stopped, deadlocked, stuck in
+    // native code) would hold this request, and its slot, for ever: past the
+    // deadline it is killed, which fails its jobs and starts another.
+    const deadlineMs = jobDeadlineMs(this.#opts.config);
+    const deadline = setTimeout(() => {
+      this.#opts.logger.error(
+        { pid: executor.child.pid, job: id, deadlineMs },
+        'a job outlived its deadline: the executor is hung; killing it',
+      );
+      executor.child.kill('SIGKILL');
+    }, deadlineMs);
+    deadline.unref();
     let closed!: () => void;
-    const closing = new Promise<void>((resolve) => (closed = resolve));
+    const closing = new Promise<void>(
+      (resolve) =>
+        (closed = () => {
+          clearTimeout(deadline);
+          resolve();
+        }),
+    );
     const result = new Promise<JobOutcome>((resolve, reject) => {
       executor.jobs.set(id, { resolve, reject, closed });
     });
@@ -321,6 +392,8 @@ export class Supervisor {
     const file = fileURLToPath(new URL(fromSource ? './executor.ts' : './executor.js', import.meta.url));
     const execArgv = ['--no-node-snapshot'];
     if (process.execArgv.includes('--expose-gc')) execArgv.push('--expose-gc');
+    const heapMb = this.#opts.seam?.heapMb;
+    if (heapMb !== undefined) execArgv.push(`--max-old-space-size=${heapMb}`);
     if (fromSource) execArgv.push('--import', import.meta.resolve('tsx'));
     return { file, execArgv };
   }
@@ -355,8 +428,12 @@ export class Supervisor {
       ['stderr', child.stderr],
     ] as const) {
       if (!from) continue;
-      createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) =>
-        logger.warn({ executor: child.pid, stream, line: line.slice(0, MAX_OUTPUT_LINE) }, 'executor output'),
+      // SECURITY: each line is cut as it arrives; a line without end costs no more than its first characters.
+      readBoundedLines(from, MAX_OUTPUT_LINE, ({ text, cutChars }) =>
+        logger.warn(
+          { executor: child.pid, stream, line: text, ...(cutChars > 0 ? { cutChars } : {}) },
+          'executor output',
+        ),
       );
     }
     return new Promise<void>((resolve, reject) => {
@@ -365,8 +442,9 @@ export class Supervisor {
         child.kill('SIGKILL');
       }, EXECUTOR_START_TIMEOUT_MS);
       startTimer.unref();
-      child.on('message', (msg: FromExecutor) => {
+      child.on('message', (raw: unknown) => {
         try {
+          const msg = checkFromExecutor(raw);
           this.#onMessage(executor, msg);
           if (msg.type === 'ready') {
             clearTimeout(startTimer);
@@ -415,7 +493,7 @@ export class Supervisor {
     const { logger, events } = this.#opts;
     switch (msg.type) {
       case 'log':
-        this.#log(msg.line);
+        this.#log(e, msg.line);
         return;
       case 'status':
         e.browser = msg.browser;
@@ -455,26 +533,32 @@ export class Supervisor {
         return;
       }
       case 'guard-closed':
-        e.guardClosed?.();
-        return;
       case 'guard-counts':
-        e.guardCounted?.(msg.counts);
+        for (const asking of [...e.asking]) if (asking.type === msg.type && asking.id === msg.ask) asking.answer(msg);
         return;
     }
   }
 
   /** An executor's log line, written by the front's logger with the executor's pid. */
-  #log(line: string): void {
-    let parsed: Record<string, unknown>;
+  #log(e: Executor, line: string): void {
+    let parsed: unknown;
     try {
-      parsed = JSON.parse(line) as Record<string, unknown>;
+      parsed = JSON.parse(line);
     } catch {
-      this.#opts.logger.warn({ line: line.slice(0, 1000) }, 'executor wrote a line that is not JSON');
+      parsed = undefined;
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      this.#opts.logger.warn(
+        { executor: e.child.pid, line: line.slice(0, 1000) },
+        'executor wrote a line that is not JSON',
+      );
       return;
     }
-    const { level, msg, time: _time, pid: _pid, hostname: _host, ...fields } = parsed;
-    const name = LEVELS[level as keyof typeof LEVELS] ?? 'info';
-    this.#opts.logger[name](fields, typeof msg === 'string' ? msg : 'executor');
+    const { level, msg, time: _time, pid: _pid, hostname: _host, ...fields } = parsed as Record<string, unknown>;
+    const name = Object.hasOwn(LEVELS, String(level)) ? LEVELS[level as keyof typeof LEVELS] : 'info';
+    // SECURITY: the line says which executor wrote it, in the front's words: an
+    // executor cannot pass its lines off as the front's (a forged "scrape done").
+    this.#opts.logger[name]({ ...fields, executor: e.child.pid }, typeof msg === 'string' ? msg : 'executor');
   }
 
   #onExit(e: Executor, code: number | null, signal: NodeJS.Signals | null): void {
@@ -497,6 +581,8 @@ export class Supervisor {
       job.closed();
     }
     e.jobs.clear();
+    for (const asking of [...e.asking])
+      asking.fail(new Error(`executor ${e.child.pid} exited (${code ?? signal}) before it answered`));
     if (this.#closed) return;
     this.#restarts++;
     if (!wasReady) this.#failedStarts++;

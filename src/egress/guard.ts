@@ -88,6 +88,8 @@ const HOP_BY_HOP = new Set([
 ]);
 
 export const REFUSED_HEADER = 'x-pagescript-egress';
+/** How many of one request's egress refusals are logged one by one; the rest are counted (EgressStats.refused). */
+export const MAX_REFUSALS_LOGGED_PER_REQUEST = 20;
 
 /** A reason phrase or header value Node can write again (no control characters but tab). */
 const WRITABLE_TEXT = /^[\t\x20-\x7e\x80-\xff]*$/;
@@ -222,7 +224,16 @@ export class EgressGuard {
   #refuse(session: EgressSession, host: string, port: number, reason: string): void {
     session.count('refused');
     const requestId = session.requestId;
-    this.#log.warn({ requestId, host, port, reason }, 'egress refused');
+    // SECURITY: a page chooses how often it is refused (measured: ~220 a second
+    // from one page's fetch loop); past the first few, a request's refusals are
+    // only counted, on its own log line (egress.refused), not logged one by one.
+    const refused = session.stats().refused;
+    if (refused <= MAX_REFUSALS_LOGGED_PER_REQUEST) this.#log.warn({ requestId, host, port, reason }, 'egress refused');
+    if (refused === MAX_REFUSALS_LOGGED_PER_REQUEST)
+      this.#log.warn(
+        { requestId, logged: MAX_REFUSALS_LOGGED_PER_REQUEST },
+        "egress refused: this request's further refusals are counted, not logged",
+      );
     this.#events.onRefused?.(host, port, reason, requestId);
   }
 

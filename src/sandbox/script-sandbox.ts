@@ -12,9 +12,35 @@ export interface SandboxOptions {
   readonly maxLogLines: number;
   readonly maxLogBytes: number;
   readonly defaultTimeoutMs: number;
-  /** Called if isolated-vm reports a fault that may have corrupted the process. */
+  /**
+   * Called if isolated-vm reports a fault that may have corrupted the process,
+   * or if an isolate's thread goes on running after the isolate was disposed
+   * (see ISOLATE_STOP_GRACE_MS): either way the process should end.
+   */
   onCatastrophicError?(message: string): void;
 }
+
+/**
+ * isolated-vm's own time limit on the script's first turn (its synchronous part
+ * and the microtasks it queues) is the script's deadline plus this: the
+ * deadline's disposal comes first, and isolated-vm's limit is there for code
+ * that disposal does not stop. When its limit passes and the code still runs
+ * 5 s later, isolated-vm reports a catastrophic error ("Script failed to terminate").
+ */
+export const NATIVE_TIMEOUT_MARGIN_MS = 1_000;
+
+/**
+ * How long an isolate may take to stop after it is disposed. Disposing stops
+ * JavaScript at its next interrupt check (milliseconds, measured), but some of
+ * V8's builtins run in C++ without one: on a sparse array of length 2^32-1,
+ * indexOf runs ~100 s and join ~200 s, and fill on a large one for ever, all
+ * holding a core (and, for fill, gigabytes) that no deadline takes back. An
+ * isolate still busy after this long is out of control: the process must end
+ * (isolated-vm's README), and its supervisor starts another. Longer than
+ * isolated-vm's own 5 s after NATIVE_TIMEOUT_MARGIN_MS, so that isolated-vm
+ * reports the case it sees itself.
+ */
+export const ISOLATE_STOP_GRACE_MS = 10_000;
 
 export interface ScriptResult {
   /** The script's return value as JSON text; absent when it returned undefined. */
@@ -58,6 +84,7 @@ export class ScriptSandbox {
   #cheerioLoaded = false;
   #cheerioLoading: Promise<void> | undefined;
   readonly #maxResultBytes: number;
+  readonly #onCatastrophicError: (message: string) => void;
 
   private constructor(
     isolate: ivm.Isolate,
@@ -68,6 +95,7 @@ export class ScriptSandbox {
       stats: ivm.Reference<() => string>;
     },
     maxResultBytes: number,
+    onCatastrophicError: (message: string) => void,
   ) {
     this.#isolate = isolate;
     this.#context = context;
@@ -75,6 +103,7 @@ export class ScriptSandbox {
     this.#run = refs.run;
     this.#stats = refs.stats;
     this.#maxResultBytes = maxResultBytes;
+    this.#onCatastrophicError = onCatastrophicError;
   }
 
   /**
@@ -130,7 +159,9 @@ export class ScriptSandbox {
         context.eval('__ps_runtime.stats', { reference: true }),
       ]);
       await context.eval('delete globalThis.__ps_runtime');
-      const made = new ScriptSandbox(isolate, context, { receive, run, stats }, opts.maxResultBytes);
+      const made = new ScriptSandbox(isolate, context, { receive, run, stats }, opts.maxResultBytes, (message) =>
+        opts.onCatastrophicError?.(message),
+      );
       self = made;
       handler = (json) => (made.#handler ? made.#handler(json) : '{"ok":false}');
       return made;
@@ -212,13 +243,17 @@ export class ScriptSandbox {
       this.#abort = reject;
     });
     aborted.catch(() => undefined);
-    const timer = setTimeout(() => {
+    const timedOut = (): ApiError => {
       const e = scrapingFailed(`the script timed out after ${timeoutMs} ms`);
       e.timeout = 'script';
-      this.abort(e);
-    }, timeoutMs);
+      return e;
+    };
+    const timer = setTimeout(() => this.abort(timedOut()), timeoutMs);
     try {
-      const outcome = readOutcome(await Promise.race([this.#start(compiled), aborted]), this.#maxResultBytes);
+      const outcome = readOutcome(
+        await Promise.race([this.#start(compiled, timeoutMs + NATIVE_TIMEOUT_MARGIN_MS), aborted]),
+        this.#maxResultBytes,
+      );
       if (outcome.ok) return outcome.json === undefined ? {} : { json: outcome.json };
       if (outcome.code === 'RESULT_TOO_LARGE')
         throw new ApiError('RESULT_TOO_LARGE', `Result too large: ${outcome.error.message}`);
@@ -235,6 +270,12 @@ export class ScriptSandbox {
     } catch (e) {
       if (this.#abortReason) throw this.#abortReason;
       if (e instanceof ApiError) throw e;
+      // isolated-vm's own limit came first (our timer was late: a busy event loop).
+      if (e instanceof Error && e.message.startsWith('Script execution timed out')) {
+        const late = timedOut();
+        this.abort(late);
+        throw late;
+      }
       if (isMemoryError(e) || this.#isolate.isDisposed)
         throw new ApiError('MEMORY_LIMIT_EXCEEDED', undefined, { cause: e });
       throw scrapingFailed(e instanceof Error ? e.message : String(e), e);
@@ -243,12 +284,14 @@ export class ScriptSandbox {
     }
   }
 
-  async #start(compiled: ivm.Script): Promise<unknown> {
+  async #start(compiled: ivm.Script, nativeTimeoutMs: number): Promise<unknown> {
     const fn = (await compiled.run(this.#context, { reference: true, release: true })) as ivm.Reference<unknown>;
     try {
       if (fn.typeof !== 'function') throw scrapingFailed('the script must be the body of a function');
       return (await this.#run.apply(undefined, [fn.derefInto()], {
         result: { promise: true, copy: true },
+        // SECURITY: a second limit, isolated-vm's, on the script's first turn (see NATIVE_TIMEOUT_MARGIN_MS).
+        timeout: nativeTimeoutMs,
       })) as unknown;
     } finally {
       fn.release();
@@ -262,7 +305,38 @@ export class ScriptSandbox {
     this.#abort?.(reason);
     // SECURITY: disposing is the only thing that stops `while (true) {}`, a
     // microtask loop or an await that never settles.
-    if (!this.#isolate.isDisposed) this.#isolate.dispose();
+    this.#disposeIsolate();
+  }
+
+  /**
+   * Disposes the isolate and checks that its thread stops. A question is queued
+   * to the isolate first: disposing settles it at once when the isolate is idle
+   * or runs JavaScript; it stays unsettled only while the isolate's thread is
+   * stuck in native code that no termination reaches.
+   */
+  #disposeIsolate(): void {
+    if (this.#isolate.isDisposed) return;
+    let probe: Promise<unknown> | undefined;
+    try {
+      probe = this.#context.eval('0');
+    } catch {
+      // the context is released: nothing of the script can be running
+    }
+    this.#isolate.dispose();
+    if (!probe) return;
+    const timer = setTimeout(
+      () =>
+        this.#onCatastrophicError(
+          `an isolate went on running ${ISOLATE_STOP_GRACE_MS} ms after it was disposed (native code no termination reaches)`,
+        ),
+      ISOLATE_STOP_GRACE_MS,
+    );
+    // It must not keep a process alive that has nothing else to do.
+    timer.unref();
+    probe.then(
+      () => clearTimeout(timer),
+      () => clearTimeout(timer),
+    );
   }
 
   /** Log lines the isolate dropped beyond the caps (exact when the script finished). */
@@ -288,6 +362,7 @@ export class ScriptSandbox {
     if (this.#disposed) return;
     this.#disposed = true;
     this.#handler = undefined;
+    this.#disposeIsolate();
     // Every isolated-vm handle is released now rather than left to Node's GC:
     // handles still waiting for GC when the process exits can abort it there.
     for (const handle of [this.#receive, this.#run, this.#stats, this.#context]) {
@@ -297,7 +372,6 @@ export class ScriptSandbox {
         // already released, or the isolate is gone
       }
     }
-    if (!this.#isolate.isDisposed) this.#isolate.dispose();
     for (const fn of this.#onDisposed.splice(0)) fn();
   }
 }

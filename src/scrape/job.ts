@@ -6,7 +6,7 @@ import { TimeoutError, type HTTPResponse, type Page } from 'puppeteer';
 import type { BrowserLanes, LaneLease } from '../browser/lanes.js';
 import type { Config } from '../config.js';
 import type { EgressChecker } from '../egress/checker.js';
-import { NET_ERRORS, REFUSED_HEADER } from '../egress/guard.js';
+import { MAX_REFUSALS_LOGGED_PER_REQUEST, NET_ERRORS, REFUSED_HEADER } from '../egress/guard.js';
 import { defaultPort, unmaskNetError, type RecentFailure } from '../egress/net-errors.js';
 import type { EgressStats } from '../egress/session.js';
 import { ApiError, scrapingFailed } from '../errors.js';
@@ -93,11 +93,13 @@ const MAX_HANDLES = 50_000;
 const MAX_TIMERS = 10_000;
 
 /** Refuses a URL the browser may not reach, before the browser tries. */
-async function checkUrl(deps: ScrapeDeps, url: URL, requestId: string): Promise<void> {
+async function checkUrl(deps: ScrapeDeps, url: URL, requestId: string, refusals = { count: 0 }): Promise<void> {
   const d = await deps.checker.check(url.hostname, defaultPort(url));
   if (d.ok) return;
   if (d.code === 'NAME_NOT_RESOLVED') throw new MembraneError(`${NET_ERRORS.NAME_NOT_RESOLVED} at ${url.href}`);
-  deps.logger.warn({ requestId, host: url.hostname, port: defaultPort(url), reason: d.reason }, 'egress refused');
+  // SECURITY: a script chooses how often it is refused: past the first few, its refusals are only counted.
+  if (++refusals.count <= MAX_REFUSALS_LOGGED_PER_REQUEST)
+    deps.logger.warn({ requestId, host: url.hostname, port: defaultPort(url), reason: d.reason }, 'egress refused');
   deps.metrics?.egressRefusals.inc();
   throw new MembraneError(d.reason);
 }
@@ -182,8 +184,10 @@ export async function runScrape(
   const url = new URL(req.url);
   const requestId = req.requestId ?? randomUUID();
   const options = recheckOptions(req.options, req.url);
+  /** This request's refusals by the URL check (the guard counts its own). */
+  const refusals = { count: 0 };
   try {
-    await checkUrl(deps, url, requestId);
+    await checkUrl(deps, url, requestId, refusals);
   } catch (e) {
     const refused = scrapingFailed(cleanMessage(e), e);
     await describeFailure(refused, { phase: 'navigation', screenshot: false });
@@ -279,6 +283,13 @@ export async function runScrape(
             };
       // A frame's or a worker's renderer was ended for memory while the page loaded.
       if (laneLease.memoryExceeded) throw pageMemoryExceeded(config);
+      // SECURITY: the page chooses the size of its HTML (and title); what crosses to the front is capped as a script's result is.
+      const bytes = Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value), 'utf8');
+      if (bytes > config.maxResultBytes)
+        throw new ApiError(
+          'RESULT_TOO_LARGE',
+          `Result too large: the page's ${req.outputFormat === 'html' ? 'HTML' : 'summary'} is larger than ${config.maxResultBytes} bytes`,
+        );
       return {
         value,
         logs: [],
@@ -302,7 +313,7 @@ export async function runScrape(
         maxLogLines: config.maxLogLines,
         maxLogBytes: config.maxLogBytes,
       },
-      checkUrl: (u) => checkUrl(deps, u, requestId),
+      checkUrl: (u) => checkUrl(deps, u, requestId, refusals),
       recentFailure,
       // SECURITY: no membrane call starts once the script's time is up.
       expired: () => performance.now() >= scriptDeadline,

@@ -1,5 +1,5 @@
 // The crash boundary: scripts run in an executor process. When it dies (killed,
-// a native abort, an exception or rejection nobody handled), only the requests
+// a native abort, V8 out of memory, an exception or rejection nobody handled), only the requests
 // it was running fail, with 500 naming the script runner; queued and later
 // requests are served by a fresh executor; /health and /metrics count the
 // restart; the front (this process) goes on.
@@ -12,6 +12,7 @@ import { until } from '../helpers/wait.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const TOKEN = 'metrics-token-0123456789';
+const EXECUTOR_HEAP_MB = 128;
 const log = capturingLogger();
 let svc: TestService;
 
@@ -19,7 +20,8 @@ before(async () => {
   await fixtures.start();
   svc = await startTestService(
     { EGRESS_ALLOWLIST: fixtures.allowEntry, MAX_CONCURRENCY: '1', SCRIPT_TIMEOUT_MS: '20000', METRICS_TOKEN: TOKEN },
-    { egressSeam: { faults: true } },
+    // A V8 heap small enough to run out of quickly (the executor needs ~30 MB of it).
+    { egressSeam: { faults: true, heapMb: EXECUTOR_HEAP_MB } },
     log.logger,
   );
 });
@@ -78,6 +80,13 @@ describe('an executor that dies', () => {
 
   test('a native abort (SIGABRT) mid-request: that request is 500, the queued one is served by a fresh executor', async () => {
     await failWhileRunning((pid) => process.kill(pid, 'SIGABRT'));
+  });
+
+  test('V8 out of memory (its own heap, not an isolate’s) mid-request: that request is 500, the queued one is served', async () => {
+    await failWhileRunning(() => svc.service.executors.fault('oom'));
+    // V8's own report, on the dead executor's stderr, read and logged by the front.
+    const report = log.lines.find((l) => l.msg === 'executor output' && /heap out of memory/.test(String(l.line)));
+    assert.ok(report, 'V8 reported the heap exhausted');
   });
 
   test('an exception nobody catches is logged with its stack, and the executor is replaced', async () => {

@@ -7,7 +7,12 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { connect, createServer as createTcpServer, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { EgressChecker } from '../../src/egress/checker.js';
-import { EgressGuard, type Connector, type UpstreamTarget } from '../../src/egress/guard.js';
+import {
+  EgressGuard,
+  MAX_REFUSALS_LOGGED_PER_REQUEST,
+  type Connector,
+  type UpstreamTarget,
+} from '../../src/egress/guard.js';
 import { capturingLogger } from '../helpers/service.js';
 
 const attempts: UpstreamTarget[] = [];
@@ -160,6 +165,22 @@ describe("a live request's traffic", () => {
       const line = log.lines.find((l) => l.msg === 'egress refused' && l.requestId === 'req-logged-7');
       assert.ok(line, 'a log line names the request');
       assert.equal(line.host, '169.254.169.254');
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a page refused over and over floods no log: the first refusals are logged, the rest counted', async () => {
+    const s = await guard.openSession();
+    s.bind('req-flood-9');
+    const refusals = MAX_REFUSALS_LOGGED_PER_REQUEST + 15;
+    try {
+      for (let i = 0; i < refusals; i++)
+        assert.match(await exchange(s.port, `CONNECT 10.0.0.${i + 1}:80 HTTP/1.1\r\n\r\n`), /^HTTP\/1\.1 403/);
+      const mine = log.lines.filter((l) => l.requestId === 'req-flood-9');
+      assert.equal(mine.filter((l) => l.msg === 'egress refused').length, MAX_REFUSALS_LOGGED_PER_REQUEST);
+      assert.equal(mine.filter((l) => /further refusals are counted/.test(String(l.msg))).length, 1);
+      assert.equal(s.stats().refused, refusals, 'every refusal is counted');
     } finally {
       await s.close();
     }

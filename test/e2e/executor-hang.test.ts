@@ -1,0 +1,94 @@
+// An executor that hangs without dying (here: stopped with SIGSTOP, as a
+// deadlock or a thread stuck in native code would leave it). The front's
+// questions to it fail at their deadline instead of waiting for ever, or at
+// once when it exits; a request given to it fails at the job's deadline with
+// 500, the hung executor is killed and replaced, and the next request is served.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { capturingLogger, startTestService, type TestService } from '../helpers/service.js';
+import { alive } from '../helpers/system.js';
+import { until } from '../helpers/wait.js';
+import { jobDeadlineMs } from '../../src/supervisor.js';
+
+const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const log = capturingLogger();
+let svc: TestService;
+/** Every process this file stopped is killed in the end, whatever failed. */
+const stopped = new Set<number>();
+
+before(async () => {
+  await fixtures.start();
+  svc = await startTestService(
+    { EGRESS_ALLOWLIST: fixtures.allowEntry, SCRIPT_TIMEOUT_MS: '1000', NAVIGATION_TIMEOUT_MS: '1000' },
+    { egressSeam: {} },
+    log.logger,
+  );
+});
+after(async () => {
+  for (const pid of stopped) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  await svc.close();
+  await fixtures.close();
+});
+
+/** Stops the executor (a ready one: the tests wait for that first). */
+function stop(): number {
+  assert.ok(svc.service.browser.ready, 'an executor is ready');
+  const [pid] = svc.service.executors.pids;
+  assert.ok(pid !== undefined);
+  stopped.add(pid);
+  process.kill(pid, 'SIGSTOP');
+  return pid;
+}
+
+describe('an executor that hangs without dying', () => {
+  test('a question it never answers fails at its deadline, not never; once resumed it answers again', async () => {
+    assert.equal(typeof (await svc.service.executors.guardCounts()).clientConnections, 'number', 'control: it answers');
+    const pid = stop();
+    try {
+      await assert.rejects(svc.service.executors.guardCounts(300), /did not answer guard-counts within 300 ms/);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    assert.equal(typeof (await svc.service.executors.guardCounts()).clientConnections, 'number', 'it answers again');
+  });
+
+  test('closing its guard fails at the deadline too (the executor is then replaced: its guard may close late)', async () => {
+    await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
+    const pid = stop();
+    const restarts = svc.service.executors.restarts;
+    await assert.rejects(svc.service.executors.closeGuards(300), /did not answer close-guard within 300 ms/);
+    process.kill(pid, 'SIGKILL');
+    await until(() => svc.service.executors.restarts === restarts + 1, 'the executor to be replaced');
+  });
+
+  test('a question fails at once when the executor exits before it answers', async () => {
+    await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
+    const pid = stop();
+    const restarts = svc.service.executors.restarts;
+    const asked = svc.service.executors.guardCounts(600_000);
+    process.kill(pid, 'SIGKILL');
+    await assert.rejects(asked, /exited \(SIGKILL\) before it answered/);
+    await until(() => svc.service.executors.restarts === restarts + 1, 'the executor to be replaced');
+    await until(() => svc.service.browser.ready, 'its replacement to be ready', { timeoutMs: 60_000 });
+  });
+
+  test('a request given to it fails with 500 at the job deadline; the executor is killed and replaced', async () => {
+    await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
+    const restarts = svc.service.executors.restarts;
+    const pid = stop();
+    const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+    assert.equal(r.status, 500, r.text);
+    assert.equal(r.body.code, 'INTERNAL_SERVER_ERROR');
+    assert.match(String(r.body.error), /script runner stopped/);
+    const hung = log.lines.find((l) => /outlived its deadline/.test(String(l.msg)));
+    assert.ok(hung, 'the kill is logged');
+    assert.equal(hung.pid, pid);
+    assert.equal(hung.deadlineMs, jobDeadlineMs(svc.service.config));
+    assert.equal(svc.service.executors.restarts, restarts + 1);
+    await until(() => !alive(pid), 'the hung executor to be gone');
+    const next = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+    assert.equal(next.status, 200, next.text);
+    assert.equal(next.body.data, 'Example Domain');
+  });
+});

@@ -1,0 +1,76 @@
+// What an executor says cannot end the front. An executor runs hostile scripts
+// and pages; one that escaped its isolate could send the front any message. The
+// front reads each against its shape: one it cannot read kills that executor
+// (its requests fail, a fresh one serves the next), and the front goes on. The
+// forged messages are sent through the test seam (a fault that sends a given
+// message as it is), from the real executor process over the real channel.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { capturingLogger, startTestService, type TestService } from '../helpers/service.js';
+import { until } from '../helpers/wait.js';
+
+const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const log = capturingLogger();
+let svc: TestService;
+
+before(async () => {
+  await fixtures.start();
+  svc = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry }, { egressSeam: { faults: true } }, log.logger);
+});
+after(async () => {
+  await svc.close();
+  await fixtures.close();
+});
+
+/** The executor sends `message`; it is killed for it, replaced, and the front serves the next request. */
+async function forged(message: unknown): Promise<void> {
+  await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
+  const restarts = svc.service.executors.restarts;
+  const [pid] = svc.service.executors.pids;
+  svc.service.executors.fault('send', message);
+  await until(() => svc.service.executors.restarts === restarts + 1, 'the executor to be killed');
+  const bad = log.lines.find((l) => l.msg === 'bad message from an executor; killing it' && l.pid === pid);
+  assert.ok(bad, 'the kill is logged');
+  await until(() => svc.service.browser.ready, 'its replacement to be ready', { timeoutMs: 60_000 });
+  assert.equal((await svc.raw('GET', '/health')).status, 200);
+  const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.data, 'Example Domain');
+}
+
+describe('a message the front cannot read', () => {
+  test('a browser status that is not one (read again when the executor exits): the front goes on', async () => {
+    await forged({ type: 'status', browser: null });
+  });
+
+  test('a message of no known type, or no message at all: the front goes on', async () => {
+    await forged({ type: 'constructor' });
+    await forged(42);
+  });
+
+  test('a metric that is not a number of seconds, or not one of ours: the front goes on', async () => {
+    await forged({ type: 'observe', metric: 'script', seconds: Number.NaN });
+    await forged({ type: 'observe', metric: '__proto__', seconds: 1 });
+  });
+
+  test('a failure with an error code the front does not have: the front goes on', async () => {
+    await forged({ type: 'failed', id: 1, error: { code: 'toString', message: 'x' } });
+  });
+
+  test('a log line of 1 MiB: the front goes on', async () => {
+    await forged({ type: 'log', line: JSON.stringify({ level: 30, msg: 'x'.repeat(1024 * 1024) }) });
+  });
+});
+
+test('an executor’s log line cannot pass for another process’s: the front writes which executor it came from', async () => {
+  await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
+  const [pid] = svc.service.executors.pids;
+  svc.service.executors.fault('send', {
+    type: 'log',
+    line: JSON.stringify({ level: 30, msg: 'scrape done', requestId: 'forged-request', executor: 1 }),
+  });
+  await until(() => log.lines.some((l) => l.requestId === 'forged-request'), 'the line to be logged');
+  const line = log.lines.find((l) => l.requestId === 'forged-request');
+  assert.equal(line?.executor, pid);
+});
