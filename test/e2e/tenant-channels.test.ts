@@ -196,6 +196,10 @@ describe('the clipboard', () => {
     'Ctrl held while page.type': `await page.keyboard.down('Control'); await page.type('#t', 'v')`,
     'a middle click (the selection clipboard)': `await page.click('#t', { button: 'middle' })`,
     'a middle mouse.click': `const b = await (await page.$('#t')).boundingBox(); await page.mouse.click(b.x + 5, b.y + 5, { button: 'middle' })`,
+    'Ctrl held while locator.fill("v") types': `await page.keyboard.down('Control'); await page.locator('#t').fill('v')`,
+    'Ctrl pressed while elementHandle.press("KeyV") focuses its element': `const t = await page.$('#t'); await Promise.all([t.press('KeyV'), page.keyboard.down('Control')])`,
+    'Ctrl pressed while page.type is typing "v"s': `await Promise.all([page.type('#t', 'vvvvv', { delay: 50 }), page.keyboard.down('Control')])`,
+    'Ctrl pressed while locator.fill is typing': `await Promise.all([page.locator('#t').fill('vvvvv'), page.keyboard.down('Control')])`,
     "the page's document.execCommand('paste')": `await page.evaluate(() => { document.getElementById('t').focus(); document.execCommand('paste') })`,
     "the page's navigator.clipboard.readText()": `await page.evaluate(async () => { document.getElementById('t').value = await navigator.clipboard.readText().catch((e) => 'denied') })`,
   };
@@ -210,6 +214,22 @@ describe('the clipboard', () => {
       }
     });
   }
+
+  test('Shift with the key "\\u0000" (Delete\'s key code, so Shift+Delete: Cut into the shared clipboard) is refused', async () => {
+    const r = await asB({
+      url: fixtures.url('/editor'),
+      script: `await page.type('#t', 'abc');
+        await page.keyboard.press('KeyA', { commands: ['SelectAll'] });
+        await page.keyboard.down('Shift');
+        const got = await page.keyboard.press('\\u0000').then(() => 'pressed', (e) => e.message);
+        await page.keyboard.up('Shift');
+        return [got, await page.$eval('#t', (t) => t.value)]`,
+    });
+    assert.equal(r.status, 200, r.text);
+    const [got, value] = r.body.data as [string, string];
+    assert.match(got, /clipboard shortcuts are not available/);
+    assert.equal(value, 'abc', 'nothing was cut');
+  });
 
   test('commands that cannot touch the clipboard still work (SelectAll, DeleteBackward), in any case', async () => {
     const r = await asB({
