@@ -136,6 +136,12 @@ export interface BrowserHostOptions {
   /** Chromium's stderr (where a renderer's out-of-memory death is written), as it comes. */
   readonly onOutput?: (text: string) => void;
   readonly logger: Logger;
+  /**
+   * Tests only, never from configuration: SPKI hashes (base64 SHA-256) of test
+   * certificates Chromium takes as valid, so an https fixture on loopback can
+   * show what Chromium keeps of a secure origin (HSTS, shared dictionaries).
+   */
+  readonly testTrustedSpki?: readonly string[];
 }
 
 export interface PageLease {
@@ -294,7 +300,12 @@ export class BrowserHost {
       // The shell knows only the old headless mode (--headless); the full browser runs the new one.
       headless: this.#opts.chromium === 'shell' ? 'shell' : true,
       pipe: true,
-      args: chromiumArgs(this.#opts.guardPort, sandboxed, this.#opts.rendererHeapMb),
+      args: [
+        ...chromiumArgs(this.#opts.guardPort, sandboxed, this.#opts.rendererHeapMb),
+        ...(this.#opts.testTrustedSpki?.length
+          ? [`--ignore-certificate-errors-spki-list=${this.#opts.testTrustedSpki.join(',')}`]
+          : []),
+      ],
       // SECURITY: keep Chromium's popup blocker on.
       ignoreDefaultArgs: ['--disable-popup-blocking'],
       protocolTimeout: this.#opts.protocolTimeoutMs,
