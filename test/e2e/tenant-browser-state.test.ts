@@ -127,6 +127,11 @@ class DualFixture {
       res.end('<title>hsts</title>');
       return;
     }
+    if (route === '/slow') {
+      const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(4096)), 1000);
+      res.once('close', () => clearTimeout(timer));
+      return;
+    }
     res.writeHead(200, { 'content-type': 'text/html' }).end(`<title>${proto}</title>`);
   }
 
@@ -244,6 +249,27 @@ describe('state Chromium keeps of a secure origin is per request', () => {
       // The guard: B's connections came to B's own port, and A's identity carried none of them.
       assert.equal(a.egress.stats().connections, aBefore, "nothing of B's went through A's identity");
       assert.ok(b.egress.stats().connections >= 1);
+    });
+  });
+});
+
+describe('state Chromium keeps per browser', () => {
+  test("the network quality estimate: A's page making slow requests does not change what B's page reads in navigator.connection", async () => {
+    // Chromium's estimate is one for the whole browser, and every page reads it. It learns only from requests whose
+    // remote end is public, and every request's remote end is the guard on loopback: it should never move.
+    await twoRequests('quality', async (a, b) => {
+      const read = (): Promise<unknown> =>
+        b.page.evaluate(`(() => { const c = navigator.connection; return [c.effectiveType, c.rtt, c.downlink] })()`);
+      await b.page.goto(fixture.url('http', '/plain?who=b'));
+      const before = await read();
+      await a.page.goto(fixture.url('http', '/plain?who=a'));
+      for (let round = 0; round < 4; round++) {
+        await a.page.evaluate(
+          `Promise.all(Array.from({ length: 6 }, (_, i) => fetch('/slow?' + ${round} + '-' + i).then((r) => r.text())))`,
+        );
+      }
+      assert.equal(fixture.requests('/slow').length, 24, "A's slow requests were made");
+      assert.deepEqual(await read(), before);
     });
   });
 });
