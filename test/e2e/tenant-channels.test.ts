@@ -266,6 +266,50 @@ describe('the clipboard', () => {
     });
   }
 
+  test("drag and drop: text A's page is dragging does not drop into B's page", async () => {
+    const before = fixtures.hits.get('/copied') ?? 0;
+    // A selects its token and starts dragging it with the mouse (down, then moves), and holds the drag.
+    const a = asA({
+      url: fixtures.url('/editor'),
+      script: `await page.$eval('#t', (t) => {
+          t.value = ${JSON.stringify(TOKEN)}; t.focus(); t.select();
+          window.__started = [];
+          document.addEventListener('dragstart', (e) => window.__started.push(e.dataTransfer.getData('text/plain')), true);
+        });
+        const box = await (await page.$('#t')).boundingBox();
+        await page.mouse.move(box.x + 20, box.y + 10);
+        await page.mouse.down();
+        await page.mouse.move(box.x + 300, box.y + 300, { steps: 10 });
+        await page.evaluate(() => fetch('/copied?drag'));
+        await new Promise((r) => setTimeout(r, 3000));
+        await page.mouse.up();
+        return await page.evaluate(() => window.__started)`,
+    });
+    await until(() => (fixtures.hits.get('/copied') ?? 0) > before, 'A to start dragging', { timeoutMs: 20_000 });
+    const b = await asB({
+      url: fixtures.url('/editor'),
+      script: `await page.evaluate(() => {
+          window.__drops = [];
+          for (const e of ['dragstart', 'dragenter', 'drop']) document.addEventListener(e, (ev) => window.__drops.push(e + ':' + ev.target.id + ':' + [...(ev.dataTransfer?.types ?? [])] + ':' + (ev.dataTransfer?.getData('text/plain') ?? '')), true);
+        });
+        const box = await (await page.$('#t')).boundingBox();
+        for (let i = 0; i < 5; i++) {
+          // The mouse passes over the textarea and is released there (a click: B drags nothing of its own).
+          await page.mouse.move(box.x + 10 + i, box.y + box.height + 50);
+          await page.mouse.move(box.x + 10 + i, box.y + 10, { steps: 5 });
+          await page.mouse.down();
+          await page.mouse.up();
+        }
+        return [await page.$eval('#t', (t) => t.value), await page.evaluate(() => window.__drops)]`,
+    });
+    assert.equal(b.status, 200, b.text);
+    assert.deepEqual(b.body.data, ['', []], 'nothing was dragged into B');
+    const ra = await a;
+    assert.equal(ra.status, 200, ra.text);
+    // Control: A's drag did start, carrying the token.
+    assert.deepEqual(ra.body.data, [TOKEN]);
+  });
+
   test('Shift with the key "\\u0000" (Delete\'s key code, so Shift+Delete: Cut into the shared clipboard) is refused', async () => {
     const r = await asB({
       url: fixtures.url('/editor'),
