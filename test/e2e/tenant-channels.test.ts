@@ -251,6 +251,8 @@ describe('the clipboard', () => {
     'Ctrl pressed while elementHandle.press("KeyV") focuses its element': `const t = await page.$('#t'); await Promise.all([t.press('KeyV'), page.keyboard.down('Control')])`,
     'Ctrl pressed while page.type is typing "v"s': `await Promise.all([page.type('#t', 'vvvvv', { delay: 50 }), page.keyboard.down('Control')])`,
     'Ctrl pressed while locator.fill is typing': `await Promise.all([page.locator('#t').fill('vvvvv'), page.keyboard.down('Control')])`,
+    'the context menu (a right-click, then keys to choose Paste)': `await page.click('#t', { button: 'right' }); for (const k of ['ArrowDown', 'ArrowDown', 'ArrowDown', 'ArrowDown', 'Enter']) await page.keyboard.press(k)`,
+    'the context menu key, then keys to choose Paste': `await page.keyboard.press('ContextMenu'); for (const k of ['ArrowDown', 'ArrowDown', 'ArrowDown', 'ArrowDown', 'Enter']) await page.keyboard.press(k)`,
     "the page's document.execCommand('paste')": `await page.evaluate(() => { document.getElementById('t').focus(); document.execCommand('paste') })`,
     "the page's navigator.clipboard.readText()": `await page.evaluate(async () => { document.getElementById('t').value = await navigator.clipboard.readText().catch((e) => 'denied') })`,
   };
