@@ -189,6 +189,42 @@ describe("a live request's traffic", () => {
     }
   });
 
+  test("DNS: the guard keeps no answer: a name A's request had resolved is resolved again for B, which dials its own answer", async () => {
+    const asked: string[] = [];
+    const answers = ['93.184.216.34', '93.184.216.35'];
+    const own: EgressGuard = new EgressGuard({
+      checker: new EgressChecker({
+        allowlist: [],
+        protectedPorts: () => own.ports(),
+        resolve: async (name) => {
+          asked.push(name);
+          return [{ address: answers[(asked.length - 1) % 2] as string, family: 4 }];
+        },
+        localAddresses: () => [],
+      }),
+      connector,
+      logger: log.logger,
+    });
+    await own.listen();
+    const a = await own.openSession();
+    const b = await own.openSession();
+    a.bind('req-dns-a');
+    b.bind('req-dns-b');
+    try {
+      attempts.length = 0;
+      await exchange(a.port, 'CONNECT token-5d1e.tenant.test:443 HTTP/1.1\r\n\r\n');
+      await exchange(b.port, 'CONNECT token-5d1e.tenant.test:443 HTTP/1.1\r\n\r\n');
+      assert.deepEqual(asked, ['token-5d1e.tenant.test', 'token-5d1e.tenant.test'], 'resolved once per connection');
+      assert.deepEqual(
+        attempts.map((t) => t.address),
+        answers,
+        'each dialled the answer of its own lookup',
+      );
+    } finally {
+      await own.close();
+    }
+  });
+
   test("a refusal is logged with the request's id", async () => {
     const s = await guard.openSession();
     s.bind('req-logged-7');
