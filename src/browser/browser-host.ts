@@ -100,6 +100,11 @@ export function chromiumArgs(guardPort: number, sandboxed = true, heapMb: number
     // A page's JavaScript heap is bounded (a backstop: PAGE_MEMORY_MB's watchdog,
     // src/browser/page-memory.ts, acts first and bounds all of a page's memory).
     `--js-flags=--max-old-space-size=${heapMb}`,
+    // SECURITY: screen and tab capture (getDisplayMedia) are refused at once. The
+    // full browser has no picker to ask with: it hung the page or crashed the whole
+    // browser (every tenant's request) trying to list screens without a display.
+    '--auto-reject-capture',
+    '--auto-reject-this-tab-capture',
     '--disable-gpu',
     '--disable-dev-shm-usage',
     '--mute-audio',

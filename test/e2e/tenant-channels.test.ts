@@ -462,8 +462,8 @@ describe('other state Chromium keeps', () => {
       assert.deepEqual([bFont, bScriptFont], [bSerif, bSerif], "B's page renders A's families in the fallback");
       assert.deepEqual(listed, [], "B's document.fonts lists none of A's");
       // The machine's installed fonts are the same for every request, and none is a request's to add.
-    t.diagnostic(`queryLocalFonts in B's page: ${JSON.stringify(local).slice(0, 200)}`);
-    assert.ok(!JSON.stringify(local).includes('TenantA'), `queryLocalFonts: ${JSON.stringify(local)}`);
+      t.diagnostic(`queryLocalFonts in B's page: ${JSON.stringify(local).slice(0, 200)}`);
+      assert.ok(!JSON.stringify(local).includes('TenantA'), `queryLocalFonts: ${JSON.stringify(local)}`);
       // The font file is fetched again for B's page (A's copy is in A's context's caches only).
       assert.ok(fontReferers.includes(fixtures.url('/fonts-a')), 'A fetched it');
       assert.deepEqual(
@@ -554,6 +554,36 @@ describe('other state Chromium keeps', () => {
     assert.deepEqual(events, [], 'A saw no focus or visibility event');
     assert.deepEqual([visibility, focused], start);
     assert.deepEqual([visibility, focused], ['visible', true], 'every page is visible and focused');
+  });
+
+  test("screen capture: A's page asking to capture the screen or a tab is refused, and B's request beside it is unharmed", async () => {
+    const pid = svc.service.browser.pid;
+    const restarts = svc.service.browser.restarts;
+    const before = fixtures.hits.get('/copied') ?? 0;
+    // B runs first and waits: the full browser used to die at A's getDisplayMedia, and every request with it.
+    const b = asB({
+      url: fixtures.url('/editor'),
+      script: `await page.evaluate(() => fetch('/copied?capture'));
+        await new Promise((r) => setTimeout(r, 3000));
+        return await page.title()`,
+    });
+    await until(() => (fixtures.hits.get('/copied') ?? 0) > before, 'B to be running', { timeoutMs: 20_000 });
+    const a = await asA({
+      url: fixtures.url('/editor'),
+      script: `const out = [];
+        for (const o of [{ video: true }, { video: true, preferCurrentTab: true }, { video: { displaySurface: 'monitor' }, audio: true, systemAudio: 'include' }]) {
+          await page.click('#b');
+          out.push(await page.evaluate((o) => navigator.mediaDevices.getDisplayMedia(o).then((s) => 'captured ' + s.getTracks().length, (e) => e.name), o));
+        }
+        return out`,
+    });
+    assert.equal(a.status, 200, a.text);
+    for (const r of a.body.data as string[]) assert.match(r, /^(NotAllowedError|NotSupportedError)$/);
+    const rb = await b;
+    assert.equal(rb.status, 200, rb.text);
+    assert.equal(rb.body.data, 'editor');
+    assert.equal(svc.service.browser.restarts, restarts, 'Chromium did not restart');
+    assert.equal(svc.service.browser.pid, pid);
   });
 
   test("downloads: A's download is refused and leaves no file B could find", async () => {
