@@ -105,6 +105,12 @@ export function chromiumArgs(guardPort: number, sandboxed = true, heapMb: number
     // browser (every tenant's request) trying to list screens without a display.
     '--auto-reject-capture',
     '--auto-reject-this-tab-capture',
+    // SECURITY: the full browser keeps one picture-in-picture window for all
+    // contexts: one request opening a document picture-in-picture window closed
+    // another's (a bit between requests), and the window is one more page. Off.
+    // (The shell has none; video picture-in-picture is the same, and no switch
+    // turns it off: README, Tenants and the shared browser.)
+    '--disable-blink-features=DocumentPictureInPictureAPI',
     '--disable-gpu',
     '--disable-dev-shm-usage',
     '--mute-audio',

@@ -586,6 +586,46 @@ describe('other state Chromium keeps', () => {
     assert.equal(svc.service.browser.pid, pid);
   });
 
+  const pictureInPicture: Record<string, { open: string; todo?: string }> = {
+    'a document picture-in-picture window': {
+      open: `window.documentPictureInPicture
+        ? documentPictureInPicture.requestWindow().then((w) => { w.addEventListener('pagehide', () => window.__left = true); return 'opened' }, (e) => e.name)
+        : 'absent'`,
+    },
+    'a video in picture-in-picture': {
+      open: `(async () => {
+        const v = document.createElement('video'); v.muted = true;
+        const c = document.createElement('canvas'); c.getContext('2d').fillRect(0, 0, 10, 10);
+        v.srcObject = c.captureStream(); document.body.append(v); await v.play();
+        v.addEventListener('leavepictureinpicture', () => window.__left = true);
+        return v.requestPictureInPicture().then(() => 'opened', (e) => e.name);
+      })()`,
+      // The full browser keeps one picture-in-picture window for all contexts, and no switch turns the video's off.
+      ...(process.env.CHROMIUM === 'full'
+        ? { todo: 'the full browser keeps one picture-in-picture window (README)' }
+        : {}),
+    },
+  };
+  for (const [what, { open, todo }] of Object.entries(pictureInPicture)) {
+    test(`picture-in-picture: B opening ${what} does not close A's`, { ...(todo ? { todo } : {}) }, async () => {
+      const before = fixtures.hits.get('/copied') ?? 0;
+      const a = asA({
+        url: fixtures.url('/editor'),
+        script: `const opened = await page.evaluate(() => ${open});
+          await page.evaluate(() => fetch('/copied?pip'));
+          await new Promise((r) => setTimeout(r, 3000));
+          return [opened, await page.evaluate(() => window.__left === true)]`,
+      });
+      await until(() => (fixtures.hits.get('/copied') ?? 0) > before, 'A to open its window', { timeoutMs: 20_000 });
+      const b = await asB({ url: fixtures.url('/editor'), script: `return await page.evaluate(() => ${open})` });
+      assert.equal(b.status, 200, b.text);
+      const ra = await a;
+      assert.equal(ra.status, 200, ra.text);
+      const [opened, left] = ra.body.data as [string, boolean];
+      assert.equal(left, false, `A's ${what} (${opened}) was closed by B's (${String(b.body.data)})`);
+    });
+  }
+
   test("downloads: A's download is refused and leaves no file B could find", async () => {
     const dirs = [join(homedir(), 'Downloads'), process.cwd(), tmpdir()];
     const a = await asA({
