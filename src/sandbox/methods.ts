@@ -559,7 +559,11 @@ const LOCATOR: Table<Locator<unknown>> = {
   fill: (l, [value, opts], c) => {
     const text = textFor(c.page, value, 'locator.fill');
     const o = options(opts, WAIT, c.clock, 'locator.fill');
-    return typingLocator(c.page, (signal) => l.fill(text, { ...o, signal }));
+    // The call's own signal (the script's AbortSignal) still ends it, and so does a refused key.
+    const own = o.signal instanceof AbortSignal ? o.signal : undefined;
+    return typingLocator(c.page, (refused) =>
+      l.fill(text, { ...o, signal: own ? AbortSignal.any([own, refused]) : refused }),
+    );
   },
   hover: (l, [opts], c) => l.hover(options(opts, WAIT, c.clock, 'locator.hover')),
   scroll: (l, [opts], c) =>
