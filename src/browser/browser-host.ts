@@ -100,6 +100,17 @@ export function chromiumArgs(guardPort: number, sandboxed = true, heapMb: number
     // A page's JavaScript heap is bounded (a backstop: PAGE_MEMORY_MB's watchdog,
     // src/browser/page-memory.ts, acts first and bounds all of a page's memory).
     `--js-flags=--max-old-space-size=${heapMb}`,
+    // SECURITY: screen and tab capture (getDisplayMedia) are refused at once. The
+    // full browser has no picker to ask with: it hung the page or crashed the whole
+    // browser (every tenant's request) trying to list screens without a display.
+    '--auto-reject-capture',
+    '--auto-reject-this-tab-capture',
+    // SECURITY: the full browser keeps one picture-in-picture window for all
+    // contexts: one request opening a document picture-in-picture window closed
+    // another's (a bit between requests), and the window is one more page. Off.
+    // (The shell has none; video picture-in-picture is the same, and no switch
+    // turns it off: README, Tenants and the shared browser.)
+    '--disable-blink-features=DocumentPictureInPictureAPI',
     '--disable-gpu',
     '--disable-dev-shm-usage',
     '--mute-audio',
@@ -136,6 +147,12 @@ export interface BrowserHostOptions {
   /** Chromium's stderr (where a renderer's out-of-memory death is written), as it comes. */
   readonly onOutput?: (text: string) => void;
   readonly logger: Logger;
+  /**
+   * Tests only, never from configuration: SPKI hashes (base64 SHA-256) of test
+   * certificates Chromium takes as valid, so an https fixture on loopback can
+   * show what Chromium keeps of a secure origin (HSTS, shared dictionaries).
+   */
+  readonly testTrustedSpki?: readonly string[];
 }
 
 export interface PageLease {
@@ -294,7 +311,12 @@ export class BrowserHost {
       // The shell knows only the old headless mode (--headless); the full browser runs the new one.
       headless: this.#opts.chromium === 'shell' ? 'shell' : true,
       pipe: true,
-      args: chromiumArgs(this.#opts.guardPort, sandboxed, this.#opts.rendererHeapMb),
+      args: [
+        ...chromiumArgs(this.#opts.guardPort, sandboxed, this.#opts.rendererHeapMb),
+        ...(this.#opts.testTrustedSpki?.length
+          ? [`--ignore-certificate-errors-spki-list=${this.#opts.testTrustedSpki.join(',')}`]
+          : []),
+      ],
       // SECURITY: keep Chromium's popup blocker on.
       ignoreDefaultArgs: ['--disable-popup-blocking'],
       protocolTimeout: this.#opts.protocolTimeoutMs,

@@ -21,7 +21,7 @@ import {
   budgetError,
 } from './budgets.js';
 import { CallLog } from './call-log.js';
-import { lookupMethod, type MethodContext } from './methods.js';
+import { guardKeyboard, lookupMethod, type MethodContext } from './methods.js';
 import { cut } from './outcome.js';
 import { MembraneError, PUPPETEER_DEFAULT_TIMEOUT_MS, num, str, timeoutMs, type Clock } from './options.js';
 
@@ -191,6 +191,8 @@ export class Membrane implements MethodContext {
         navigation ? (this.#defaultNavigationTimeoutMs ?? this.#defaultTimeoutMs) : this.#defaultTimeoutMs,
       signal: () => this.#startingSignal,
     };
+    // SECURITY: every key event the page is sent is judged as it goes out (clipboard shortcuts).
+    guardKeyboard(deps.page);
     this.#register(deps.page, 'Page'); // id 1, as sandbox/proxies.ts expects
     // Dialogs block the page until answered; without a script listener they are dismissed.
     const onDialog = (d: Dialog): void => {

@@ -41,6 +41,7 @@ import {
   WAIT_FUNCTION,
   capToDeadline,
   clampNum,
+  editingCommands,
   isPlainObject,
   num,
   options,
@@ -78,6 +79,56 @@ function modifiersOf(p: Page): number {
   const m = (p.keyboard as unknown as { _modifiers?: unknown })._modifiers;
   // SECURITY: if Puppeteer ever stops keeping this, count every modifier as held (refuse, never guess).
   return typeof m === 'number' ? m : 0xf;
+}
+
+/** Per guarded keyboard: who is told when a key is refused (a locator, which would retry the refused key until its timeout). */
+const keyRefusalListeners = new WeakMap<object, Set<(e: Error) => void>>();
+
+/**
+ * Judges every key event sent to the page when it is sent. Puppeteer sends each
+ * one through its keyboard's down() (press and type call it, and so do
+ * ElementHandle.press/type, Page.type and Locator.fill, which the membrane does
+ * not see key by key), so a key is refused here with the keys held down at that
+ * moment. Done once per page, before the script gets it.
+ */
+export function guardKeyboard(page: Page): void {
+  // A page without a keyboard (the unit tests' stand-ins) has no key to judge.
+  const keyboard = (page as Partial<Page>).keyboard;
+  if (keyboard === undefined || keyRefusalListeners.has(keyboard)) return;
+  const listeners = new Set<(e: Error) => void>();
+  keyRefusalListeners.set(keyboard, listeners);
+  const down = keyboard.down.bind(keyboard);
+  // SECURITY: the checks at each method's entry see the keys held when the call
+  // starts; a modifier pressed by another call while this one waits (a focus, a
+  // typing delay, a locator's wait) would turn its "v" into Ctrl+V, a paste of
+  // another request's clipboard. This check runs as the key goes out.
+  keyboard.down = async (key, opts) => {
+    try {
+      refuseClipboardChord([key], modifiersOf(page), 'keyboard');
+      if (opts?.commands === undefined) return await down(key, opts);
+      return await down(key, { ...opts, commands: editingCommands(opts.commands, 'keyboard: commands') });
+    } catch (e) {
+      if (e instanceof MembraneError) for (const tell of listeners) tell(e);
+      throw e;
+    }
+  };
+}
+
+/**
+ * Runs a locator action that types, and ends it with the keyboard's refusal if
+ * one of its keys is refused: a locator retries a failed action until its
+ * timeout, which would only send the refused key again and again.
+ */
+async function typingLocator<T>(page: Page, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const listeners = keyRefusalListeners.get(page.keyboard);
+  const stop = new AbortController();
+  const tell = (e: Error): void => stop.abort(e);
+  listeners?.add(tell);
+  try {
+    return await run(stop.signal);
+  } finally {
+    listeners?.delete(tell);
+  }
 }
 
 /** A key to press: not one that makes a clipboard shortcut with the keys held down. */
@@ -528,8 +579,15 @@ const JSHANDLE: Table<JSHandle> = {
 
 const LOCATOR: Table<Locator<unknown>> = {
   click: (l, [opts], c) => l.click(options(opts, { ...CLICK, ...WAIT }, c.clock, 'locator.click')),
-  fill: (l, [value, opts], c) =>
-    l.fill(str(value, 'locator.fill: value'), options(opts, WAIT, c.clock, 'locator.fill')),
+  fill: (l, [value, opts], c) => {
+    const text = textFor(c.page, value, 'locator.fill');
+    const o = options(opts, WAIT, c.clock, 'locator.fill');
+    // The call's own signal (the script's AbortSignal) still ends it, and so does a refused key.
+    const own = o.signal instanceof AbortSignal ? o.signal : undefined;
+    return typingLocator(c.page, (refused) =>
+      l.fill(text, { ...o, signal: own ? AbortSignal.any([own, refused]) : refused }),
+    );
+  },
   hover: (l, [opts], c) => l.hover(options(opts, WAIT, c.clock, 'locator.hover')),
   scroll: (l, [opts], c) =>
     l.scroll(options(opts, { ...WAIT, scrollTop: 'number', scrollLeft: 'number' }, c.clock, 'locator.scroll')),

@@ -213,7 +213,7 @@ export const EDITING_COMMANDS = [
 ] as const;
 const EDITING_COMMAND_BY_NAME = new Map<string, string>(EDITING_COMMANDS.map((c) => [c.toLowerCase(), c]));
 
-function editingCommands(v: unknown, where: string): string[] {
+export function editingCommands(v: unknown, where: string): string[] {
   if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) {
     throw new MembraneError(`${where} must be an array of editing command names`);
   }
@@ -236,7 +236,8 @@ const CTRL_OR_META = 2 | 4;
 const SHIFT = 8;
 /** Key names (Puppeteer's US layout) of the keys that make clipboard shortcuts. */
 const CLIPBOARD_LETTERS = new Set(['keyv', 'v', 'keyc', 'c', 'keyx', 'x']);
-const INSERT_OR_DELETE = new Set(['insert', 'numpad0', 'delete', 'numpaddecimal']);
+/** Key names whose key code is Insert's or Delete's ("\u0000" is Puppeteer's NumpadDecimal too). */
+const INSERT_OR_DELETE = new Set(['insert', 'numpad0', 'delete', 'numpaddecimal', '\u0000']);
 
 /**
  * Refuses a key press that Chromium turns into a clipboard command: Ctrl+V,

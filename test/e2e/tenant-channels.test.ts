@@ -3,7 +3,7 @@
 // a token from one tenant's request to another's. Each test runs two requests
 // with two different keys: A holds a token, B tries to read it by one route.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -18,7 +18,17 @@ const KEY_A = TEST_KEY;
 const KEY_B = 'tenant-b-key-0123456789abcdef';
 const TOKEN = 'TENANT-A-TOKEN-5d1e';
 
+/** A web font whose glyphs are wider than the default serif's ("iiii" tells them apart). */
+const FONT_FILE = '/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf';
+const FONT = existsSync(FONT_FILE) ? readFileSync(FONT_FILE) : undefined;
+
+/** The Referer of each request for /font.ttf: which page fetched it. */
+const fontReferers: string[] = [];
 const authSeen: string[] = [];
+/** blob: URLs A's page made, for B's page to try. */
+const blobUrls: string[] = [];
+/** Available-Dictionary of each request to /compressed/a and /compressed/b (undefined: none offered). */
+const dictionariesOffered: Array<[string, string | string[] | undefined]> = [];
 /** What A's page reported after copying (?ok=true when the copy was made). */
 const copies: string[] = [];
 const fixtures = new FixtureServer({
@@ -41,6 +51,47 @@ const fixtures = new FixtureServer({
     res.writeHead(200, { 'content-type': 'text/css', 'cache-control': 'public, max-age=3600' }).end('p{color:red}');
   },
   '/styled': html('<title>styled</title><link rel="stylesheet" href="/cached.css"><p>x</p>'),
+  '/dictionary.txt': (_req, res) => {
+    res
+      .writeHead(200, {
+        'content-type': 'text/plain',
+        'cache-control': 'max-age=3600',
+        'use-as-dictionary': 'match="/compressed/*"',
+      })
+      .end(`${TOKEN} `.repeat(64));
+  },
+  '/compressed/a': (req, res) => {
+    dictionariesOffered.push(['a', req.headers['available-dictionary']]);
+    res.end(String(req.headers['available-dictionary'] !== undefined));
+  },
+  '/compressed/b': (req, res) => {
+    dictionariesOffered.push(['b', req.headers['available-dictionary']]);
+    res.end(String(req.headers['available-dictionary'] !== undefined));
+  },
+  '/font.ttf': (req, res) => {
+    fontReferers.push(String(req.headers.referer));
+    res.writeHead(200, { 'content-type': 'font/ttf', 'cache-control': 'public, max-age=3600' }).end(FONT);
+  },
+  '/fonts-a': html(
+    `<title>fonts</title><style>@font-face { font-family: TenantAFont; src: url(/font.ttf) }</style><p style="font-family: TenantAFont">${TOKEN}</p>`,
+  ),
+  '/fonts-b': html(
+    '<title>fonts</title><style>@font-face { font-family: TenantBFont; src: url(/font.ttf) }</style><p style="font-family: TenantBFont">b</p>',
+  ),
+  '/shared-worker.js': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/javascript' });
+    res.end(
+      "let held = ''; onconnect = (e) => { const p = e.ports[0]; p.onmessage = (m) => { if (m.data.set) held = m.data.set; p.postMessage(held); }; };",
+    );
+  },
+  '/sw.js': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/javascript' }).end("self.addEventListener('fetch', () => {});");
+  },
+  '/blob-url': (req, res) => {
+    const u = new URL(String(req.url), 'http://x').searchParams.get('u');
+    if (u) blobUrls.push(u);
+    res.end(blobUrls.at(-1) ?? '');
+  },
   '/download': (_req, res) => {
     res
       .writeHead(200, {
@@ -196,6 +247,12 @@ describe('the clipboard', () => {
     'Ctrl held while page.type': `await page.keyboard.down('Control'); await page.type('#t', 'v')`,
     'a middle click (the selection clipboard)': `await page.click('#t', { button: 'middle' })`,
     'a middle mouse.click': `const b = await (await page.$('#t')).boundingBox(); await page.mouse.click(b.x + 5, b.y + 5, { button: 'middle' })`,
+    'Ctrl held while locator.fill("v") types': `await page.keyboard.down('Control'); await page.locator('#t').fill('v')`,
+    'Ctrl pressed while elementHandle.press("KeyV") focuses its element': `const t = await page.$('#t'); await Promise.all([t.press('KeyV'), page.keyboard.down('Control')])`,
+    'Ctrl pressed while page.type is typing "v"s': `await Promise.all([page.type('#t', 'vvvvv', { delay: 50 }), page.keyboard.down('Control')])`,
+    'Ctrl pressed while locator.fill is typing': `await Promise.all([page.locator('#t').fill('vvvvv'), page.keyboard.down('Control')])`,
+    'the context menu (a right-click, then keys to choose Paste)': `await page.click('#t', { button: 'right' }); for (const k of ['ArrowDown', 'ArrowDown', 'ArrowDown', 'ArrowDown', 'Enter']) await page.keyboard.press(k)`,
+    'the context menu key, then keys to choose Paste': `await page.keyboard.press('ContextMenu'); for (const k of ['ArrowDown', 'ArrowDown', 'ArrowDown', 'ArrowDown', 'Enter']) await page.keyboard.press(k)`,
     "the page's document.execCommand('paste')": `await page.evaluate(() => { document.getElementById('t').focus(); document.execCommand('paste') })`,
     "the page's navigator.clipboard.readText()": `await page.evaluate(async () => { document.getElementById('t').value = await navigator.clipboard.readText().catch((e) => 'denied') })`,
   };
@@ -210,6 +267,66 @@ describe('the clipboard', () => {
       }
     });
   }
+
+  test("drag and drop: text A's page is dragging does not drop into B's page", async () => {
+    const before = fixtures.hits.get('/copied') ?? 0;
+    // A selects its token and starts dragging it with the mouse (down, then moves), and holds the drag.
+    const a = asA({
+      url: fixtures.url('/editor'),
+      script: `await page.$eval('#t', (t) => {
+          t.value = ${JSON.stringify(TOKEN)}; t.focus(); t.select();
+          window.__started = [];
+          document.addEventListener('dragstart', (e) => window.__started.push(e.dataTransfer.getData('text/plain')), true);
+        });
+        const box = await (await page.$('#t')).boundingBox();
+        await page.mouse.move(box.x + 20, box.y + 10);
+        await page.mouse.down();
+        await page.mouse.move(box.x + 300, box.y + 300, { steps: 10 });
+        await page.evaluate(() => fetch('/copied?drag'));
+        await new Promise((r) => setTimeout(r, 3000));
+        await page.mouse.up();
+        return await page.evaluate(() => window.__started)`,
+    });
+    await until(() => (fixtures.hits.get('/copied') ?? 0) > before, 'A to start dragging', { timeoutMs: 20_000 });
+    const b = await asB({
+      url: fixtures.url('/editor'),
+      script: `await page.evaluate(() => {
+          window.__drops = [];
+          for (const e of ['dragstart', 'dragenter', 'drop']) document.addEventListener(e, (ev) => window.__drops.push(e + ':' + ev.target.id + ':' + [...(ev.dataTransfer?.types ?? [])] + ':' + (ev.dataTransfer?.getData('text/plain') ?? '')), true);
+        });
+        const box = await (await page.$('#t')).boundingBox();
+        for (let i = 0; i < 5; i++) {
+          // The mouse passes over the textarea and is released there (a click: B drags nothing of its own).
+          await page.mouse.move(box.x + 10 + i, box.y + box.height + 50);
+          await page.mouse.move(box.x + 10 + i, box.y + 10, { steps: 5 });
+          await page.mouse.down();
+          await page.mouse.up();
+        }
+        return [await page.$eval('#t', (t) => t.value), await page.evaluate(() => window.__drops)]`,
+    });
+    assert.equal(b.status, 200, b.text);
+    assert.deepEqual(b.body.data, ['', []], 'nothing was dragged into B');
+    const ra = await a;
+    assert.equal(ra.status, 200, ra.text);
+    // Control: A's drag did start, carrying the token.
+    assert.deepEqual(ra.body.data, [TOKEN]);
+  });
+
+  test('Shift with the key "\\u0000" (Delete\'s key code, so Shift+Delete: Cut into the shared clipboard) is refused', async () => {
+    const r = await asB({
+      url: fixtures.url('/editor'),
+      script: `await page.type('#t', 'abc');
+        await page.keyboard.press('KeyA', { commands: ['SelectAll'] });
+        await page.keyboard.down('Shift');
+        const got = await page.keyboard.press('\\u0000').then(() => 'pressed', (e) => e.message);
+        await page.keyboard.up('Shift');
+        return [got, await page.$eval('#t', (t) => t.value)]`,
+    });
+    assert.equal(r.status, 200, r.text);
+    const [got, value] = r.body.data as [string, string];
+    assert.match(got, /clipboard shortcuts are not available/);
+    assert.equal(value, 'abc', 'nothing was cut');
+  });
 
   test('commands that cannot touch the clipboard still work (SelectAll, DeleteBackward), in any case', async () => {
     const r = await asB({
@@ -256,6 +373,106 @@ describe('other state Chromium keeps', () => {
       'B sent no Authorization header',
     );
   });
+
+  test("shared dictionaries: a dictionary A's page was given (Use-As-Dictionary) is not offered by B's requests (Available-Dictionary)", async () => {
+    // Chromium uses dictionaries only on secure origins whose certificate has a known root, or on localhost.
+    const local = (path: string): string => `http://localhost:${fixtures.port}${path}`;
+    dictionariesOffered.length = 0;
+    const a = asA({
+      url: local('/editor'),
+      script: `await page.evaluate(() => fetch('/dictionary.txt').then((r) => r.text()));
+        // Chromium registers the dictionary once its body is read: A's own requests offer it soon after.
+        let offered = false;
+        for (let i = 0; i < 50 && !offered; i++) {
+          offered = (await page.evaluate(() => fetch('/compressed/a').then((r) => r.text()))) === 'true';
+          if (!offered) await new Promise((r) => setTimeout(r, 100));
+        }
+        if (offered) await new Promise((r) => setTimeout(r, 3000));
+        return offered`,
+    });
+    // Control: A's request did offer it (so B's offering none below means per context), and A holds it meanwhile.
+    await until(
+      () => dictionariesOffered.some(([who, d]) => who === 'a' && d !== undefined),
+      'A to offer the dictionary',
+      {
+        timeoutMs: 20_000,
+      },
+    );
+    const b = await asB({
+      url: local('/editor'),
+      script: `const out = [];
+        for (let i = 0; i < 3; i++) out.push(await page.evaluate(() => fetch('/compressed/b').then((r) => r.text())));
+        return out`,
+    });
+    assert.equal(b.status, 200, b.text);
+    assert.deepEqual(b.body.data, ['false', 'false', 'false']);
+    assert.deepEqual(
+      dictionariesOffered.filter(([who]) => who === 'b').map(([, d]) => d),
+      [undefined, undefined, undefined],
+    );
+    const ra = await a;
+    assert.equal(ra.status, 200, ra.text);
+    assert.equal(ra.body.data, true);
+  });
+
+  test(
+    "fonts: web fonts A's page loaded are neither used, listed nor cached for B's page",
+    { skip: FONT ? false : `no ${FONT_FILE}` },
+    async (t) => {
+      // Widths by canvas (not timing): a family B's page never declared renders in the fallback unless the font leaked.
+      const widths = `(families) => {
+      const c = document.createElement('canvas').getContext('2d');
+      return families.map((f) => { c.font = '40px ' + f; return c.measureText('iiiiiiii').width });
+    }`;
+      const families = ['TenantAFont, serif', 'TenantAScriptFont, serif', 'serif'];
+      fontReferers.length = 0;
+      const a = asA({
+        url: fixtures.url('/fonts-a'),
+        script: `await page.evaluate(async () => {
+          await document.fonts.ready;
+          const f = new FontFace('TenantAScriptFont', 'url(/font.ttf)');
+          await f.load();
+          document.fonts.add(f);
+        });
+        const seen = await page.evaluate(${widths}, ${JSON.stringify(families)});
+        await page.evaluate(() => fetch('/copied?fonts'));
+        await new Promise((r) => setTimeout(r, 3000));
+        return seen`,
+      });
+      await until(() => copies.includes('/copied?fonts'), 'A to load its fonts', { timeoutMs: 20_000 });
+      const b = await asB({
+        url: fixtures.url('/editor'),
+        script: `const seen = await page.evaluate(${widths}, ${JSON.stringify(families)});
+        const listed = await page.evaluate(() => [...document.fonts].map((f) => f.family));
+        const local = await page.evaluate(() => typeof window.queryLocalFonts === 'function'
+          ? window.queryLocalFonts().then((l) => l.map((f) => f.family), (e) => e.name)
+          : 'absent');
+        await page.goto(${JSON.stringify(fixtures.url('/fonts-b'))});
+        await page.evaluate(() => document.fonts.ready);
+        return { seen, listed, local }`,
+      });
+      const ra = await a;
+      assert.equal(ra.status, 200, ra.text);
+      assert.equal(b.status, 200, b.text);
+      const [aFont, aScriptFont, aSerif] = ra.body.data as number[];
+      // Control: in A's page the fonts are in use (wider than the fallback), so B's equal widths mean not shared.
+      assert.ok(aFont !== aSerif && aScriptFont !== aSerif, `A's fonts are in use: ${String(ra.body.data)}`);
+      const { seen, listed, local } = b.body.data as { seen: number[]; listed: string[]; local: unknown };
+      const [bFont, bScriptFont, bSerif] = seen;
+      assert.deepEqual([bFont, bScriptFont], [bSerif, bSerif], "B's page renders A's families in the fallback");
+      assert.deepEqual(listed, [], "B's document.fonts lists none of A's");
+      // The machine's installed fonts are the same for every request, and none is a request's to add.
+      t.diagnostic(`queryLocalFonts in B's page: ${JSON.stringify(local).slice(0, 200)}`);
+      assert.ok(!JSON.stringify(local).includes('TenantA'), `queryLocalFonts: ${JSON.stringify(local)}`);
+      // The font file is fetched again for B's page (A's copy is in A's context's caches only).
+      assert.ok(fontReferers.includes(fixtures.url('/fonts-a')), 'A fetched it');
+      assert.deepEqual(
+        fontReferers.filter((r) => r === fixtures.url('/fonts-b')),
+        [fixtures.url('/fonts-b')],
+        'B fetched it',
+      );
+    },
+  );
 
   test('the HTTP cache: a resource A cached is fetched again for B (no timing channel through it)', async () => {
     const before = fixtures.hits.get('/cached.css') ?? 0;
@@ -339,6 +556,76 @@ describe('other state Chromium keeps', () => {
     assert.deepEqual([visibility, focused], ['visible', true], 'every page is visible and focused');
   });
 
+  test("screen capture: A's page asking to capture the screen or a tab is refused, and B's request beside it is unharmed", async () => {
+    const pid = svc.service.browser.pid;
+    const restarts = svc.service.browser.restarts;
+    const before = fixtures.hits.get('/copied') ?? 0;
+    // B runs first and waits: the full browser used to die at A's getDisplayMedia, and every request with it.
+    const b = asB({
+      url: fixtures.url('/editor'),
+      script: `await page.evaluate(() => fetch('/copied?capture'));
+        await new Promise((r) => setTimeout(r, 3000));
+        return await page.title()`,
+    });
+    await until(() => (fixtures.hits.get('/copied') ?? 0) > before, 'B to be running', { timeoutMs: 20_000 });
+    const a = await asA({
+      url: fixtures.url('/editor'),
+      script: `const out = [];
+        for (const o of [{ video: true }, { video: true, preferCurrentTab: true }, { video: { displaySurface: 'monitor' }, audio: true, systemAudio: 'include' }]) {
+          await page.click('#b');
+          out.push(await page.evaluate((o) => navigator.mediaDevices.getDisplayMedia(o).then((s) => 'captured ' + s.getTracks().length, (e) => e.name), o));
+        }
+        return out`,
+    });
+    assert.equal(a.status, 200, a.text);
+    for (const r of a.body.data as string[]) assert.match(r, /^(NotAllowedError|NotSupportedError)$/);
+    const rb = await b;
+    assert.equal(rb.status, 200, rb.text);
+    assert.equal(rb.body.data, 'editor');
+    assert.equal(svc.service.browser.restarts, restarts, 'Chromium did not restart');
+    assert.equal(svc.service.browser.pid, pid);
+  });
+
+  const pictureInPicture: Record<string, { open: string; todo?: string }> = {
+    'a document picture-in-picture window': {
+      open: `window.documentPictureInPicture
+        ? documentPictureInPicture.requestWindow().then((w) => { w.addEventListener('pagehide', () => window.__left = true); return 'opened' }, (e) => e.name)
+        : 'absent'`,
+    },
+    'a video in picture-in-picture': {
+      open: `(async () => {
+        const v = document.createElement('video'); v.muted = true;
+        const c = document.createElement('canvas'); c.getContext('2d').fillRect(0, 0, 10, 10);
+        v.srcObject = c.captureStream(); document.body.append(v); await v.play();
+        v.addEventListener('leavepictureinpicture', () => window.__left = true);
+        return v.requestPictureInPicture().then(() => 'opened', (e) => e.name);
+      })()`,
+      // The full browser keeps one picture-in-picture window for all contexts, and no switch turns the video's off.
+      ...(process.env.CHROMIUM === 'full'
+        ? { todo: 'the full browser keeps one picture-in-picture window (README)' }
+        : {}),
+    },
+  };
+  for (const [what, { open, todo }] of Object.entries(pictureInPicture)) {
+    test(`picture-in-picture: B opening ${what} does not close A's`, { ...(todo ? { todo } : {}) }, async () => {
+      const before = fixtures.hits.get('/copied') ?? 0;
+      const a = asA({
+        url: fixtures.url('/editor'),
+        script: `const opened = await page.evaluate(() => ${open});
+          await page.evaluate(() => fetch('/copied?pip'));
+          await new Promise((r) => setTimeout(r, 3000));
+          return [opened, await page.evaluate(() => window.__left === true)]`,
+      });
+      await until(() => (fixtures.hits.get('/copied') ?? 0) > before, 'A to open its window', { timeoutMs: 20_000 });
+      const b = await asB({ url: fixtures.url('/editor'), script: `return await page.evaluate(() => ${open})` });
+      assert.equal(b.status, 200, b.text);
+      const ra = await a;
+      assert.equal(ra.status, 200, ra.text);
+      const [opened, left] = ra.body.data as [string, boolean];
+      assert.equal(left, false, `A's ${what} (${opened}) was closed by B's (${String(b.body.data)})`);
+    });
+  }
+
   test("downloads: A's download is refused and leaves no file B could find", async () => {
     const dirs = [join(homedir(), 'Downloads'), process.cwd(), tmpdir()];
     const a = await asA({
@@ -383,5 +670,126 @@ describe('other state Chromium keeps', () => {
     });
     assert.equal(b.status, 200, b.text);
     assert.deepEqual(b.body.data, ['editor', true]);
+  });
+});
+
+/**
+ * A's page sets a channel up with TOKEN and keeps it up for 3 s (its request
+ * holding) while B's page tries to read it; then A says what it saw of B.
+ * Each probe has a control of its own where the channel works within one page,
+ * so a B that sees nothing means the channel does not cross requests.
+ */
+async function holdAndProbe(
+  setupA: string,
+  probeB: string,
+): Promise<{ seenByA: unknown; seenByB: Record<string, unknown> }> {
+  const mark = `/copied?ready-${Math.random().toString(36).slice(2)}`;
+  const a = asA({
+    url: fixtures.url('/editor'),
+    script: `await page.evaluate(async (TOKEN) => { window.__seen = []; ${setupA} }, ${JSON.stringify(TOKEN)});
+      await page.evaluate((mark) => fetch(mark), ${JSON.stringify(mark)});
+      await new Promise((r) => setTimeout(r, 3000));
+      return await page.evaluate(() => window.__seen)`,
+  });
+  await until(() => copies.includes(mark), 'A to set the channel up', { timeoutMs: 20_000 });
+  const b = await asB({
+    url: fixtures.url('/editor'),
+    script: `return await page.evaluate(async () => { ${probeB} })`,
+  });
+  const ra = await a;
+  assert.equal(ra.status, 200, ra.text);
+  assert.equal(b.status, 200, b.text);
+  assert.ok(!b.text.includes(TOKEN), `B saw A's token: ${b.text}`);
+  return { seenByA: ra.body.data, seenByB: b.body.data as Record<string, unknown> };
+}
+
+const sleep = 'await new Promise((r) => setTimeout(r, 500));';
+
+describe('web platform channels between two requests', () => {
+  test("BroadcastChannel: B's page hears nothing A's page broadcasts, and A hears nothing of B's", async () => {
+    const { seenByA, seenByB } = await holdAndProbe(
+      `const c = new BroadcastChannel('tenants');
+       c.onmessage = (e) => window.__seen.push(e.data);
+       setInterval(() => c.postMessage(TOKEN), 50);`,
+      `const heard = [];
+       const mine = new BroadcastChannel('tenants');
+       mine.onmessage = (e) => heard.push(e.data);
+       new BroadcastChannel('tenants').postMessage('from B');
+       ${sleep}
+       return { heard }`,
+    );
+    // Control: B's own second channel object heard B's message.
+    assert.deepEqual(seenByB.heard, ['from B']);
+    assert.deepEqual(seenByA, []);
+  });
+
+  test("SharedWorker: B's page connecting to a worker of the same URL and name gets a fresh one, not A's", async () => {
+    const { seenByB } = await holdAndProbe(
+      `const w = new SharedWorker('/shared-worker.js', { name: 'tenants' });
+       await new Promise((r) => { w.port.onmessage = r; w.port.postMessage({ set: TOKEN }); });`,
+      `const w = new SharedWorker('/shared-worker.js', { name: 'tenants' });
+       const held = await new Promise((r) => { w.port.onmessage = (e) => r(e.data); w.port.postMessage({}); });
+       return { held }`,
+    );
+    // Control: the worker answered (with what it holds: nothing).
+    assert.equal(seenByB.held, '');
+  });
+
+  test("Web Locks: a lock A's page holds is neither listed for B's page nor keeps B from taking it", async () => {
+    const { seenByB } = await holdAndProbe(
+      `navigator.locks.request('tenants-' + TOKEN, () => new Promise(() => {}));
+       navigator.locks.request('tenants', () => new Promise(() => {}));`,
+      `const taken = await navigator.locks.request('tenants', { ifAvailable: true }, (l) => l !== null);
+       let listed;
+       await navigator.locks.request('b-own', async () => { listed = (await navigator.locks.query()).held.map((l) => l.name) });
+       return { taken, listed }`,
+    );
+    // Control: B's own lock is listed while held.
+    assert.deepEqual(seenByB, { taken: true, listed: ['b-own'] });
+  });
+
+  test("service workers: a worker A's page registered does not exist for B's page", async () => {
+    const { seenByB } = await holdAndProbe(
+      `const reg = await navigator.serviceWorker.register('/sw.js?' + TOKEN);
+       await navigator.serviceWorker.ready;`,
+      `const before = (await navigator.serviceWorker.getRegistrations()).map((r) => r.active?.scriptURL ?? 'installing');
+       return { before, controlled: navigator.serviceWorker.controller !== null }`,
+    );
+    assert.deepEqual(seenByB, { before: [], controlled: false });
+  });
+
+  test("blob URLs: B's page cannot read a blob: URL A's page made", async () => {
+    blobUrls.length = 0;
+    const { seenByA, seenByB } = await holdAndProbe(
+      `const u = URL.createObjectURL(new Blob([TOKEN]));
+       window.__seen.push(await fetch(u).then((r) => r.text()));
+       await fetch('/blob-url?u=' + encodeURIComponent(u));`,
+      `const u = await fetch('/blob-url').then((r) => r.text());
+       const got = await fetch(u).then((r) => r.text(), (e) => 'refused: ' + e.name);
+       return { u, got }`,
+    );
+    // Control: the URL works in A's page.
+    assert.deepEqual(seenByA, [TOKEN]);
+    assert.match(String(seenByB.u), /^blob:http:\/\/127\.0\.0\.1:\d+\//);
+    assert.equal(seenByB.got, 'refused: TypeError');
+  });
+
+  test("storage: what A's page keeps in localStorage, IndexedDB, Cache Storage and storage buckets, while its request runs, is not there for B's page", async () => {
+    const { seenByB } = await holdAndProbe(
+      `localStorage.setItem('tenants', TOKEN);
+       sessionStorage.setItem('tenants', TOKEN);
+       await new Promise((r) => { const o = indexedDB.open('tenants-' + TOKEN); o.onupgradeneeded = () => o.result.createObjectStore('s'); o.onsuccess = r; });
+       await (await caches.open('tenants-' + TOKEN)).put('/x', new Response(TOKEN));
+       if (navigator.storageBuckets) await navigator.storageBuckets.open('tenants');
+       window.__seen.push(localStorage.getItem('tenants'));`,
+      `return {
+         local: localStorage.getItem('tenants'),
+         session: sessionStorage.getItem('tenants'),
+         databases: (await indexedDB.databases()).map((d) => d.name),
+         caches: await caches.keys(),
+         buckets: navigator.storageBuckets ? await navigator.storageBuckets.keys() : [],
+       }`,
+    );
+    assert.deepEqual(seenByB, { local: null, session: null, databases: [], caches: [], buckets: [] });
   });
 });

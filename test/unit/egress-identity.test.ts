@@ -157,6 +157,79 @@ describe("a live request's traffic", () => {
     }
   });
 
+  test("a page cannot borrow another live request's identity by asking the guard for that request's port, however spelt", async () => {
+    // A guard of its own whose allow-list even names B's port: what refuses is that the port is the guard's.
+    const allowlist: Array<{ host: string; port: number }> = [];
+    const own: EgressGuard = new EgressGuard({
+      checker: new EgressChecker({
+        allowlist,
+        protectedPorts: () => own.ports(),
+        resolve: async () => [{ address: '93.184.216.34', family: 4 }],
+        localAddresses: () => [],
+      }),
+      connector,
+      logger: log.logger,
+    });
+    await own.listen();
+    const a = await own.openSession();
+    const b = await own.openSession();
+    a.bind('req-borrower');
+    b.bind('req-lender');
+    allowlist.push({ host: '127.0.0.1', port: b.port }, { host: 'localhost', port: b.port });
+    try {
+      attempts.length = 0;
+      for (const h of ['127.0.0.1', 'localhost', '[::ffff:127.0.0.1]', '127.1', '0x7f000001', 'b.localhost']) {
+        assert.match(await exchange(a.port, `CONNECT ${h}:${b.port} HTTP/1.1\r\n\r\n`), /^HTTP\/1\.1 403/, h);
+        assert.match(
+          await exchange(a.port, `GET http://${h}:${b.port}/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+          /^HTTP\/1\.1 403/,
+          h,
+        );
+      }
+      assert.deepEqual(attempts, [], 'nothing was dialled');
+      assert.equal(a.stats().connections, 0);
+      assert.deepEqual(b.stats(), { connections: 0, refused: 0, bytesSent: 0, bytesReceived: 0 }, 'B carried nothing');
+    } finally {
+      await own.close();
+    }
+  });
+
+  test("DNS: the guard keeps no answer: a name A's request had resolved is resolved again for B, which dials its own answer", async () => {
+    const asked: string[] = [];
+    const answers = ['93.184.216.34', '93.184.216.35'];
+    const own: EgressGuard = new EgressGuard({
+      checker: new EgressChecker({
+        allowlist: [],
+        protectedPorts: () => own.ports(),
+        resolve: async (name) => {
+          asked.push(name);
+          return [{ address: answers[(asked.length - 1) % 2] as string, family: 4 }];
+        },
+        localAddresses: () => [],
+      }),
+      connector,
+      logger: log.logger,
+    });
+    await own.listen();
+    const a = await own.openSession();
+    const b = await own.openSession();
+    a.bind('req-dns-a');
+    b.bind('req-dns-b');
+    try {
+      attempts.length = 0;
+      await exchange(a.port, 'CONNECT token-5d1e.tenant.test:443 HTTP/1.1\r\n\r\n');
+      await exchange(b.port, 'CONNECT token-5d1e.tenant.test:443 HTTP/1.1\r\n\r\n');
+      assert.deepEqual(asked, ['token-5d1e.tenant.test', 'token-5d1e.tenant.test'], 'resolved once per connection');
+      assert.deepEqual(
+        attempts.map((t) => t.address),
+        answers,
+        'each dialled the answer of its own lookup',
+      );
+    } finally {
+      await own.close();
+    }
+  });
+
   test("a refusal is logged with the request's id", async () => {
     const s = await guard.openSession();
     s.bind('req-logged-7');

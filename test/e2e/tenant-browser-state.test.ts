@@ -1,0 +1,275 @@
+// What Chromium keeps of a secure origin — HSTS, kept-alive connections (the
+// socket pool) — is per incognito context: two contexts leased for two
+// requests, and one tries to pass a bit to the other. This needs https on
+// loopback with a certificate Chromium takes as valid, which the service's own
+// Chromium has no reason to have: the test makes a throw-away one (openssl) and
+// trusts it by its key (BrowserHost's testTrustedSpki, Chromium's
+// --ignore-certificate-errors-spki-list) in a BrowserHost of its own, launched
+// as the executor launches it, behind a real egress guard with a context port
+// per lease. Chromium keeps HSTS only for names (never for an IP address or
+// localhost), so the origin is a name the guard's injected resolver answers
+// with 127.0.0.1. (Shared dictionaries need a certificate with a known root or
+// localhost: their test is in tenant-channels.test.ts, over localhost.)
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createHash, createPublicKey } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createTcpServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { TLSSocket } from 'node:tls';
+import { BrowserHost, type PageLease } from '../../src/browser/browser-host.js';
+import { loadConfig } from '../../src/config.js';
+import { EgressChecker } from '../../src/egress/checker.js';
+import { EgressGuard } from '../../src/egress/guard.js';
+import { silentLogger } from '../../src/log.js';
+
+/** A name, not an address or localhost: Chromium keeps HSTS only for names. */
+const HOST = 'tenants.pagescript.test';
+
+/** One request seen by the fixture: how it came (http or https), on which connection, with which headers. */
+interface Seen {
+  proto: 'http' | 'https';
+  path: string;
+  connection: number;
+  headers: IncomingMessage['headers'];
+}
+
+/**
+ * Serves http and https on one port (the first byte tells TLS from HTTP), as
+ * an HSTS upgrade keeps the port: http://h:P/ becomes https://h:P/.
+ */
+class DualFixture {
+  readonly seen: Seen[] = [];
+  readonly #dir = mkdtempSync(join(tmpdir(), 'pagescript-tls-'));
+  readonly #connections = new WeakMap<object, number>();
+  #nextConnection = 1;
+  #front: Server | undefined;
+  readonly #sockets = new Set<Socket>();
+  port = 0;
+  spki = '';
+
+  async start(): Promise<void> {
+    const key = join(this.#dir, 'key.pem');
+    const cert = join(this.#dir, 'cert.pem');
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        `/CN=${HOST}`,
+        '-addext',
+        `subjectAltName=DNS:${HOST}`,
+      ],
+      { stdio: 'ignore' },
+    );
+    const keyPem = readFileSync(key);
+    this.spki = createHash('sha256')
+      .update(createPublicKey(keyPem).export({ type: 'spki', format: 'der' }))
+      .digest('base64');
+    const http = createHttpServer((req, res) => this.#serve('http', req, res));
+    const https = createHttpsServer({ key: keyPem, cert: readFileSync(cert) }, (req, res) =>
+      this.#serve('https', req, res),
+    );
+    this.#front = createTcpServer((s) => {
+      this.#sockets.add(s);
+      s.once('close', () => this.#sockets.delete(s));
+      s.on('error', () => s.destroy());
+      s.once('readable', () => {
+        const first = s.read(1) as Buffer | null;
+        if (!first) return void s.destroy();
+        s.unshift(first);
+        (first[0] === 0x16 ? https : http).emit('connection', s);
+      });
+    });
+    await new Promise<void>((r) => this.#front?.listen(0, '127.0.0.1', r));
+    this.port = (this.#front.address() as { port: number }).port;
+  }
+
+  #connection(socket: object): number {
+    let n = this.#connections.get(socket);
+    if (n === undefined) {
+      n = this.#nextConnection++;
+      this.#connections.set(socket, n);
+    }
+    return n;
+  }
+
+  #serve(proto: 'http' | 'https', req: IncomingMessage, res: ServerResponse): void {
+    const path = req.url ?? '/';
+    this.seen.push({
+      proto,
+      path,
+      connection: this.#connection((req.socket as TLSSocket | Socket) ?? {}),
+      headers: req.headers,
+    });
+    const route = path.split('?')[0];
+    if (route === '/hsts') {
+      res.writeHead(200, {
+        'content-type': 'text/html',
+        ...(proto === 'https' ? { 'strict-transport-security': 'max-age=3600' } : {}),
+      });
+      res.end('<title>hsts</title>');
+      return;
+    }
+    if (route === '/slow') {
+      const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(4096)), 1000);
+      res.once('close', () => clearTimeout(timer));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html' }).end(`<title>${proto}</title>`);
+  }
+
+  url(proto: 'http' | 'https', path: string): string {
+    return `${proto}://${HOST}:${this.port}${path}`;
+  }
+
+  /** The requests whose path starts with prefix. */
+  requests(prefix: string): Seen[] {
+    return this.seen.filter((s) => s.path.startsWith(prefix));
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.#sockets) s.destroy();
+    await new Promise<void>((r) => (this.#front ? this.#front.close(() => r()) : r()));
+    rmSync(this.#dir, { recursive: true, force: true });
+  }
+}
+
+const fixture = new DualFixture();
+let guard: EgressGuard;
+let host: BrowserHost;
+
+before(async () => {
+  await fixture.start();
+  const config = loadConfig({
+    ...(process.env.CHROMIUM ? { CHROMIUM: process.env.CHROMIUM } : {}),
+    ...(process.env.PUPPETEER_EXECUTABLE_PATH
+      ? { PUPPETEER_EXECUTABLE_PATH: process.env.PUPPETEER_EXECUTABLE_PATH }
+      : {}),
+  });
+  guard = new EgressGuard({
+    checker: new EgressChecker({
+      allowlist: [{ host: '127.0.0.1', port: fixture.port }],
+      protectedPorts: () => guard.ports(),
+      // SECURITY (of the test): only the fixture's name resolves, to loopback.
+      resolve: (name) =>
+        name === HOST
+          ? Promise.resolve([{ address: '127.0.0.1', family: 4 }])
+          : Promise.reject(new Error('no such name')),
+      localAddresses: () => [],
+    }),
+    logger: silentLogger(),
+  });
+  const guardPort = await guard.listen();
+  host = new BrowserHost({
+    executablePath: config.executablePath,
+    chromium: config.chromium,
+    guardPort,
+    openEgress: () => guard.openSession(),
+    protocolTimeoutMs: 30_000,
+    prewarmedContexts: 0,
+    recycleAfterContexts: 0,
+    logger: silentLogger(),
+    testTrustedSpki: [fixture.spki],
+  });
+  await host.start();
+});
+after(async () => {
+  await host.close();
+  await guard.close();
+  await fixture.close();
+});
+
+/** Two requests' contexts at once, closed whatever the test did. */
+async function twoRequests(name: string, run: (a: PageLease, b: PageLease) => Promise<void>): Promise<void> {
+  const a = await host.lease(`${name}-a`);
+  try {
+    const b = await host.lease(`${name}-b`);
+    try {
+      await run(a, b);
+    } finally {
+      await b.close();
+    }
+  } finally {
+    await a.close();
+  }
+}
+
+describe('state Chromium keeps of a secure origin is per request', () => {
+  test("HSTS: A's page is told Strict-Transport-Security; B's plain http request to the same host is not upgraded", async () => {
+    await twoRequests('hsts', async (a, b) => {
+      const r = await a.page.goto(fixture.url('https', '/hsts'));
+      assert.equal(r?.status(), 200);
+      // Control: A's own plain http request is upgraded, so HSTS was kept (an un-upgraded B below means per context).
+      await a.page.goto(fixture.url('http', '/plain?who=a'));
+      assert.deepEqual(
+        fixture.requests('/plain?who=a').map((s) => s.proto),
+        ['https'],
+        "A's http request was upgraded",
+      );
+      await b.page.goto(fixture.url('http', '/plain?who=b'));
+      assert.deepEqual(
+        fixture.requests('/plain?who=b').map((s) => s.proto),
+        ['http'],
+        "B's http request went as http",
+      );
+      assert.equal(b.page.url(), fixture.url('http', '/plain?who=b'));
+    });
+  });
+
+  test("the socket pool: B's requests never arrive on a connection A's requests opened, while A's are kept alive", async () => {
+    await twoRequests('sockets', async (a, b) => {
+      await a.page.goto(fixture.url('https', '/pool?who=a1'));
+      await a.page.evaluate(`fetch('/pool?who=a2').then((r) => r.text())`);
+      const ofA = new Set(fixture.requests('/pool?who=a').map((s) => s.connection));
+      // Control: Chromium does keep A's connection alive and use it again (so a B that never shares one is per context).
+      assert.equal(ofA.size, 1, "A's two requests came on one kept-alive connection");
+      const aBefore = a.egress.stats().connections;
+      await b.page.goto(fixture.url('https', '/pool?who=b1'));
+      await b.page.evaluate(`fetch('/pool?who=b2').then((r) => r.text())`);
+      const ofB = fixture.requests('/pool?who=b').map((s) => s.connection);
+      assert.equal(ofB.length, 2);
+      for (const c of ofB) assert.ok(!ofA.has(c), `B's request came on A's connection ${c}`);
+      // The guard: B's connections came to B's own port, and A's identity carried none of them.
+      assert.equal(a.egress.stats().connections, aBefore, "nothing of B's went through A's identity");
+      assert.ok(b.egress.stats().connections >= 1);
+    });
+  });
+});
+
+describe('state Chromium keeps per browser', () => {
+  test("the network quality estimate: A's page making slow requests does not change what B's page reads in navigator.connection", async () => {
+    // Chromium's estimate is one for the whole browser, and every page reads it. It learns only from requests whose
+    // remote end is public, and every request's remote end is the guard on loopback: it should never move.
+    await twoRequests('quality', async (a, b) => {
+      const read = (): Promise<unknown> =>
+        b.page.evaluate(`(() => { const c = navigator.connection; return [c.effectiveType, c.rtt, c.downlink] })()`);
+      await b.page.goto(fixture.url('http', '/plain?who=b'));
+      const before = await read();
+      await a.page.goto(fixture.url('http', '/plain?who=a'));
+      for (let round = 0; round < 4; round++) {
+        await a.page.evaluate(
+          `Promise.all(Array.from({ length: 6 }, (_, i) => fetch('/slow?' + ${round} + '-' + i).then((r) => r.text())))`,
+        );
+      }
+      assert.equal(fixture.requests('/slow').length, 24, "A's slow requests were made");
+      assert.deepEqual(await read(), before);
+    });
+  });
+});
