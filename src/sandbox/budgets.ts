@@ -6,6 +6,11 @@ import { MembraneError } from './options.js';
 
 /** Membrane calls a script may have in flight; the next one fails at once. */
 export const MAX_CALLS_IN_FLIGHT = 100;
+/**
+ * Calls the script aborted that still run on the host (Puppeteer's non-wait methods run
+ * to their end); each keeps its arguments' characters in flight until it settles.
+ */
+export const MAX_ABANDONED_CALLS = 1_000;
 /** One message from the isolate (a call and its arguments), in characters. */
 export const MAX_MESSAGE_CHARS = 16 * 1024 * 1024;
 /** Arguments of all the calls in flight together, in characters. */

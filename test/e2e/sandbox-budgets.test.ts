@@ -69,6 +69,21 @@ describe('membrane budgets', () => {
     await thenNormalRequestSucceeds();
   });
 
+  test('a race of races that would poll 1,024 locators is refused at once; the script can catch it', async () => {
+    const r = await run(`
+      let level = [];
+      for (let i = 0; i < 32; i++) level.push(page.locator('#never' + i));
+      try {
+        const inner = Locator.race(level);
+        await Locator.race(Array.from({ length: 32 }, () => inner)).setTimeout(15000).wait();
+        return 'passed';
+      } catch (e) { return e.name + ': ' + e.message; }
+    `);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.data, 'RangeError: Locator.race: at most 32 locators may be raced in all (1024)');
+    await thenNormalRequestSucceeds();
+  });
+
   test('one result over 16 Mi characters reaches the script as an error', async () => {
     const r = await run(`
       try { await page.evaluate(() => 'x'.repeat(17 * 1024 * 1024)); return 'passed'; }

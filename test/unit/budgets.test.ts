@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import type { Page } from 'puppeteer';
 import { parsePSelectors } from '../../node_modules/puppeteer-core/lib/esm/puppeteer/common/PSelectorParser.js';
 import {
+  MAX_ABANDONED_CALLS,
   MAX_CALLS_IN_FLIGHT,
   MAX_QUEUED_CHARS,
   MAX_SELECTOR_CHARS,
@@ -65,6 +66,50 @@ describe('calls in flight', () => {
     finish('done');
     await settled();
     assert.equal(call('title'), '');
+  });
+});
+
+describe('calls the script stopped waiting for', () => {
+  // Measured before the fix: 60 evaluate calls of 12 MiB each, each aborted at once, took the
+  // executor from 116 MB to 1.5 GB (1.3 GB still held after the request ended) and made the
+  // next request's navigation time out: the abort gave the budget back while the host still
+  // held and sent the arguments.
+  test("an aborted call that still runs on the host keeps its arguments' characters in flight", () => {
+    const { call, m } = membrane({ evaluate: () => new Promise(() => undefined) });
+    const big = 'x'.repeat(12 * 1024 * 1024);
+    for (let id = 1; id <= 2; id++) {
+      assert.equal(call('evaluate', ['(s) => 0', big]), '');
+      m.onHost(JSON.stringify({ op: 'cancel', id }));
+    }
+    const refused = JSON.parse(call('evaluate', ['(s) => 0', big])) as { ok: boolean; e: { message: string } };
+    assert.equal(refused.ok, false);
+    assert.match(refused.e.message, /the arguments of the calls in flight are too large together/);
+  });
+
+  test('an aborted call gives its characters back once it settles on the host', async () => {
+    const finish: (() => void)[] = [];
+    const { call, m } = membrane({ evaluate: () => new Promise<void>((r) => finish.push(r)) });
+    const big = 'x'.repeat(12 * 1024 * 1024);
+    for (let id = 1; id <= 2; id++) {
+      call('evaluate', ['(s) => 0', big]);
+      m.onHost(JSON.stringify({ op: 'cancel', id }));
+    }
+    await settled(); // the calls have started
+    for (const f of finish) f();
+    await settled();
+    assert.equal(call('evaluate', ['(s) => 0', big]), '');
+  });
+
+  test(`at most ${MAX_ABANDONED_CALLS} aborted calls may still run on the host; the next call is refused`, () => {
+    const { call, m } = membrane({ title: () => new Promise(() => undefined) });
+    for (let id = 1; id <= MAX_ABANDONED_CALLS; id++) {
+      assert.equal(call('title'), '', `call ${id}`);
+      m.onHost(JSON.stringify({ op: 'cancel', id }));
+    }
+    const refused = JSON.parse(call('title')) as { ok: boolean; e: { name: string; message: string } };
+    assert.equal(refused.ok, false);
+    assert.equal(refused.e.name, 'RangeError');
+    assert.match(refused.e.message, /too many aborted calls are still running on the host \(at most 1000\)/);
   });
 });
 
