@@ -6,6 +6,7 @@
 // Plain functions and data only: the front imports this module, so it imports
 // nothing of the executor. The bounds the membrane also applies (viewport) are
 // defined here and imported by src/sandbox/options.ts.
+import { HOP_BY_HOP_HEADERS } from './http-headers.js';
 
 /** A viewport a page may have, in the request's options and through page.setViewport alike. */
 export const VIEWPORT_BOUNDS = {
@@ -62,17 +63,9 @@ export const MAX_WAIT_SELECTOR_CHARS = 2048;
  * keeps them to the target's site; a header would go to every site the page
  * loads from).
  */
-const FORBIDDEN_HEADERS = new Set([
+const FORBIDDEN_HEADERS: ReadonlySet<string> = new Set([
+  ...HOP_BY_HOP_HEADERS,
   'host',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authorization',
-  'proxy-authenticate',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
   'content-length',
   'expect',
   'cookie',

@@ -23,6 +23,7 @@ import type { EgressChecker } from './checker.js';
 import { EgressSession } from './session.js';
 import { background } from '../background.js';
 import type { GuardCounts, GuardLimits } from '../ipc.js';
+import { HOP_BY_HOP_HEADERS } from '../http-headers.js';
 
 // Declared with the messages (src/ipc.ts), which the front may read; re-exported for the guard's users.
 export type { GuardCounts, GuardLimits };
@@ -74,18 +75,6 @@ export const NET_ERRORS: Readonly<Record<string, string>> = {
   NAME_NOT_RESOLVED: 'net::ERR_NAME_NOT_RESOLVED',
   NOT_ALLOWED: 'net::ERR_ACCESS_DENIED',
 };
-
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authorization',
-  'proxy-authenticate',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
 
 export const REFUSED_HEADER = 'x-pagescript-egress';
 /** How many of one request's egress refusals are logged one by one; the rest are counted (EgressStats.refused). */
@@ -416,7 +405,7 @@ export class EgressGuard {
     };
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(req.headers)) {
-      if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
+      if (v !== undefined && !HOP_BY_HOP_HEADERS.has(k)) headers[k] = v;
     }
     headers.host = target.host;
     headers.connection = 'close';
@@ -441,7 +430,7 @@ export class EgressGuard {
         for (let i = 0; i + 1 < up.rawHeaders.length; i += 2) {
           const k = up.rawHeaders[i] as string;
           const v = up.rawHeaders[i + 1] as string;
-          if (HOP_BY_HOP.has(k.toLowerCase())) continue;
+          if (HOP_BY_HOP_HEADERS.has(k.toLowerCase())) continue;
           if (!TOKEN.test(k) || !WRITABLE_TEXT.test(v)) {
             fail('INVALID_RESPONSE');
             return;

@@ -16,6 +16,7 @@ import { Membrane, cleanMessage } from '../sandbox/membrane.js';
 import { MembraneError } from '../sandbox/options.js';
 import type { SandboxPool } from '../sandbox/pool.js';
 import { background } from '../background.js';
+import type { JobTimings } from '../ipc.js';
 import type { RequestOptions } from '../request-options.js';
 import { applyOptions, navigationWait, recheckOptions } from './page-setup.js';
 import { describeFailure } from './failure.js';
@@ -31,14 +32,6 @@ export interface ScrapeRequest {
   readonly outputFormat: OutputFormat;
   /** How the page is set up before it loads (README "Request options"). */
   readonly options?: RequestOptions;
-}
-
-/** Where a job's time went, in milliseconds (lease and isolate overlap). */
-export interface JobTimings {
-  lease?: number;
-  isolate?: number;
-  navigation?: number;
-  script?: number;
 }
 
 export interface ScrapeOutcome {
