@@ -108,9 +108,15 @@ export function chromiumArgs(guardPort: number, sandboxed = true, heapMb: number
     // SECURITY: the full browser keeps one picture-in-picture window for all
     // contexts: one request opening a document picture-in-picture window closed
     // another's (a bit between requests), and the window is one more page. Off.
-    // (The shell has none; video picture-in-picture is the same, and no switch
-    // turns it off: README, Tenants and the shared browser.)
     '--disable-blink-features=DocumentPictureInPictureAPI',
+    // SECURITY: a video's picture-in-picture is the same one window (on the full
+    // browser B's video closed A's); no feature switch removes it, but this Blink
+    // setting is the one the embedder forbids it with: applied by the browser to
+    // every page it makes (frames of other sites, about:blank and sandboxed frames,
+    // popups), kept through emulation changes, it makes pictureInPictureEnabled
+    // false and requestPictureInPicture() reject (NotSupportedError), before any
+    // user-activation check. README, Tenants and the shared browser.
+    '--blink-settings=pictureInPictureEnabled=false',
     '--disable-gpu',
     '--disable-dev-shm-usage',
     '--mute-audio',
