@@ -139,17 +139,22 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
     ? (): readonly string[] => init.seam?.localAddresses ?? []
     : systemAddresses();
   let guard: EgressGuard | undefined;
+  const resolve = init.seam?.hosts ? seamResolver(init.seam.hosts) : systemResolver;
   const checker = new EgressChecker({
     allowlist: config.egressAllowlist,
     // The per-context session ports are protected too: a page may not reach another context's port.
     protectedPorts: () => [...protectedPorts, ...(guard?.ports() ?? [])],
-    resolve: init.seam?.hosts ? seamResolver(init.seam.hosts) : systemResolver,
+    resolve,
     // SECURITY: this machine's own addresses (and the one the service listens on) are not "public".
     localAddresses: () => [...interfaces(), config.host],
   });
   const theGuard = new EgressGuard({
     checker,
     logger: log,
+    // SECURITY: the proxies' credentials live in the guard only (and, until the guard
+    // has a process of its own, in this process's memory): never in a job or a log line.
+    proxies: init.egress.proxies,
+    resolveProxy: resolve,
     events: {
       // Only refusals for a request count; Chromium's own background requests do not.
       onRefused: (_host, _port, _reason, requestId) => {

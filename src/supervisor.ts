@@ -14,6 +14,7 @@ import { ApiError } from './errors.js';
 import {
   RUNNER_STOPPED,
   checkFromExecutor,
+  egressInit,
   executorConfig,
   type BrowserStatus,
   type ExecutorMemory,
@@ -473,6 +474,8 @@ export class Supervisor {
         config: executorConfig(config),
         logLevel: logger.level,
         protectedPorts: this.#protectedPorts(),
+        // SECURITY: the proxies' credentials, for the egress guard (in the executor until it has a process of its own).
+        egress: egressInit(config),
         ...(this.#opts.seam
           ? {
               seam: {

@@ -358,11 +358,12 @@ export class BrowserHost {
    * ms with two spares, 300 ms apart; not measured again since that renderer
    * and the omnibox popups were turned off, see PER_CONTEXT_FEATURES_OFF).
    */
-  async lease(requestId: string): Promise<PageLease> {
+  async lease(requestId: string, proxy?: string): Promise<PageLease> {
     const lease = await this.#take();
     // SECURITY: the context's traffic is the request's from here; before (a spare)
-    // the guard carried none of it, and after close() it carries none again.
-    lease.egress.bind(requestId);
+    // the guard carried none of it, and after close() it carries none again. It
+    // leaves through the request's upstream proxy (a name; the guard holds the rest).
+    lease.egress.bind(requestId, proxy);
     return lease;
   }
 

@@ -130,12 +130,13 @@ export class BrowserLanes {
   }
 
   /** A free lane's fresh context and page for the request, watched for memory until it is closed. */
-  async lease(requestId: string): Promise<LaneLease> {
+  /** A lane's fresh context for the request; its traffic leaves through `proxy` (a name) when one is given. */
+  async lease(requestId: string, proxy?: string): Promise<LaneLease> {
     const lane = this.#free() ?? (await this.#waitForLane());
     lane.busy = true;
     let lease: PageLease;
     try {
-      lease = await lane.host.lease(requestId);
+      lease = await lane.host.lease(requestId, proxy);
     } catch (e) {
       this.#release(lane);
       throw e;
