@@ -173,7 +173,7 @@ export class BrowserLanes {
   }
 
   #watched(lane: Lane, lease: PageLease): LaneLease {
-    const pid = lease.page.browser().process()?.pid;
+    const pid = lease.pid;
     const listeners: (() => void)[] = [];
     let exceeded: PageMemoryUse | undefined;
     const fire = (use: PageMemoryUse): void => {
@@ -186,13 +186,14 @@ export class BrowserLanes {
       );
       for (const fn of listeners.splice(0)) fn();
     };
-    const watch = pid === undefined ? undefined : this.#watchdog.watch(pid, fire);
+    const watch = this.#watchdog.watch(pid, fire);
     if (watch) this.#watches.add(watch);
     // A renderer that died of memory before the watchdog saw it (V8's own heap limit).
     lane.onOom = () => fire(watch?.use ?? { bytes: 0, renderers: 0 });
     let closing: Promise<void> | undefined;
     return {
       page: lease.page,
+      pid: lease.pid,
       context: lease.context,
       egress: lease.egress,
       get memoryExceeded() {

@@ -42,7 +42,8 @@ function fakeProcs(): { source: ProcessSource; trees: Map<number, ProcessMemory[
 function fakeHost(pid: number, outputs: Map<number, (t: string) => void>, onOutput: (t: string) => void): BrowserHost {
   outputs.set(pid, onOutput);
   const lease = (): PageLease => ({
-    page: { browser: () => ({ process: () => ({ pid }) }) } as unknown as PageLease['page'],
+    page: {} as PageLease['page'],
+    pid,
     context: {} as PageLease['context'],
     egress: {} as PageLease['egress'],
     close: async () => undefined,
