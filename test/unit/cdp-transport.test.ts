@@ -104,7 +104,7 @@ test('page data that imitates an id or a sessionId is not taken for them (anchor
   assert.equal(m.dropped[1]?.id, 9);
 });
 
-test('the transport answers a dropped response with a protocol error for its id and session; events are only reported', () => {
+test('the transport answers a dropped response with a protocol error for its id and session; events are only reported', async () => {
   const fromChromium = new PassThrough();
   const toChromium = new PassThrough();
   const dropped: DroppedMessage[] = [];
@@ -117,6 +117,8 @@ test('the transport answers a dropped response with a protocol error for its id 
   fromChromium.write(`{"id":3,"result":"${'x'.repeat(100)}","sessionId":"S1"}\0`);
   fromChromium.write(`{"method":"Runtime.exceptionThrown","params":"${'x'.repeat(100)}"}\0`);
   fromChromium.write('{"id":4,"result":{}}\0');
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
   assert.equal(got.length, 2);
   assert.equal(got[0]?.id, 3);
   assert.equal(got[0]?.sessionId, 'S1');
@@ -133,6 +135,7 @@ test('a pipe closed before Puppeteer listens is still reported to onclose, once'
   const fromChromium = new PassThrough();
   const t = new BoundedPipeTransport(new PassThrough(), fromChromium);
   fromChromium.destroy();
+  await new Promise((r) => setImmediate(r));
   await new Promise((r) => setImmediate(r));
   let closes = 0;
   t.onclose = () => closes++;
