@@ -28,7 +28,7 @@ const LIMIT_MIB = MAX_CDP_MESSAGE_BYTES / 2 ** 20;
  * What the executor's peak resident memory may grow by during an attack (with the
  * other tenant's request beside it). Without the bound, measured: 583 MiB for
  * the 100 MB evaluate, 451 for content(), 381 for $eval, 193 for the exception,
- * 198 for the console line; with it 0-80 MiB: a dropped message holds at most
+ * 198 for the console line; with it 0-96 MiB: a dropped message holds at most
  * its limit (24 MiB) while it streams.
  */
 const MAX_GROWTH_MB = 120;
