@@ -119,7 +119,9 @@ export function chromiumArgs(guardPort: number, sandboxed = true, heapMb: number
     // every page it makes (frames of other sites, about:blank and sandboxed frames,
     // popups), kept through emulation changes, it makes pictureInPictureEnabled
     // false and requestPictureInPicture() reject (NotSupportedError), before any
-    // user-activation check. README, Tenants and the shared browser.
+    // user-activation check. README, Tenants and the shared browser. Chromium keeps
+    // only the last of a repeated switch: any other Blink setting goes into this one
+    // (test/unit/chromium-args.test.ts).
     '--blink-settings=pictureInPictureEnabled=false',
     '--disable-gpu',
     '--disable-dev-shm-usage',
