@@ -129,8 +129,10 @@ export class BrowserLanes {
     await Promise.all(this.#lanes.map((l) => l.host.start()));
   }
 
-  /** A free lane's fresh context and page for the request, watched for memory until it is closed. */
-  /** A lane's fresh context for the request; its traffic leaves through `proxy` (a name) when one is given. */
+  /**
+   * A free lane's fresh context and page for the request, watched for memory
+   * until it is closed; its traffic leaves through `proxy` (a name) when one is given.
+   */
   async lease(requestId: string, proxy?: string): Promise<LaneLease> {
     const lane = this.#free() ?? (await this.#waitForLane());
     lane.busy = true;
@@ -187,9 +189,9 @@ export class BrowserLanes {
       for (const fn of listeners.splice(0)) fn();
     };
     const watch = this.#watchdog.watch(pid, fire);
-    if (watch) this.#watches.add(watch);
+    this.#watches.add(watch);
     // A renderer that died of memory before the watchdog saw it (V8's own heap limit).
-    lane.onOom = () => fire(watch?.use ?? { bytes: 0, renderers: 0 });
+    lane.onOom = () => fire(watch.use);
     let closing: Promise<void> | undefined;
     return {
       page: lease.page,
@@ -200,7 +202,7 @@ export class BrowserLanes {
         return exceeded;
       },
       get memoryBytes() {
-        return watch?.use.bytes ?? 0;
+        return watch.use.bytes;
       },
       onMemoryExceeded(fn) {
         if (exceeded) fn();
@@ -210,8 +212,8 @@ export class BrowserLanes {
         // Stopped as the context is closed: the request's renderers go with it,
         // and the next request's blank page, made as soon as this context is
         // gone, must not be killed for what this request did.
-        watch?.stop();
-        if (watch) this.#watches.delete(watch);
+        watch.stop();
+        this.#watches.delete(watch);
         closing ??= lease.close().finally(() => this.#release(lane));
         return closing;
       },

@@ -83,11 +83,10 @@ function kbField(status: string, name: string): number {
  * a process that rewrites its command line later does not change what it was.
  */
 export function procfsSource(): ProcessSource {
-  let types = new Map<string, string>();
+  const types = new Map<string, string>();
   return {
     tree(rootPid) {
       const out: ProcessMemory[] = [];
-      const seenTypes = new Map<string, string>();
       const seen = new Set<number>();
       const todo: [number, number][] = [[rootPid, 0]];
       while (todo.length > 0 && seen.size < MAX_TREE) {
@@ -106,8 +105,10 @@ export function procfsSource(): ProcessSource {
           // Chromium rewrites its children's command lines: arguments are separated by spaces there.
           const cmd = readOr(`/proc/${pid}/cmdline`) ?? '';
           type = pid === rootPid ? 'browser' : (/[\0 ]--type=([\w-]+)/.exec(cmd)?.[1] ?? 'other');
+          // Bounded: processes that are gone stay until there are MAX_TREE, then all are read again.
+          if (types.size >= MAX_TREE) types.clear();
+          types.set(id, type);
         }
-        seenTypes.set(id, type);
         out.push({
           pid,
           type,
@@ -117,9 +118,6 @@ export function procfsSource(): ProcessSource {
         });
         for (const child of childrenOf(pid)) todo.push([child, depth + 1]);
       }
-      // Bounded: processes that are gone stay until there are MAX_TREE, then all are read again.
-      if (types.size > MAX_TREE) types = new Map();
-      for (const [id, type] of seenTypes) types.set(id, type);
       return out;
     },
     kill(pid) {
