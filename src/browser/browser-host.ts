@@ -3,7 +3,7 @@
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer';
 import type { ChromiumMode } from '../config.js';
 import type { Logger } from '../log.js';
-import type { EgressSession } from '../egress/session.js';
+import type { ContextEgress } from '../egress/remote.js';
 import { background } from '../background.js';
 
 /** How long closing a context may take before the browser is considered stuck. */
@@ -136,7 +136,7 @@ export interface BrowserHostOptions {
   /** The guard's browser-wide port, for Chromium's own requests (all refused). */
   readonly guardPort: number;
   /** A guard port for one new context, bound to the request that leases it. */
-  readonly openEgress: () => Promise<EgressSession>;
+  readonly openEgress: () => Promise<ContextEgress>;
   readonly protocolTimeoutMs: number;
   /** Fresh contexts (each with a blank page) kept ready ahead of demand; each is used once. */
   readonly prewarmedContexts: number;
@@ -159,7 +159,7 @@ export interface PageLease {
   readonly page: Page;
   readonly context: BrowserContext;
   /** The context's identity at the egress guard: what it did, and the errors it met. */
-  readonly egress: EgressSession;
+  readonly egress: ContextEgress;
   /** Closes the context (and its page); safe to call more than once. */
   close(): Promise<void>;
 }
@@ -355,8 +355,14 @@ export class BrowserHost {
   async lease(requestId: string): Promise<PageLease> {
     const lease = await this.#take();
     // SECURITY: the context's traffic is the request's from here; before (a spare)
-    // the guard carried none of it, and after close() it carries none again.
-    lease.egress.bind(requestId);
+    // the guard carried none of it, and after close() it carries none again. The
+    // guard (another process) holds it so before the page makes a connection.
+    try {
+      await lease.egress.bind(requestId);
+    } catch (e) {
+      background(lease.close(), 'closing a context', this.#opts.logger);
+      throw e;
+    }
     return lease;
   }
 
@@ -366,7 +372,15 @@ export class BrowserHost {
       // None ready (under load): the oldest one being made is the nearest to ready.
       const spare = this.#spares.splice(readyAt >= 0 ? readyAt : 0, 1)[0] as Spare;
       const lease = await spare.lease.catch(() => undefined);
-      if (lease && !lease.page.isClosed() && spare.gen.browser.connected && !spare.gen.retiring) return lease;
+      // SECURITY: a spare whose egress session is gone (its egress process stopped) is never leased.
+      if (
+        lease &&
+        !lease.page.isClosed() &&
+        spare.gen.browser.connected &&
+        !spare.gen.retiring &&
+        lease.egress.state === 'spare'
+      )
+        return lease;
       if (lease) background(lease.close(), 'closing a context', this.#opts.logger);
     }
     return await this.#newLease();
@@ -383,6 +397,11 @@ export class BrowserHost {
       );
       this.#spares.push(spare);
     }
+  }
+
+  /** Closes every context made ahead (their egress sessions are gone); new ones are made as contexts close. */
+  dropSpares(): void {
+    this.#dropSpares();
   }
 
   #dropSpares(which: (s: Spare) => boolean = () => true): void {
@@ -403,7 +422,7 @@ export class BrowserHost {
     gen.live++;
     this.#maybeRecycle(gen);
     let context: BrowserContext;
-    let egress: EgressSession | undefined;
+    let egress: ContextEgress | undefined;
     try {
       egress = await this.#opts.openEgress();
       context = await gen.browser.createBrowserContext({

@@ -52,7 +52,8 @@ export interface ScrapeDeps {
   /** One Chromium per request slot: the lease's page memory is watched (PAGE_MEMORY_MB). */
   readonly browser: BrowserLanes;
   readonly sandboxes: SandboxPool;
-  readonly checker: EgressChecker;
+  /** The egress policy (the guard's own checker, in the egress process). */
+  readonly checker: Pick<EgressChecker, 'check'>;
   readonly logger: Logger;
   /** Where navigation and script times and egress refusals are counted. */
   readonly metrics?: JobMetrics;
