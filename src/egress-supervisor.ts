@@ -192,8 +192,12 @@ export class EgressSupervisor {
       throw new Error('the egress process stopped while a channel was made');
     }
     // Node closes the front's copy of a handle once it is sent.
+    // A process that died meanwhile (its exit not seen yet) cannot take it: both
+    // ends are closed, so the executor sees this channel close at once and asks again.
     child.send({ type: 'attach', executor } satisfies ToEgress, egressEnd, (e) => {
-      if (e) executorEnd.destroy();
+      if (!e) return;
+      egressEnd.destroy();
+      executorEnd.destroy();
     });
     return executorEnd;
   }
@@ -306,6 +310,10 @@ export class EgressSupervisor {
         }
       });
       child.once('error', (e) => logger.error({ err: e, pid: child.pid }, 'egress process error'));
+      // Its channel is gone before its exit is seen: no channel is made for it from now on.
+      child.once('disconnect', () => {
+        if (this.#child === child) this.#ready = false;
+      });
       child.once('exit', (code, signal) => {
         clearTimeout(startTimer);
         const wasReady = this.#ready && this.#child === child;
