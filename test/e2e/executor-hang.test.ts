@@ -86,6 +86,9 @@ describe('an egress process that hangs without dying', () => {
 describe('an executor that hangs without dying', () => {
   test('a request given to it fails with 500 at the job deadline; the executor is killed and replaced', async () => {
     await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
+    // Its spare context made through the egress process the tests above replaced: it holds the new one's
+    // channel (stopped while still closing the old one's contexts, it would be killed for that instead).
+    await until(() => svc.service.browser.contextsReady >= 1, 'a spare context', { timeoutMs: 60_000 });
     const restarts = svc.service.executors.restarts;
     const pid = stop();
     const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
