@@ -229,6 +229,9 @@ export class RemoteGuard {
       const timer = setTimeout(() => {
         this.#asking.delete(q);
         reject(new Error(`the egress process did not answer ${question.op} within ${ms} ms`));
+        // SECURITY: a channel that stops answering is taken as lost (its sessions end, the
+        // executor drains), and the front hands a new one, rather than every later question waiting.
+        end.close();
       }, ms);
       this.#asking.set(q, { resolve, reject, timer });
       end.send({ ...question, q } as ExecutorToEgress);
