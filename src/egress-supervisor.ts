@@ -194,10 +194,15 @@ export class EgressSupervisor {
     // Node closes the front's copy of a handle once it is sent.
     // A process that died meanwhile (its exit not seen yet) cannot take it: both
     // ends are closed, so the executor sees this channel close at once and asks again.
-    child.send({ type: 'attach', executor } satisfies ToEgress, egressEnd, (e) => {
-      if (!e) return;
+    // (Node may drop a message queued to a process that is gone without calling back: its exit closes them too.)
+    const drop = (): void => {
       egressEnd.destroy();
       executorEnd.destroy();
+    };
+    child.once('exit', drop);
+    child.send({ type: 'attach', executor } satisfies ToEgress, egressEnd, (e) => {
+      if (e) drop();
+      else child.off('exit', drop);
     });
     return executorEnd;
   }
