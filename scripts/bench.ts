@@ -1,4 +1,5 @@
 // npm run bench [-- out.json] [--chromium shell|full] [--soak N] [--prewarm-sweep 0,1,2,3] [--neighbour]
+//                [--real-pages [--rounds N]]
 //
 // Starts a fixture page and, for each Chromium (the headless shell and the full
 // browser, or the one --chromium names), the service (dist/server.js, as `npm
@@ -7,7 +8,9 @@
 // browser. Figures are reported as ratios against those baselines, because
 // these machines are noisy. --prewarm-sweep measures the service with each
 // PREWARM_CONTEXTS given; --neighbour runs the noisy-neighbour bench
-// (scripts/neighbour.ts, README "Budgets"). See README "Performance".
+// (scripts/neighbour.ts, README "Budgets"); --real-pages the saved real pages
+// with and without options.blockResourceTypes (scripts/real-pages-bench.ts).
+// See README "Performance".
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -20,6 +23,7 @@ import { PER_CONTEXT_FEATURES_OFF } from '../src/browser/browser-host.js';
 import { CHROMIUM_PATHS, type ChromiumMode } from '../src/config.js';
 import { descendants, freePort, statFields } from '../test/helpers/system.js';
 import { neighbour } from './neighbour.js';
+import { realPagesBench, realPagesReport } from './real-pages-bench.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const KEY = 'bench-key-0123456789abcdef';
@@ -676,7 +680,9 @@ async function main(): Promise<void> {
   const only = valueOf('--chromium');
   if (only !== undefined && only !== 'shell' && only !== 'full') throw new Error('--chromium must be shell or full');
   const modes: ChromiumMode[] = only ? [only] : ['shell', 'full'];
-  const outFile = args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
+  // The one argument that is neither a flag nor a flag's value (--neighbour and --real-pages take none).
+  const valued = new Set(['--chromium', '--soak', '--prewarm-sweep', '--rounds']);
+  const outFile = args.find((a, i) => !a.startsWith('--') && !valued.has(args[i - 1] ?? ''));
 
   const fixture = createServer({ keepAlive: true }, (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
@@ -727,6 +733,25 @@ async function main(): Promise<void> {
     });
     console.log(JSON.stringify(result, null, 2));
     await finish({ neighbour: result });
+    return;
+  }
+  if (args.includes('--real-pages')) {
+    const mode = modes[0] as ChromiumMode;
+    const rounds = valueOf('--rounds');
+    const result = await realPagesBench(
+      {
+        mode,
+        startService: (env) => startService(mode, env),
+        call: (base, body) => callService(base, body),
+        cpu: (pid) => ({
+          node: [pid, ...executorPids(pid)].reduce((a, p) => a + cpuOwn(p), 0),
+          chromium: cpuMs(chromiumPids(pid)),
+        }),
+      },
+      ...(rounds === undefined ? [] : [Number(rounds)]),
+    );
+    console.log(realPagesReport(result));
+    await finish({ realPages: result });
     return;
   }
   if (soakN > 0) {

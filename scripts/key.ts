@@ -1,5 +1,6 @@
-// npm run key -- create --name acme [--rate 60/min] [--concurrency 2]
+// npm run key -- create --name acme [--rate 60/min] [--concurrency 2] [--proxy de] [--proxies de,us]
 // npm run key -- list | revoke --name acme | activate --name acme
+// npm run key -- proxies --name acme [--proxy de|none] [--proxies de,us|*|none]
 //
 // Manages the API key file (API_KEYS_FILE, else ./pagescript-keys.json, or
 // --file PATH). A new key is printed once and only its SHA-256 is stored. A
@@ -8,7 +9,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { PROXY_NAME } from '../src/config.js';
 import {
+  ALL_PROXIES,
   formatRate,
   hashKey,
   ENV_KEY_NAME,
@@ -21,12 +24,15 @@ import {
 } from '../src/tenancy/keyfile.js';
 
 const USAGE = `usage:
-  npm run key -- create --name NAME [--rate N/min] [--concurrency N] [--file PATH]
+  npm run key -- create --name NAME [--rate N/min] [--concurrency N] [--proxy NAME] [--proxies A,B] [--file PATH]
   npm run key -- list [--file PATH]
   npm run key -- revoke --name NAME [--file PATH]
   npm run key -- activate --name NAME [--file PATH]
+  npm run key -- proxies --name NAME [--proxy NAME|none] [--proxies A,B|*|none] [--file PATH]
 The file is --file, else $API_KEYS_FILE, else ./pagescript-keys.json.
---rate: N/s, N/min, N/h, N/day or N/<ms>ms (default: the service's RATE_LIMIT per RATE_LIMIT_WINDOW_MS).`;
+--rate: N/s, N/min, N/h, N/day or N/<ms>ms (default: the service's RATE_LIMIT per RATE_LIMIT_WINDOW_MS).
+--proxy: the upstream proxy (a name in PROXIES) the key's requests leave through when they name none.
+--proxies: the proxies its requests may name in options.proxy ("*": every one in PROXIES; default: none).`;
 
 class UsageError extends Error {}
 
@@ -58,9 +64,31 @@ function describe(k: KeyRecord): string {
     k.active ? 'active' : 'revoked',
     `rate ${rate}`,
     `concurrency ${k.maxConcurrency ?? 'default'}`,
+    `proxy ${k.proxy ?? '-'}`,
+    `proxies ${k.proxies?.join(',') ?? '-'}`,
     `sha256 ${k.sha256.slice(0, 12)}…`,
     k.createdAt ?? '',
   ].join('\t');
+}
+
+/** --proxy: a proxy's name; "none" (with clear) removes it. */
+function proxyOption(value: string | undefined, clear: boolean): string | null | undefined {
+  if (value === undefined) return undefined;
+  if (clear && value === 'none') return null;
+  if (!PROXY_NAME.test(value)) throw new UsageError(`--proxy "${value}" is not a proxy's name (as in PROXIES)`);
+  return value;
+}
+
+/** --proxies: names, or "*" for all; "none" (with clear) removes the list. */
+function proxiesOption(value: string | undefined, clear: boolean): string[] | null | undefined {
+  if (value === undefined) return undefined;
+  if (clear && value === 'none') return null;
+  const names = [...new Set(value.split(',').map((n) => n.trim()))].filter((n) => n !== '');
+  for (const n of names) {
+    if (n !== ALL_PROXIES && !PROXY_NAME.test(n))
+      throw new UsageError(`--proxies: "${n}" is not a proxy's name (as in PROXIES), nor *`);
+  }
+  return names;
 }
 
 function main(argv: string[]): void {
@@ -72,6 +100,8 @@ function main(argv: string[]): void {
       rate: { type: 'string' },
       concurrency: { type: 'string' },
       file: { type: 'string' },
+      proxy: { type: 'string' },
+      proxies: { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -97,6 +127,8 @@ function main(argv: string[]): void {
       if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= 256)) {
         throw new UsageError('--concurrency must be a whole number from 1 to 256');
       }
+      const proxy = proxyOption(values.proxy, false) ?? undefined;
+      const proxies = proxiesOption(values.proxies, false) ?? undefined;
       const key = `ps_${randomBytes(32).toString('base64url')}`;
       const rec: KeyRecord = {
         name,
@@ -104,6 +136,8 @@ function main(argv: string[]): void {
         active: true,
         ...(rate ? { rateLimit: rate.limit, rateLimitWindowMs: rate.windowMs } : {}),
         ...(concurrency !== undefined ? { maxConcurrency: concurrency } : {}),
+        ...(proxy !== undefined ? { proxy } : {}),
+        ...(proxies !== undefined ? { proxies } : {}),
         createdAt: new Date().toISOString(),
       };
       writeKeyFile(file, { version: 1, keys: [...data.keys, rec] });
@@ -127,6 +161,23 @@ function main(argv: string[]): void {
         replace(data, active ? { ...rest, active } : { ...rest, active, revokedAt: new Date().toISOString() }),
       );
       process.stdout.write(`${active ? 'Activated' : 'Revoked'} key "${rec.name}" in ${file}.\n`);
+      return;
+    }
+    case 'proxies': {
+      const rec = find(data, values.name);
+      const proxy = proxyOption(values.proxy, true);
+      const proxies = proxiesOption(values.proxies, true);
+      if (proxy === undefined && proxies === undefined) throw new UsageError('give --proxy, --proxies or both');
+      const { proxy: oldProxy, proxies: oldProxies, ...rest } = rec;
+      const nextProxy = proxy === undefined ? oldProxy : (proxy ?? undefined);
+      const nextProxies = proxies === undefined ? oldProxies : (proxies ?? undefined);
+      const next: KeyRecord = {
+        ...rest,
+        ...(nextProxy !== undefined ? { proxy: nextProxy } : {}),
+        ...(nextProxies !== undefined ? { proxies: nextProxies } : {}),
+      };
+      writeKeyFile(file, replace(data, next));
+      process.stdout.write(`${describe(next)}\n`);
       return;
     }
     default:

@@ -32,6 +32,24 @@ export interface EgressAllowEntry {
   readonly port: number;
 }
 
+/**
+ * An upstream proxy the operator named in PROXIES (README "Upstream proxies").
+ * SECURITY: username and password are secrets like the API keys: the front
+ * holds them and hands them to the egress guard only, never to a job.
+ */
+export interface UpstreamProxy {
+  /** What requests (options.proxy) and key files name it by; shown in logs and metrics. */
+  readonly name: string;
+  readonly protocol: 'http' | 'https' | 'socks5';
+  /** Host name or IP literal (without brackets). */
+  readonly host: string;
+  readonly port: number;
+  readonly username?: string;
+  readonly password?: string;
+  /** The proxy is given host names (after the guard has checked them), not only the addresses the guard chose. */
+  readonly mayResolve: boolean;
+}
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -92,6 +110,8 @@ export interface Config {
   /** GET /playground and its assets; off: 404. */
   readonly playground: boolean;
   readonly egressAllowlist: readonly EgressAllowEntry[];
+  /** Upstream proxies a request may leave through (PROXIES); empty: every request leaves from this machine. */
+  readonly proxies: readonly UpstreamProxy[];
   readonly chromium: ChromiumMode;
   readonly executablePath: string;
   /** Script executor processes (each with its own Chromium); see README, "How it is built". */
@@ -261,6 +281,95 @@ export function parseEgressAllowlist(value: string, problems: string[]): EgressA
   return out;
 }
 
+/** A proxy's name: what options.proxy and the key file say. */
+export const PROXY_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const PROXY_DEFAULT_PORTS: Readonly<Record<UpstreamProxy['protocol'], number>> = { http: 80, https: 443, socks5: 1080 };
+/** The flag after a proxy's URL: it may resolve host names itself. */
+const MAY_RESOLVE = ';resolve';
+
+/**
+ * PROXIES: `name=URL[;resolve]`, comma-separated, e.g.
+ * `de=http://user:pass@proxy.example:3128,geo=socks5://u:p@10.0.0.5:1080;resolve`.
+ * SECURITY: a problem names the entry by its position and name, never by its
+ * text, which holds a password.
+ */
+export function parseProxies(value: string, problems: string[]): UpstreamProxy[] {
+  const out: UpstreamProxy[] = [];
+  const names = new Set<string>();
+  const entries = value.split(',');
+  entries.forEach((raw, i) => {
+    const item = raw.trim();
+    if (item === '') return;
+    const eq = item.indexOf('=');
+    const name = eq > 0 ? item.slice(0, eq) : '';
+    const at = `PROXIES: entry ${i + 1}${PROXY_NAME.test(name) ? ` ("${name}")` : ''}`;
+    if (!PROXY_NAME.test(name)) {
+      problems.push(
+        `${at} is not name=URL (a name of letters, digits, "_", "." or "-"; a comma inside a password must be written %2C)`,
+      );
+      return;
+    }
+    if (names.has(name)) {
+      problems.push(`${at}: the name is used twice`);
+      return;
+    }
+    names.add(name);
+    let text = item.slice(eq + 1);
+    const mayResolve = text.endsWith(MAY_RESOLVE);
+    if (mayResolve) text = text.slice(0, -MAY_RESOLVE.length);
+    let u: URL;
+    try {
+      u = new URL(text);
+    } catch {
+      problems.push(`${at}: not a URL`);
+      return;
+    }
+    const protocol = u.protocol.slice(0, -1);
+    if (protocol !== 'http' && protocol !== 'https' && protocol !== 'socks5') {
+      problems.push(`${at}: the URL must be http://, https:// or socks5://`);
+      return;
+    }
+    if ((u.pathname !== '' && u.pathname !== '/') || u.search !== '' || u.hash !== '' || text.includes(';')) {
+      problems.push(
+        `${at}: the URL must be scheme://[user:password@]host[:port] (percent-encode ";", "@", "/" and "," in the password)`,
+      );
+      return;
+    }
+    const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname.toLowerCase();
+    if (host === '') {
+      problems.push(`${at}: the URL has no host`);
+      return;
+    }
+    let username: string | undefined;
+    let password: string | undefined;
+    try {
+      username = u.username === '' ? undefined : decodeURIComponent(u.username);
+      password = u.password === '' ? undefined : decodeURIComponent(u.password);
+    } catch {
+      problems.push(`${at}: the user or password is not percent-encoded correctly`);
+      return;
+    }
+    if ((username === undefined) !== (password === undefined)) {
+      problems.push(`${at}: give both a user and a password, or neither`);
+      return;
+    }
+    // RFC 1929: each at most 255 bytes.
+    if (Buffer.byteLength(username ?? '') > 255 || Buffer.byteLength(password ?? '') > 255) {
+      problems.push(`${at}: the user and the password must be at most 255 bytes each`);
+      return;
+    }
+    out.push({
+      name,
+      protocol,
+      host,
+      port: Number(u.port || PROXY_DEFAULT_PORTS[protocol]),
+      ...(username === undefined ? {} : { username, password: password ?? '' }),
+      mayResolve,
+    });
+  });
+  return out;
+}
+
 /**
  * CHROMIUM and PUPPETEER_EXECUTABLE_PATH together. CHROMIUM names the mode; the
  * path, when given, wins over the mode's Debian path. With a path and no mode,
@@ -408,6 +517,7 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     metricsToken: env.METRICS_TOKEN?.trim() ? env.METRICS_TOKEN.trim() : undefined,
     playground: playground !== 'off',
     egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),
+    proxies: parseProxies(env.PROXIES ?? '', problems),
     chromium,
     executablePath,
     executors,

@@ -153,7 +153,7 @@ function serveChannel(executor: number, socket: Socket, guard: EgressGuard, chec
         const session = sessions.get(m.s);
         if (!session) return failed(m.q, `no egress session ${m.s}`);
         try {
-          session.bind(m.requestId);
+          session.bind(m.requestId, m.proxy);
           answer(m.q, { ok: true });
         } catch (e) {
           failed(m.q, e);
@@ -207,18 +207,23 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
   logger = log;
   const interfaces = seam?.localAddresses ? (): readonly string[] => seam.localAddresses ?? [] : systemAddresses();
   let guard: EgressGuard | undefined;
+  const resolve = seam?.hosts ? seamResolver(seam.hosts) : systemResolver;
   const checker = new EgressChecker({
     allowlist: config.egressAllowlist,
     // SECURITY: the service's port and every port of the guard (the browser-wide
     // one and each context's) are never reachable, allow-list or not.
     protectedPorts: () => [init.servicePort, ...(guard?.ports() ?? [])],
-    resolve: seam?.hosts ? seamResolver(seam.hosts) : systemResolver,
+    resolve,
     // SECURITY: this machine's own addresses (and the one the service listens on) are not "public".
     localAddresses: () => [...interfaces(), config.host],
   });
   const theGuard = new EgressGuard({
     checker,
     logger: log,
+    // SECURITY: the proxies' credentials live here, in this process alone (no
+    // script, no Chromium): never in an executor, a job or a log line.
+    proxies: init.egress.proxies,
+    resolveProxy: resolve,
     events: {
       // Only refusals for a request count; Chromium's own background requests do not.
       onRefused: (_host, _port, _reason, requestId) => {

@@ -13,6 +13,7 @@ import type { Config } from './config.js';
 import {
   checkFromEgress,
   egressConfig,
+  egressInit,
   type EgressTestSeam,
   type FaultKind,
   type FromEgress,
@@ -331,6 +332,8 @@ export class EgressSupervisor {
         logLevel: logger.level,
         servicePort: this.#opts.servicePort,
         port: this.#guardPort,
+        // SECURITY: the proxies' credentials go here, to the egress process alone.
+        egress: egressInit(config),
         ...(seam
           ? {
               seam: {

@@ -2,8 +2,9 @@
 // run scripts. It holds Chromium (through Puppeteer) and the isolates, and no
 // secret; the egress guard Chromium's traffic goes through runs in a process of
 // its own (src/egress-process.ts), reached over a channel the front hands both
-// (src/egress/remote.ts). Its configuration comes its configuration comes over IPC with the keys, key
-// file, Redis URL and metrics token taken out, its environment is an allow-list,
+// (src/egress/remote.ts); the upstream proxies' credentials are there, never
+// here. Its configuration comes over IPC with the keys, key file, Redis URL,
+// metrics token and proxies taken out, its environment is an allow-list,
 // and as root it runs as an unprivileged user. Whatever a script or a page does
 // here can end this process, never the front; the front fails this process's
 // jobs and starts another.

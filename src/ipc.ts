@@ -8,7 +8,7 @@
 // no functions, no class instances, nothing that is a live reference. The one
 // exception is the socket of an executor's channel to the egress process, which
 // the front hands to both as a handle (see src/egress/channel.ts).
-import type { Config } from './config.js';
+import type { Config, UpstreamProxy } from './config.js';
 import { ERRORS, type ErrorCode, type FailureDetails } from './errors.js';
 import type { RequestOptions } from './request-options.js';
 
@@ -40,6 +40,36 @@ export interface JobRequest {
   readonly outputFormat: 'json' | 'html';
   /** How the page is set up before it loads (checked by the front; checked again before it is applied). */
   readonly options?: RequestOptions;
+  /**
+   * The upstream proxy this request leaves through, by name (options.proxy or
+   * the key's default, checked by the front). SECURITY: a name only; the
+   * credentials go to the egress guard at its start (EgressInit), never in a job.
+   */
+  readonly proxy?: string;
+}
+
+/** What can go wrong with a request's upstream proxy: each a label of pagescript_proxy_failures_total. */
+export const PROXY_FAILURE_KINDS = ['unreachable', 'auth', 'refused', 'socks', 'protocol'] as const;
+export type ProxyFailureKind = (typeof PROXY_FAILURE_KINDS)[number];
+
+/** Where a request's egress stats count each kind of proxy failure (present once one happened). */
+export const PROXY_FAILURE_STATS = {
+  unreachable: 'proxyUnreachable',
+  auth: 'proxyAuthRefused',
+  refused: 'proxyRefusedTarget',
+  socks: 'proxySocksError',
+  protocol: 'proxyBadAnswer',
+} as const satisfies Record<ProxyFailureKind, string>;
+export type ProxyFailureStat = (typeof PROXY_FAILURE_STATS)[ProxyFailureKind];
+
+/**
+ * What the egress guard is given at its start, apart from the policy: the
+ * upstream proxies with their credentials. SECURITY: a secret; whoever holds
+ * the guard holds this, and nothing else of the service should: the front sends
+ * it to the egress process (src/egress-supervisor.ts), never to an executor.
+ */
+export interface EgressInit {
+  readonly proxies: readonly UpstreamProxy[];
 }
 
 /** Where a job's time went, in milliseconds (lease and isolate overlap). */
@@ -121,14 +151,19 @@ export function egressConfig(config: Config): EgressConfig {
 }
 
 /** The configuration an executor runs with: the front's, with every secret taken out. */
-export type ExecutorConfig = Omit<Config, 'apiKeys' | 'apiKeysFile' | 'redisUrl' | 'metricsToken'> & {
+export type ExecutorConfig = Omit<Config, 'apiKeys' | 'apiKeysFile' | 'redisUrl' | 'metricsToken' | 'proxies'> & {
   readonly apiKeys: readonly never[];
   readonly apiKeysFile: undefined;
   readonly redisUrl: undefined;
   readonly metricsToken: undefined;
+  readonly proxies: readonly never[];
 };
 
-/** SECURITY: the executor is given the configuration without keys, key file, Redis URL or metrics token. */
+/**
+ * SECURITY: the executor is given the configuration without keys, key file,
+ * Redis URL, metrics token or proxies (their credentials go to the egress guard
+ * alone, as EgressInit).
+ */
 export function executorConfig(config: Config): ExecutorConfig {
   return {
     ...config,
@@ -136,7 +171,13 @@ export function executorConfig(config: Config): ExecutorConfig {
     apiKeysFile: undefined,
     redisUrl: undefined,
     metricsToken: undefined,
+    proxies: [],
   };
+}
+
+/** What the egress guard is started with (its proxies); see EgressInit. */
+export function egressInit(config: Config): EgressInit {
+  return { proxies: config.proxies };
 }
 
 /** What the executor says about its Chromium, whenever it changes. */
@@ -236,6 +277,11 @@ export type ToEgress =
       readonly servicePort: number;
       /** The browser-wide port to listen on: the previous egress process's (Chromium was started with it), or 0. */
       readonly port: number;
+      /**
+       * The guard's upstream proxies with their credentials. SECURITY: sent to
+       * this process alone; an executor names a request's proxy by name only.
+       */
+      readonly egress: EgressInit;
       readonly seam?: EgressTestSeam;
     }
   /** The egress end of a new channel for executor `executor`, sent with the socket as its handle. */

@@ -10,6 +10,7 @@
 // nothing of its own running, and a process that starts many services (the
 // tests) does not gain a histogram and an observer per service.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { PROXY_FAILURE_KINDS, PROXY_FAILURE_STATS } from './ipc.js';
 import type { MemoryReport } from './memory-report.js';
 
 /** Seconds; from a fast page (tens of ms) to the longest script limits. */
@@ -94,6 +95,44 @@ export class Metrics {
     help: 'Connections the egress guard refused (loopback, private, metadata, protected ports).',
     registers: [this.registry],
   });
+
+  readonly proxyRequests = new Counter({
+    name: 'pagescript_proxy_requests_total',
+    help: 'Requests that left through an upstream proxy, by its name in PROXIES.',
+    labelNames: ['proxy'] as const,
+    registers: [this.registry],
+  });
+  readonly proxyFailures = new Counter({
+    name: 'pagescript_proxy_failures_total',
+    help: 'Connections an upstream proxy failed, by its name and kind: unreachable, auth (407 or SOCKS5 credentials refused), refused (the proxy refused the target), socks (another SOCKS5 error), protocol (a malformed answer).',
+    labelNames: ['proxy', 'kind'] as const,
+    registers: [this.registry],
+  });
+  readonly proxyBytes = new Counter({
+    name: 'pagescript_proxy_bytes_total',
+    help: 'Bytes through an upstream proxy, by its name and direction (sent: to the proxy, received: from it), counted when each request ends.',
+    labelNames: ['proxy', 'direction'] as const,
+    registers: [this.registry],
+  });
+
+  /**
+   * A request's traffic through its proxy, from its egress stats. SECURITY: the
+   * label is the name the front chose, never one from an executor, and a count
+   * that is not a whole number of at least zero is ignored (prom-client throws on
+   * a negative one, and an executor is not trusted).
+   */
+  countProxyEgress(proxy: string, egress: Readonly<Record<string, unknown>> | undefined): void {
+    if (egress === undefined) return;
+    const count = (v: unknown): number => (Number.isSafeInteger(v) && (v as number) > 0 ? (v as number) : 0);
+    for (const kind of PROXY_FAILURE_KINDS) {
+      const n = count(egress[PROXY_FAILURE_STATS[kind]]);
+      if (n > 0) this.proxyFailures.inc({ proxy, kind }, n);
+    }
+    const sent = count(egress.bytesSent);
+    const received = count(egress.bytesReceived);
+    if (sent > 0) this.proxyBytes.inc({ proxy, direction: 'sent' }, sent);
+    if (received > 0) this.proxyBytes.inc({ proxy, direction: 'received' }, received);
+  }
 
   constructor(sources: MetricsSources) {
     // The process's own: resident memory, V8 heap by space, event-loop lag, GC (see the top of the file).

@@ -6,6 +6,7 @@
 // Plain functions and data only: the front imports this module, so it imports
 // nothing of the executor. The bounds the membrane also applies (viewport) are
 // defined here and imported by src/sandbox/options.ts.
+import { PROXY_NAME } from './config.js';
 import { HOP_BY_HOP_HEADERS } from './http-headers.js';
 
 /** A viewport a page may have, in the request's options and through page.setViewport alike. */
@@ -126,6 +127,8 @@ export interface RequestOptions {
   readonly locale?: string;
   readonly timezoneId?: string;
   readonly screenshotOnError?: boolean;
+  /** An upstream proxy by the name the operator gave it in PROXIES (never a URL); see chooseProxy. */
+  readonly proxy?: string;
 }
 
 /** A bad `options` value; `field` is its path in the body ("options.viewport.width"). */
@@ -312,6 +315,7 @@ const KEYS = [
   'locale',
   'timezoneId',
   'screenshotOnError',
+  'proxy',
 ] as const satisfies readonly (keyof RequestOptions)[];
 
 /**
@@ -358,7 +362,40 @@ export function parseRequestOptions(v: unknown, url: string): RequestOptions {
   if (given('locale')) out.locale = locale(v.locale, at('locale'));
   if (given('timezoneId')) out.timezoneId = timezoneId(v.timezoneId, at('timezoneId'));
   if (given('screenshotOnError')) out.screenshotOnError = boolean(v.screenshotOnError, at('screenshotOnError'));
+  // SECURITY: a name the operator gave a proxy, never a URL: a caller cannot bring a proxy of its own.
+  if (given('proxy')) {
+    if (typeof v.proxy !== 'string' || !PROXY_NAME.test(v.proxy))
+      throw new OptionsError(at('proxy'), 'must be the name of a proxy set up by the operator (not a URL)');
+    out.proxy = v.proxy;
+  }
   return out;
+}
+
+/** The upstream proxies one key may use (the key file's proxy and proxies; every one for API_KEYS keys). */
+export interface ProxyGrant {
+  /** The proxy the key's requests leave through when they name none. */
+  readonly defaultProxy?: string | undefined;
+  /** The proxies it may name in options.proxy ("all": every one in PROXIES); its default is always allowed. */
+  readonly allowed: readonly string[] | 'all';
+}
+
+/**
+ * The proxy a request leaves through, by name: the one it named in
+ * options.proxy, else its key's default; undefined: none (directly). Throws
+ * OptionsError naming options.proxy when the name is not one in PROXIES that
+ * the key may use. SECURITY: one answer for "no such proxy" and "not yours",
+ * so a key cannot list the proxies of others.
+ */
+export function chooseProxy(
+  requested: string | undefined,
+  grant: ProxyGrant,
+  configured: readonly string[],
+): string | undefined {
+  if (requested === undefined) return grant.defaultProxy;
+  const mayUse = grant.allowed === 'all' || grant.allowed.includes(requested) || grant.defaultProxy === requested;
+  if (!configured.includes(requested) || !mayUse)
+    throw new OptionsError('options.proxy', `"${requested}" is not a proxy this key may use`);
+  return requested;
 }
 
 /** The navigation's timeout: the caller's, never beyond the server's limit (0 or absent: the limit). */
@@ -448,6 +485,12 @@ export function requestOptionsSchema(): Record<string, unknown> {
       screenshotOnError: {
         type: 'boolean',
         description: "A failed request's error body carries a PNG screenshot of the page (Base64, capped).",
+      },
+      proxy: {
+        type: 'string',
+        pattern: PROXY_NAME.source,
+        description:
+          'The name of an upstream proxy the operator set up (PROXIES) that this key may use; absent: the key\'s default proxy, if any (README "Upstream proxies"). Never a URL.',
       },
     },
   };

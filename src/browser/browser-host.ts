@@ -1,13 +1,17 @@
 // Chromium: launched once with the flags below, relaunched if it dies. Every
 // request gets a fresh incognito browser context and page, closed afterwards.
-import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer';
+import type { Browser, BrowserContext, Page } from 'puppeteer';
 import type { ChromiumMode } from '../config.js';
 import type { Logger } from '../log.js';
 import type { ContextEgress } from '../egress/remote.js';
 import { background } from '../background.js';
+import type { DroppedMessage } from './cdp-transport.js';
+import { startChromium, type ChromiumProcess } from './chromium-process.js';
 
 /** How long closing a context may take before the browser is considered stuck. */
 export const CONTEXT_CLOSE_TIMEOUT_MS = 5_000;
+/** Dropped DevTools messages logged one by one per lane; past that, every 1000th. */
+const DROPPED_LOGGED = 20;
 /** Wait between relaunch attempts after Chromium dies. */
 export const RELAUNCH_BACKOFF_MS = 500;
 
@@ -108,9 +112,17 @@ export function chromiumArgs(guardPort: number, sandboxed = true, heapMb: number
     // SECURITY: the full browser keeps one picture-in-picture window for all
     // contexts: one request opening a document picture-in-picture window closed
     // another's (a bit between requests), and the window is one more page. Off.
-    // (The shell has none; video picture-in-picture is the same, and no switch
-    // turns it off: README, Tenants and the shared browser.)
     '--disable-blink-features=DocumentPictureInPictureAPI',
+    // SECURITY: a video's picture-in-picture is the same one window (on the full
+    // browser B's video closed A's); no feature switch removes it, but this Blink
+    // setting is the one the embedder forbids it with: applied by the browser to
+    // every page it makes (frames of other sites, about:blank and sandboxed frames,
+    // popups), kept through emulation changes, it makes pictureInPictureEnabled
+    // false and requestPictureInPicture() reject (NotSupportedError), before any
+    // user-activation check. README, Tenants and the shared browser. Chromium keeps
+    // only the last of a repeated switch: any other Blink setting goes into this one
+    // (test/unit/chromium-args.test.ts).
+    '--blink-settings=pictureInPictureEnabled=false',
     '--disable-gpu',
     '--disable-dev-shm-usage',
     '--mute-audio',
@@ -157,6 +169,8 @@ export interface BrowserHostOptions {
 
 export interface PageLease {
   readonly page: Page;
+  /** The process id of the Chromium (browser process) the page is in. */
+  readonly pid: number;
   readonly context: BrowserContext;
   /** The context's identity at the egress guard: what it did, and the errors it met. */
   readonly egress: ContextEgress;
@@ -173,6 +187,7 @@ interface Spare {
 
 /** One Chromium process and what it has served. */
 interface Generation {
+  readonly chromium: ChromiumProcess;
   readonly browser: Browser;
   /** Contexts made in it, spares included. */
   served: number;
@@ -195,6 +210,7 @@ export class BrowserHost {
   #closed = false;
   #restarts = 0;
   #recycles = 0;
+  #dropped = 0;
   readonly #spares: Spare[] = [];
   /** SECURITY: Chromium runs in its own sandbox unless it cannot (as root it refuses to). */
   #sandboxed = process.getuid?.() !== 0;
@@ -231,7 +247,12 @@ export class BrowserHost {
 
   /** The current Chromium process id, for tests and health checks. */
   get pid(): number | undefined {
-    return this.#current?.browser.process()?.pid;
+    return this.#current?.chromium.pid;
+  }
+
+  /** DevTools messages dropped for being over MAX_CDP_MESSAGE_BYTES (see cdp-transport.ts). */
+  get droppedMessages(): number {
+    return this.#dropped;
   }
 
   async start(): Promise<void> {
@@ -256,9 +277,9 @@ export class BrowserHost {
   async #launch(): Promise<Generation> {
     const t0 = Date.now();
     if (!this.#sandboxed) this.#warnUnsandboxed('running as root');
-    let browser: Browser;
+    let chromium: ChromiumProcess;
     try {
-      browser = await this.#launchBrowser();
+      chromium = await this.#launchBrowser();
     } catch (e) {
       if (!this.#sandboxed || this.#sandboxTried) throw e;
       // Chromium that cannot set up its sandbox (no user namespaces, as in a
@@ -268,9 +289,9 @@ export class BrowserHost {
       // Chromium runs unsandboxed (the egress guard, the fresh context and the
       // executor's user still hold), a warning is logged once, and /health says so.
       try {
-        browser = await this.#launchBrowser();
+        chromium = await this.#launchBrowser();
       } catch {
-        browser = await this.#launchBrowser(false).catch(() => {
+        chromium = await this.#launchBrowser(false).catch(() => {
           throw e;
         });
         this.#sandboxed = false;
@@ -278,7 +299,9 @@ export class BrowserHost {
       }
     }
     this.#sandboxTried = true;
+    const browser = chromium.browser;
     const gen: Generation = {
+      chromium,
       browser,
       served: 0,
       live: 0,
@@ -298,19 +321,17 @@ export class BrowserHost {
         this.#get().catch((e: unknown) => this.#opts.logger.error({ err: String(e) }, 'chromium relaunch failed'));
       }, RELAUNCH_BACKOFF_MS).unref();
     });
-    this.#opts.logger.info(
-      { ms: Date.now() - t0, pid: browser.process()?.pid, sandboxed: this.#sandboxed },
-      'chromium started',
-    );
+    this.#opts.logger.info({ ms: Date.now() - t0, pid: chromium.pid, sandboxed: this.#sandboxed }, 'chromium started');
     return gen;
   }
 
-  async #launchBrowser(sandboxed = this.#sandboxed): Promise<Browser> {
-    const browser = await puppeteer.launch({
+  async #launchBrowser(sandboxed = this.#sandboxed): Promise<ChromiumProcess> {
+    // Started by us rather than puppeteer.launch, for a DevTools pipe with a bound
+    // on one message's size (src/browser/chromium-process.ts, cdp-transport.ts).
+    return await startChromium({
       executablePath: this.#opts.executablePath,
       // The shell knows only the old headless mode (--headless); the full browser runs the new one.
       headless: this.#opts.chromium === 'shell' ? 'shell' : true,
-      pipe: true,
       args: [
         ...chromiumArgs(this.#opts.guardPort, sandboxed, this.#opts.rendererHeapMb),
         ...(this.#opts.testTrustedSpki?.length
@@ -319,16 +340,25 @@ export class BrowserHost {
       ],
       // SECURITY: keep Chromium's popup blocker on.
       ignoreDefaultArgs: ['--disable-popup-blocking'],
-      protocolTimeout: this.#opts.protocolTimeoutMs,
-      handleSIGINT: false,
-      handleSIGTERM: false,
-      handleSIGHUP: false,
+      protocolTimeoutMs: this.#opts.protocolTimeoutMs,
       defaultViewport: { width: 1280, height: 800 },
+      ...(this.#opts.onOutput ? { onOutput: this.#opts.onOutput } : {}),
+      onDropped: (d) => this.#droppedMessage(d),
     });
-    const onOutput = this.#opts.onOutput;
-    // Read whether or not anyone listens, so a full pipe never blocks Chromium.
-    browser.process()?.stderr?.on('data', (chunk: Buffer) => onOutput?.(chunk.toString('utf8')));
-    return browser;
+  }
+
+  /**
+   * A DevTools message over MAX_CDP_MESSAGE_BYTES was dropped (a response was
+   * answered with an error for its call). Logged up to DROPPED_LOGGED times per
+   * lane, then counted only: a page can make such messages in a loop.
+   */
+  #droppedMessage(d: DroppedMessage): void {
+    this.#dropped++;
+    if (this.#dropped <= DROPPED_LOGGED || this.#dropped % 1000 === 0)
+      this.#opts.logger.warn(
+        { bytes: d.bytes, ...(d.method ? { event: d.method } : { call: d.id ?? 'unknown' }), dropped: this.#dropped },
+        'devtools message over the size limit dropped',
+      );
   }
 
   /** Once per process: Chromium runs without its own sandbox, and why. */
@@ -352,13 +382,15 @@ export class BrowserHost {
    * ms with two spares, 300 ms apart; not measured again since that renderer
    * and the omnibox popups were turned off, see PER_CONTEXT_FEATURES_OFF).
    */
-  async lease(requestId: string): Promise<PageLease> {
+  async lease(requestId: string, proxy?: string): Promise<PageLease> {
     const lease = await this.#take();
     // SECURITY: the context's traffic is the request's from here; before (a spare)
-    // the guard carried none of it, and after close() it carries none again. The
-    // guard (another process) holds it so before the page makes a connection.
+    // the guard carried none of it, and after close() it carries none again. It
+    // leaves through the request's upstream proxy (a name; the egress process
+    // holds the rest). The guard (another process) holds it so before the page
+    // makes a connection.
     try {
-      await lease.egress.bind(requestId);
+      await lease.egress.bind(requestId, proxy);
     } catch (e) {
       background(lease.close(), 'closing a context', this.#opts.logger);
       throw e;
@@ -468,7 +500,7 @@ export class BrowserHost {
     };
     try {
       const page = await context.newPage();
-      return { page, context, egress: session, close };
+      return { page, pid: gen.chromium.pid, context, egress: session, close };
     } catch (e) {
       await close();
       throw e;
@@ -528,7 +560,7 @@ export class BrowserHost {
     gen.successor = this.#launch().then(
       (next) => {
         if (this.#closed || this.#current !== gen) {
-          return next.browser.close().catch(() => void next.browser.process()?.kill('SIGKILL'));
+          return next.chromium.close();
         }
         this.#current = next;
         gen.retiring = true;
@@ -536,7 +568,7 @@ export class BrowserHost {
         this.#recycles++;
         this.#dropSpares((s) => s.gen === gen);
         this.#opts.logger.info(
-          { recycles: this.#recycles, contexts: gen.served, pid: next.browser.process()?.pid },
+          { recycles: this.#recycles, contexts: gen.served, pid: next.chromium.pid },
           'chromium recycled',
         );
         if (gen.live <= 0) background(this.#closeGeneration(gen), 'closing a retired Chromium', this.#opts.logger);
@@ -553,7 +585,7 @@ export class BrowserHost {
 
   async #closeGeneration(gen: Generation): Promise<void> {
     this.#retiring.delete(gen);
-    await gen.browser.close().catch(() => gen.browser.process()?.kill('SIGKILL'));
+    await gen.chromium.close();
   }
 
   async close(): Promise<void> {

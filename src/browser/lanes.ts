@@ -134,13 +134,16 @@ export class BrowserLanes {
     await Promise.all(this.#lanes.map((l) => l.host.start()));
   }
 
-  /** A free lane's fresh context and page for the request, watched for memory until it is closed. */
-  async lease(requestId: string): Promise<LaneLease> {
+  /**
+   * A free lane's fresh context and page for the request, watched for memory
+   * until it is closed; its traffic leaves through `proxy` (a name) when one is given.
+   */
+  async lease(requestId: string, proxy?: string): Promise<LaneLease> {
     const lane = this.#free() ?? (await this.#waitForLane());
     lane.busy = true;
     let lease: PageLease;
     try {
-      lease = await lane.host.lease(requestId);
+      lease = await lane.host.lease(requestId, proxy);
     } catch (e) {
       this.#release(lane);
       throw e;
@@ -177,7 +180,7 @@ export class BrowserLanes {
   }
 
   #watched(lane: Lane, lease: PageLease): LaneLease {
-    const pid = lease.page.browser().process()?.pid;
+    const pid = lease.pid;
     const listeners: (() => void)[] = [];
     let exceeded: PageMemoryUse | undefined;
     const fire = (use: PageMemoryUse): void => {
@@ -190,20 +193,21 @@ export class BrowserLanes {
       );
       for (const fn of listeners.splice(0)) fn();
     };
-    const watch = pid === undefined ? undefined : this.#watchdog.watch(pid, fire);
-    if (watch) this.#watches.add(watch);
+    const watch = this.#watchdog.watch(pid, fire);
+    this.#watches.add(watch);
     // A renderer that died of memory before the watchdog saw it (V8's own heap limit).
-    lane.onOom = () => fire(watch?.use ?? { bytes: 0, renderers: 0 });
+    lane.onOom = () => fire(watch.use);
     let closing: Promise<void> | undefined;
     return {
       page: lease.page,
+      pid: lease.pid,
       context: lease.context,
       egress: lease.egress,
       get memoryExceeded() {
         return exceeded;
       },
       get memoryBytes() {
-        return watch?.use.bytes ?? 0;
+        return watch.use.bytes;
       },
       onMemoryExceeded(fn) {
         if (exceeded) fn();
@@ -213,8 +217,8 @@ export class BrowserLanes {
         // Stopped as the context is closed: the request's renderers go with it,
         // and the next request's blank page, made as soon as this context is
         // gone, must not be killed for what this request did.
-        watch?.stop();
-        if (watch) this.#watches.delete(watch);
+        watch.stop();
+        this.#watches.delete(watch);
         closing ??= lease.close().finally(() => this.#release(lane));
         return closing;
       },

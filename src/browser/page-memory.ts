@@ -76,8 +76,14 @@ function kbField(status: string, name: string): number {
   return m ? Number(m[1]) : 0;
 }
 
-/** The real /proc. A process's type is read each time (a pid may be reused; the read is cheap). */
+/**
+ * The real /proc. A process's type is read from its command line when it is
+ * first seen, and kept by its identity (pid and start time: a pid the kernel
+ * gives again is another process, read again). SECURITY: keeping it also means
+ * a process that rewrites its command line later does not change what it was.
+ */
 export function procfsSource(): ProcessSource {
+  const types = new Map<string, string>();
   return {
     tree(rootPid) {
       const out: ProcessMemory[] = [];
@@ -87,14 +93,22 @@ export function procfsSource(): ProcessSource {
         const [pid, depth] = todo.pop() as [number, number];
         if (seen.has(pid)) continue;
         seen.add(pid);
-        const status = readOr(`/proc/${pid}/status`);
-        if (status === undefined) continue;
-        // Chromium rewrites its children's command lines: arguments are separated by spaces there.
-        const cmd = readOr(`/proc/${pid}/cmdline`) ?? '';
-        const type = pid === rootPid ? 'browser' : (/[\0 ]--type=([\w-]+)/.exec(cmd)?.[1] ?? 'other');
-        const stat = readOr(`/proc/${pid}/stat`) ?? '';
+        const stat = readOr(`/proc/${pid}/stat`);
+        if (stat === undefined) continue;
         // After the command name, which may hold spaces and parentheses: field 22 is the 20th.
         const start = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? 0);
+        const status = readOr(`/proc/${pid}/status`);
+        if (status === undefined) continue;
+        const id = `${pid}:${start}`;
+        let type = types.get(id);
+        if (type === undefined) {
+          // Chromium rewrites its children's command lines: arguments are separated by spaces there.
+          const cmd = readOr(`/proc/${pid}/cmdline`) ?? '';
+          type = pid === rootPid ? 'browser' : (/[\0 ]--type=([\w-]+)/.exec(cmd)?.[1] ?? 'other');
+          // Bounded: processes that are gone stay until there are MAX_TREE, then all are read again.
+          if (types.size >= MAX_TREE) types.clear();
+          types.set(id, type);
+        }
         out.push({
           pid,
           type,

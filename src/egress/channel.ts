@@ -6,6 +6,7 @@
 // runs hostile scripts): every message is checked against its shape, lines are
 // bounded, and an executor reaches only the sessions it opened on its own channel.
 import type { Socket } from 'node:net';
+import { PROXY_FAILURE_STATS } from '../ipc.js';
 import type { EgressDecision } from './checker.js';
 import type { EgressStats } from './session.js';
 
@@ -15,12 +16,24 @@ export const MAX_CHANNEL_LINE = 16 * 1024;
 export const MAX_CHANNEL_HOST = 1024;
 /** The longest request id a session is bound to. */
 export const MAX_REQUEST_ID = 256;
+/** The longest proxy name a bind carries (names are the operator's, short). */
+export const MAX_PROXY_NAME = 256;
 
 export type ExecutorToEgress =
   /** A new port for one browser context; answered { port, s }. */
   | { readonly op: 'open'; readonly q: number }
-  /** The context's traffic is the request's from now on; answered once the guard holds it so. */
-  | { readonly op: 'bind'; readonly q: number; readonly s: number; readonly requestId: string }
+  /**
+   * The context's traffic is the request's from now on, leaving through the
+   * upstream proxy named `proxy` (a name in the egress process's table: the
+   * executor never holds its URL or credentials); answered once the guard holds it so.
+   */
+  | {
+      readonly op: 'bind';
+      readonly q: number;
+      readonly s: number;
+      readonly requestId: string;
+      readonly proxy?: string;
+    }
   /** The request is over: the session's connections are cut, new ones refused (no answer). */
   | { readonly op: 'end'; readonly s: number }
   /** The context is gone: the port is closed; answered once it is. */
@@ -65,7 +78,12 @@ export function checkFromExecutorChannel(msg: unknown): ExecutorToEgress {
       case 'open':
         return isId(msg.q);
       case 'bind':
-        return isId(msg.q) && isId(msg.s) && isText(msg.requestId, MAX_REQUEST_ID);
+        return (
+          isId(msg.q) &&
+          isId(msg.s) &&
+          isText(msg.requestId, MAX_REQUEST_ID) &&
+          (msg.proxy === undefined || isText(msg.proxy, MAX_PROXY_NAME))
+        );
       case 'end':
         return isId(msg.s);
       case 'close':
@@ -80,8 +98,24 @@ export function checkFromExecutorChannel(msg: unknown): ExecutorToEgress {
   return msg as unknown as ExecutorToEgress;
 }
 
+const STATS_KEYS: ReadonlySet<string> = new Set([
+  'connections',
+  'refused',
+  'bytesSent',
+  'bytesReceived',
+  ...Object.values(PROXY_FAILURE_STATS),
+]);
+
+/** The four counts, the proxy failures counted so far (each optional), and nothing else. */
 function isStats(v: unknown): v is EgressStats {
-  return isObject(v) && isId(v.connections) && isId(v.refused) && isId(v.bytesSent) && isId(v.bytesReceived);
+  return (
+    isObject(v) &&
+    isId(v.connections) &&
+    isId(v.refused) &&
+    isId(v.bytesSent) &&
+    isId(v.bytesReceived) &&
+    Object.entries(v).every(([k, n]) => STATS_KEYS.has(k) && isId(n))
+  );
 }
 
 function isDecision(v: unknown): v is EgressDecision {

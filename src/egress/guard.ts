@@ -18,9 +18,12 @@ import {
   type Socket,
 } from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
+import type { ConnectionOptions } from 'node:tls';
+import type { UpstreamProxy } from '../config.js';
 import type { Logger } from '../log.js';
-import type { EgressChecker } from './checker.js';
+import { normalizeHost, systemResolver, type EgressChecker, type Resolver } from './checker.js';
 import { EgressSession } from './session.js';
+import { dialThroughProxy, ProxyError } from './upstream.js';
 import { background } from '../background.js';
 import type { GuardCounts, GuardLimits } from '../ipc.js';
 import { HOP_BY_HOP_HEADERS } from '../http-headers.js';
@@ -108,6 +111,10 @@ export class EgressGuard {
   readonly #sessionOf = new WeakMap<Duplex, EgressSession>();
   readonly #sessions = new Set<EgressSession>();
   readonly #counts: GuardCounts = { clientConnections: 0, unclaimed: 0, upstreamConnections: 0 };
+  /** The upstream proxies by name, with their credentials (EgressInit). */
+  readonly #proxies: ReadonlyMap<string, UpstreamProxy>;
+  readonly #resolveProxy: Resolver;
+  readonly #proxyTls: Pick<ConnectionOptions, 'ca'> | undefined;
   #port = 0;
   #closed = false;
 
@@ -117,9 +124,18 @@ export class EgressGuard {
     limits?: Partial<GuardLimits>;
     logger: Logger;
     events?: GuardEvents;
+    /** Upstream proxies a request's session may name (PROXIES); SECURITY: they hold credentials. */
+    proxies?: readonly UpstreamProxy[];
+    /** Resolves the proxies' own host names (the system's resolver by default). */
+    resolveProxy?: Resolver;
+    /** Tests: the CA an https:// proxy's certificate is checked against. */
+    proxyTls?: Pick<ConnectionOptions, 'ca'>;
   }) {
     this.#checker = opts.checker;
     this.#connect = opts.connector ?? netConnector;
+    this.#proxies = new Map((opts.proxies ?? []).map((p) => [p.name, p]));
+    this.#resolveProxy = opts.resolveProxy ?? systemResolver;
+    this.#proxyTls = opts.proxyTls;
     this.#limits = { ...DEFAULT_GUARD_LIMITS, ...opts.limits };
     this.#log = opts.logger;
     this.#events = opts.events ?? {};
@@ -230,6 +246,47 @@ export class EgressGuard {
     session.recordFailure(host, port, NET_ERRORS[code] ?? 'net::ERR_CONNECTION_FAILED');
   }
 
+  /** The request's proxy failed: remembered (to name the page's error), counted and logged, by the proxy's name only. */
+  #proxyFailed(session: EgressSession, host: string, port: number, e: ProxyError): void {
+    session.recordFailure(host, port, e.netError);
+    session.countProxyFailure(e.kind);
+    this.#log.warn(
+      { requestId: session.requestId, proxy: e.proxy, kind: e.kind, host, port, reason: e.message },
+      'upstream proxy failed',
+    );
+  }
+
+  /**
+   * Opens the connection to host:port the checker approved: to the address it
+   * judged, directly, or through the request's upstream proxy.
+   */
+  async #dial(
+    session: EgressSession,
+    host: string,
+    port: number,
+    decision: { address: string; family: 4 | 6 },
+  ): Promise<Socket> {
+    const name = session.proxy;
+    if (name === undefined)
+      return await this.#connect(
+        { host, address: decision.address, family: decision.family, port },
+        this.#limits.connectTimeoutMs,
+      );
+    const proxy = this.#proxies.get(name);
+    // SECURITY: a request bound to a proxy this guard does not have never goes out directly.
+    if (!proxy) throw new ProxyError(name, 'unreachable', 'is not configured in the egress guard');
+    return await dialThroughProxy(
+      proxy,
+      { host: normalizeHost(host), address: decision.address, family: decision.family, port },
+      {
+        connect: this.#connect,
+        resolve: this.#resolveProxy,
+        ...(this.#proxyTls ? { tls: this.#proxyTls } : {}),
+      },
+      this.#limits.connectTimeoutMs,
+    );
+  }
+
   /** Counts an upstream connection's bytes for its request once it closes. */
   #account(session: EgressSession, upstream: Socket): void {
     this.#counts.upstreamConnections++;
@@ -306,13 +363,16 @@ export class EgressGuard {
     }
     let upstream: Socket;
     try {
-      upstream = await this.#connect(
-        { host, address: decision.address, family: decision.family, port },
-        this.#limits.connectTimeoutMs,
-      );
+      upstream = await this.#dial(session, host, port, decision);
     } catch (e) {
-      const code = (e as { code?: string }).code ?? 'ECONNREFUSED';
-      this.#failed(session, host, port, code);
+      let code: string;
+      if (e instanceof ProxyError) {
+        this.#proxyFailed(session, host, port, e);
+        code = `PROXY_${e.kind.toUpperCase()}`;
+      } else {
+        code = (e as { code?: string }).code ?? 'ECONNREFUSED';
+        this.#failed(session, host, port, code);
+      }
       client.end(`HTTP/1.1 502 Bad Gateway\r\n${REFUSED_HEADER}: ${safeToken(code)}\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
@@ -374,12 +434,13 @@ export class EgressGuard {
     }
     let socket: Socket;
     try {
-      socket = await this.#connect(
-        { host, address: decision.address, family: decision.family, port },
-        this.#limits.connectTimeoutMs,
-      );
+      // Through a proxy, a plain request goes through a tunnel to port 80 as well
+      // (CONNECT or SOCKS5), and the guard speaks HTTP to the target itself: see
+      // README "Upstream proxies" for why not an absolute-form request to the proxy.
+      socket = await this.#dial(session, host, port, decision);
     } catch (e) {
-      this.#failed(session, host, port, (e as { code?: string }).code ?? 'ECONNREFUSED');
+      if (e instanceof ProxyError) this.#proxyFailed(session, host, port, e);
+      else this.#failed(session, host, port, (e as { code?: string }).code ?? 'ECONNREFUSED');
       // An upstream that cannot be reached is a network error for the page, as without a proxy.
       req.socket.destroy();
       return;

@@ -32,7 +32,7 @@ export interface ContextEgress {
   readonly port: number;
   readonly state: SessionState;
   /** From now on the context's traffic is the request's; resolves once the guard holds it so. */
-  bind(requestId: string): void | Promise<void>;
+  bind(requestId: string, proxy?: string): void | Promise<void>;
   /** The request is over: its connections are cut, new ones refused. */
   end(): void;
   /** The context is gone: the port is released. */
@@ -71,10 +71,11 @@ export class RemoteSession implements ContextEgress {
     return this.#state;
   }
 
-  async bind(requestId: string): Promise<void> {
+  async bind(requestId: string, proxy?: string): Promise<void> {
     if (this.#state === 'live') throw new Error('an egress session can be bound once');
     if (this.#state === 'ended') throw new Error('the egress session is gone (the egress process stopped)');
-    await this.#remote.ask({ op: 'bind', s: this.#id, requestId });
+    // SECURITY: the proxy by name only; the egress process alone knows where it is and how to log in.
+    await this.#remote.ask({ op: 'bind', s: this.#id, requestId, ...(proxy === undefined ? {} : { proxy }) });
     // SECURITY: ended meanwhile (the egress process stopped): the lease fails.
     if (this.#state !== 'spare') throw new Error('the egress session is gone (the egress process stopped)');
     this.#state = 'live';

@@ -6,6 +6,7 @@
 // browser-wide proxy port, carry nothing either.
 import type { Duplex } from 'node:stream';
 import type { Server } from 'node:net';
+import { PROXY_FAILURE_STATS, type ProxyFailureKind, type ProxyFailureStat } from '../ipc.js';
 
 /** What one request's context did through the guard. */
 export type EgressStats = {
@@ -16,7 +17,7 @@ export type EgressStats = {
   /** Bytes from the page to upstreams, and from upstreams to the page. */
   bytesSent: number;
   bytesReceived: number;
-};
+} & { [K in ProxyFailureStat]?: number };
 
 export type SessionState = 'spare' | 'live' | 'ended';
 
@@ -40,6 +41,7 @@ export class EgressSession {
   readonly #onClose: () => void;
   #state: SessionState = 'spare';
   #requestId: string | undefined;
+  #proxy: string | undefined;
   #closed: Promise<void> | undefined;
   #observer: SessionObserver | undefined;
 
@@ -59,14 +61,21 @@ export class EgressSession {
     return this.#requestId;
   }
 
+  /** The upstream proxy (by name, in the guard's table) this request's traffic leaves through; undefined: direct. */
+  get proxy(): string | undefined {
+    return this.#proxy;
+  }
+
   /**
    * From now on this context's traffic is the request's, judged and counted as
-   * such. A session already ended (the guard closed) stays ended: the request's
-   * traffic is refused, as it is when the guard is down.
+   * such, and leaves through `proxy` when one is named. A session already
+   * ended (the guard closed) stays ended: the request's traffic is refused, as
+   * it is when the guard is down.
    */
-  bind(requestId: string): void {
+  bind(requestId: string, proxy?: string): void {
     if (this.#state === 'live') throw new Error('an egress session can be bound once');
     this.#requestId = requestId;
+    this.#proxy = proxy;
     if (this.#state === 'spare') this.#state = 'live';
   }
 
@@ -100,8 +109,15 @@ export class EgressSession {
   }
 
   /** @internal The guard counts what it did for this session. */
-  count(what: keyof EgressStats, n = 1): void {
+  count(what: 'connections' | 'refused' | 'bytesSent' | 'bytesReceived', n = 1): void {
     this.#stats[what] += n;
+    this.#observer?.stats?.(this.stats());
+  }
+
+  /** @internal A failure of this request's upstream proxy, counted by kind. */
+  countProxyFailure(kind: ProxyFailureKind): void {
+    const key = PROXY_FAILURE_STATS[kind];
+    this.#stats[key] = (this.#stats[key] ?? 0) + 1;
     this.#observer?.stats?.(this.stats());
   }
 

@@ -15,7 +15,7 @@ import { checkContentEncoding, readBody } from './body.js';
 import { requestTimedOut } from './edge.js';
 import { AuthFailureLimiter, RateLimiter, rateHeaders as headersOf } from './rate-limit.js';
 import { HTML_TYPE, JSON_TYPE, internalError, sendBody, sendError, setReplyOwner } from './reply.js';
-import { parseScrapeRequest } from './validate.js';
+import { parseScrapeRequest, requestProxy } from './validate.js';
 import { background } from '../background.js';
 
 export interface ScrapeRouteDeps {
@@ -92,6 +92,7 @@ export function scrapeRoute(
     let host: string | undefined;
     let keyName: string | undefined;
     let queueMs: number | undefined;
+    let proxy: string | undefined;
     try {
       if (deps.draining())
         throw new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down', {
@@ -106,6 +107,9 @@ export function scrapeRoute(
       checkContentEncoding(req);
       const parsed = parseScrapeRequest(await readBody(req, config.maxBodyBytes));
       host = new URL(parsed.url).host;
+      // Before any slot or page: a proxy this key may not use is 400 INVALID_OPTIONS.
+      const job = requestProxy(parsed, client, config.proxies);
+      proxy = job.proxy;
 
       const aborter = new AbortController();
       const onClose = (): void => {
@@ -125,7 +129,8 @@ export function scrapeRoute(
         // The slot is held until the context is closed, which happens after the reply.
         let closing: Promise<void> = Promise.resolve();
         try {
-          out = await deps.executors.run({ ...parsed, requestId }, aborter.signal, (p) => {
+          if (proxy !== undefined) metrics.proxyRequests.inc({ proxy });
+          out = await deps.executors.run({ ...job, requestId }, aborter.signal, (p) => {
             closing = p;
           });
         } finally {
@@ -156,6 +161,7 @@ export function scrapeRoute(
         'Server-Timing': serverTiming({ queue: queueMs, ...out.timings, serialize: performance.now() - tSerialize }),
       };
       sendBody(res, 200, type, body, headers);
+      if (proxy !== undefined) metrics.countProxyEgress(proxy, out.egress);
       const ms = performance.now() - t0;
       metrics.requests.inc({ code: 'OK' });
       metrics.duration.observe(ms / 1000);
@@ -164,6 +170,7 @@ export function scrapeRoute(
           requestId,
           keyName,
           host,
+          ...(proxy === undefined ? {} : { proxy }),
           status: 200,
           code: 'OK',
           ms: Math.round(ms),
@@ -192,6 +199,7 @@ export function scrapeRoute(
       }
       const err = e instanceof ApiError ? e : internalError(e);
       sendError(res, err, rateHeaders);
+      if (proxy !== undefined) metrics.countProxyEgress(proxy, err.egress);
       metrics.requests.inc({ code: err.code });
       metrics.duration.observe(ms / 1000);
       if (err.code === 'MEMORY_LIMIT_EXCEEDED') metrics.memoryKills.inc();
@@ -202,6 +210,7 @@ export function scrapeRoute(
           requestId,
           keyName,
           host,
+          ...(proxy === undefined ? {} : { proxy }),
           status: err.status,
           code: err.code,
           ms: Math.round(ms),

@@ -2,7 +2,14 @@
 // outputFormat, then the script fields), so one body always gets one code.
 import { ApiError } from '../errors.js';
 import type { JobRequest as ScrapeRequest } from '../ipc.js';
-import { OptionsError, parseRequestOptions, type RequestOptions } from '../request-options.js';
+import type { UpstreamProxy } from '../config.js';
+import {
+  OptionsError,
+  chooseProxy,
+  parseRequestOptions,
+  type ProxyGrant,
+  type RequestOptions,
+} from '../request-options.js';
 
 type OutputFormat = ScrapeRequest['outputFormat'];
 
@@ -90,4 +97,34 @@ export function checkedOptions(v: unknown, url: string): RequestOptions {
     if (e instanceof OptionsError) throw new ApiError('INVALID_OPTIONS', `Invalid options: ${e.message}`);
     throw e;
   }
+}
+
+/**
+ * The job as it goes to an executor: the proxy the request leaves through
+ * (options.proxy, else the key's default), by name, beside the options. Throws
+ * 400 INVALID_OPTIONS naming options.proxy when the key may not use the name.
+ */
+export function requestProxy(
+  parsed: ScrapeRequest,
+  grant: ProxyGrant,
+  proxies: readonly UpstreamProxy[],
+): ScrapeRequest {
+  const { proxy: requested, ...options } = parsed.options ?? {};
+  let proxy: string | undefined;
+  try {
+    proxy = chooseProxy(
+      requested,
+      grant,
+      proxies.map((p) => p.name),
+    );
+  } catch (e) {
+    if (e instanceof OptionsError) throw new ApiError('INVALID_OPTIONS', `Invalid options: ${e.message}`);
+    throw e;
+  }
+  const { options: _given, ...rest } = parsed;
+  return {
+    ...rest,
+    ...(parsed.options === undefined ? {} : { options }),
+    ...(proxy === undefined ? {} : { proxy }),
+  };
 }

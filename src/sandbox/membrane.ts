@@ -3,11 +3,12 @@
 // timers and call results back into the isolate as JSON. Nothing it holds is ever
 // handed to the isolate: values are copied out as JSON, objects as handle ids.
 import type { Dialog, Frame, Page } from 'puppeteer';
-import { ElementHandle, JSHandle, Locator } from 'puppeteer';
+import { ElementHandle, JSHandle, Locator, ProtocolError } from 'puppeteer';
 import type { HandleKind, ToHost, ToIsolate, WireError, WireHandle } from '../../sandbox/wire.js';
 import { snapshotNames } from '../../sandbox/page-api.js';
 import { bigIntText, errorName, isTagged, numberOf, specialNumber } from '../../sandbox/wire.js';
 import { unmaskNetError, type RecentFailure } from '../egress/net-errors.js';
+import { MAX_CDP_MESSAGE_BYTES, OVERSIZED_MESSAGE } from '../browser/cdp-transport.js';
 import {
   MAX_ABANDONED_CALLS,
   MAX_CALLS_IN_FLIGHT,
@@ -132,6 +133,21 @@ export function toWireError(e: unknown): WireError {
     err.thrown = encodePrimitive(e);
   }
   return err;
+}
+
+/**
+ * The script's error for a call whose DevTools answer was over the transport's
+ * limit and dropped unread (src/browser/cdp-transport.ts); undefined for any
+ * other error. Only the transport's own protocol error is recognised: an error
+ * the page throws with the same words is a plain Error, not a ProtocolError.
+ */
+export function oversizedAnswerError(e: unknown, method: string): WireError | undefined {
+  if (!(e instanceof ProtocolError) || !e.originalMessage.startsWith(OVERSIZED_MESSAGE)) return undefined;
+  const bytes = /\((\d+) bytes;/.exec(e.originalMessage)?.[1];
+  return {
+    name: 'RangeError',
+    message: `${method}: the page's answer is larger than ${MAX_CDP_MESSAGE_BYTES / 2 ** 20} MiB${bytes === undefined ? '' : ` (${bytes} bytes)`}; have the page return less`,
+  };
 }
 
 /** A primitive as the wire carries it (special numbers and BigInt tagged). */
@@ -291,6 +307,11 @@ export class Membrane implements MethodContext {
       this.#toIsolate(msg, false, msg.op === 'settle' && msg.ok ? 'result' : 'message');
     };
     const fail = (e: unknown): void => {
+      const oversized = oversizedAnswerError(e, typeof m === 'string' ? m : '?');
+      if (oversized) {
+        settle({ op: 'settle', id: callId, ok: false, e: oversized });
+        return;
+      }
       const err = toWireError(e);
       // goto('https://…') through the guard: name the real network error.
       err.message = unmaskNetError(err.message, /\bat (\S+)$/.exec(err.message)?.[1] ?? '', this.#deps.recentFailure);

@@ -32,6 +32,8 @@ export interface ScrapeRequest {
   readonly outputFormat: OutputFormat;
   /** How the page is set up before it loads (README "Request options"). */
   readonly options?: RequestOptions;
+  /** The upstream proxy the request's traffic leaves through, by name (README "Upstream proxies"). */
+  readonly proxy?: string;
 }
 
 export interface ScrapeOutcome {
@@ -216,7 +218,7 @@ export async function runScrape(
   try {
     // The context and the isolate are made at the same time.
     const [leased, made] = await Promise.allSettled([
-      timed(deps.browser.lease(requestId), (ms) => (timings.lease = ms)),
+      timed(deps.browser.lease(requestId, req.proxy), (ms) => (timings.lease = ms)),
       req.script === undefined
         ? Promise.resolve(undefined)
         : timed(deps.sandboxes.take(), (ms) => (timings.isolate = ms)),

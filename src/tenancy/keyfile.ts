@@ -3,6 +3,7 @@
 // `npm run key`. Never holds a key itself.
 import { createHash } from 'node:crypto';
 import { renameSync, writeFileSync } from 'node:fs';
+import { PROXY_NAME } from '../config.js';
 
 export interface KeyRecord {
   /** Shown in logs and metrics in place of the key. */
@@ -17,6 +18,10 @@ export interface KeyRecord {
   readonly rateLimitWindowMs?: number;
   /** Scripts of this key running at once (across instances with Redis); no cap of its own when absent. */
   readonly maxConcurrency?: number;
+  /** The upstream proxy (a name in PROXIES) this key's requests leave through when they name none. */
+  readonly proxy?: string;
+  /** The proxies (names in PROXIES, or "*" for all) its requests may name in options.proxy; none when absent. */
+  readonly proxies?: readonly string[];
   readonly createdAt?: string;
   readonly revokedAt?: string;
 }
@@ -34,6 +39,9 @@ export const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 /** The names API_KEYS entries get (env-1, env-2, … in order); a key file may not use them. */
 export const ENV_KEY_NAME = /^env-\d+$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
+/** In a key's proxies: every proxy in PROXIES. */
+export const ALL_PROXIES = '*';
+const MAX_KEY_PROXIES = 64;
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
@@ -87,6 +95,17 @@ export function parseKeyFile(text: string): KeyFile {
     }
     if (r.maxConcurrency !== undefined && !positiveInt(r.maxConcurrency, 256))
       problems.push(`${at}.maxConcurrency: a whole number from 1 to 256`);
+    if (r.proxy !== undefined && !(typeof r.proxy === 'string' && PROXY_NAME.test(r.proxy)))
+      problems.push(`${at}.proxy: the name of a proxy in PROXIES`);
+    if (
+      r.proxies !== undefined &&
+      !(
+        Array.isArray(r.proxies) &&
+        r.proxies.length <= MAX_KEY_PROXIES &&
+        r.proxies.every((p) => typeof p === 'string' && (p === ALL_PROXIES || PROXY_NAME.test(p)))
+      )
+    )
+      problems.push(`${at}.proxies: an array of at most ${MAX_KEY_PROXIES} names of proxies in PROXIES, or ["*"]`);
     if (typeof r.name === 'string') names.add(r.name);
     if (typeof r.sha256 === 'string') hashes.add(r.sha256);
     keys.push({
@@ -96,12 +115,31 @@ export function parseKeyFile(text: string): KeyFile {
       ...(r.rateLimit !== undefined ? { rateLimit: r.rateLimit as number } : {}),
       ...(r.rateLimitWindowMs !== undefined ? { rateLimitWindowMs: r.rateLimitWindowMs as number } : {}),
       ...(r.maxConcurrency !== undefined ? { maxConcurrency: r.maxConcurrency as number } : {}),
+      ...(r.proxy !== undefined ? { proxy: r.proxy as string } : {}),
+      ...(r.proxies !== undefined ? { proxies: [...new Set(r.proxies as string[])] } : {}),
       ...(typeof r.createdAt === 'string' ? { createdAt: r.createdAt } : {}),
       ...(typeof r.revokedAt === 'string' ? { revokedAt: r.revokedAt } : {}),
     });
   });
   if (problems.length > 0) throw new KeyFileError(problems.join('; '));
   return { version: 1, keys };
+}
+
+/**
+ * Every proxy the keys name that is not in PROXIES, as problems ("keys[2].proxy:
+ * …"); the service refuses such a file, as it refuses any other invalid one.
+ */
+export function unknownProxies(file: KeyFile, configured: readonly string[]): string[] {
+  const problems: string[] = [];
+  file.keys.forEach((k, i) => {
+    if (k.proxy !== undefined && !configured.includes(k.proxy))
+      problems.push(`keys[${i}].proxy: "${k.proxy}" is not a proxy in PROXIES`);
+    for (const p of k.proxies ?? []) {
+      if (p !== ALL_PROXIES && !configured.includes(p))
+        problems.push(`keys[${i}].proxies: "${p}" is not a proxy in PROXIES`);
+    }
+  });
+  return problems;
 }
 
 export function serializeKeyFile(file: KeyFile): string {

@@ -6,7 +6,7 @@ import { readFileSync, statSync, type Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { hashKey, parseKeyFile, type KeyRecord } from './keyfile.js';
+import { ALL_PROXIES, KeyFileError, hashKey, parseKeyFile, unknownProxies, type KeyRecord } from './keyfile.js';
 import { background } from '../background.js';
 
 /** Who is calling, as the rest of the service sees it: a name and limits, never the key. */
@@ -16,6 +16,10 @@ export interface Client {
   readonly rateLimitWindowMs: number;
   /** This key's own cap on running scripts; undefined: only MAX_CONCURRENCY applies. */
   readonly maxConcurrency: number | undefined;
+  /** The upstream proxy its requests leave through when they name none; undefined: directly. */
+  readonly defaultProxy: string | undefined;
+  /** The proxies it may name in options.proxy: API_KEYS keys every one, key-file keys those listed. */
+  readonly allowed: readonly string[] | 'all';
 }
 
 export interface KeyRingOptions {
@@ -24,6 +28,8 @@ export interface KeyRingOptions {
   readonly defaultRateLimit: number;
   readonly defaultRateLimitWindowMs: number;
   readonly logger: Logger;
+  /** The names in PROXIES: a key file naming another is refused like any invalid file. */
+  readonly proxyNames?: readonly string[];
   /** How often the file's status is polled; rename-over writes are seen too. */
   readonly pollMs?: number;
 }
@@ -31,6 +37,8 @@ export interface KeyRingOptions {
 interface Entry {
   readonly digest: Buffer;
   readonly record: KeyRecord;
+  /** From the key file (else from API_KEYS). */
+  readonly fromFile: boolean;
 }
 
 /**
@@ -75,6 +83,7 @@ export class KeyRing {
       defaultRateLimit: config.rateLimit,
       defaultRateLimitWindowMs: config.rateLimitWindowMs,
       logger,
+      proxyNames: config.proxies.map((p) => p.name),
     });
     try {
       keys.start();
@@ -99,7 +108,11 @@ export class KeyRing {
     this.#opts = opts;
     this.#envEntries = opts.envKeys.map((k, i) => {
       const sha256 = hashKey(k);
-      return { digest: Buffer.from(sha256, 'hex'), record: { name: envName(i), sha256, active: true } };
+      return {
+        digest: Buffer.from(sha256, 'hex'),
+        record: { name: envName(i), sha256, active: true },
+        fromFile: false,
+      };
     });
     this.#fileEntries = [];
   }
@@ -149,7 +162,7 @@ export class KeyRing {
     try {
       this.#seen = identity(statSync(file));
       text = readFileSync(file, 'utf8');
-      this.#fileEntries = entriesOf(text);
+      this.#fileEntries = entriesOf(text, this.#opts.proxyNames ?? []);
       this.#stale = false;
       this.#opts.logger.info({ file, keys: this.#fileEntries.length }, 'API key file reloaded');
     } catch (e) {
@@ -181,6 +194,9 @@ export class KeyRing {
       rateLimit: found.rateLimit ?? this.#opts.defaultRateLimit,
       rateLimitWindowMs: found.rateLimitWindowMs ?? this.#opts.defaultRateLimitWindowMs,
       maxConcurrency: found.maxConcurrency,
+      defaultProxy: found.proxy,
+      // API_KEYS keys (no record of their own in a file) may use every proxy; a key file grants them one by one.
+      allowed: !entry.fromFile || found.proxies?.includes(ALL_PROXIES) ? 'all' : (found.proxies ?? []),
     };
   }
 
@@ -203,7 +219,7 @@ export class KeyRing {
   #read(file: string): Entry[] {
     // The identity is taken before the read, so a write during the read is seen at the next check.
     this.#seen = identity(statSync(file));
-    return entriesOf(readFileSync(file, 'utf8'));
+    return entriesOf(readFileSync(file, 'utf8'), this.#opts.proxyNames ?? []);
   }
 
   #failed(): void {
@@ -234,12 +250,15 @@ export class KeyRing {
     this.#fileEntries = this.#fileEntries.map((e) => {
       if (!e.record.active || stillActive.has(e.record.sha256)) return e;
       revoked++;
-      return { digest: e.digest, record: { ...e.record, active: false } };
+      return { digest: e.digest, record: { ...e.record, active: false }, fromFile: true };
     });
     return revoked;
   }
 }
 
-function entriesOf(text: string): Entry[] {
-  return parseKeyFile(text).keys.map((record) => ({ digest: Buffer.from(record.sha256, 'hex'), record }));
+function entriesOf(text: string, proxyNames: readonly string[]): Entry[] {
+  const file = parseKeyFile(text);
+  const unknown = unknownProxies(file, proxyNames);
+  if (unknown.length > 0) throw new KeyFileError(unknown.join('; '));
+  return file.keys.map((record) => ({ digest: Buffer.from(record.sha256, 'hex'), record, fromFile: true }));
 }

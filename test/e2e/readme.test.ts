@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { TinyProxy } from '../helpers/proxies.js';
 import { serviceFor } from '../helpers/service.js';
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
@@ -32,8 +33,24 @@ function examples(): Example[] {
   return out;
 }
 
-const fixtures = new FixtureServer({ '/': html(EXAMPLE_DOMAIN_HTML) });
-const svc = serviceFor(fixtures);
+const site = new FixtureServer({ '/': html(EXAMPLE_DOMAIN_HTML) });
+/** The upstream proxy the README's proxy example names ("de"): a real tinyproxy on loopback. */
+const proxy = new TinyProxy('readme', 'readme-proxy-password');
+const fixtures = {
+  url: (path: string): string => site.url(path),
+  get allowEntry(): string {
+    return site.allowEntry;
+  },
+  async start(): Promise<void> {
+    await site.start();
+    await proxy.start();
+  },
+  async close(): Promise<void> {
+    await proxy.close();
+    await site.close();
+  },
+};
+const svc = serviceFor(fixtures, () => ({ PROXIES: `de=http://readme:readme-proxy-password@127.0.0.1:${proxy.port}` }));
 
 test('the README has an example for json, html, scriptBase64, console.log, cheerio, the no-script check, options and a failure', () => {
   const bodies = examples().map((e) => e.body);
@@ -46,6 +63,7 @@ test('the README has an example for json, html, scriptBase64, console.log, cheer
     '{"url":"https://example.com"}',
     '"options":{',
     'page.click(\\"#buy\\")',
+    '"proxy":"de"',
   ]) {
     assert.ok(
       bodies.some((b) => b.includes(needle)),
@@ -89,4 +107,11 @@ test('the README configuration table lists every environment variable the servic
   const names = new Set([...source.matchAll(/(?:int\('|env\.)([A-Z_]+)/g)].map((m) => m[1] as string));
   assert.ok(names.size >= 15);
   for (const name of names) assert.match(README, new RegExp(`\\| \`${name}\` \\|`), name);
+});
+
+test("the README's proxy example went through the proxy it names", () => {
+  assert.ok(
+    proxy.requests().some((l) => l.startsWith(`CONNECT 127.0.0.1:${site.port} `)),
+    proxy.requests().join('\n'),
+  );
 });

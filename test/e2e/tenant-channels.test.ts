@@ -92,6 +92,16 @@ const fixtures = new FixtureServer({
     if (u) blobUrls.push(u);
     res.end(blobUrls.at(-1) ?? '');
   },
+  '/pip': (_req, res) => {
+    // A frame of another site (localhost: its own renderer), a srcdoc frame, a sandboxed one and a data: URL.
+    res.writeHead(200, { 'content-type': 'text/html' }).end(
+      `<title>pip</title><iframe src="http://localhost:${fixtures.port}/pip-frame?other-site"></iframe>
+      <iframe srcdoc="<p>srcdoc</p>"></iframe>
+      <iframe sandbox="allow-scripts" src="/pip-frame?sandboxed"></iframe>
+      <iframe src="data:text/html,<p>data</p>"></iframe>`,
+    );
+  },
+  '/pip-frame': html('<title>pip frame</title><p>frame</p>'),
   '/download': (_req, res) => {
     res
       .writeHead(200, {
@@ -586,7 +596,7 @@ describe('other state Chromium keeps', () => {
     assert.equal(svc.service.browser.pid, pid);
   });
 
-  const pictureInPicture: Record<string, { open: string; todo?: string }> = {
+  const pictureInPicture: Record<string, { open: string }> = {
     'a document picture-in-picture window': {
       open: `window.documentPictureInPicture
         ? documentPictureInPicture.requestWindow().then((w) => { w.addEventListener('pagehide', () => window.__left = true); return 'opened' }, (e) => e.name)
@@ -600,14 +610,10 @@ describe('other state Chromium keeps', () => {
         v.addEventListener('leavepictureinpicture', () => window.__left = true);
         return v.requestPictureInPicture().then(() => 'opened', (e) => e.name);
       })()`,
-      // The full browser keeps one picture-in-picture window for all contexts, and no switch turns the video's off.
-      ...(process.env.CHROMIUM === 'full'
-        ? { todo: 'the full browser keeps one picture-in-picture window (README)' }
-        : {}),
     },
   };
-  for (const [what, { open, todo }] of Object.entries(pictureInPicture)) {
-    test(`picture-in-picture: B opening ${what} does not close A's`, { ...(todo ? { todo } : {}) }, async () => {
+  for (const [what, { open }] of Object.entries(pictureInPicture)) {
+    test(`picture-in-picture: B opening ${what} does not close A's`, async () => {
       const before = fixtures.hits.get('/copied') ?? 0;
       const a = asA({
         url: fixtures.url('/editor'),
@@ -625,6 +631,89 @@ describe('other state Chromium keeps', () => {
       assert.equal(left, false, `A's ${what} (${opened}) was closed by B's (${String(b.body.data)})`);
     });
   }
+
+  // Run in a window of the page (its own realm): [pictureInPictureEnabled, how requestPictureInPicture ended].
+  const PIP_PROBE = `(async (w) => {
+    const d = w.document;
+    const v = d.createElement('video'); v.muted = true;
+    const c = d.createElement('canvas'); c.getContext('2d').fillRect(0, 0, 10, 10);
+    v.srcObject = c.captureStream(); d.body.append(v); await v.play().catch(() => {});
+    const got = await w.HTMLVideoElement.prototype.requestPictureInPicture.call(v).then(() => 'opened', (e) => e.name);
+    return [d.pictureInPictureEnabled, got];
+  })`;
+
+  test('picture-in-picture: no realm a page reaches can put a video in it (frames of another site, about:blank, srcdoc, sandboxed, data:, a popup)', async () => {
+    // The window is one per browser on the full browser (B's closed A's); it is turned off where the browser
+    // makes pages (a Blink setting), so no frame, popup or fresh realm of the page has a working copy of the method.
+    const r = await asA({
+      url: fixtures.url('/pip'),
+      // Emulation changes make the browser send the page's settings again: the setting must survive them.
+      script: `await page.setViewport({ width: 500, height: 400, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+        await page.setJavaScriptEnabled(false);
+        await page.setJavaScriptEnabled(true);
+        await page.emulateMediaType('print');
+        await page.setUserAgent('pip-probe');
+        await page.setBypassCSP(true);
+        await page.reload();
+        const out = [['main', await page.evaluate(() => (${PIP_PROBE})(window))]];
+        for (const f of page.frames()) {
+          if (f === page.mainFrame()) continue;
+          out.push([f.url(), await f.evaluate(() => (${PIP_PROBE})(window))]);
+        }
+        out.push(...(await page.evaluate(async () => {
+          const probe = ${PIP_PROBE};
+          const f = document.createElement('iframe');
+          document.body.append(f);
+          const found = [['about:blank', await probe(f.contentWindow)]];
+          const w = window.open('/pip-frame?popup');
+          if (!w) return [...found, ['popup', 'none opened']];
+          for (let i = 0; i < 200 && !(w.location.search === '?popup' && w.document.readyState === 'complete'); i++)
+            await new Promise((r) => setTimeout(r, 50));
+          return [...found, ['popup', await probe(w)]];
+        })));
+        return out`,
+    });
+    assert.equal(r.status, 200, r.text);
+    const realms = new Map(r.body.data as [string, unknown][]);
+    const port = fixtures.port;
+    const expected = [
+      'main',
+      `http://localhost:${port}/pip-frame?other-site`,
+      'about:srcdoc',
+      `http://127.0.0.1:${port}/pip-frame?sandboxed`,
+      'data:text/html,<p>data</p>',
+      'about:blank',
+      'popup',
+    ];
+    assert.deepEqual([...realms.keys()].sort(), expected.sort(), 'every realm was probed');
+    for (const [realm, got] of realms) {
+      // The headless shell opens no popup (--block-new-web-contents); the full browser opens one on a gesture.
+      if (realm === 'popup' && svc.service.config.chromium === 'shell') {
+        assert.equal(got, 'none opened');
+        continue;
+      }
+      assert.deepEqual(got, [false, 'NotSupportedError'], `${realm}: ${JSON.stringify(got)}`);
+    }
+  });
+
+  test("picture-in-picture: nothing of A's video window is left to the next request on the same Chromium", async () => {
+    // Lanes: a lone request takes the first lane's Chromium, so A then B run in the same browser, one after the other.
+    // (Before the Blink setting, on the full browser: A's window closed with A's context, and B's opened as if first.)
+    const pid = svc.service.browser.pid;
+    const open = pictureInPicture['a video in picture-in-picture']?.open ?? '';
+    const a = await asA({ url: fixtures.url('/editor'), script: `return await page.evaluate(() => ${open})` });
+    assert.equal(a.status, 200, a.text);
+    const b = await asB({
+      url: fixtures.url('/editor'),
+      script: `const seen = await page.evaluate(() => [document.pictureInPictureElement, document.visibilityState, document.hasFocus()]);
+        const opened = await page.evaluate(() => ${open});
+        await new Promise((r) => setTimeout(r, 500));
+        return [seen, opened, await page.evaluate(() => window.__left === true)]`,
+    });
+    assert.equal(b.status, 200, b.text);
+    assert.equal(svc.service.browser.pid, pid, 'both ran in the same Chromium');
+    assert.deepEqual(b.body.data, [[null, 'visible', true], a.body.data, false]);
+  });
 
   test("downloads: A's download is refused and leaves no file B could find", async () => {
     const dirs = [join(homedir(), 'Downloads'), process.cwd(), tmpdir()];

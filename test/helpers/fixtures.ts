@@ -10,7 +10,7 @@ export type Route = (req: IncomingMessage, res: ServerResponse) => void;
 /** Lets a saved page load nothing beyond itself (see test/fixtures/real-pages/README.md). */
 export const OFFLINE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
 
-const REAL_PAGES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'real-pages');
+export const REAL_PAGES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'real-pages');
 
 export function realPageNames(): string[] {
   return readdirSync(REAL_PAGES_DIR)

@@ -96,12 +96,16 @@ export async function startTestService(
  */
 export function serviceFor(
   fixtures: { start(): Promise<unknown>; close(): Promise<void>; readonly allowEntry: string },
-  env: Record<string, string> = {},
+  env: Record<string, string> | (() => Record<string, string>) = {},
 ): TestService {
   let inner: TestService | undefined;
   before(async () => {
     await fixtures.start();
-    inner = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry, ...env });
+    // A function: settings that name what the fixtures' start made (a proxy's port).
+    inner = await startTestService({
+      EGRESS_ALLOWLIST: fixtures.allowEntry,
+      ...(typeof env === 'function' ? env() : env),
+    });
   });
   after(async () => {
     await inner?.close();

@@ -91,7 +91,14 @@ test('keys from API_KEYS and the file are accepted; unknown and inactive ones ar
   const keys = ring(file, ['env-key-0123456789abcdef']);
   keys.start();
   try {
-    assert.deepEqual(keys.verify(KEY_A), { name: 'acme', rateLimit: 5, rateLimitWindowMs: 1000, maxConcurrency: 2 });
+    assert.deepEqual(keys.verify(KEY_A), {
+      name: 'acme',
+      rateLimit: 5,
+      rateLimitWindowMs: 1000,
+      maxConcurrency: 2,
+      defaultProxy: undefined,
+      allowed: [],
+    });
     assert.equal(keys.verify(KEY_B), undefined, 'an inactive key is refused');
     assert.equal(keys.verify('ps_unknown'), undefined);
     const env = keys.verify('env-key-0123456789abcdef');

@@ -4,6 +4,7 @@
 // held before the request is not the request's.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { readFileSync } from 'node:fs';
 import type { BrowserHost, PageLease } from '../../src/browser/browser-host.js';
 import { BrowserLanes, type LaneLease } from '../../src/browser/lanes.js';
 import {
@@ -41,7 +42,8 @@ function fakeProcs(): { source: ProcessSource; trees: Map<number, ProcessMemory[
 function fakeHost(pid: number, outputs: Map<number, (t: string) => void>, onOutput: (t: string) => void): BrowserHost {
   outputs.set(pid, onOutput);
   const lease = (): PageLease => ({
-    page: { browser: () => ({ process: () => ({ pid }) }) } as unknown as PageLease['page'],
+    page: {} as PageLease['page'],
+    pid,
     context: {} as PageLease['context'],
     egress: {} as PageLease['egress'],
     close: async () => undefined,
@@ -215,6 +217,37 @@ test("/proc: a process's children (started from any thread) are found, with thei
     assert.equal(found.type, 'other');
     assert.equal(found.depth, 1);
     assert.ok(found.bytes > 0);
+  } finally {
+    child.kill('SIGKILL');
+  }
+});
+
+test('/proc: a process that rewrites its command line later stays what it was first seen as', async () => {
+  const { spawn } = await import('node:child_process');
+  // SECURITY: a compromised renderer can rewrite its command line, not what the watchdog saw of it first.
+  // bash reads a line, then replaces itself (same pid and start time) with a program whose command line says zygote.
+  const child = spawn('bash', ['-c', 'read x; exec -a "$TITLE" sleep 30', 'bash', '--type=renderer'], {
+    stdio: ['pipe', 'ignore', 'inherit'],
+    env: { ...process.env, TITLE: 'x --type=zygote' },
+  });
+  try {
+    await new Promise((r) => child.once('spawn', r));
+    const source = procfsSource();
+    const type = (): string | undefined => source.tree(process.pid).find((p) => p.pid === child.pid)?.type;
+    await until(() => type() === 'renderer', 'the child to be seen as a renderer');
+    child.stdin.write('go\n');
+    await until(
+      () => readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').includes('--type=zygote'),
+      'the new command line',
+    );
+    assert.equal(type(), 'renderer');
+    assert.equal(
+      procfsSource()
+        .tree(process.pid)
+        .find((p) => p.pid === child.pid)?.type,
+      'zygote',
+      'a fresh reader sees the new line',
+    );
   } finally {
     child.kill('SIGKILL');
   }

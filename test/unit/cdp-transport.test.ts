@@ -1,0 +1,145 @@
+// The bounded DevTools pipe transport with synthetic chunks: messages split
+// across chunks, the limit exactly, the id and sessionId of an oversized answer
+// read from its two ends, NULs in odd places, and page data that imitates them.
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { test } from 'node:test';
+import {
+  BoundedPipeTransport,
+  CdpFramer,
+  EDGE_BYTES,
+  OVERSIZED_MESSAGE,
+  type DroppedMessage,
+} from '../../src/browser/cdp-transport.js';
+
+function framer(max: number): {
+  push: (s: string | Buffer) => void;
+  got: string[];
+  dropped: DroppedMessage[];
+  f: CdpFramer;
+} {
+  const got: string[] = [];
+  const dropped: DroppedMessage[] = [];
+  const f = new CdpFramer(
+    max,
+    (t) => got.push(t),
+    (d) => dropped.push(d),
+  );
+  return { push: (s) => f.push(typeof s === 'string' ? Buffer.from(s) : s), got, dropped, f };
+}
+
+test('a message split across many chunks arrives whole, once its NUL comes', () => {
+  const m = framer(1000);
+  const msg = '{"id":1,"result":{"v":"héllo"}}';
+  const bytes = Buffer.from(msg + '\0');
+  // One byte at a time: a UTF-8 character split between chunks too.
+  for (let i = 0; i < bytes.length; i++) m.push(bytes.subarray(i, i + 1));
+  assert.deepEqual(m.got, [msg]);
+});
+
+test('several messages in one chunk, a NUL first, two NULs together and a NUL last: no empty messages', () => {
+  const m = framer(1000);
+  m.push('\0{"id":1}\0\0{"id":2}');
+  m.push('\0');
+  assert.deepEqual(m.got, ['{"id":1}', '{"id":2}']);
+  assert.deepEqual(m.dropped, []);
+});
+
+test('a message of exactly the limit is delivered; one byte more is dropped', () => {
+  const max = 64;
+  const exact = `{"id":7,"result":"${'x'.repeat(max - 20)}"}`;
+  assert.equal(Buffer.byteLength(exact), max);
+  const over = `{"id":8,"result":"${'x'.repeat(max - 19)}"}`;
+  const m = framer(max);
+  m.push(exact + '\0' + over + '\0');
+  assert.deepEqual(m.got, [exact]);
+  assert.deepEqual(m.dropped, [{ bytes: max + 1, id: 8, sessionId: undefined, method: undefined }]);
+});
+
+test('an oversized answer of a session: its id from the start, its sessionId from the end, read across chunks', () => {
+  const m = framer(1024);
+  const body = `{"id":4242,"result":{"result":{"type":"string","value":"${'y'.repeat(100_000)}"}},"sessionId":"3C6CA95612EE84B0014530F971C5B2CB"}`;
+  const bytes = Buffer.from(body + '\0{"id":5}\0');
+  for (let i = 0; i < bytes.length; i += 777) m.push(bytes.subarray(i, i + 777));
+  assert.deepEqual(m.dropped, [
+    { bytes: Buffer.byteLength(body), id: 4242, sessionId: '3C6CA95612EE84B0014530F971C5B2CB', method: undefined },
+  ]);
+  assert.deepEqual(m.got, ['{"id":5}'], 'the next message is read normally');
+});
+
+test('while dropping, at most the limit is ever held, then only the two ends', () => {
+  const m = framer(4096);
+  m.push('{"id":1,"result":"');
+  let maxHeld = 0;
+  for (let i = 0; i < 100; i++) {
+    m.push('z'.repeat(1000));
+    maxHeld = Math.max(maxHeld, m.f.heldBytes);
+  }
+  assert.ok(maxHeld <= 4096, `held ${maxHeld}`);
+  assert.ok(m.f.heldBytes <= 2 * EDGE_BYTES);
+  m.push('"}\0');
+  assert.equal(m.dropped[0]?.id, 1);
+});
+
+test('an oversized event is reported with its name and session, no id', () => {
+  const m = framer(100);
+  m.push(
+    `{"method":"Runtime.consoleAPICalled","params":{"args":[{"value":"${'z'.repeat(500)}"}]},"sessionId":"AB12"}\0`,
+  );
+  assert.deepEqual(m.dropped, [
+    { bytes: m.dropped[0]?.bytes, id: undefined, sessionId: 'AB12', method: 'Runtime.consoleAPICalled' },
+  ]);
+});
+
+test('page data that imitates an id or a sessionId is not taken for them (anchored at the real ends)', () => {
+  const m = framer(100);
+  // A browser-level event (no session) whose page string ends like a sessionId, escaped as JSON escapes it.
+  const fake = JSON.stringify({ method: 'Page.x', params: { v: `${'a'.repeat(300)}","sessionId":"EVIL"}` } });
+  m.push(fake + '\0');
+  // An answer whose value starts like another id.
+  const nested = `{"id":9,"result":{"value":"{\\"id\\":1,"}${' '.repeat(300)}}`;
+  m.push(nested + '\0');
+  assert.equal(m.dropped[0]?.sessionId, undefined);
+  assert.equal(m.dropped[0]?.id, undefined);
+  assert.equal(m.dropped[1]?.id, 9);
+});
+
+test('the transport answers a dropped response with a protocol error for its id and session; events are only reported', async () => {
+  const fromChromium = new PassThrough();
+  const toChromium = new PassThrough();
+  const dropped: DroppedMessage[] = [];
+  const t = new BoundedPipeTransport(toChromium, fromChromium, {
+    maxMessageBytes: 50,
+    onDropped: (d) => dropped.push(d),
+  });
+  const got: Record<string, unknown>[] = [];
+  t.onmessage = (s) => got.push(JSON.parse(s) as Record<string, unknown>);
+  fromChromium.write(`{"id":3,"result":"${'x'.repeat(100)}","sessionId":"S1"}\0`);
+  fromChromium.write(`{"method":"Runtime.exceptionThrown","params":"${'x'.repeat(100)}"}\0`);
+  fromChromium.write('{"id":4,"result":{}}\0');
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(got.length, 2);
+  assert.equal(got[0]?.id, 3);
+  assert.equal(got[0]?.sessionId, 'S1');
+  assert.match(
+    String((got[0]?.error as { message: string }).message),
+    new RegExp(`^${OVERSIZED_MESSAGE} \\(\\d+ bytes; at most 50\\)`),
+  );
+  assert.deepEqual(got[1], { id: 4, result: {} });
+  assert.equal(dropped.length, 2);
+  assert.equal(dropped[1]?.method, 'Runtime.exceptionThrown');
+});
+
+test('a pipe closed before Puppeteer listens is still reported to onclose, once', async () => {
+  const fromChromium = new PassThrough();
+  const t = new BoundedPipeTransport(new PassThrough(), fromChromium);
+  fromChromium.destroy();
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  let closes = 0;
+  t.onclose = () => closes++;
+  await new Promise((r) => setImmediate(r));
+  assert.equal(closes, 1);
+  t.send('{"id":1}'); // after close: ignored, no throw
+});

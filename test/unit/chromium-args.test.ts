@@ -1,0 +1,20 @@
+// The switches that close browser-wide channels must reach Chromium as written:
+// Chromium keeps only the last value of a repeated switch, so a second
+// --blink-settings (added by anyone later) would silently turn picture-in-picture
+// back on (measured by a fresh-eyes attack: it did, on both binaries).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { chromiumArgs } from '../../src/browser/browser-host.js';
+import { chromiumCommandLine } from '../../src/browser/chromium-process.js';
+
+for (const headless of ['shell', true] as const) {
+  test(`picture-in-picture stays off: exactly one --blink-settings, and it says so (headless ${String(headless)})`, () => {
+    const line = chromiumCommandLine({ headless, args: chromiumArgs(40000), ignoreDefaultArgs: [] }, '/tmp/profile');
+    const blink = line.filter((a) => a.startsWith('--blink-settings='));
+    assert.equal(blink.length, 1, blink.join(' '));
+    assert.ok(blink[0]?.split('=').slice(1).join('=').split(',').includes('pictureInPictureEnabled=false'), blink[0]);
+    const disabled = line.filter((a) => a.startsWith('--disable-blink-features='));
+    assert.equal(disabled.length, 1, disabled.join(' '));
+    assert.match(disabled[0] ?? '', /DocumentPictureInPictureAPI/);
+  });
+}
