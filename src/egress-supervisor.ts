@@ -63,13 +63,55 @@ export function egressUser(config: Pick<Config, 'egressUser' | 'executorUser'>):
 }
 
 /**
+ * The first message the egress process gets: the guard's policy, the ports it
+ * keeps, and (SECURITY) the upstream proxies with their credentials, which go
+ * to this process alone, never to an executor (see executorInit in supervisor.ts).
+ */
+export function egressInitMessage(
+  config: Config,
+  logLevel: string,
+  servicePort: number,
+  port: number,
+  seam: EgressTestSeam | undefined,
+): Extract<ToEgress, { type: 'init' }> {
+  return {
+    type: 'init',
+    config: egressConfig(config),
+    logLevel,
+    servicePort,
+    port,
+    egress: egressInit(config),
+    ...(seam
+      ? {
+          seam: {
+            ...(seam.hosts ? { hosts: seam.hosts } : {}),
+            ...(seam.localAddresses ? { localAddresses: seam.localAddresses } : {}),
+            ...(seam.guardLimits ? { guardLimits: seam.guardLimits } : {}),
+            loopbackOnly: seam.loopbackOnly,
+            reportDials: seam.reportDials,
+            faults: seam.faults,
+          },
+        }
+      : {}),
+  };
+}
+
+/**
  * Two connected Unix sockets: a listener in a directory only the front may
  * enter, one connection to it, and the listener closed and removed at once.
  * (Node has no socketpair(); the ends are handed to two children as handles.)
+ *
+ * Neither end is ever read here. Node keeps the front's copy of a sent socket
+ * open until the child acknowledges it (NODE_HANDLE_ACK), and a copy that was
+ * reading keeps reading, its data thrown away: what one child wrote in that
+ * window (the executor's first question, the egress process's answer) was
+ * swallowed by the front, and the executor waited EGRESS_ASK_TIMEOUT_MS for an
+ * answer that never came (the ~10 s after an egress process was replaced).
  */
 export async function socketPair(dir: string): Promise<[Socket, Socket]> {
   const path = join(dir, `channel-${process.pid}-${Math.random().toString(36).slice(2)}`);
-  const server = createServer();
+  // pauseOnConnect: the accepted end never starts reading in the front.
+  const server = createServer({ pauseOnConnect: true });
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -77,6 +119,8 @@ export async function socketPair(dir: string): Promise<[Socket, Socket]> {
     });
     const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
     const client = connect(path);
+    // Paused before it connects, so Node never starts reading it (see above).
+    client.pause();
     await new Promise<void>((resolve, reject) => {
       client.once('connect', resolve);
       client.once('error', reject);
@@ -326,27 +370,7 @@ export class EgressSupervisor {
         this.#onExit(child, dir, wasReady, code, signal);
         if (!wasReady) reject(new Error(`the egress process exited before it was ready (${code ?? signal})`));
       });
-      child.send({
-        type: 'init',
-        config: egressConfig(config),
-        logLevel: logger.level,
-        servicePort: this.#opts.servicePort,
-        port: this.#guardPort,
-        // SECURITY: the proxies' credentials go here, to the egress process alone.
-        egress: egressInit(config),
-        ...(seam
-          ? {
-              seam: {
-                ...(seam.hosts ? { hosts: seam.hosts } : {}),
-                ...(seam.localAddresses ? { localAddresses: seam.localAddresses } : {}),
-                ...(seam.guardLimits ? { guardLimits: seam.guardLimits } : {}),
-                loopbackOnly: seam.loopbackOnly,
-                reportDials: seam.reportDials,
-                faults: seam.faults,
-              },
-            }
-          : {}),
-      } satisfies ToEgress);
+      child.send(egressInitMessage(config, logger.level, this.#opts.servicePort, this.#guardPort, seam));
     });
   }
 

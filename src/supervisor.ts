@@ -77,6 +77,27 @@ export function childEnv(dir: string): Record<string, string> {
   return env;
 }
 
+/**
+ * The first message an executor gets. SECURITY: its configuration has every
+ * secret taken out (executorConfig), the upstream proxies included: their
+ * credentials go to the egress process alone (egressInitMessage), and the
+ * executor names a request's proxy to it by name.
+ */
+export function executorInit(
+  config: Config,
+  logLevel: string,
+  guardPort: number,
+  seam: ExecutorTestSeam | undefined,
+): Extract<ToExecutor, { type: 'init' }> {
+  return {
+    type: 'init',
+    config: executorConfig(config),
+    logLevel,
+    guardPort,
+    ...(seam ? { seam: { loopbackOnly: seam.loopbackOnly, reportDials: seam.reportDials, faults: seam.faults } } : {}),
+  };
+}
+
 /** A private home for a child (mode 0700), given to its user when it has one of its own. */
 export function childDir(prefix: string, runAs: RunAs | undefined): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -523,21 +544,7 @@ export class Supervisor {
         this.#onExit(executor, code, signal);
         if (!wasReady) reject(new Error(`the script executor exited before it was ready (${code ?? signal})`));
       });
-      executor.send({
-        type: 'init',
-        config: executorConfig(config),
-        logLevel: logger.level,
-        guardPort: this.#opts.egress.guardPort,
-        ...(this.#opts.seam
-          ? {
-              seam: {
-                loopbackOnly: this.#opts.seam.loopbackOnly,
-                reportDials: this.#opts.seam.reportDials,
-                faults: this.#opts.seam.faults,
-              },
-            }
-          : {}),
-      });
+      executor.send(executorInit(config, logger.level, this.#opts.egress.guardPort, this.#opts.seam));
       // Its channel to the egress process, right after init (or once that process is ready).
       this.#giveChannels();
     });

@@ -53,6 +53,7 @@ describe('the egress process', () => {
     const pid = svc.service.egress.pid;
     assert.ok(pid !== undefined);
     const executor = svc.service.executors.pids[0];
+    const mark = log.lines.length;
     const running = run(WAITING);
     await until(async () => (await svc.raw('GET', '/health', AUTH)).body.running === 1, 'the script to run');
     process.kill(pid, 'SIGKILL');
@@ -63,6 +64,10 @@ describe('the egress process', () => {
     const next = await run('return await page.title()');
     assert.equal(next.status, 200, next.text);
     assert.equal(next.body.data, 'Example Domain');
+    // Served through the new channel at once, not after a question on it was lost
+    // and waited for (EGRESS_ASK_TIMEOUT_MS): the front never reads a channel it hands over.
+    const lost = log.lines.slice(mark).filter((l) => /did not answer/.test(JSON.stringify(l)));
+    assert.deepEqual(lost, [], 'a question to the new egress process went unanswered');
     assert.notEqual(svc.service.egress.pid, pid, 'a new egress process served it');
     assert.deepEqual(svc.service.executors.pids[0], executor, 'the executor was not replaced');
     assert.deepEqual(await restartsCounted(), { health: before + 1, metrics: before + 1 });
@@ -100,6 +105,7 @@ describe('the egress process', () => {
     await until(() => !alive(pid), 'the old process to be gone');
     await until(() => svc.service.egress.ready, 'its replacement');
     const r = await run('return await page.title()');
+    if (r.status !== 200) for (const l of log.lines.slice(-40)) console.log('H12DBG', JSON.stringify(l).slice(0, 400));
     assert.equal(r.status, 200, r.text);
     assert.equal((await svc.raw('GET', '/health')).status, 200);
   });
