@@ -1,4 +1,4 @@
-// npm run bench [-- out.json] [--chromium shell|full] [--soak N] [--prewarm-sweep 0,1,2,3] [--neighbour]
+// npm run bench [-- out.json] [--chromium shell|full] [--soak N] [--prewarm-sweep 0,1,2,3] [--neighbour [--attacks REGEX] [--parades N] [--executors N]]
 //                [--real-pages [--rounds N]]
 //
 // Starts a fixture page and, for each Chromium (the headless shell and the full
@@ -681,7 +681,15 @@ async function main(): Promise<void> {
   if (only !== undefined && only !== 'shell' && only !== 'full') throw new Error('--chromium must be shell or full');
   const modes: ChromiumMode[] = only ? [only] : ['shell', 'full'];
   // The one argument that is neither a flag nor a flag's value (--neighbour and --real-pages take none).
-  const valued = new Set(['--chromium', '--soak', '--prewarm-sweep', '--rounds']);
+  const valued = new Set([
+    '--chromium',
+    '--soak',
+    '--prewarm-sweep',
+    '--rounds',
+    '--attacks',
+    '--parades',
+    '--executors',
+  ]);
   const outFile = args.find((a, i) => !a.startsWith('--') && !valued.has(args[i - 1] ?? ''));
 
   const fixture = createServer({ keepAlive: true }, (_req, res) => {
@@ -730,6 +738,9 @@ async function main(): Promise<void> {
       },
       pageUrl,
       fixturePort,
+      ...(valueOf('--attacks') !== undefined ? { attacks: new RegExp(valueOf('--attacks') as string) } : {}),
+      parades: Number(valueOf('--parades') ?? 1),
+      executors: Number(valueOf('--executors') ?? 1),
     });
     console.log(JSON.stringify(result, null, 2));
     await finish({ neighbour: result });

@@ -19,6 +19,12 @@ export interface NeighbourDeps {
   health(base: string): Promise<number>;
   readonly pageUrl: string;
   readonly fixturePort: number;
+  /** Only the attacks whose name matches (to study one); all by default. */
+  readonly attacks?: RegExp;
+  /** How many times the attacker runs its parade while the innocent key is measured beside it; 1 by default. */
+  readonly parades?: number;
+  /** EXECUTORS for the service (1, the default, or 2: an executor per slot). */
+  readonly executors?: number;
 }
 
 const INNOCENT_KEY = 'neighbour-innocent-0123456789';
@@ -84,23 +90,27 @@ async function innocentLoop(
   deps: NeighbourDeps,
   base: string,
   more: () => boolean = () => false,
-): Promise<{ ms: number[]; failures: string[] }> {
+  during: () => string = () => 'solo',
+): Promise<{ ms: number[]; failures: string[]; by: Record<string, number[]> }> {
   const ms: number[] = [];
   const failures: string[] = [];
+  const by: Record<string, number[]> = {};
   for (let i = 0; i < INNOCENT_N || more(); i++) {
+    const attack = during();
     const r = await deps.call(base, { url: deps.pageUrl, script: INNOCENT_SCRIPT }, INNOCENT_KEY);
     ms.push(r.ms);
+    (by[attack] ??= []).push(r.ms);
     if (r.status !== 200) failures.push(r.error ?? String(r.status));
     await new Promise((res) => setTimeout(res, INNOCENT_PAUSE_MS));
   }
-  return { ms, failures };
+  return { ms, failures, by };
 }
 
 export async function neighbour(deps: NeighbourDeps): Promise<Record<string, unknown>> {
   // The ceiling the run is held to: exactly what two slots are planned to need with the defaults.
   const serviceMemoryMb = memoryPlan({
     concurrency: CONCURRENCY,
-    executors: 1,
+    executors: deps.executors ?? 1,
     chromium: deps.mode,
     pageMemoryMb: 512,
     scriptMemoryMb: 128,
@@ -111,6 +121,7 @@ export async function neighbour(deps: NeighbourDeps): Promise<Record<string, unk
     EGRESS_ALLOWLIST: `127.0.0.1:${deps.fixturePort}`,
     SERVICE_MEMORY_MB: String(serviceMemoryMb),
     MAX_CONCURRENCY: String(CONCURRENCY),
+    EXECUTORS: String(deps.executors ?? 1),
     SCRIPT_TIMEOUT_MS: '5000',
   });
   const root = svc.child.pid as number;
@@ -137,22 +148,31 @@ export async function neighbour(deps: NeighbourDeps): Promise<Record<string, unk
     // On a quiet machine 40 innocent requests end before the parade does: the innocent key goes on until every attack has run.
     let paradesDone = 0;
     const outcomes: Record<string, Record<string, number>> = {};
+    let current = 'between attacks';
     const attacker = (async () => {
       while (attacking) {
-        for (const [name, script] of Object.entries(PARADE)) {
+        for (const [name, script] of Object.entries(PARADE).filter(([n]) => deps.attacks?.test(n) ?? true)) {
           if (!attacking) break;
+          current = name;
           const r = await deps.call(svc.base, { url: deps.pageUrl, script }, ATTACKER_KEY);
           const key = r.status === 200 ? '200' : ((r.error ?? String(r.status)).split(':')[0] ?? '?');
           (outcomes[name] ??= {})[key] = (outcomes[name]?.[key] ?? 0) + 1;
+          current = 'between attacks';
         }
         paradesDone++;
       }
     })();
-    const beside = await innocentLoop(deps, svc.base, () => paradesDone < 1);
+    const beside = await innocentLoop(
+      deps,
+      svc.base,
+      () => paradesDone < (deps.parades ?? 1),
+      () => current,
+    );
     attacking = false;
     await attacker;
     return {
       chromium: deps.mode,
+      executors: deps.executors ?? 1,
       serviceMemoryMb,
       innocent: {
         soloP50Ms: Math.round(pct(solo.ms, 50)),
@@ -167,6 +187,13 @@ export async function neighbour(deps: NeighbourDeps): Promise<Record<string, unk
       peakMemoryMb: { solo: soloPeak, whole: peak },
       loadAverage1m: { min: Math.min(...loads), max: Math.max(...loads) },
       attacker: outcomes,
+      // Which attack was running when each innocent request started: where the innocent key's time went.
+      innocentDuring: Object.fromEntries(
+        Object.entries(beside.by).map(([name, xs]) => [
+          name,
+          { n: xs.length, p50Ms: Math.round(pct(xs, 50)), maxMs: Math.round(Math.max(...xs)) },
+        ]),
+      ),
     };
   } finally {
     stop = true;

@@ -470,6 +470,10 @@ export class BrowserHost {
     let closed: Promise<void> | undefined;
     const close = (): Promise<void> => {
       if (closed) return closed;
+      // SECURITY: what the request's pages still send (a flood of console events
+      // queued in Chromium) is dropped unread rather than parsed on the executor's
+      // one thread, where other requests wait for their turn.
+      if (context.id !== undefined) gen.chromium.retireContext(context.id);
       // SECURITY: the request is over: its connections are cut at once, and the
       // port stays held (refusing) until the context is really gone, so no later
       // request's context can be given the same port while this one may use it.

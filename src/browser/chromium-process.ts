@@ -45,6 +45,8 @@ export interface ChromiumProcess {
   close(): Promise<void>;
   /** Kills the process group at once (SIGKILL). */
   kill(): void;
+  /** A context's request is over: its targets' events are dropped unread (BoundedPipeTransport.retireContext). */
+  retireContext(contextId: string): void;
 }
 
 /** The process groups of Chromiums running now: killed when the executor exits (as Puppeteer's launch did). */
@@ -174,6 +176,7 @@ export async function startChromium(opts: ChromiumStartOptions): Promise<Chromiu
     browser,
     pid,
     kill,
+    retireContext: (id) => transport.retireContext(id),
     close: () => {
       closing ??= (async () => {
         if (!gone) {

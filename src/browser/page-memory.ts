@@ -18,6 +18,7 @@
 // PID namespaces of their own under the zygote and are not dumpable, with both
 // the headless shell and the full browser) and kill().
 import { readFileSync, readdirSync } from 'node:fs';
+import { setPriority } from 'node:os';
 
 /** One process of a Chromium tree, with the memory it holds of its own. */
 export interface ProcessMemory {
@@ -38,6 +39,8 @@ export interface ProcessMemory {
    * command line (and so its --type=), never its place in the tree.
    */
   readonly depth: number;
+  /** CPU time it has used, user and system, in ms (/proc/<pid>/stat fields 14 and 15). */
+  readonly cpuMs: number;
 }
 
 /** Where the watchdog reads processes and how it ends them; injected so tests can substitute it. */
@@ -45,7 +48,32 @@ export interface ProcessSource {
   /** The root and all its descendants that still exist. */
   tree(rootPid: number): ProcessMemory[];
   kill(pid: number): void;
+  /** Every thread of the process to the lowest CPU priority (nice BACKGROUND_NICE). */
+  deprioritize(pid: number): void;
 }
+
+/**
+ * The nice value of a request's renderer that has used more than
+ * PAGE_CPU_BUDGET_MS: the lowest. It still gets every cycle nobody else wants;
+ * beside other requests it gets a small share (CFS weight 15 against 1024). A
+ * process can raise its own nice value, never lower it again without
+ * CAP_SYS_NICE, which is why only the request's own renderers are moved (they
+ * end with the request), never the browser, GPU or network processes the
+ * lane's next request uses.
+ */
+export const BACKGROUND_NICE = 19;
+
+/**
+ * SECURITY: CPU one request's renderers may use at normal priority, per process,
+ * in ms. A page that loads and answers a few calls uses tens of ms; a busy loop,
+ * a memory bomb or a heavy page passes this within a fraction of a second and
+ * then runs in the background tier, so that on a machine of two cores it no
+ * longer doubles every other tenant's latency (npm run bench -- --neighbour).
+ */
+export const PAGE_CPU_BUDGET_MS = 250;
+
+/** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on every Linux ABI Node runs on). */
+const TICKS_PER_S = 100;
 
 function readOr(path: string): string | undefined {
   try {
@@ -95,8 +123,10 @@ export function procfsSource(): ProcessSource {
         seen.add(pid);
         const stat = readOr(`/proc/${pid}/stat`);
         if (stat === undefined) continue;
-        // After the command name, which may hold spaces and parentheses: field 22 is the 20th.
-        const start = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? 0);
+        // After the command name, which may hold spaces and parentheses: field 22 is the 20th, 14 and 15 the 12th and 13th.
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const start = Number(fields[19] ?? 0);
+        const cpuMs = ((Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 1000) / TICKS_PER_S;
         const status = readOr(`/proc/${pid}/status`);
         if (status === undefined) continue;
         const id = `${pid}:${start}`;
@@ -114,6 +144,7 @@ export function procfsSource(): ProcessSource {
           type,
           start,
           depth,
+          cpuMs,
           bytes: (kbField(status, 'RssAnon') + kbField(status, 'RssShmem')) * 1024,
         });
         for (const child of childrenOf(pid)) todo.push([child, depth + 1]);
@@ -125,6 +156,22 @@ export function procfsSource(): ProcessSource {
         process.kill(pid, 'SIGKILL');
       } catch {
         // already gone
+      }
+    },
+    deprioritize(pid) {
+      // Linux keeps a nice value per thread: each one is moved (threads started later inherit it).
+      let tasks: string[];
+      try {
+        tasks = readdirSync(`/proc/${pid}/task`);
+      } catch {
+        return; // gone
+      }
+      for (const tid of tasks) {
+        try {
+          setPriority(Number(tid), BACKGROUND_NICE);
+        } catch {
+          // the thread ended
+        }
       }
     },
   };
@@ -158,6 +205,8 @@ export interface Watch {
 
 export interface PageMemoryWatchdogOptions {
   readonly limitBytes: number;
+  /** CPU per renderer of a request before it is moved to the background tier; PAGE_CPU_BUDGET_MS by default. */
+  readonly cpuBudgetMs?: number;
   readonly source?: ProcessSource;
   readonly pollMs?: number;
 }
@@ -177,11 +226,13 @@ const identity = (p: ProcessMemory): string => `${p.pid}:${p.start}`;
  */
 export class PageMemoryWatchdog {
   readonly limitBytes: number;
+  readonly #cpuBudgetMs: number;
   readonly #source: ProcessSource;
   readonly #pollMs: number;
 
   constructor(opts: PageMemoryWatchdogOptions) {
     this.limitBytes = opts.limitBytes;
+    this.#cpuBudgetMs = opts.cpuBudgetMs ?? PAGE_CPU_BUDGET_MS;
     this.#source = opts.source ?? procfsSource();
     this.#pollMs = opts.pollMs ?? PAGE_MEMORY_POLL_MS;
   }
@@ -198,8 +249,10 @@ export class PageMemoryWatchdog {
 
   watch(rootPid: number, onExceeded: (use: PageMemoryUse) => void): Watch {
     // Read before anything of the request's runs in the lane: the types here are Chromium's own.
-    const baseline = new Map<string, { bytes: number; type: string }>();
-    for (const p of this.measure(rootPid)) baseline.set(identity(p), { bytes: p.bytes, type: p.type });
+    const baseline = new Map<string, { bytes: number; type: string; cpuMs: number }>();
+    for (const p of this.measure(rootPid)) baseline.set(identity(p), { bytes: p.bytes, type: p.type, cpuMs: p.cpuMs });
+    /** The request's processes already moved to the background tier. */
+    const lowered = new Set<string>();
     // SECURITY: which processes to end is chosen by what they were before the
     // request (a renderer then: the blank page it was given) or by where they
     // started since (what a zygote forked: its renderers and workers), never by
@@ -221,6 +274,14 @@ export class PageMemoryWatchdog {
       let bytes = 0;
       for (const p of tree) bytes += Math.max(0, p.bytes - (baseline.get(identity(p))?.bytes ?? 0));
       use = { bytes, renderers: tree.filter((p) => p.type === 'renderer').length };
+      // SECURITY: a request's own process that has used its CPU budget yields to
+      // other requests from then on (chosen as the kill is: by history and place).
+      for (const p of tree) {
+        const id = identity(p);
+        if (lowered.has(id) || p.cpuMs - (baseline.get(id)?.cpuMs ?? 0) <= this.#cpuBudgetMs || !toEnd(p)) continue;
+        lowered.add(id);
+        this.#source.deprioritize(p.pid);
+      }
       if (exceeded === undefined && bytes <= this.limitBytes) return;
       // SECURITY: the memory goes back now, whatever the job is busy with; a
       // renderer started after that (a reload) is ended too, until the job stops the watch.

@@ -175,6 +175,8 @@ export function scrapeRoute(
           code: 'OK',
           ms: Math.round(ms),
           queueMs: Math.round(queueMs),
+          leaseMs: round(out.timings.lease),
+          isolateMs: round(out.timings.isolate),
           navigationMs: round(out.timings.navigation),
           scriptMs: round(out.timings.script),
           executionMs: out.executionTimeMs,

@@ -9,6 +9,7 @@ import {
   CdpFramer,
   EDGE_BYTES,
   OVERSIZED_MESSAGE,
+  QUEUE_PAUSE_BYTES,
   type DroppedMessage,
 } from '../../src/browser/cdp-transport.js';
 
@@ -22,7 +23,7 @@ function framer(max: number): {
   const dropped: DroppedMessage[] = [];
   const f = new CdpFramer(
     max,
-    (t) => got.push(t),
+    (t) => got.push(t.toString('utf8')),
     (d) => dropped.push(d),
   );
   return { push: (s) => f.push(typeof s === 'string' ? Buffer.from(s) : s), got, dropped, f };
@@ -142,4 +143,95 @@ test('a pipe closed before Puppeteer listens is still reported to onclose, once'
   await new Promise((r) => setImmediate(r));
   assert.equal(closes, 1);
   t.send('{"id":1}'); // after close: ignored, no throw
+});
+
+/** Turns of the event loop until `done` or `max` turns. */
+async function turns(done: () => boolean, max = 100_000): Promise<void> {
+  for (let i = 0; i < max && !done(); i++) await new Promise((r) => setImmediate(r));
+}
+
+test('a Chromium that floods its pipe takes turns: another lane’s message is handed on between two of the flood’s', async () => {
+  const floodPipe = new PassThrough();
+  const otherPipe = new PassThrough();
+  const flood = new BoundedPipeTransport(new PassThrough(), floodPipe);
+  const other = new BoundedPipeTransport(new PassThrough(), otherPipe);
+  let floodSeen = 0;
+  let floodSeenWhenOtherArrived = -1;
+  flood.onmessage = () => void floodSeen++;
+  other.onmessage = () => (floodSeenWhenOtherArrived = floodSeen);
+  // 1000 events in one chunk, then one message on the other lane.
+  floodPipe.write(Buffer.from('{"method":"Runtime.consoleAPICalled","params":{}}\0'.repeat(1000)));
+  await new Promise((r) => setImmediate(r));
+  otherPipe.write('{"id":1,"result":{}}\0');
+  await turns(() => floodSeen === 1000);
+  assert.equal(floodSeen, 1000);
+  assert.ok(
+    floodSeenWhenOtherArrived >= 0 && floodSeenWhenOtherArrived < 20,
+    `the other lane waited for ${floodSeenWhenOtherArrived} of the flood's messages`,
+  );
+});
+
+test('the pipe is not read while more than QUEUE_PAUSE_BYTES wait for their turn; then read again, nothing lost, in order', async () => {
+  const fromChromium = new PassThrough();
+  const t = new BoundedPipeTransport(new PassThrough(), fromChromium);
+  const got: number[] = [];
+  t.onmessage = (s) => got.push((JSON.parse(s) as { params: { n: number } }).params.n);
+  const pad = 'p'.repeat(1000);
+  const total = Math.ceil((3 * QUEUE_PAUSE_BYTES) / 1000);
+  let text = '';
+  for (let n = 0; n < total; n++) text += `{"method":"Runtime.consoleAPICalled","params":{"n":${n},"p":"${pad}"}}\0`;
+  fromChromium.write(text);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(fromChromium.isPaused(), true, 'the pipe is paused while the queue is over the bound');
+  assert.ok(got.length < total);
+  await turns(() => got.length === total);
+  assert.equal(fromChromium.isPaused(), false, 'read again once the queue drained');
+  assert.deepEqual(
+    got,
+    Array.from({ length: total }, (_, n) => n),
+  );
+});
+
+test('after retireContext, the events of that context’s sessions (and of their children) are dropped unread; responses, Target messages and other contexts’ events still arrive', async () => {
+  const fromChromium = new PassThrough();
+  const t = new BoundedPipeTransport(new PassThrough(), fromChromium);
+  const got: string[] = [];
+  t.onmessage = (s) => got.push(s);
+  const send = async (...messages: string[]): Promise<void> => {
+    fromChromium.write(messages.map((m) => `${m}\0`).join(''));
+    await turns(() => false, 50);
+  };
+  const attached = (session: string, context: string | undefined, parent?: string): string =>
+    JSON.stringify({
+      method: 'Target.attachedToTarget',
+      params: {
+        sessionId: session,
+        targetInfo: { targetId: session, type: 'page', ...(context ? { browserContextId: context } : {}) },
+      },
+      ...(parent ? { sessionId: parent } : {}),
+    });
+  const event = (session: string, n: number): string =>
+    `{"method":"Runtime.consoleAPICalled","params":{"n":${n}},"sessionId":"${session}"}`;
+  await send(attached('PA', 'CA'), attached('PB', 'CB'), attached('WA', undefined, 'PA'));
+  await send(event('PA', 1), event('WA', 2), event('PB', 3));
+  assert.equal(got.length, 6, 'before retiring, everything arrives');
+  t.retireContext('CA');
+  got.length = 0;
+  await send(
+    event('PA', 4),
+    event('WA', 5),
+    '{"id":7,"result":{},"sessionId":"PA"}',
+    event('PB', 6),
+    attached('FA', 'CA', 'PA'),
+    event('FA', 8),
+    '{"method":"Target.detachedFromTarget","params":{"sessionId":"WA"},"sessionId":"PA"}',
+  );
+  assert.deepEqual(
+    got.map((s) => {
+      const m = JSON.parse(s) as { id?: number; method?: string; params?: { n?: number; sessionId?: string } };
+      return m.id ?? m.params?.n ?? m.method;
+    }),
+    [7, 6, 'Target.attachedToTarget', 'Target.detachedFromTarget'],
+  );
+  assert.equal(t.droppedEvents, 3);
 });

@@ -4,10 +4,12 @@
 // held before the request is not the request's.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { BrowserHost, PageLease } from '../../src/browser/browser-host.js';
 import { BrowserLanes, type LaneLease } from '../../src/browser/lanes.js';
 import {
+  BACKGROUND_NICE,
+  PAGE_CPU_BUDGET_MS,
   PageMemoryWatchdog,
   procfsSource,
   type ProcessMemory,
@@ -19,13 +21,21 @@ import { until } from '../helpers/wait.js';
 const MB = 2 ** 20;
 
 /** Processes per browser pid, changed by the test; kills are recorded and remove the process. */
-function fakeProcs(): { source: ProcessSource; trees: Map<number, ProcessMemory[]>; killed: number[] } {
+function fakeProcs(): {
+  source: ProcessSource;
+  trees: Map<number, ProcessMemory[]>;
+  killed: number[];
+  lowered: number[];
+} {
   const trees = new Map<number, ProcessMemory[]>();
   const killed: number[] = [];
+  const lowered: number[] = [];
   return {
     trees,
     killed,
+    lowered,
     source: {
+      deprioritize: (pid) => lowered.push(pid),
       tree: (root) => trees.get(root) ?? [],
       kill: (pid) => {
         killed.push(pid);
@@ -74,19 +84,21 @@ function lanes(count: number, limitMb = 100) {
 }
 
 const exceededBytes = (l: LaneLease): number => l.memoryExceeded?.bytes ?? 0;
-const renderer = (pid: number, mb: number, start = 1): ProcessMemory => ({
+const renderer = (pid: number, mb: number, start = 1, cpuMs = 0): ProcessMemory => ({
   pid,
   type: 'renderer',
   bytes: mb * MB,
   start,
   depth: 2,
+  cpuMs,
 });
-const browser = (pid: number, mb: number): ProcessMemory => ({
+const browser = (pid: number, mb: number, cpuMs = 0): ProcessMemory => ({
   pid,
   type: 'browser',
   bytes: mb * MB,
   start: 1,
   depth: 0,
+  cpuMs,
 });
 
 test('two requests at once: the one whose renderers go over the limit is ended, the other is not touched', async () => {
@@ -142,6 +154,7 @@ test('over the limit, the renderers are ended whatever their command line says n
     pid,
     type,
     bytes: 10 * MB,
+    cpuMs: 0,
     start,
     depth,
   });
@@ -248,6 +261,48 @@ test('/proc: a process that rewrites its command line later stays what it was fi
       'zygote',
       'a fresh reader sees the new line',
     );
+  } finally {
+    child.kill('SIGKILL');
+  }
+});
+
+test('a renderer of the request that has used more than its CPU budget is moved to the background tier, once; the browser and a renderer within budget are not', async () => {
+  const { l, procs } = lanes(1);
+  // The blank page's renderer had used 900 ms before the request: that is not the request's.
+  procs.trees.set(1000, [browser(1000, 50, 5_000), renderer(1001, 10, 1, 900)]);
+  const a = await l.lease('req');
+  const grow = (blank: number, popup: number, browserMs: number): void => {
+    procs.trees.set(1000, [browser(1000, 50, browserMs), renderer(1001, 10, 1, blank), renderer(1002, 10, 7, popup)]);
+  };
+  grow(900 + PAGE_CPU_BUDGET_MS, PAGE_CPU_BUDGET_MS, 9_000);
+  await new Promise((r) => setTimeout(r, 30));
+  assert.deepEqual(procs.lowered, [], 'exactly the budget is still within it');
+  grow(901 + PAGE_CPU_BUDGET_MS, 10, 9_000);
+  await until(() => procs.lowered.length > 0, 'the blank page renderer to be lowered');
+  grow(2_000, 5 + PAGE_CPU_BUDGET_MS, 20_000);
+  await until(() => procs.lowered.length > 1, 'the popup renderer to be lowered');
+  await new Promise((r) => setTimeout(r, 30));
+  assert.deepEqual(procs.lowered, [1001, 1002], 'each once; never the browser');
+  await a.close();
+});
+
+test('/proc: deprioritize moves every thread of a process to the lowest priority', async () => {
+  const { spawn } = await import('node:child_process');
+  // Node has several threads (V8 platform workers, libuv): each must be moved, Linux keeps nice per thread.
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  try {
+    await new Promise((r) => child.once('spawn', r));
+    const pid = child.pid as number;
+    const nices = (): number[] =>
+      readdirSync(`/proc/${pid}/task`).map((tid) => {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      });
+    await until(() => nices().length > 1, 'the child to start its threads');
+    assert.ok(nices().every((n) => n === 0));
+    procfsSource().deprioritize(pid);
+    assert.deepEqual([...new Set(nices())], [BACKGROUND_NICE]);
+    procfsSource().deprioritize(999_999_999); // gone: no throw
   } finally {
     child.kill('SIGKILL');
   }
