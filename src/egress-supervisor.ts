@@ -32,6 +32,7 @@ import {
   childEntry,
   childEnv,
   lookupUser,
+  sendSocket,
   writeChildLine,
   type RunAs,
 } from './supervisor.js';
@@ -169,6 +170,8 @@ export class EgressSupervisor {
   #child: ChildProcess | undefined;
   #childDir: string | undefined;
   #ready = false;
+  /** The current process said it was ready once (whether or not it still is). */
+  #wasReady = false;
   #generation = 0;
   #guardPort = 0;
   #restarts = 0;
@@ -236,18 +239,13 @@ export class EgressSupervisor {
       executorEnd.destroy();
       throw new Error('the egress process stopped while a channel was made');
     }
-    // Node closes the front's copy of a handle once it is sent.
-    // A process that died meanwhile (its exit not seen yet) cannot take it: both
-    // ends are closed, so the executor sees this channel close at once and asks again.
-    // (Node may drop a message queued to a process that is gone without calling back: its exit closes them too.)
-    const drop = (): void => {
-      egressEnd.destroy();
-      executorEnd.destroy();
-    };
-    child.once('exit', drop);
-    child.send({ type: 'attach', executor } satisfies ToEgress, egressEnd, (e) => {
-      if (e) drop();
-      else child.off('exit', drop);
+    // The front's copy of the egress end is closed once it is written (sendSocket):
+    // from then on only the egress process holds it, and when that process dies
+    // (before or after it took it) the executor's end sees the channel close, and the
+    // executor drains and is handed another. One that could not be written at all
+    // (a process already gone) closes both ends, with the same effect.
+    sendSocket(child, { type: 'attach', executor }, egressEnd, (e) => {
+      if (e) executorEnd.destroy();
     });
     return executorEnd;
   }
@@ -323,6 +321,7 @@ export class EgressSupervisor {
     this.#child = child;
     this.#childDir = dir;
     this.#ready = false;
+    this.#wasReady = false;
     this.#generation++;
     for (const [stream, from] of [
       ['stdout', child.stdout],
@@ -356,7 +355,7 @@ export class EgressSupervisor {
         } catch (e) {
           // SECURITY: a malformed message from the egress process ends it, not the front.
           logger.error({ err: e, pid: child.pid }, 'bad message from the egress process; killing it');
-          child.kill('SIGKILL');
+          this.#kill(child);
         }
       });
       child.once('error', (e) => logger.error({ err: e, pid: child.pid }, 'egress process error'));
@@ -366,12 +365,22 @@ export class EgressSupervisor {
       });
       child.once('exit', (code, signal) => {
         clearTimeout(startTimer);
-        const wasReady = this.#ready && this.#child === child;
+        const wasReady = this.#wasReady && this.#child === child;
         this.#onExit(child, dir, wasReady, code, signal);
         if (!wasReady) reject(new Error(`the egress process exited before it was ready (${code ?? signal})`));
       });
       child.send(egressInitMessage(config, logger.level, this.#opts.servicePort, this.#guardPort, seam));
     });
+  }
+
+  /**
+   * Kills the egress process and, at once, makes no more channels to it: one
+   * handed out before its exit is seen would reach no process, and the executor
+   * that took it would wait for it.
+   */
+  #kill(child: ChildProcess): void {
+    if (this.#child === child) this.#ready = false;
+    child.kill('SIGKILL');
   }
 
   #onMessage(child: ChildProcess, msg: FromEgress): void {
@@ -384,11 +393,12 @@ export class EgressSupervisor {
             { pid: child.pid, guardPort: msg.guardPort },
             'the egress process listens on another port; killing it',
           );
-          child.kill('SIGKILL');
+          this.#kill(child);
           return;
         }
         this.#guardPort = msg.guardPort;
         this.#ready = true;
+        this.#wasReady = true;
         this.#failedStarts = 0;
         logger.info(
           { pid: child.pid, user: this.#runAs?.user, guardPort: msg.guardPort, restarts: this.#restarts },

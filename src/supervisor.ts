@@ -25,6 +25,7 @@ import {
   type FromExecutor,
   type JobOutcome,
   type JobRequest,
+  type ToEgress,
   type ToExecutor,
   type WireError,
 } from './ipc.js';
@@ -96,6 +97,30 @@ export function executorInit(
     guardPort,
     ...(seam ? { seam: { loopbackOnly: seam.loopbackOnly, reportDials: seam.reportDials, faults: seam.faults } } : {}),
   };
+}
+
+/**
+ * Sends `socket` to `child` as an IPC handle and closes the front's copy as soon
+ * as it is written (`done` is then called, with the error if it could not be).
+ * Node would otherwise keep its copy open until the child acknowledges it, and
+ * for ever if the child dies first (its disconnect waits for that
+ * acknowledgement): the socket's other end, handed to another child, would then
+ * never see this one close, and wait on it. A child that dies before the message
+ * is even written gets its copy closed at its exit.
+ */
+export function sendSocket(
+  child: ChildProcess,
+  msg: ToExecutor | ToEgress,
+  socket: Socket,
+  done: (e: Error | null) => void = () => undefined,
+): void {
+  const close = (): void => void socket.destroy();
+  child.once('exit', close);
+  child.send(msg, socket, { keepOpen: true }, (e) => {
+    child.off('exit', close);
+    close();
+    done(e);
+  });
 }
 
 /** A private home for a child (mode 0700), given to its user when it has one of its own. */
@@ -220,8 +245,9 @@ class Executor {
 
   send(msg: ToExecutor, handle?: Socket): void {
     // A message to an executor that is going away is lost; its exit fails its jobs.
-    if (this.child.connected) this.child.send(msg, handle, (e) => void e);
-    else handle?.destroy();
+    if (!this.child.connected) handle?.destroy();
+    else if (handle) sendSocket(this.child, msg, handle);
+    else this.child.send(msg, (e) => void e);
   }
 }
 
@@ -376,8 +402,18 @@ export class Supervisor {
       e.channelOf = current;
       egress.channel(e.index).then(
         (socket) => {
-          if (e.gone) socket.destroy();
-          else e.send({ type: 'egress-channel' }, socket);
+          if (!e.gone && !socket.destroyed) {
+            e.send({ type: 'egress-channel' }, socket);
+            return;
+          }
+          socket.destroy();
+          // The egress process stopped while the channel was made (its end was closed):
+          // sent now, it would carry no socket, and the executor would wait for one
+          // it never gets. It gets a channel to the next egress process instead.
+          if (!e.gone && e.channelOf === current) {
+            e.channelOf = 0;
+            this.#giveChannels();
+          }
         },
         (err: unknown) => {
           // The egress process stopped meanwhile (its replacement hands another), or no socket could be made.

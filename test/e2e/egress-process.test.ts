@@ -105,7 +105,8 @@ describe('the egress process', () => {
     await until(() => !alive(pid), 'the old process to be gone');
     await until(() => svc.service.egress.ready, 'its replacement');
     const r = await run('return await page.title()');
-    if (r.status !== 200) for (const l of log.lines.slice(-40)) console.log('H12DBG', JSON.stringify(l).slice(0, 400));
+    if (r.status !== 200)
+      for (const l of log.lines.slice(-40)) console.log('service log:', JSON.stringify(l).slice(0, 400));
     assert.equal(r.status, 200, r.text);
     assert.equal((await svc.raw('GET', '/health')).status, 200);
   });

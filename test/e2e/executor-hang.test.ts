@@ -88,7 +88,12 @@ describe('an executor that hangs without dying', () => {
     await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
     // Its spare context made through the egress process the tests above replaced: it holds the new one's
     // channel (stopped while still closing the old one's contexts, it would be killed for that instead).
-    await until(() => svc.service.browser.contextsReady >= 1, 'a spare context', { timeoutMs: 60_000 });
+    await until(() => svc.service.browser.contextsReady >= 1, 'a spare context', { timeoutMs: 30_000 }).catch(
+      (e: unknown) => {
+        for (const l of log.lines.slice(-60)) console.log('service log:', JSON.stringify(l).slice(0, 300));
+        throw e;
+      },
+    );
     const restarts = svc.service.executors.restarts;
     const pid = stop();
     const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });

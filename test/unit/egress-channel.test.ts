@@ -3,12 +3,15 @@
 // reads either end (a copy it still holds after handing it over would swallow
 // what the children say), and each side reads the other's messages as untrusted.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { socketPair } from '../../src/egress-supervisor.js';
 import { MAX_PROXY_NAME, checkFromEgressChannel, checkFromExecutorChannel } from '../../src/egress/channel.js';
+import { sendSocket } from '../../src/supervisor.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pagescript-channel-test-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -46,6 +49,36 @@ test("the front reads neither end of a channel it makes: what one side writes wa
     executorEnd.destroy();
   }
 });
+
+test(
+  'a channel end sent to a child that dies before it takes it: the other end sees the channel close',
+  { timeout: 30_000 },
+  async () => {
+    // A child whose event loop never turns: it never reads its IPC, so never acknowledges the socket.
+    const child = spawn(
+      process.execPath,
+      ['-e', "process.send('up', () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0))"],
+      { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], serialization: 'advanced' },
+    );
+    const [toChild, kept] = await socketPair(dir);
+    try {
+      await once(child, 'message');
+      const sent = new Promise<Error | null>((resolve) =>
+        sendSocket(child, { type: 'attach', executor: 1 }, toChild, resolve),
+      );
+      assert.equal(await sent, null);
+      const closed = once(kept, 'close');
+      kept.resume();
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+      // Before: Node kept the front's copy until an acknowledgement that never came, and this waited for ever.
+      await closed;
+    } finally {
+      child.kill('SIGKILL');
+      kept.destroy();
+    }
+  },
+);
 
 test("an executor's bind names the request's proxy by a short name, and carries nothing else", () => {
   const bind = { op: 'bind', q: 1, s: 2, requestId: 'r-1' };
