@@ -191,6 +191,8 @@ export class ChannelEnd<In, Out> {
     });
     socket.on('error', () => this.close());
     socket.once('close', () => this.close());
+    // A socket the front made is paused (socketPair): reading starts here, with the reader in place.
+    socket.resume();
   }
 
   get closed(): boolean {
