@@ -2,8 +2,9 @@ import { defineConfig } from 'tsup';
 
 export default defineConfig([
   {
-    // The service: the front (server) and the script executor it forks, run by Node 24.
-    entry: { server: 'src/server.ts', executor: 'src/executor.ts' },
+    // The service: the front (server) and the two processes it forks (the script
+    // executor and the egress process), run by Node 24.
+    entry: { server: 'src/server.ts', executor: 'src/executor.ts', 'egress-process': 'src/egress-process.ts' },
     format: ['esm'],
     platform: 'node',
     target: 'node24',

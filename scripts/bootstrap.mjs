@@ -17,8 +17,9 @@
 //      apt-get when we are root on Debian and it is missing;
 //   3. node_modules, installed by npm running on the Node 24 runtime so that
 //      native addons (isolated-vm) match it;
-//   4. as root on Linux: the unprivileged system user the script executors and
-//      Chromium run as (EXECUTOR_USER, default pagescript-exec), without a home
+//   4. as root on Linux: the unprivileged system users the script executors and
+//      Chromium run as (EXECUTOR_USER, default pagescript-exec) and the egress
+//      process runs as (EGRESS_USER, default pagescript-egress), without a home
 //      or a login shell.
 // Each step leaves a stamp and is skipped on the next run when nothing changed.
 import { spawn, spawnSync } from 'node:child_process';
@@ -186,26 +187,32 @@ function ensureBuild(nodeBin, force) {
 
 /**
  * As root, the service runs its script executors and Chromium as an unprivileged
- * user (src/supervisor.ts); this creates it. It needs to read dist/ and
+ * user, and its egress process as another (src/supervisor.ts,
+ * src/egress-supervisor.ts); this creates them. They need to read dist/ and
  * node_modules (world-readable as npm and tsup leave them) and must not read the
  * key file (written 0600 by npm run key).
  */
-function ensureExecutorUser() {
+function ensureServiceUsers() {
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot || process.platform !== 'linux') return;
-  const user = process.env.EXECUTOR_USER || 'pagescript-exec';
-  const passwd = existsSync('/etc/passwd') ? readFileSync('/etc/passwd', 'utf8') : '';
-  if (passwd.split('\n').some((l) => l.startsWith(`${user}:`))) return;
-  say(`creating the system user ${user} that script executors and Chromium run as`);
-  mustRun('useradd', [
-    '--system',
-    '--no-create-home',
-    '--home-dir',
-    '/nonexistent',
-    '--shell',
-    '/usr/sbin/nologin',
-    user,
-  ]);
+  const users = [
+    [process.env.EXECUTOR_USER || 'pagescript-exec', 'script executors and Chromium run as'],
+    [process.env.EGRESS_USER || 'pagescript-egress', 'the egress process runs as'],
+  ];
+  for (const [user, what] of users) {
+    const passwd = existsSync('/etc/passwd') ? readFileSync('/etc/passwd', 'utf8') : '';
+    if (passwd.split('\n').some((l) => l.startsWith(`${user}:`))) continue;
+    say(`creating the system user ${user} that ${what}`);
+    mustRun('useradd', [
+      '--system',
+      '--no-create-home',
+      '--home-dir',
+      '/nonexistent',
+      '--shell',
+      '/usr/sbin/nologin',
+      user,
+    ]);
+  }
 }
 
 const [command = 'start', ...rest] = process.argv.slice(2);
@@ -217,7 +224,7 @@ const chromium = ['test:unit', 'lint', 'build'].includes(command)
     : undefined
   : ensureChromium();
 ensureDependencies(nodeBin);
-ensureExecutorUser();
+ensureServiceUsers();
 const env = withNodeOnPath(nodeBin, {
   ...(chromium ? { PUPPETEER_EXECUTABLE_PATH: chromium.path } : {}),
   ...(chromium?.mode ? { CHROMIUM: chromium.mode } : {}),

@@ -16,6 +16,7 @@ import { MemoryStore, type LimitStore } from './tenancy/store.js';
 import { background } from './background.js';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
+import type { EgressSupervisor } from './egress-supervisor.js';
 import type { Supervisor } from './supervisor.js';
 
 /** Keys and the store limits are counted in; the service builds them from the config (file, Redis). */
@@ -29,7 +30,9 @@ export interface Tenancy {
 export interface AppDeps {
   readonly config: Config;
   readonly logger: Logger;
-  readonly executors: Pick<Supervisor, 'run' | 'browser' | 'restarts' | 'chromiumSandbox' | 'memory'>;
+  readonly executors: Pick<Supervisor, 'run' | 'browser' | 'restarts' | 'chromiumSandbox' | 'memory'> & {
+    readonly egress: Pick<EgressSupervisor, 'ready' | 'restarts'>;
+  };
   readonly tenancy?: Tenancy;
 }
 
@@ -86,6 +89,7 @@ export function buildApp(deps: AppDeps): App {
     browserRestarts: () => executors.browser.restarts,
     browserRecycles: () => executors.browser.recycles,
     executorRestarts: () => executors.restarts,
+    egressRestarts: () => executors.egress.restarts,
     keyFileStale: () => tenancy.keys.fileStatus === 'stale',
     keyFileReloadFailures: () => tenancy.keys.reloadFailures,
     memory: () => memoryReport(config, scheduler.running, executors),

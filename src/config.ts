@@ -118,6 +118,8 @@ export interface Config {
   readonly executors: number;
   /** When the service runs as root, executors and Chromium run as this unprivileged user. */
   readonly executorUser: string;
+  /** As root, the egress process's user: another than the executors' (SECURITY: it will hold proxy credentials). */
+  readonly egressUser: string;
   readonly logLevel: LogLevel;
 }
 
@@ -136,12 +138,19 @@ const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debu
  * The service's own memory, before any request, in MiB (anonymous + shared
  * resident memory, with room). Measured at rest after a dozen requests with
  * scratch runs of the service (README, "Budgets"): the front ~70-90 MB, an
- * executor (Node, the prepared isolates, the egress guard) ~75-80 MB, one lane's
+ * executor (Node, the prepared isolates) ~75-80 MB, the egress process (Node and
+ * the guard's connections) EGRESS_BASE_MB, one lane's
  * Chromium with its spare context ~130-150 MB for the headless shell and
  * ~280 MB for the full browser.
  */
 export const FRONT_BASE_MB = 128;
 export const EXECUTOR_BASE_MB = 128;
+/**
+ * The egress process: Node and the guard. Measured at rest ~45 MB resident and
+ * ~55 MB with two pages loading through it (README, "How it is built"); its
+ * connections' buffers are bounded by the guard's limits per connection.
+ */
+export const EGRESS_BASE_MB = 64;
 export const LANE_BASE_MB: Readonly<Record<ChromiumMode, number>> = { shell: 192, full: 320 };
 /**
  * What the host may hold for one request beyond its isolate, in MiB: what
@@ -155,7 +164,7 @@ export function hostRequestMb(maxResultBytes: number): number {
 
 /** How SERVICE_MEMORY_MB is shared out, in MiB; what /health and /metrics show. */
 export interface MemoryPlan {
-  /** The front and the executors' own processes. */
+  /** The front, the egress process and the executors' own processes. */
   readonly baseMb: number;
   /** One lane's Chromium at rest (each executor has ceil(MAX_CONCURRENCY / EXECUTORS) lanes). */
   readonly laneBaseMb: number;
@@ -175,7 +184,7 @@ export function memoryPlan(opts: {
   readonly scriptMemoryMb: number;
   readonly maxResultBytes: number;
 }): MemoryPlan {
-  const baseMb = FRONT_BASE_MB + opts.executors * EXECUTOR_BASE_MB;
+  const baseMb = FRONT_BASE_MB + EGRESS_BASE_MB + opts.executors * EXECUTOR_BASE_MB;
   const laneBaseMb = LANE_BASE_MB[opts.chromium];
   const perRequestMb = opts.pageMemoryMb + opts.scriptMemoryMb + hostRequestMb(opts.maxResultBytes);
   const lanesPerExecutor = Math.ceil(opts.concurrency / opts.executors);
@@ -425,6 +434,10 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
   const executorUser = (env.EXECUTOR_USER ?? 'pagescript-exec').trim();
   if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(executorUser))
     problems.push(`EXECUTOR_USER: "${executorUser}" is not a user name`);
+  const egressUser = (env.EGRESS_USER ?? 'pagescript-egress').trim();
+  if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(egressUser)) problems.push(`EGRESS_USER: "${egressUser}" is not a user name`);
+  else if (egressUser === executorUser)
+    problems.push(`EGRESS_USER: "${egressUser}" must be another user than EXECUTOR_USER`);
 
   const navigationTimeoutMs = int('NAVIGATION_TIMEOUT_MS', 15_000, 100, 600_000);
   const scriptTimeoutMs = int('SCRIPT_TIMEOUT_MS', 30_000, 100, 600_000);
@@ -509,6 +522,7 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     executablePath,
     executors,
     executorUser,
+    egressUser,
     logLevel: LOG_LEVELS.includes(logLevel) ? logLevel : 'info',
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -1,28 +1,24 @@
 // The executor's entry point: a process the front forks (src/supervisor.ts) to
-// run scripts. It holds the egress guard, Chromium (through Puppeteer) and the
-// isolates, and no secret: its configuration comes over IPC with the keys, key
-// file, Redis URL and metrics token taken out, its environment is an allow-list,
+// run scripts. It holds Chromium (through Puppeteer) and the isolates, and no
+// secret; the egress guard Chromium's traffic goes through runs in a process of
+// its own (src/egress-process.ts), reached over a channel the front hands both
+// (src/egress/remote.ts); the upstream proxies' credentials are there, never
+// here. Its configuration comes over IPC with the keys, key file, Redis URL,
+// metrics token and proxies taken out, its environment is an allow-list,
 // and as root it runs as an unprivileged user. Whatever a script or a page does
 // here can end this process, never the front; the front fails this process's
 // jobs and starts another.
 //
 // Nothing here imports from the front (http/, tenancy/, app, metrics, openapi).
-import { isIP } from 'node:net';
+import type { Socket } from 'node:net';
 import { pino } from 'pino';
 import { background } from './background.js';
 import { BrowserHost, rendererHeapMb } from './browser/browser-host.js';
 import { BrowserLanes } from './browser/lanes.js';
 import { PageMemoryWatchdog } from './browser/page-memory.js';
-import {
-  EgressChecker,
-  systemAddresses,
-  systemResolver,
-  type ResolvedAddress,
-  type Resolver,
-} from './egress/checker.js';
-import { EgressGuard, netConnector, type Connector } from './egress/guard.js';
+import { RemoteGuard } from './egress/remote.js';
 import { ApiError, ERRORS } from './errors.js';
-import type { ExecutorTestSeam, FromExecutor, ToExecutor, WireError } from './ipc.js';
+import { EGRESS_STOPPED, type FromExecutor, type ToExecutor, type WireError } from './ipc.js';
 import { collectWhenIdle } from './idle-gc.js';
 import type { Logger } from './log.js';
 import { releaseBundleCache } from './sandbox/bundle.js';
@@ -89,29 +85,6 @@ process.on('disconnect', () => {
   if (!exiting) process.exit(0);
 });
 
-/** The resolver and connector a test describes as data (see ExecutorTestSeam). */
-function seamResolver(hosts: NonNullable<ExecutorTestSeam['hosts']>): Resolver {
-  const turns = new Map<string, number>();
-  return async (host) => {
-    const answers = hosts[host];
-    if (answers === undefined || answers.length === 0)
-      throw Object.assign(new Error(`ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-    const turn = turns.get(host) ?? 0;
-    turns.set(host, turn + 1);
-    const chosen = answers[turn % answers.length] ?? [];
-    return chosen.map((address): ResolvedAddress => ({ address, family: isIP(address) === 6 ? 6 : 4 }));
-  };
-}
-
-function seamConnector(seam: ExecutorTestSeam): Connector {
-  return async (t, ms) => {
-    if (seam.reportDials) send({ type: 'dial', address: t.address, port: t.port });
-    if (seam.loopbackOnly && t.address !== '127.0.0.1' && t.address !== '::1')
-      throw Object.assign(new Error('refused by the test seam'), { code: 'ECONNREFUSED' });
-    return await netConnector(t, ms);
-  };
-}
-
 function toWire(e: unknown): WireError {
   if (e instanceof ApiError)
     return {
@@ -134,39 +107,24 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
   const { config } = init;
   const log = ipcLogger(init.logLevel);
   logger = log;
-  let protectedPorts = [...init.protectedPorts];
-  const interfaces = init.seam?.localAddresses
-    ? (): readonly string[] => init.seam?.localAddresses ?? []
-    : systemAddresses();
-  let guard: EgressGuard | undefined;
-  const resolve = init.seam?.hosts ? seamResolver(init.seam.hosts) : systemResolver;
-  const checker = new EgressChecker({
-    allowlist: config.egressAllowlist,
-    // The per-context session ports are protected too: a page may not reach another context's port.
-    protectedPorts: () => [...protectedPorts, ...(guard?.ports() ?? [])],
-    resolve,
-    // SECURITY: this machine's own addresses (and the one the service listens on) are not "public".
-    localAddresses: () => [...interfaces(), config.host],
-  });
-  const theGuard = new EgressGuard({
-    checker,
+  const jobs = new Map<number, AbortController>();
+  let lanes: BrowserLanes | undefined;
+  const remote = new RemoteGuard({
     logger: log,
-    // SECURITY: the proxies' credentials live in the guard only (and, until the guard
-    // has a process of its own, in this process's memory): never in a job or a log line.
-    proxies: init.egress.proxies,
-    resolveProxy: resolve,
-    events: {
-      // Only refusals for a request count; Chromium's own background requests do not.
-      onRefused: (_host, _port, _reason, requestId) => {
-        if (requestId !== undefined) send({ type: 'egress-refused' });
-      },
+    onLost: () => {
+      // SECURITY: the requests whose traffic went through it fail (the front has
+      // failed them already), and no context that used a port of it is used again.
+      for (const a of jobs.values()) a.abort(new ApiError('INTERNAL_SERVER_ERROR', EGRESS_STOPPED));
+      lanes?.dropSpares();
     },
-    ...(init.seam ? { connector: seamConnector(init.seam) } : {}),
-    ...(init.seam?.guardLimits ? { limits: init.seam.guardLimits } : {}),
+    onDrained: () => send({ type: 'egress-drained' }),
   });
-  guard = theGuard;
-  const guardPort = await theGuard.listen();
-  protectedPorts.push(guardPort);
+  // Before the first await: the front sends the channel right after init.
+  process.on('message', (msg: ToExecutor, handle: unknown) => {
+    if (msg.type === 'egress-channel' && handle && typeof (handle as Socket).write === 'function')
+      remote.attach(handle as Socket);
+  });
+  const { guardPort } = init;
   // One Chromium per request slot of this executor (src/browser/lanes.ts), so
   // that each request's page memory can be counted and bounded (PAGE_MEMORY_MB).
   const browser = new BrowserLanes({
@@ -176,7 +134,7 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         executablePath: config.executablePath,
         chromium: config.chromium,
         guardPort,
-        openEgress: () => theGuard.openSession(),
+        openEgress: () => remote.openSession(),
         protocolTimeoutMs: config.scriptTimeoutMs + config.navigationTimeoutMs + PROTOCOL_TIMEOUT_MARGIN_MS,
         // A lane serves one request at a time: one context made ahead is enough.
         prewarmedContexts: Math.min(1, config.prewarmedContexts),
@@ -202,6 +160,7 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
     config.prewarmedIsolates,
     log,
   );
+  lanes = browser;
   await browser.start();
   sandboxes.start();
 
@@ -209,7 +168,7 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
     config,
     browser,
     sandboxes,
-    checker,
+    checker: remote,
     logger: log,
     metrics: {
       navigation: { observe: (seconds) => send({ type: 'observe', metric: 'navigation', seconds }) },
@@ -217,8 +176,6 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
       egressRefusals: { inc: () => send({ type: 'egress-refused' }) },
     },
   };
-  const jobs = new Map<number, AbortController>();
-
   let lastStatus = '';
   const reportStatus = (): void => {
     const status = {
@@ -262,7 +219,7 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
       const steps: [string, () => Promise<void> | void][] = [
         ['isolates', () => sandboxes.close()],
         ['chromium', () => browser.close()],
-        ['egress guard', () => theGuard.close()],
+        ['egress channel', () => remote.close()],
         ['code caches', () => releaseBundleCache()],
       ];
       for (const [what, step] of steps) {
@@ -306,19 +263,6 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         jobs.get(msg.id)?.abort(e ? new ApiError(e.code, e.message) : undefined);
         break;
       }
-      case 'protect':
-        protectedPorts = [...new Set([...msg.ports, guardPort])];
-        break;
-      case 'close-guard':
-        theGuard.close().then(
-          () => send({ type: 'guard-closed', ask: msg.ask }),
-          (e: unknown) => fatal('closing the egress guard', e),
-        );
-        break;
-      case 'guard-counts':
-        // Tests only: what the guard has seen (counts, no traffic).
-        if (init.seam) send({ type: 'guard-counts', ask: msg.ask, counts: theGuard.counts() });
-        break;
       case 'shutdown':
         close().then(
           () => process.exit(0),
@@ -337,11 +281,12 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         else Promise.reject(new Error('a fault the test asked for'));
         break;
       case 'init':
+      case 'egress-channel':
         break;
     }
   });
   started = true;
-  send({ type: 'ready', guardPort, chromiumSandbox: browser.sandboxed });
+  send({ type: 'ready', chromiumSandbox: browser.sandboxed });
   log.info(
     { guardPort, chromiumPids: browser.pids, lanes: browser.lanes, chromiumSandbox: browser.sandboxed },
     'executor ready',

@@ -1,9 +1,13 @@
 // The messages between the front (server, app, http/, tenancy/: holds the
-// secrets, runs nothing untrusted) and an executor (src/executor.ts: scrape/,
-// sandbox/, browser/, egress/: runs the scripts, Puppeteer and Chromium, holds no
-// secrets). They travel over the IPC channel of child_process.fork with
+// secrets, runs nothing untrusted) and its two kinds of child: an executor
+// (src/executor.ts: scrape/, sandbox/, browser/: runs the scripts, Puppeteer and
+// Chromium, holds no secrets) and the egress process (src/egress-process.ts:
+// egress/: the guard Chromium's traffic goes through; runs no script and no
+// Chromium). They travel over the IPC channel of child_process.fork with
 // serialization 'advanced' (structured clone), so they are plain data only:
-// no functions, no class instances, nothing that is a live reference.
+// no functions, no class instances, nothing that is a live reference. The one
+// exception is the socket of an executor's channel to the egress process, which
+// the front hands to both as a handle (see src/egress/channel.ts).
 import type { Config, UpstreamProxy } from './config.js';
 import { ERRORS, type ErrorCode, type FailureDetails } from './errors.js';
 import type { RequestOptions } from './request-options.js';
@@ -61,7 +65,8 @@ export type ProxyFailureStat = (typeof PROXY_FAILURE_STATS)[ProxyFailureKind];
 /**
  * What the egress guard is given at its start, apart from the policy: the
  * upstream proxies with their credentials. SECURITY: a secret; whoever holds
- * the guard holds this, and nothing else of the service should.
+ * the guard holds this, and nothing else of the service should: the front sends
+ * it to the egress process (src/egress-supervisor.ts), never to an executor.
  */
 export interface EgressInit {
   readonly proxies: readonly UpstreamProxy[];
@@ -127,6 +132,24 @@ export interface ExecutorTestSeam {
   readonly heapMb?: number;
 }
 
+/**
+ * What the egress process runs with: the fields of the configuration it needs,
+ * chosen one by one (an allow-list, unlike the executor's deny-list), so a
+ * setting added later reaches it only when it is named here. SECURITY: the
+ * front hands the egress process its configuration (and, with upstream proxies,
+ * their credentials) directly over this channel; nothing of it passes through an
+ * executor.
+ */
+export interface EgressConfig {
+  readonly egressAllowlist: Config['egressAllowlist'];
+  /** The address the service listens on: one of this machine's, refused unless allow-listed. */
+  readonly host: Config['host'];
+}
+
+export function egressConfig(config: Config): EgressConfig {
+  return { egressAllowlist: config.egressAllowlist, host: config.host };
+}
+
 /** The configuration an executor runs with: the front's, with every secret taken out. */
 export type ExecutorConfig = Omit<Config, 'apiKeys' | 'apiKeysFile' | 'redisUrl' | 'metricsToken' | 'proxies'> & {
   readonly apiKeys: readonly never[];
@@ -181,7 +204,7 @@ export interface ExecutorMemory {
   readonly pageLimitKills: number;
 }
 
-/** The failures a test may ask of an executor (seam.faults). */
+/** The failures a test may ask of an executor or of the egress process (seam.faults). */
 export type FaultKind = 'throw' | 'reject' | 'oom' | 'send';
 
 export type ToExecutor =
@@ -190,52 +213,102 @@ export type ToExecutor =
       readonly config: ExecutorConfig;
       /** The front's log level: the executor sends only the lines the front would write. */
       readonly logLevel: string;
-      /** Loopback ports no page may reach: the service's and every executor's guard. */
-      readonly protectedPorts: readonly number[];
-      /**
-       * The egress guard's start: its proxies with their credentials. SECURITY:
-       * here only while the guard runs in the executor; once it has a process of
-       * its own (issue 23 point 3), the front sends this there instead.
-       */
-      readonly egress: EgressInit;
+      /** The egress guard's browser-wide port (Chromium's --proxy-server), the same across its restarts. */
+      readonly guardPort: number;
       readonly seam?: ExecutorTestSeam;
     }
-  | { readonly type: 'protect'; readonly ports: readonly number[] }
+  /**
+   * A channel to the (new) egress process: sent with the socket as its handle.
+   * Sent only once the executor holds no context of a previous one (egress-drained).
+   */
+  | { readonly type: 'egress-channel' }
   | { readonly type: 'run'; readonly id: number; readonly request: JobRequest }
   /** The job's request was cancelled; `error` is the reason when it is a public error (shutdown). */
   | { readonly type: 'abort'; readonly id: number; readonly error?: WireError }
-  /** Closes the egress guard (a test of what happens when it is down). */
-  | { readonly type: 'close-guard'; readonly ask: number }
   /**
    * Tests (seam.faults): an exception nobody catches, a rejection nobody
    * handles, V8's heap exhausted, or `message` sent to the front as it is (what
    * an executor that escaped our code could send).
    */
   | { readonly type: 'fault'; readonly kind: FaultKind; readonly message?: unknown }
-  /** Tests (any seam): the guard's counts, answered with { type: 'guard-counts' } and the same `ask`. */
-  | { readonly type: 'guard-counts'; readonly ask: number }
   /** Close everything and exit 0. */
   | { readonly type: 'shutdown' };
 
 export type FromExecutor =
-  | { readonly type: 'ready'; readonly guardPort: number; readonly chromiumSandbox: boolean }
+  | { readonly type: 'ready'; readonly chromiumSandbox: boolean }
   | { readonly type: 'status'; readonly browser: BrowserStatus }
   | { readonly type: 'memory'; readonly memory: ExecutorMemory }
   /** One log line of the executor's logger (pino JSON), for the front to write. */
   | { readonly type: 'log'; readonly line: string }
   | { readonly type: 'observe'; readonly metric: 'navigation' | 'script'; readonly seconds: number }
   | { readonly type: 'egress-refused' }
-  | { readonly type: 'dial'; readonly address: string; readonly port: number }
   | { readonly type: 'done'; readonly id: number; readonly outcome: JobOutcome }
   | { readonly type: 'failed'; readonly id: number; readonly error: WireError }
   /** The job's context and isolate are closed: its slot may be given to the next job. */
   | { readonly type: 'closed'; readonly id: number }
-  /** Answers carry the `ask` of their question: a late answer to a question given up on answers no other. */
-  | { readonly type: 'guard-closed'; readonly ask: number }
-  | { readonly type: 'guard-counts'; readonly ask: number; readonly counts: GuardCounts };
+  /**
+   * Its channel to the egress process is gone, and every context that used a
+   * port of that process is closed: it may be given a channel to the next one.
+   */
+  | { readonly type: 'egress-drained' };
 
 /** The fail message of a job whose executor stopped under it. */
 export const RUNNER_STOPPED = 'Internal server error: the script runner stopped; the request was not completed';
+/** The fail message of a job whose egress process stopped under it. */
+export const EGRESS_STOPPED = 'Internal server error: the egress process stopped; the request was not completed';
+
+/** The data-only test seam of the egress process: the part of ExecutorTestSeam that is the guard's. */
+export interface EgressTestSeam {
+  readonly hosts?: ExecutorTestSeam['hosts'];
+  readonly loopbackOnly: boolean;
+  readonly reportDials: boolean;
+  /** Obey { type: 'fault' } (a test of an egress process that fails or misbehaves). */
+  readonly faults: boolean;
+  readonly localAddresses?: readonly string[];
+  readonly guardLimits?: Partial<GuardLimits>;
+}
+
+export type ToEgress =
+  | {
+      readonly type: 'init';
+      readonly config: EgressConfig;
+      readonly logLevel: string;
+      /** The service's own port, which no page may reach. */
+      readonly servicePort: number;
+      /** The browser-wide port to listen on: the previous egress process's (Chromium was started with it), or 0. */
+      readonly port: number;
+      /**
+       * The guard's upstream proxies with their credentials. SECURITY: sent to
+       * this process alone; an executor names a request's proxy by name only.
+       */
+      readonly egress: EgressInit;
+      readonly seam?: EgressTestSeam;
+    }
+  /** The egress end of a new channel for executor `executor`, sent with the socket as its handle. */
+  | { readonly type: 'attach'; readonly executor: number }
+  /** Closes the egress guard (a test of what happens when it is down). */
+  | { readonly type: 'close-guard'; readonly ask: number }
+  /** Tests (any seam): the guard's counts, answered with { type: 'guard-counts' } and the same `ask`. */
+  | { readonly type: 'guard-counts'; readonly ask: number }
+  | { readonly type: 'fault'; readonly kind: FaultKind; readonly message?: unknown }
+  | { readonly type: 'shutdown' };
+
+export type FromEgress =
+  | { readonly type: 'ready'; readonly guardPort: number }
+  | { readonly type: 'log'; readonly line: string }
+  /** A refusal of a request's traffic (counted in pagescript_egress_refusals_total). */
+  | { readonly type: 'egress-refused' }
+  | { readonly type: 'dial'; readonly address: string; readonly port: number }
+  /** What the egress process holds now (read from /proc every second), in bytes. */
+  | { readonly type: 'memory'; readonly bytes: number }
+  /**
+   * An executor sent what the egress process cannot read on its channel: the
+   * channel is closed, and the front kills that executor as it would for a
+   * malformed message to itself.
+   */
+  | { readonly type: 'executor-misbehaved'; readonly executor: number }
+  | { readonly type: 'guard-closed'; readonly ask: number }
+  | { readonly type: 'guard-counts'; readonly ask: number; readonly counts: GuardCounts };
 
 /** The longest log line the front takes from an executor (its own lines are far shorter). */
 export const MAX_EXECUTOR_LOG_LINE = 64 * 1024;
@@ -280,7 +353,7 @@ function isGuardCounts(c: unknown): boolean {
 
 /** Whether each kind of message has the fields the front reads, of the types it reads them as. */
 const SHAPES: Record<FromExecutor['type'], (m: Record<string, unknown>) => boolean> = {
-  ready: (m) => isPort(m.guardPort) && typeof m.chromiumSandbox === 'boolean',
+  ready: (m) => typeof m.chromiumSandbox === 'boolean',
   status: (m) => isBrowserStatus(m.browser),
   memory: (m) =>
     isObject(m.memory) &&
@@ -291,12 +364,10 @@ const SHAPES: Record<FromExecutor['type'], (m: Record<string, unknown>) => boole
   log: (m) => typeof m.line === 'string' && m.line.length <= MAX_EXECUTOR_LOG_LINE,
   observe: (m) => (m.metric === 'navigation' || m.metric === 'script') && isSeconds(m.seconds),
   'egress-refused': () => true,
-  dial: (m) => typeof m.address === 'string' && isPort(m.port),
   done: (m) => isCount(m.id) && isOutcome(m.outcome),
   failed: (m) => isCount(m.id) && isWireError(m.error),
   closed: (m) => isCount(m.id),
-  'guard-closed': (m) => isCount(m.ask),
-  'guard-counts': (m) => isCount(m.ask) && isGuardCounts(m.counts),
+  'egress-drained': () => true,
 };
 
 /**
@@ -312,4 +383,29 @@ export function checkFromExecutor(msg: unknown): FromExecutor {
   if (!SHAPES[msg.type as FromExecutor['type']](msg))
     throw new Error(`an executor sent a ${msg.type} message the front cannot read`);
   return msg as unknown as FromExecutor;
+}
+
+const EGRESS_SHAPES: Record<FromEgress['type'], (m: Record<string, unknown>) => boolean> = {
+  ready: (m) => isPort(m.guardPort),
+  log: (m) => typeof m.line === 'string' && m.line.length <= MAX_EXECUTOR_LOG_LINE,
+  'egress-refused': () => true,
+  dial: (m) => typeof m.address === 'string' && m.address.length <= 64 && isPort(m.port),
+  memory: (m) => isSeconds(m.bytes),
+  'executor-misbehaved': (m) => isCount(m.executor),
+  'guard-closed': (m) => isCount(m.ask),
+  'guard-counts': (m) => isCount(m.ask) && isGuardCounts(m.counts),
+};
+
+/**
+ * SECURITY: what the front takes from the egress process. It runs no script,
+ * but it parses what hostile pages and upstreams send; one that a bug or an
+ * upstream took over could send anything. Throws on anything that is not a
+ * FromEgress the front can read; the front then kills the egress process.
+ */
+export function checkFromEgress(msg: unknown): FromEgress {
+  if (!isObject(msg) || typeof msg.type !== 'string' || !Object.hasOwn(EGRESS_SHAPES, msg.type))
+    throw new Error('the egress process sent a message of no known type');
+  if (!EGRESS_SHAPES[msg.type as FromEgress['type']](msg))
+    throw new Error(`the egress process sent a ${msg.type} message the front cannot read`);
+  return msg as unknown as FromEgress;
 }

@@ -24,6 +24,7 @@ export interface MetricsSources {
   browserRestarts(): number;
   browserRecycles(): number;
   executorRestarts(): number;
+  egressRestarts(): number;
   /** The key file in force is not the one on disk (its last change failed to load). */
   keyFileStale(): boolean;
   keyFileReloadFailures(): number;
@@ -210,6 +211,11 @@ export class Metrics {
       'pagescript_executor_restarts_total',
       'Script executor processes that stopped (crash, out of memory, killed) and were replaced.',
       () => sources.executorRestarts(),
+    );
+    counter(
+      'pagescript_egress_restarts_total',
+      'Egress processes (the guard all browser traffic goes through) that stopped and were replaced.',
+      () => sources.egressRestarts(),
     );
   }
 

@@ -389,7 +389,7 @@ export function openApiDocument(config: Config): Json {
           type: 'object',
           required: ['status', 'browser', 'chromium', 'limits', 'keys'],
           description:
-            'browserRestarts, browserRecycles, executorRestarts, running and queued are given only with Authorization: Bearer <METRICS_TOKEN>.',
+            'browserRestarts, browserRecycles, executorRestarts, egress, egressRestarts, running and queued are given only with Authorization: Bearer <METRICS_TOKEN>.',
           properties: {
             status: { enum: ['ok', 'degraded', 'starting', 'draining'] },
             browser: { enum: ['ready', 'not ready'] },
@@ -400,6 +400,12 @@ export function openApiDocument(config: Config): Json {
             browserRestarts: { type: 'integer', minimum: 0 },
             browserRecycles: { type: 'integer', minimum: 0 },
             executorRestarts: { type: 'integer', minimum: 0 },
+            egress: {
+              enum: ['ready', 'not ready'],
+              description:
+                'The egress process (the guard all browser traffic goes through); not ready while it is replaced.',
+            },
+            egressRestarts: { type: 'integer', minimum: 0 },
             chromiumSandbox: { type: ['boolean', 'null'] },
             running: { type: 'integer', minimum: 0 },
             queued: { type: 'integer', minimum: 0 },

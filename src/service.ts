@@ -9,6 +9,7 @@ import { createEdgeServer } from './http/edge.js';
 import type { BrowserStatus, ExecutorTestSeam, GuardCounts } from './ipc.js';
 import type { Logger } from './log.js';
 import { collectWhenIdle } from './idle-gc.js';
+import { EgressSupervisor } from './egress-supervisor.js';
 import { Supervisor } from './supervisor.js';
 import { FallbackStore } from './tenancy/fallback-store.js';
 import { KeyRing } from './tenancy/keyring.js';
@@ -17,11 +18,13 @@ import { RedisStore } from './tenancy/redis-store.js';
 export interface Service {
   readonly config: Config;
   readonly port: number;
-  /** The script executors: processes that run Chromium, the isolates and the egress guard. */
+  /** The script executors: processes that run Chromium and the isolates. */
   readonly executors: Supervisor;
+  /** The egress process: the guard every Chromium's traffic goes through. */
+  readonly egress: EgressSupervisor;
   /** The executors' Chromium, as one (pid, ready, restarts, recycles). */
   readonly browser: BrowserStatus;
-  /** The executors' egress guards: close() closes them (a test of what happens when the guard is down). */
+  /** The egress guard: close() closes it (a test of what happens when the guard is down). */
   readonly guard: { close(): Promise<void>; counts(): Promise<GuardCounts> };
   readonly app: App;
   readonly tenancy: Tenancy;
@@ -46,9 +49,9 @@ async function waitUntil(cond: () => boolean, timeoutMs: number): Promise<void> 
 
 export interface ServiceOptions {
   /**
-   * Tests only: the executors answer names from this table instead of DNS, dial
-   * only loopback, and report each upstream they dial to onDial. Data, because
-   * the guard runs in another process.
+   * Tests only: the egress process answers names from this table instead of
+   * DNS, dials only loopback, and reports each upstream it dials to onDial.
+   * Data, because the guard runs in another process.
    */
   readonly egressSeam?: Partial<ExecutorTestSeam> & {
     onDial?(address: string, port: number): void;
@@ -135,13 +138,18 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
   const servicePort = typeof addr === 'object' && addr ? addr.port : config.port;
 
   const seam = opts.egressSeam;
-  const executors = new Supervisor({
+  let executors: Supervisor | undefined;
+  // SECURITY: the egress process gets its configuration from here (egressConfig
+  // in src/ipc.ts), directly: nothing of it passes through an executor.
+  const egress = new EgressSupervisor({
     config,
     logger,
     servicePort,
     events: {
-      observe: (metric, seconds) => app?.metrics[metric].observe(seconds),
       egressRefused: () => app?.metrics.egressRefusals.inc(),
+      stopped: () => executors?.egressStopped(),
+      ready: () => executors?.egressReady(),
+      executorMisbehaved: (index) => executors?.executorMisbehaved(index),
     },
     ...(seam
       ? {
@@ -152,22 +160,45 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
             faults: seam.faults ?? false,
             ...(seam.localAddresses ? { localAddresses: seam.localAddresses } : {}),
             ...(seam.guardLimits ? { guardLimits: seam.guardLimits } : {}),
-            ...(seam.heapMb === undefined ? {} : { heapMb: seam.heapMb }),
             ...(seam.onDial ? { onDial: seam.onDial } : {}),
           },
         }
       : {}),
   });
-  opened.defer(step(logger, 'script executors', () => executors.close()));
-  app = buildApp({ config, executors, tenancy, logger });
+  opened.defer(step(logger, 'egress process', () => egress.close()));
+  await egress.start();
+  const theExecutors = new Supervisor({
+    config,
+    logger,
+    egress,
+    events: {
+      observe: (metric, seconds) => app?.metrics[metric].observe(seconds),
+      egressRefused: () => app?.metrics.egressRefusals.inc(),
+    },
+    ...(seam
+      ? {
+          seam: {
+            loopbackOnly: seam.loopbackOnly ?? false,
+            reportDials: false,
+            faults: seam.faults ?? false,
+            ...(seam.heapMb === undefined ? {} : { heapMb: seam.heapMb }),
+          },
+        }
+      : {}),
+  });
+  executors = theExecutors;
+  opened.defer(step(logger, 'script executors', () => theExecutors.close()));
+  app = buildApp({ config, executors: theExecutors, tenancy, logger });
   const theApp = app;
-  await executors.start();
+  await theExecutors.start();
   logger.info(
     {
       host: config.host,
       port: servicePort,
-      executors: executors.pids,
-      executorUser: executors.runAs?.user,
+      executors: theExecutors.pids,
+      executorUser: theExecutors.runAs?.user,
+      egress: egress.pid,
+      egressUser: egress.runAs?.user,
       chromiumSandbox: executors.chromiumSandbox,
       maxConcurrency: config.maxConcurrency,
       serviceMemoryMb: config.serviceMemoryMb,
@@ -203,11 +234,12 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
   const service: Service = {
     config,
     port: servicePort,
-    executors,
+    executors: theExecutors,
+    egress,
     get browser() {
-      return executors.browser;
+      return theExecutors.browser;
     },
-    guard: { close: () => executors.closeGuards(), counts: () => executors.guardCounts() },
+    guard: { close: () => egress.closeGuard(), counts: () => egress.guardCounts() },
     app: theApp,
     tenancy,
     server,

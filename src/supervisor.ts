@@ -5,25 +5,27 @@
 // descriptor of the front but its stdio and the IPC channel, and, when the front
 // runs as root, an unprivileged user of its own.
 import { fork, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { JOB_CLOSE_MARGIN_MS, type Config } from './config.js';
 import { ApiError } from './errors.js';
+import type { EgressSupervisor } from './egress-supervisor.js';
 import {
+  EGRESS_STOPPED,
   RUNNER_STOPPED,
   checkFromExecutor,
-  egressInit,
   executorConfig,
   type BrowserStatus,
   type ExecutorMemory,
   type ExecutorTestSeam,
   type FaultKind,
   type FromExecutor,
-  type GuardCounts,
   type JobOutcome,
   type JobRequest,
+  type ToEgress,
   type ToExecutor,
   type WireError,
 } from './ipc.js';
@@ -41,6 +43,8 @@ export const EXECUTOR_RESTART_BACKOFF_MS = 100;
 export const EXECUTOR_RESTART_BACKOFF_MAX_MS = 10_000;
 /** How long a question to an executor (the tests' guard counts, closing its guard) may wait for its answer. */
 export const EXECUTOR_ASK_TIMEOUT_MS = 10_000;
+/** How long an executor may take, once the egress process died, to close every context that used it. */
+export const EGRESS_DRAIN_TIMEOUT_MS = 10_000;
 
 /**
  * How long a job may stay with its executor, from {run} to {closed}, before the
@@ -59,6 +63,110 @@ export function jobDeadlineMs(config: Pick<Config, 'navigationTimeoutMs' | 'scri
  * REDIS_URL, METRICS_TOKEN, and whatever else the operator set) stays behind.
  */
 const PASSED_ENV = ['PATH', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'MALLOC_ARENA_MAX', 'NODE_ENV'] as const;
+
+/**
+ * SECURITY: a child process's whole environment: the allow-listed variables,
+ * and a home and temporary directory of its own (`dir`, which only its user may enter).
+ */
+export function childEnv(dir: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of PASSED_ENV) {
+    const v = process.env[name];
+    if (v !== undefined) env[name] = v;
+  }
+  Object.assign(env, { HOME: dir, TMPDIR: dir, XDG_CONFIG_HOME: dir, XDG_CACHE_HOME: dir });
+  return env;
+}
+
+/**
+ * The first message an executor gets. SECURITY: its configuration has every
+ * secret taken out (executorConfig), the upstream proxies included: their
+ * credentials go to the egress process alone (egressInitMessage), and the
+ * executor names a request's proxy to it by name.
+ */
+export function executorInit(
+  config: Config,
+  logLevel: string,
+  guardPort: number,
+  seam: ExecutorTestSeam | undefined,
+): Extract<ToExecutor, { type: 'init' }> {
+  return {
+    type: 'init',
+    config: executorConfig(config),
+    logLevel,
+    guardPort,
+    ...(seam ? { seam: { loopbackOnly: seam.loopbackOnly, reportDials: seam.reportDials, faults: seam.faults } } : {}),
+  };
+}
+
+/**
+ * Sends `socket` to `child` as an IPC handle and closes the front's copy as soon
+ * as it is written (`done` is then called, with the error if it could not be).
+ * Node would otherwise keep its copy open until the child acknowledges it, and
+ * for ever if the child dies first (its disconnect waits for that
+ * acknowledgement): the socket's other end, handed to another child, would then
+ * never see this one close, and wait on it. A child that dies before the message
+ * is even written gets its copy closed at its exit.
+ */
+export function sendSocket(
+  child: ChildProcess,
+  msg: ToExecutor | ToEgress,
+  socket: Socket,
+  done: (e: Error | null) => void = () => undefined,
+): void {
+  const close = (): void => void socket.destroy();
+  child.once('exit', close);
+  child.send(msg, socket, { keepOpen: true }, (e) => {
+    child.off('exit', close);
+    close();
+    done(e);
+  });
+}
+
+/** A private home for a child (mode 0700), given to its user when it has one of its own. */
+export function childDir(prefix: string, runAs: RunAs | undefined): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  if (runAs) chownSync(dir, runAs.uid, runAs.gid);
+  return dir;
+}
+
+/**
+ * A child's entry (`name`: executor or egress-process): dist/<name>.js next to
+ * dist/server.js, or src/<name>.ts run through tsx.
+ */
+export function childEntry(name: string, heapMb?: number): { file: string; execArgv: string[] } {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const file = fileURLToPath(new URL(fromSource ? `./${name}.ts` : `./${name}.js`, import.meta.url));
+  const execArgv = ['--no-node-snapshot'];
+  if (process.execArgv.includes('--expose-gc')) execArgv.push('--expose-gc');
+  if (heapMb !== undefined) execArgv.push(`--max-old-space-size=${heapMb}`);
+  if (fromSource) execArgv.push('--import', import.meta.resolve('tsx'));
+  return { file, execArgv };
+}
+
+const LEVELS = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' } as const;
+
+/**
+ * A child's log line (pino JSON), written by the front's logger with `who`
+ * ({ executor: pid } or { egress: pid }). SECURITY: the line says which child
+ * wrote it, in the front's words: a child cannot pass its lines off as the
+ * front's (a forged "scrape done").
+ */
+export function writeChildLine(logger: Logger, line: string, who: Record<string, unknown>, what: string): void {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    parsed = undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    logger.warn({ ...who, line: line.slice(0, 1000) }, `${what} wrote a line that is not JSON`);
+    return;
+  }
+  const { level, msg, time: _time, pid: _pid, hostname: _host, ...fields } = parsed as Record<string, unknown>;
+  const name = Object.hasOwn(LEVELS, String(level)) ? LEVELS[level as keyof typeof LEVELS] : 'info';
+  logger[name]({ ...fields, ...who }, typeof msg === 'string' ? msg : what);
+}
 
 /** The unprivileged user executors run as, when the front runs as root. */
 export interface RunAs {
@@ -97,21 +205,11 @@ export interface SupervisorEvents {
 export interface SupervisorOptions {
   readonly config: Config;
   readonly logger: Logger;
-  /** The front's own port, which no page may reach. */
-  readonly servicePort: number;
+  /** The egress process the executors' Chromium goes through; started before them. */
+  readonly egress: EgressSupervisor;
   readonly events?: SupervisorEvents;
-  /** Tests only: names and upstreams described as data; onDial hears each upstream dialled. */
-  readonly seam?: ExecutorTestSeam & { onDial?(address: string, port: number): void };
-}
-
-/** The answers to the front's questions (see Supervisor.#ask). */
-type Answer = Extract<FromExecutor, { type: 'guard-closed' | 'guard-counts' }>;
-
-interface Asking {
-  readonly id: number;
-  readonly type: Answer['type'];
-  readonly answer: (msg: Answer) => void;
-  readonly fail: (e: Error) => void;
+  /** Tests only: faults on request, a small heap (the guard's part of the seam is the egress process's). */
+  readonly seam?: ExecutorTestSeam;
 }
 
 interface Pending {
@@ -128,25 +226,30 @@ class Executor {
   readonly jobs = new Map<number, Pending>();
   ready = false;
   gone = false;
-  guardPort = 0;
+  /**
+   * The egress process whose channel it holds (its generation), 0 for none: it
+   * got none yet, or it lost one and has closed every context that used it.
+   */
+  channelOf = 0;
   chromiumSandbox: boolean | undefined;
   browser: BrowserStatus = { ready: false, pid: undefined, pids: [], restarts: 0, recycles: 0, contextsReady: 0 };
   memory: ExecutorMemory = { executorBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 };
-  /** Questions waiting for their answer; each fails when the executor exits or at its deadline. */
-  readonly asking = new Set<Asking>();
+  /** Its name at the egress process (an executor's channel is its own). */
+  readonly index: number;
 
-  constructor(child: ChildProcess, dir: string) {
+  constructor(child: ChildProcess, dir: string, index: number) {
     this.child = child;
     this.dir = dir;
+    this.index = index;
   }
 
-  send(msg: ToExecutor): void {
+  send(msg: ToExecutor, handle?: Socket): void {
     // A message to an executor that is going away is lost; its exit fails its jobs.
-    if (this.child.connected) this.child.send(msg, (e) => void e);
+    if (!this.child.connected) handle?.destroy();
+    else if (handle) sendSocket(this.child, msg, handle);
+    else this.child.send(msg, (e) => void e);
   }
 }
-
-const LEVELS = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' } as const;
 
 export class Supervisor {
   readonly #opts: SupervisorOptions;
@@ -154,7 +257,8 @@ export class Supervisor {
   readonly #executors = new Set<Executor>();
   readonly #waiting = new Set<() => void>();
   #nextId = 1;
-  #nextAsk = 1;
+  #nextExecutor = 1;
+  #drainTimer: NodeJS.Timeout | undefined;
   #restarts = 0;
   #failedStarts = 0;
   /** Chromium restarts and recycles, and page memory kills, counted by executors that are gone. */
@@ -234,66 +338,91 @@ export class Supervisor {
     for (const e of this.#executors) e.send({ type: 'fault', kind, ...(message === undefined ? {} : { message }) });
   }
 
-  /** Closes the egress guard of every executor (a test of what happens when it is down). */
-  async closeGuards(timeoutMs = EXECUTOR_ASK_TIMEOUT_MS): Promise<void> {
-    await Promise.all(this.#live().map((e) => this.#ask(e, 'close-guard', 'guard-closed', timeoutMs)));
-  }
-
-  /** Tests (seam): the egress guards' counts, summed over the executors. */
-  async guardCounts(timeoutMs = EXECUTOR_ASK_TIMEOUT_MS): Promise<GuardCounts> {
-    // An executor answers only when it was given a seam; without one every question would time out.
-    if (!this.#opts.seam) throw new Error('the guard counts are answered only in tests (egressSeam)');
-    const each = await Promise.all(
-      this.#live().map(async (e) => (await this.#ask(e, 'guard-counts', 'guard-counts', timeoutMs)).counts),
-    );
-    const sum: GuardCounts = { clientConnections: 0, unclaimed: 0, upstreamConnections: 0 };
-    for (const c of each) for (const k of Object.keys(sum) as (keyof GuardCounts)[]) sum[k] += c[k];
-    return sum;
-  }
-
-  #live(): Executor[] {
-    return [...this.#executors].filter((e) => e.ready && !e.gone);
+  /** The egress process (restarts, readiness) that the executors' traffic goes through. */
+  get egress(): EgressSupervisor {
+    return this.#opts.egress;
   }
 
   /**
-   * Sends `question` to one executor and waits for its answer of type `answer`:
-   * it fails, rather than waiting for ever, when the executor exits first or
-   * does not answer within timeoutMs (a hung or stopped process).
+   * The egress process died: the requests in flight fail with 500 now (their
+   * traffic went through it); each executor ends them, closes every context that
+   * used a port of it and says so (egress-drained). An executor that has not
+   * within EGRESS_DRAIN_TIMEOUT_MS is killed (and replaced).
    */
-  #ask<T extends Answer['type']>(
-    e: Executor,
-    question: 'close-guard' | 'guard-counts',
-    answer: T,
-    timeoutMs: number,
-  ): Promise<Extract<Answer, { type: T }>> {
-    return new Promise((resolve, reject) => {
-      if (e.gone || !e.child.connected) {
-        reject(new Error(`executor ${e.child.pid} is gone; it cannot answer ${question}`));
-        return;
+  egressStopped(): void {
+    const generation = this.#opts.egress.generation;
+    for (const e of this.#executors) {
+      for (const [id, job] of e.jobs) {
+        job.reject(new ApiError('INTERNAL_SERVER_ERROR', EGRESS_STOPPED, { cause: 'the egress process exited' }));
+        e.send({ type: 'abort', id, error: { code: 'INTERNAL_SERVER_ERROR', message: EGRESS_STOPPED } });
       }
-      const asking: Asking = {
-        id: this.#nextAsk++,
-        type: answer,
-        answer: (msg) => {
-          done();
-          resolve(msg as Extract<Answer, { type: T }>);
+    }
+    clearTimeout(this.#drainTimer);
+    this.#drainTimer = setTimeout(() => {
+      for (const e of this.#executors)
+        if (!e.gone && e.channelOf !== 0 && e.channelOf <= generation) {
+          this.#opts.logger.error(
+            { pid: e.child.pid, ms: EGRESS_DRAIN_TIMEOUT_MS },
+            'an executor did not close the contexts of the stopped egress process in time; killing it',
+          );
+          e.child.kill('SIGKILL');
+        }
+    }, EGRESS_DRAIN_TIMEOUT_MS);
+    this.#drainTimer.unref();
+  }
+
+  /** A (new) egress process is ready: executors without a channel get one, once none holds the old one's. */
+  egressReady(): void {
+    this.#giveChannels();
+  }
+
+  /** The egress process says executor `index` sent it what it cannot read: it is killed, as for a bad message. */
+  executorMisbehaved(index: number): void {
+    for (const e of this.#executors)
+      if (e.index === index && !e.gone) {
+        this.#opts.logger.error({ pid: e.child.pid }, 'an executor sent the egress process a bad message; killing it');
+        e.child.kill('SIGKILL');
+      }
+  }
+
+  /**
+   * SECURITY: channels to the current egress process are handed out only while
+   * no executor holds a context of a previous one: such a context's port could
+   * otherwise be given, by the new process, to another request's context.
+   */
+  #giveChannels(): void {
+    const egress = this.#opts.egress;
+    if (this.#closed || !egress.ready) return;
+    const current = egress.generation;
+    const live = [...this.#executors].filter((e) => !e.gone);
+    if (live.some((e) => e.channelOf !== 0 && e.channelOf !== current)) return;
+    clearTimeout(this.#drainTimer);
+    for (const e of live) {
+      if (e.channelOf !== 0) continue;
+      e.channelOf = current;
+      egress.channel(e.index).then(
+        (socket) => {
+          if (!e.gone && !socket.destroyed) {
+            e.send({ type: 'egress-channel' }, socket);
+            return;
+          }
+          socket.destroy();
+          // The egress process stopped while the channel was made (its end was closed):
+          // sent now, it would carry no socket, and the executor would wait for one
+          // it never gets. It gets a channel to the next egress process instead.
+          if (!e.gone && e.channelOf === current) {
+            e.channelOf = 0;
+            this.#giveChannels();
+          }
         },
-        fail: (err) => {
-          done();
-          reject(err);
+        (err: unknown) => {
+          // The egress process stopped meanwhile (its replacement hands another), or no socket could be made.
+          if (e.channelOf === current) e.channelOf = 0;
+          this.#opts.logger.error({ err, pid: e.child.pid }, 'no channel to the egress process for an executor');
+          if (egress.ready && egress.generation === current) e.child.kill('SIGKILL');
         },
-      };
-      const timer = setTimeout(
-        () => asking.fail(new Error(`executor ${e.child.pid} did not answer ${question} within ${timeoutMs} ms`)),
-        timeoutMs,
       );
-      const done = (): void => {
-        clearTimeout(timer);
-        e.asking.delete(asking);
-      };
-      e.asking.add(asking);
-      e.send({ type: question, ask: asking.id });
-    });
+    }
   }
 
   /**
@@ -387,35 +516,17 @@ export class Supervisor {
     this.#timers.add(t);
   }
 
-  /** The executor's entry: dist/executor.js next to dist/server.js, or src/executor.ts run through tsx. */
-  #entry(): { file: string; execArgv: string[] } {
-    const fromSource = import.meta.url.endsWith('.ts');
-    const file = fileURLToPath(new URL(fromSource ? './executor.ts' : './executor.js', import.meta.url));
-    const execArgv = ['--no-node-snapshot'];
-    if (process.execArgv.includes('--expose-gc')) execArgv.push('--expose-gc');
-    const heapMb = this.#opts.seam?.heapMb;
-    if (heapMb !== undefined) execArgv.push(`--max-old-space-size=${heapMb}`);
-    if (fromSource) execArgv.push('--import', import.meta.resolve('tsx'));
-    return { file, execArgv };
-  }
-
   #spawn(): Promise<void> {
     const { config, logger } = this.#opts;
     // SECURITY: a home and temporary directory of the executor's own (Chromium's
     // profile goes there), which only its user may enter.
-    const dir = mkdtempSync(join(tmpdir(), 'pagescript-exec-'));
-    if (this.#runAs) chownSync(dir, this.#runAs.uid, this.#runAs.gid);
-    const env: Record<string, string> = {};
-    for (const name of PASSED_ENV) {
-      const v = process.env[name];
-      if (v !== undefined) env[name] = v;
-    }
-    Object.assign(env, { HOME: dir, TMPDIR: dir, XDG_CONFIG_HOME: dir, XDG_CACHE_HOME: dir });
+    const dir = childDir('pagescript-exec-', this.#runAs);
+    const env = childEnv(dir);
     // Puppeteer makes a `debug` logger for every protocol message it sends or
     // receives, and each asks whether stderr is a terminal (a system call)
     // unless this says: ~2 ms of the executor's CPU per request (profiled).
     env.DEBUG_COLORS = 'no';
-    const { file, execArgv } = this.#entry();
+    const { file, execArgv } = childEntry('executor', this.#opts.seam?.heapMb);
     const child = fork(file, [], {
       execArgv,
       env,
@@ -426,7 +537,7 @@ export class Supervisor {
       serialization: 'advanced',
       ...(this.#runAs ? { uid: this.#runAs.uid, gid: this.#runAs.gid } : {}),
     });
-    const executor = new Executor(child, dir);
+    const executor = new Executor(child, dir, this.#nextExecutor++);
     this.#executors.add(executor);
     for (const [stream, from] of [
       ['stdout', child.stdout],
@@ -469,31 +580,10 @@ export class Supervisor {
         this.#onExit(executor, code, signal);
         if (!wasReady) reject(new Error(`the script executor exited before it was ready (${code ?? signal})`));
       });
-      executor.send({
-        type: 'init',
-        config: executorConfig(config),
-        logLevel: logger.level,
-        protectedPorts: this.#protectedPorts(),
-        // SECURITY: the proxies' credentials, for the egress guard (in the executor until it has a process of its own).
-        egress: egressInit(config),
-        ...(this.#opts.seam
-          ? {
-              seam: {
-                ...(this.#opts.seam.hosts ? { hosts: this.#opts.seam.hosts } : {}),
-                ...(this.#opts.seam.localAddresses ? { localAddresses: this.#opts.seam.localAddresses } : {}),
-                ...(this.#opts.seam.guardLimits ? { guardLimits: this.#opts.seam.guardLimits } : {}),
-                loopbackOnly: this.#opts.seam.loopbackOnly,
-                reportDials: this.#opts.seam.reportDials,
-                faults: this.#opts.seam.faults,
-              },
-            }
-          : {}),
-      });
+      executor.send(executorInit(config, logger.level, this.#opts.egress.guardPort, this.#opts.seam));
+      // Its channel to the egress process, right after init (or once that process is ready).
+      this.#giveChannels();
     });
-  }
-
-  #protectedPorts(): number[] {
-    return [this.#opts.servicePort, ...[...this.#executors].map((e) => e.guardPort).filter((p) => p > 0)];
   }
 
   #onMessage(e: Executor, msg: FromExecutor): void {
@@ -510,10 +600,7 @@ export class Supervisor {
         return;
       case 'ready': {
         e.ready = true;
-        e.guardPort = msg.guardPort;
         e.chromiumSandbox = msg.chromiumSandbox;
-        const ports = this.#protectedPorts();
-        for (const other of this.#executors) other.send({ type: 'protect', ports });
         logger.info({ pid: e.child.pid, user: this.#runAs?.user, restarts: this.#restarts }, 'executor ready');
         this.#wakeWaiting();
         return;
@@ -523,9 +610,6 @@ export class Supervisor {
         return;
       case 'egress-refused':
         events?.egressRefused?.();
-        return;
-      case 'dial':
-        this.#opts.seam?.onDial?.(msg.address, msg.port);
         return;
       case 'done':
         e.jobs.get(msg.id)?.resolve(msg.outcome);
@@ -539,33 +623,16 @@ export class Supervisor {
         job?.closed();
         return;
       }
-      case 'guard-closed':
-      case 'guard-counts':
-        for (const asking of [...e.asking]) if (asking.type === msg.type && asking.id === msg.ask) asking.answer(msg);
+      case 'egress-drained':
+        e.channelOf = 0;
+        this.#giveChannels();
         return;
     }
   }
 
   /** An executor's log line, written by the front's logger with the executor's pid. */
   #log(e: Executor, line: string): void {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      parsed = undefined;
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      this.#opts.logger.warn(
-        { executor: e.child.pid, line: line.slice(0, 1000) },
-        'executor wrote a line that is not JSON',
-      );
-      return;
-    }
-    const { level, msg, time: _time, pid: _pid, hostname: _host, ...fields } = parsed as Record<string, unknown>;
-    const name = Object.hasOwn(LEVELS, String(level)) ? LEVELS[level as keyof typeof LEVELS] : 'info';
-    // SECURITY: the line says which executor wrote it, in the front's words: an
-    // executor cannot pass its lines off as the front's (a forged "scrape done").
-    this.#opts.logger[name]({ ...fields, executor: e.child.pid }, typeof msg === 'string' ? msg : 'executor');
+    writeChildLine(this.#opts.logger, line, { executor: e.child.pid }, 'executor');
   }
 
   #onExit(e: Executor, code: number | null, signal: NodeJS.Signals | null): void {
@@ -588,8 +655,8 @@ export class Supervisor {
       job.closed();
     }
     e.jobs.clear();
-    for (const asking of [...e.asking])
-      asking.fail(new Error(`executor ${e.child.pid} exited (${code ?? signal}) before it answered`));
+    // It may have been the last to hold a context of a stopped egress process.
+    this.#giveChannels();
     if (this.#closed) return;
     this.#restarts++;
     if (!wasReady) this.#failedStarts++;

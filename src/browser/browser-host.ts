@@ -3,7 +3,7 @@
 import type { Browser, BrowserContext, Page } from 'puppeteer';
 import type { ChromiumMode } from '../config.js';
 import type { Logger } from '../log.js';
-import type { EgressSession } from '../egress/session.js';
+import type { ContextEgress } from '../egress/remote.js';
 import { background } from '../background.js';
 import type { DroppedMessage } from './cdp-transport.js';
 import { startChromium, type ChromiumProcess } from './chromium-process.js';
@@ -148,7 +148,7 @@ export interface BrowserHostOptions {
   /** The guard's browser-wide port, for Chromium's own requests (all refused). */
   readonly guardPort: number;
   /** A guard port for one new context, bound to the request that leases it. */
-  readonly openEgress: () => Promise<EgressSession>;
+  readonly openEgress: () => Promise<ContextEgress>;
   readonly protocolTimeoutMs: number;
   /** Fresh contexts (each with a blank page) kept ready ahead of demand; each is used once. */
   readonly prewarmedContexts: number;
@@ -173,7 +173,7 @@ export interface PageLease {
   readonly pid: number;
   readonly context: BrowserContext;
   /** The context's identity at the egress guard: what it did, and the errors it met. */
-  readonly egress: EgressSession;
+  readonly egress: ContextEgress;
   /** Closes the context (and its page); safe to call more than once. */
   close(): Promise<void>;
 }
@@ -386,8 +386,15 @@ export class BrowserHost {
     const lease = await this.#take();
     // SECURITY: the context's traffic is the request's from here; before (a spare)
     // the guard carried none of it, and after close() it carries none again. It
-    // leaves through the request's upstream proxy (a name; the guard holds the rest).
-    lease.egress.bind(requestId, proxy);
+    // leaves through the request's upstream proxy (a name; the egress process
+    // holds the rest). The guard (another process) holds it so before the page
+    // makes a connection.
+    try {
+      await lease.egress.bind(requestId, proxy);
+    } catch (e) {
+      background(lease.close(), 'closing a context', this.#opts.logger);
+      throw e;
+    }
     return lease;
   }
 
@@ -397,7 +404,15 @@ export class BrowserHost {
       // None ready (under load): the oldest one being made is the nearest to ready.
       const spare = this.#spares.splice(readyAt >= 0 ? readyAt : 0, 1)[0] as Spare;
       const lease = await spare.lease.catch(() => undefined);
-      if (lease && !lease.page.isClosed() && spare.gen.browser.connected && !spare.gen.retiring) return lease;
+      // SECURITY: a spare whose egress session is gone (its egress process stopped) is never leased.
+      if (
+        lease &&
+        !lease.page.isClosed() &&
+        spare.gen.browser.connected &&
+        !spare.gen.retiring &&
+        lease.egress.state === 'spare'
+      )
+        return lease;
       if (lease) background(lease.close(), 'closing a context', this.#opts.logger);
     }
     return await this.#newLease();
@@ -414,6 +429,11 @@ export class BrowserHost {
       );
       this.#spares.push(spare);
     }
+  }
+
+  /** Closes every context made ahead (their egress sessions are gone); new ones are made as contexts close. */
+  dropSpares(): void {
+    this.#dropSpares();
   }
 
   #dropSpares(which: (s: Spare) => boolean = () => true): void {
@@ -434,7 +454,7 @@ export class BrowserHost {
     gen.live++;
     this.#maybeRecycle(gen);
     let context: BrowserContext;
-    let egress: EgressSession | undefined;
+    let egress: ContextEgress | undefined;
     try {
       egress = await this.#opts.openEgress();
       context = await gen.browser.createBrowserContext({

@@ -68,6 +68,11 @@ export class BrowserLanes {
     this.#log = opts.logger;
   }
 
+  /** Closes every lane's contexts made ahead (their egress process stopped). */
+  dropSpares(): void {
+    for (const lane of this.#lanes) lane.host.dropSpares();
+  }
+
   get lanes(): number {
     return this.#lanes.length;
   }

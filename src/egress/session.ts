@@ -21,10 +21,16 @@ export type EgressStats = {
 
 export type SessionState = 'spare' | 'live' | 'ended';
 
+/** Told of every change of a session's counts and failures (the egress process passes them to the executor). */
+export interface SessionObserver {
+  stats?(stats: EgressStats): void;
+  failure?(host: string, port: number, error: string): void;
+}
+
 /** Failures remembered per request, so one request never sees another's. */
-const MAX_FAILURES = 256;
+export const MAX_FAILURES = 256;
 /** A failure is used to name an error within this time (a navigation's lifetime). */
-const FAILURE_TTL_MS = 60_000;
+export const FAILURE_TTL_MS = 60_000;
 
 export class EgressSession {
   readonly port: number;
@@ -37,6 +43,7 @@ export class EgressSession {
   #requestId: string | undefined;
   #proxy: string | undefined;
   #closed: Promise<void> | undefined;
+  #observer: SessionObserver | undefined;
 
   /** Made by EgressGuard.openSession(); without a server, it is ended from the start (the guard is down). */
   constructor(server: Server | undefined, port: number, onClose: () => void) {
@@ -96,15 +103,22 @@ export class EgressSession {
     return { ...this.#stats };
   }
 
+  /** Tells `observer` of each change from now on (one observer). */
+  observe(observer: SessionObserver): void {
+    this.#observer = observer;
+  }
+
   /** @internal The guard counts what it did for this session. */
   count(what: 'connections' | 'refused' | 'bytesSent' | 'bytesReceived', n = 1): void {
     this.#stats[what] += n;
+    this.#observer?.stats?.(this.stats());
   }
 
   /** @internal A failure of this request's upstream proxy, counted by kind. */
   countProxyFailure(kind: ProxyFailureKind): void {
     const key = PROXY_FAILURE_STATS[kind];
     this.#stats[key] = (this.#stats[key] ?? 0) + 1;
+    this.#observer?.stats?.(this.stats());
   }
 
   /** @internal A connection of this context; cut when the session ends. */
@@ -126,5 +140,6 @@ export class EgressSession {
     // Bounded: the oldest entry goes first (a Map iterates in insertion order).
     if (this.#failures.size >= MAX_FAILURES) this.#failures.delete(this.#failures.keys().next().value as string);
     this.#failures.set(key, { error, at: performance.now() });
+    this.#observer?.failure?.(host, port, error);
   }
 }

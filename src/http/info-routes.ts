@@ -8,6 +8,7 @@ import type { Metrics } from '../metrics.js';
 import { memoryReport } from '../memory-report.js';
 import { openApiDocument } from '../openapi.js';
 import type { LimitsMode } from '../tenancy/fallback-store.js';
+import type { EgressSupervisor } from '../egress-supervisor.js';
 import type { Supervisor } from '../supervisor.js';
 import type { KeyFileStatus } from '../tenancy/keyring.js';
 import type { FairScheduler } from '../tenancy/scheduler.js';
@@ -17,7 +18,9 @@ import { HTML_TYPE, JSON_TYPE, sendBody, sendError, sendJson } from './reply.js'
 export interface InfoDeps {
   readonly config: Config;
   /** The script executors and their Chromium. */
-  readonly executors: Pick<Supervisor, 'browser' | 'restarts' | 'chromiumSandbox' | 'memory'>;
+  readonly executors: Pick<Supervisor, 'browser' | 'restarts' | 'chromiumSandbox' | 'memory'> & {
+    readonly egress: Pick<EgressSupervisor, 'ready' | 'restarts'>;
+  };
   readonly scheduler: FairScheduler;
   readonly metrics: Metrics;
   limitsMode(): LimitsMode;
@@ -61,6 +64,8 @@ export function infoRoutes(deps: InfoDeps): {
           browserRestarts: browser.restarts,
           browserRecycles: browser.recycles,
           executorRestarts: executors.restarts,
+          egress: executors.egress.ready ? 'ready' : 'not ready',
+          egressRestarts: executors.egress.restarts,
           running: scheduler.running,
           queued: scheduler.queued,
         }

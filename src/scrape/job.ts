@@ -54,7 +54,8 @@ export interface ScrapeDeps {
   /** One Chromium per request slot: the lease's page memory is watched (PAGE_MEMORY_MB). */
   readonly browser: BrowserLanes;
   readonly sandboxes: SandboxPool;
-  readonly checker: EgressChecker;
+  /** The egress policy (the guard's own checker, in the egress process). */
+  readonly checker: Pick<EgressChecker, 'check'>;
   readonly logger: Logger;
   /** Where navigation and script times and egress refusals are counted. */
   readonly metrics?: JobMetrics;
@@ -87,9 +88,17 @@ function pageMemoryExceeded(config: Config): ApiError {
 const MAX_HANDLES = 50_000;
 const MAX_TIMERS = 10_000;
 
+const EGRESS_UNAVAILABLE = 'Internal server error: the egress process did not answer; the request was not completed';
+
 /** Refuses a URL the browser may not reach, before the browser tries. */
 async function checkUrl(deps: ScrapeDeps, url: URL, requestId: string, refusals = { count: 0 }): Promise<void> {
-  const d = await deps.checker.check(url.hostname, defaultPort(url));
+  let d;
+  try {
+    d = await deps.checker.check(url.hostname, defaultPort(url));
+  } catch (e) {
+    // The egress process could not be asked (it stopped, or did not answer): the service's failure, not the URL's.
+    throw new ApiError('INTERNAL_SERVER_ERROR', EGRESS_UNAVAILABLE, { cause: e });
+  }
   if (d.ok) return;
   if (d.code === 'NAME_NOT_RESOLVED') throw new MembraneError(`${NET_ERRORS.NAME_NOT_RESOLVED} at ${url.href}`);
   // SECURITY: a script chooses how often it is refused: past the first few, its refusals are only counted.
@@ -184,6 +193,7 @@ export async function runScrape(
   try {
     await checkUrl(deps, url, requestId, refusals);
   } catch (e) {
+    if (e instanceof ApiError && e.status >= 500) throw e;
     const refused = scrapingFailed(cleanMessage(e), e);
     await describeFailure(refused, { phase: 'navigation', screenshot: false });
     throw refused;

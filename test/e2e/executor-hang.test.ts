@@ -1,8 +1,9 @@
-// An executor that hangs without dying (here: stopped with SIGSTOP, as a
-// deadlock or a thread stuck in native code would leave it). The front's
-// questions to it fail at their deadline instead of waiting for ever, or at
-// once when it exits; a request given to it fails at the job's deadline with
-// 500, the hung executor is killed and replaced, and the next request is served.
+// An executor or the egress process that hangs without dying (here: stopped
+// with SIGSTOP, as a deadlock or a thread stuck in native code would leave it).
+// The front's questions to the egress process fail at their deadline instead of
+// waiting for ever, or at once when it exits; a request given to a hung executor
+// fails at the job's deadline with 500, the hung executor is killed and
+// replaced, and the next request is served.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
@@ -41,40 +42,58 @@ function stop(): number {
   return pid;
 }
 
-describe('an executor that hangs without dying', () => {
+/** Stops the egress process (a ready one). */
+function stopEgress(): number {
+  const pid = svc.service.egress.pid;
+  assert.ok(pid !== undefined, 'the egress process is ready');
+  stopped.add(pid);
+  process.kill(pid, 'SIGSTOP');
+  return pid;
+}
+
+describe('an egress process that hangs without dying', () => {
   test('a question it never answers fails at its deadline, not never; once resumed it answers again', async () => {
-    assert.equal(typeof (await svc.service.executors.guardCounts()).clientConnections, 'number', 'control: it answers');
-    const pid = stop();
+    assert.equal(typeof (await svc.service.guard.counts()).clientConnections, 'number', 'control: it answers');
+    const pid = stopEgress();
     try {
-      await assert.rejects(svc.service.executors.guardCounts(300), /did not answer guard-counts within 300 ms/);
+      await assert.rejects(svc.service.egress.guardCounts(300), /did not answer guard-counts within 300 ms/);
     } finally {
       process.kill(pid, 'SIGCONT');
     }
-    assert.equal(typeof (await svc.service.executors.guardCounts()).clientConnections, 'number', 'it answers again');
+    assert.equal(typeof (await svc.service.guard.counts()).clientConnections, 'number', 'it answers again');
   });
 
-  test('closing its guard fails at the deadline too (the executor is then replaced: its guard may close late)', async () => {
-    await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
-    const pid = stop();
-    const restarts = svc.service.executors.restarts;
-    await assert.rejects(svc.service.executors.closeGuards(300), /did not answer close-guard within 300 ms/);
+  test('closing its guard fails at the deadline too (the process is then replaced: its guard may close late)', async () => {
+    const pid = stopEgress();
+    const restarts = svc.service.egress.restarts;
+    await assert.rejects(svc.service.egress.closeGuard(300), /did not answer close-guard within 300 ms/);
     process.kill(pid, 'SIGKILL');
-    await until(() => svc.service.executors.restarts === restarts + 1, 'the executor to be replaced');
+    await until(() => svc.service.egress.restarts === restarts + 1, 'the egress process to be replaced');
+    await until(() => svc.service.egress.ready, 'its replacement to be ready', { timeoutMs: 60_000 });
   });
 
-  test('a question fails at once when the executor exits before it answers', async () => {
-    await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
-    const pid = stop();
-    const restarts = svc.service.executors.restarts;
-    const asked = svc.service.executors.guardCounts(600_000);
+  test('a question fails at once when the egress process exits before it answers', async () => {
+    const pid = stopEgress();
+    const restarts = svc.service.egress.restarts;
+    const asked = svc.service.egress.guardCounts(600_000);
     process.kill(pid, 'SIGKILL');
     await assert.rejects(asked, /exited \(SIGKILL\) before it answered/);
-    await until(() => svc.service.executors.restarts === restarts + 1, 'the executor to be replaced');
-    await until(() => svc.service.browser.ready, 'its replacement to be ready', { timeoutMs: 60_000 });
+    await until(() => svc.service.egress.restarts === restarts + 1, 'the egress process to be replaced');
+    await until(() => svc.service.egress.ready, 'its replacement to be ready', { timeoutMs: 60_000 });
   });
+});
 
+describe('an executor that hangs without dying', () => {
   test('a request given to it fails with 500 at the job deadline; the executor is killed and replaced', async () => {
     await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
+    // Its spare context made through the egress process the tests above replaced: it holds the new one's
+    // channel (stopped while still closing the old one's contexts, it would be killed for that instead).
+    await until(() => svc.service.browser.contextsReady >= 1, 'a spare context', { timeoutMs: 30_000 }).catch(
+      (e: unknown) => {
+        for (const l of log.lines.slice(-60)) console.log('service log:', JSON.stringify(l).slice(0, 300));
+        throw e;
+      },
+    );
     const restarts = svc.service.executors.restarts;
     const pid = stop();
     const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });

@@ -83,13 +83,28 @@ function fds(pid: number): string[] {
   return out;
 }
 
-/** The executors (children of the front running src/executor) and, under each, Chromium's processes. */
-function processes(): { executors: number[]; chromium: number[] } {
+/** The executors (children of the front running src/executor) and, under each, Chromium's processes; the egress process. */
+function processes(): { executors: number[]; chromium: number[]; egress: number[] } {
   const front = child.pid ?? 0;
   const all = descendants(front);
   const executors = all.filter((p) => /executor\.(ts|js)/.test(cmdline(p)));
   const chromium = all.filter((p) => /chrom/.test(cmdline(p)));
-  return { executors, chromium };
+  const egress = all.filter((p) => /egress-process\.(ts|js)/.test(cmdline(p)));
+  return { executors, chromium, egress };
+}
+
+/** PTRACE_ATTACH on `pid` as `user` (Python's ctypes: no native code of ours); the errno's text, or "attached". */
+function ptraceAs(user: { uid: number; gid: number }, pid: number): string {
+  const r = spawnSync(
+    '/usr/bin/python3',
+    [
+      '-c',
+      'import ctypes,os,sys; l=ctypes.CDLL(None,use_errno=True); r=l.ptrace(16,int(sys.argv[1]),0,0); print("attached" if r==0 else os.strerror(ctypes.get_errno()))',
+      String(pid),
+    ],
+    { uid: user.uid, gid: user.gid, encoding: 'utf8' },
+  );
+  return r.stdout.trim();
 }
 
 const secrets = (): string[] => [
@@ -194,5 +209,82 @@ describe('the executors and Chromium', () => {
     const r = await running;
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.data, 'Example Domain');
+  });
+});
+
+describe('the egress process', () => {
+  test('runs apart from the front and the executors, with no Chromium under it', () => {
+    const { egress, executors } = processes();
+    assert.equal(egress.length, 1, 'one egress process');
+    const pid = egress[0] ?? 0;
+    assert.ok(!executors.includes(pid));
+    assert.deepEqual(
+      descendants(pid).filter((p) => {
+        try {
+          return /chrom|executor/.test(cmdline(p));
+        } catch {
+          return false; // gone meanwhile
+        }
+      }),
+      [],
+      'no Chromium and no executor under it',
+    );
+  });
+
+  test('has no API key, key-file path, Redis URL or metrics token in its environment, only the allow-list', () => {
+    for (const p of processes().egress) {
+      const env = environ(p);
+      for (const secret of secrets()) assert.ok(!env.includes(secret), `${secret} is in /proc/${p}/environ`);
+      const names = env
+        .split('\0')
+        .filter(Boolean)
+        .map((v) => v.split('=')[0]);
+      for (const name of names)
+        assert.ok(
+          /^(PATH|LANG|LC_ALL|LC_CTYPE|TZ|MALLOC_ARENA_MAX|NODE_ENV|HOME|TMPDIR|XDG_CONFIG_HOME|XDG_CACHE_HOME|NODE_CHANNEL_FD|NODE_CHANNEL_SERIALIZATION_MODE)$/.test(
+            name ?? '',
+          ) ||
+            // Node adds it to every child when the tests measure coverage (npm test): a directory, no secret.
+            (name === 'NODE_V8_COVERAGE' && process.env.NODE_V8_COVERAGE !== undefined),
+          `${name} is in its environment`,
+        );
+    }
+  });
+
+  test('holds none of the front’s sockets or files', () => {
+    const frontSockets = new Set(fds(child.pid ?? 0).filter((l) => l.startsWith('socket:')));
+    for (const p of processes().egress)
+      for (const link of fds(p)) {
+        assert.ok(!frontSockets.has(link), `/proc/${p}/fd has the front's ${link}`);
+        assert.notEqual(link, keyFile, `/proc/${p}/fd has the key file`);
+      }
+  });
+
+  test('as root, runs as its own user, not the executors’: the executor user cannot ptrace it', (t) => {
+    if (process.getuid?.() !== 0) {
+      t.skip('the service is not root here: the egress process keeps its user, without the secrets');
+      return;
+    }
+    const egressUser = lookupUser(process.env.EGRESS_USER ?? 'pagescript-egress');
+    const execUser = lookupUser(process.env.EXECUTOR_USER ?? 'pagescript-exec');
+    assert.ok(egressUser && execUser, 'both users exist (scripts/bootstrap.mjs creates them)');
+    assert.notEqual(egressUser.uid, 0);
+    assert.notEqual(egressUser.uid, execUser.uid);
+    const pid = processes().egress[0] ?? 0;
+    assert.deepEqual(statusField(pid, 'Uid').split(/\s+/).map(Number), Array(4).fill(egressUser.uid));
+    assert.deepEqual(statusField(pid, 'Gid').split(/\s+/).map(Number), Array(4).fill(egressUser.gid));
+    assert.equal(statusField(pid, 'Groups'), '');
+    // Control: the same call attaches to a process of the executor user's own.
+    const own = spawn('/bin/sleep', ['30'], { uid: execUser.uid, gid: execUser.gid });
+    try {
+      assert.equal(ptraceAs(execUser, own.pid ?? 0), 'attached', 'control: ptrace works on its own processes');
+    } finally {
+      own.kill('SIGKILL');
+    }
+    assert.equal(
+      ptraceAs(execUser, pid),
+      'Operation not permitted',
+      'the executor user attached to the egress process',
+    );
   });
 });

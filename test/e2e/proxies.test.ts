@@ -6,7 +6,7 @@
 // one that came straight from the guard (127.0.0.1). Every target is loopback;
 // names resolve from the test's table, never from DNS.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,8 @@ import { hashKey } from '../../src/tenancy/keyfile.js';
 import { FixtureServer, html } from '../helpers/fixtures.js';
 import { PROXY_OUTGOING_ADDRESS, Socks5Proxy, TinyProxy } from '../helpers/proxies.js';
 import { capturingLogger, startTestService, TEST_KEY, type TestService } from '../helpers/service.js';
-import { freePort } from '../helpers/system.js';
+import { memoryHolds } from '../helpers/proc-memory.js';
+import { descendants, freePort } from '../helpers/system.js';
 
 const HTTP_PASSWORD = 'tp-Secret-8c1f2e';
 const SOCKS_PASSWORD = 'sx-Secret-4b7d9a';
@@ -129,6 +130,42 @@ async function through(
     { 'x-gateway-key': key },
   );
 }
+
+describe('where the credentials are', () => {
+  test('no proxy password reaches an executor: not its environment, its command line nor its memory; the egress process holds them', async (t) => {
+    // Requests through both kinds of proxy first: the executor named each by name.
+    assert.equal((await through('tp')).status, 200);
+    assert.equal((await through('sx')).status, 200);
+    const executors = svc.service.executors.pids;
+    const egress = svc.service.egress.pid;
+    assert.ok(executors.length >= 1 && egress !== undefined);
+    // A process may end between the listing and the reading (a renderer): it is gone, nothing to read.
+    const proc = (pid: number, what: string): string => {
+      try {
+        return readFileSync(`/proc/${pid}/${what}`, 'latin1');
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ESRCH') return '';
+        throw e;
+      }
+    };
+    for (const pid of executors) {
+      assert.notEqual(proc(pid, 'cmdline'), '', 'the executor is there to be read');
+      for (const what of ['environ', 'cmdline']) assertNoPassword(proc(pid, what), `the executor's ${what}`);
+      for (const child of descendants(pid))
+        for (const what of ['environ', 'cmdline']) assertNoPassword(proc(child, what), `Chromium's ${what}`);
+    }
+    if (memoryHolds(egress, HTTP_PASSWORD) === undefined) {
+      t.skip('the memory of another process cannot be read here (needs root)');
+      return;
+    }
+    // The search can find a password: the process that holds the guard has both.
+    assert.equal(memoryHolds(egress, HTTP_PASSWORD), true, 'the egress process holds the HTTP proxy password');
+    assert.equal(memoryHolds(egress, SOCKS_PASSWORD), true, 'the egress process holds the SOCKS password');
+    for (const pid of executors)
+      for (const p of [HTTP_PASSWORD, SOCKS_PASSWORD])
+        assert.equal(memoryHolds(pid, p), false, `executor ${pid} holds a proxy password`);
+  });
+});
 
 describe('through a real proxy', () => {
   test('a request through an HTTP proxy (tinyproxy, CONNECT with Proxy-Authorization) reaches the target from the proxy, without its credentials', async () => {

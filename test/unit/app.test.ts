@@ -17,6 +17,7 @@ const executors = {
   },
   restarts: 0,
   chromiumSandbox: true,
+  egress: { ready: true, restarts: 0 },
   run: async (): Promise<never> => {
     throw new Error('secret internal detail /srv/app/src/browser.ts:42');
   },

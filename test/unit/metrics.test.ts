@@ -9,6 +9,7 @@ const sources = (running: number): MetricsSources => ({
   browserRestarts: () => 0,
   browserRecycles: () => 0,
   executorRestarts: () => 0,
+  egressRestarts: () => 0,
   keyFileStale: () => false,
   keyFileReloadFailures: () => 0,
   memory: () => ({

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
-const FRONT = /^(http|tenancy)\/|^(app|service|supervisor|server|metrics|openapi)\.ts$/;
+const FRONT = /^(http|tenancy)\/|^(app|service|supervisor|egress-supervisor|server|metrics|openapi)\.ts$/;
 
 /** The relative imports of a source file, as paths of .ts files. */
 function imports(file: string): string[] {
@@ -35,7 +35,8 @@ function reach(entry: string): Map<string, string> {
 test('the executor reaches no module of the front, directly or through another', () => {
   const reached = reach(join(SRC, 'executor.ts'));
   assert.ok(reached.has(join(SRC, 'scrape/job.ts')), 'control: the job is reached');
-  assert.ok(reached.has(join(SRC, 'egress/guard.ts')), 'control: the guard is reached');
+  assert.ok(reached.has(join(SRC, 'egress/remote.ts')), "control: the guard's client is reached");
+  assert.ok(!reached.has(join(SRC, 'egress-process.ts')), "the egress process is not the executor's");
   const front = [...reached].filter(([f]) => FRONT.test(relative(SRC, f)));
   assert.deepEqual(
     front.map(([f, by]) => `${relative(SRC, f)} (imported by ${by})`),
@@ -47,10 +48,23 @@ test('the front reaches no module of the executor but the messages', () => {
   const reached = reach(join(SRC, 'server.ts'));
   assert.ok(reached.has(join(SRC, 'http/scrape-route.ts')), 'control: the scrape route is reached');
   const executor = [...reached].filter(([f]) =>
-    /^(browser|egress|sandbox|scrape)\/|^executor\.ts$/.test(relative(SRC, f)),
+    /^(browser|egress|sandbox|scrape)\/|^(executor|egress-process)\.ts$/.test(relative(SRC, f)),
   );
   assert.deepEqual(
     executor.map(([f, by]) => `${relative(SRC, f)} (imported by ${by})`),
+    [],
+  );
+});
+
+test('the egress process reaches no module of the front, nor the browser, the sandbox or the job', () => {
+  const reached = reach(join(SRC, 'egress-process.ts'));
+  assert.ok(reached.has(join(SRC, 'egress/guard.ts')), 'control: the guard is reached');
+  const foreign = [...reached].filter(([f]) => {
+    const rel = relative(SRC, f);
+    return FRONT.test(rel) || /^(browser|sandbox|scrape)\/|^executor\.ts$/.test(rel);
+  });
+  assert.deepEqual(
+    foreign.map(([f, by]) => `${relative(SRC, f)} (imported by ${by})`),
     [],
   );
 });

@@ -10,9 +10,11 @@ import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import { ConfigError, loadConfig, parseProxies } from '../../src/config.js';
 import { requestProxy } from '../../src/http/validate.js';
+import { egressInitMessage } from '../../src/egress-supervisor.js';
 import { egressInit, executorConfig } from '../../src/ipc.js';
 import { silentLogger } from '../../src/log.js';
 import { chooseProxy, OptionsError, parseRequestOptions } from '../../src/request-options.js';
+import { executorInit } from '../../src/supervisor.js';
 import { hashKey, parseKeyFile } from '../../src/tenancy/keyfile.js';
 import { KeyRing } from '../../src/tenancy/keyring.js';
 
@@ -107,6 +109,24 @@ test('the executor is given no proxy: the credentials go to the egress guard at 
   assert.ok(!JSON.stringify(toExecutor).includes(encodeURIComponent(SECRET)));
   assert.ok(!JSON.stringify(toExecutor).includes('alice'));
   assert.equal(egressInit(config).proxies[0]?.password, SECRET);
+});
+
+test("the init message the front sends an executor carries no proxy URL, user or password; the egress process's carries them", () => {
+  const config = loadConfig({
+    PROXIES: `de=http://alice:${encodeURIComponent(SECRET)}@proxy.example:3128,geo=socks5://carol:${PLAIN_SECRET}@10.0.0.5:1080;resolve`,
+  });
+  const seam = { loopbackOnly: true, reportDials: true, faults: true, hosts: { 'x.test': [['127.0.0.1']] } };
+  const toExecutor = JSON.stringify(executorInit(config, 'info', 40_000, seam));
+  for (const s of [SECRET, encodeURIComponent(SECRET), PLAIN_SECRET, 'alice', 'carol', 'proxy.example', '10.0.0.5'])
+    assert.ok(!toExecutor.includes(s), `${s} in the executor's init`);
+  const toEgress = egressInitMessage(config, 'info', 3000, 0, seam);
+  assert.deepEqual(
+    toEgress.egress.proxies.map((p) => [p.name, p.password]),
+    [
+      ['de', SECRET],
+      ['geo', PLAIN_SECRET],
+    ],
+  );
 });
 
 test('options.proxy is a name, never a URL', () => {

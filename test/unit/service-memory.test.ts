@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { cpus } from 'node:os';
 import {
+  EGRESS_BASE_MB,
   EXECUTOR_BASE_MB,
   FRONT_BASE_MB,
   LANE_BASE_MB,
@@ -63,12 +64,15 @@ const shape = {
 test('the plan: the front and executors at rest, a Chromium per lane at rest, and what each running request may add', () => {
   const one = memoryPlan({ ...shape, concurrency: 1 });
   assert.equal(one.perRequestMb, 512 + 128 + hostRequestMb(10 << 20));
-  assert.equal(one.baseMb, FRONT_BASE_MB + EXECUTOR_BASE_MB);
+  assert.equal(one.baseMb, FRONT_BASE_MB + EGRESS_BASE_MB + EXECUTOR_BASE_MB);
   assert.equal(one.plannedMb, one.baseMb + LANE_BASE_MB.shell + one.perRequestMb);
   // Two executors share three slots as two lanes each: four Chromium at rest, three requests.
   const split = memoryPlan({ ...shape, executors: 2, concurrency: 3 });
   assert.equal(split.lanesPerExecutor, 2);
-  assert.equal(split.plannedMb, FRONT_BASE_MB + 2 * EXECUTOR_BASE_MB + 4 * LANE_BASE_MB.shell + 3 * split.perRequestMb);
+  assert.equal(
+    split.plannedMb,
+    FRONT_BASE_MB + EGRESS_BASE_MB + 2 * EXECUTOR_BASE_MB + 4 * LANE_BASE_MB.shell + 3 * split.perRequestMb,
+  );
 });
 
 test('MAX_CONCURRENCY defaults to what fits in SERVICE_MEMORY_MB (and the cores)', () => {

@@ -1,0 +1,113 @@
+// The egress guard's own process: when it dies (killed, as a hostile upstream or
+// a bug in the guard would leave it), only the requests in flight fail, with 500
+// naming the egress process; later requests are served through its replacement;
+// /health and /metrics count the restart; no executor keeps a context whose port
+// belonged to the dead process. One that sends the front a message it cannot
+// read is killed, as an executor would be.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { capturingLogger, startTestService, type Reply, type TestService } from '../helpers/service.js';
+import { alive } from '../helpers/system.js';
+import { until } from '../helpers/wait.js';
+
+const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const TOKEN = 'metrics-token-0123456789';
+const AUTH = { headers: { authorization: `Bearer ${TOKEN}` } };
+const log = capturingLogger();
+let svc: TestService;
+
+before(async () => {
+  await fixtures.start();
+  svc = await startTestService(
+    { EGRESS_ALLOWLIST: fixtures.allowEntry, MAX_CONCURRENCY: '1', SCRIPT_TIMEOUT_MS: '20000', METRICS_TOKEN: TOKEN },
+    { egressSeam: { faults: true } },
+    log.logger,
+  );
+});
+after(async () => {
+  await svc.close();
+  await fixtures.close();
+});
+
+const WAITING = 'await new Promise((r) => setTimeout(r, 15000)); return 1';
+const run = (script: string): Promise<Reply> => svc.post({ url: fixtures.url('/example'), script });
+
+async function restartsCounted(): Promise<{ health: number; metrics: number }> {
+  const health = await svc.raw('GET', '/health', AUTH);
+  const metrics = await svc.raw('GET', '/metrics', AUTH);
+  const line = metrics.text.split('\n').find((l) => l.startsWith('pagescript_egress_restarts_total '));
+  return { health: Number(health.body.egressRestarts), metrics: Number(line?.split(' ').pop()) };
+}
+
+describe('the egress process', () => {
+  test('runs apart from the front and the executors, and Chromium is not under it', () => {
+    const pid = svc.service.egress.pid;
+    assert.ok(pid !== undefined && alive(pid));
+    assert.ok(!svc.service.executors.pids.includes(pid), 'not an executor');
+    assert.notEqual(pid, process.pid);
+  });
+
+  test('killed (SIGKILL) mid-request: that request is 500 naming the egress process, the next is 200', async () => {
+    const before = svc.service.egress.restarts;
+    const pid = svc.service.egress.pid;
+    assert.ok(pid !== undefined);
+    const executor = svc.service.executors.pids[0];
+    const mark = log.lines.length;
+    const running = run(WAITING);
+    await until(async () => (await svc.raw('GET', '/health', AUTH)).body.running === 1, 'the script to run');
+    process.kill(pid, 'SIGKILL');
+    const r = await running;
+    assert.equal(r.status, 500, r.text);
+    assert.equal(r.body.code, 'INTERNAL_SERVER_ERROR');
+    assert.match(String(r.body.error), /egress process stopped/);
+    const next = await run('return await page.title()');
+    assert.equal(next.status, 200, next.text);
+    assert.equal(next.body.data, 'Example Domain');
+    // Served through the new channel at once, not after a question on it was lost
+    // and waited for (EGRESS_ASK_TIMEOUT_MS): the front never reads a channel it hands over.
+    const lost = log.lines.slice(mark).filter((l) => /did not answer/.test(JSON.stringify(l)));
+    assert.deepEqual(lost, [], 'a question to the new egress process went unanswered');
+    assert.notEqual(svc.service.egress.pid, pid, 'a new egress process served it');
+    assert.deepEqual(svc.service.executors.pids[0], executor, 'the executor was not replaced');
+    assert.deepEqual(await restartsCounted(), { health: before + 1, metrics: before + 1 });
+  });
+
+  test('an executor keeps no context of a dead egress process: its spare is replaced before the next request', async () => {
+    await until(() => svc.service.browser.contextsReady >= 1 && svc.service.egress.ready, 'a spare context');
+    const pid = svc.service.egress.pid;
+    assert.ok(pid !== undefined);
+    const before = log.lines.length;
+    process.kill(pid, 'SIGKILL');
+    // The executor drops the spare whose port was the dead process's and says so;
+    // only then is it given a channel to the new one.
+    await until(() => svc.service.egress.ready && svc.service.egress.pid !== pid, 'the replacement to be ready');
+    await until(
+      () => log.lines.slice(before).some((l) => l.msg === 'the channel to the egress process closed'),
+      'the executor to see its channel closed',
+    );
+    await until(() => svc.service.browser.contextsReady >= 1, 'a new spare context');
+    // Every request after it is served through the new process's ports: the
+    // counts the request's log line carries come from the new guard.
+    const r = await run('await page.goto(page.url()); return await page.title()');
+    assert.equal(r.status, 200, r.text);
+    const counts = await svc.service.guard.counts();
+    assert.ok(counts.upstreamConnections >= 1, JSON.stringify(counts));
+  });
+
+  test('a message the front cannot read gets it killed and replaced; requests go on', async () => {
+    const restarts = svc.service.egress.restarts;
+    const pid = svc.service.egress.pid;
+    assert.ok(pid !== undefined);
+    svc.service.egress.fault('send', { type: 'memory', bytes: 'a lot' });
+    await until(() => svc.service.egress.restarts === restarts + 1, 'the egress process to be killed');
+    assert.ok(log.lines.some((l) => /bad message from the egress process/.test(String(l.msg))));
+    await until(() => !alive(pid), 'the old process to be gone');
+    await until(() => svc.service.egress.ready, 'its replacement');
+    const r = await run('return await page.title()');
+    if (r.status !== 200)
+      for (const l of log.lines.slice(-40)) console.log('service log:', JSON.stringify(l).slice(0, 400));
+    assert.equal(r.status, 200, r.text);
+    assert.equal((await svc.raw('GET', '/health')).status, 200);
+  });
+});

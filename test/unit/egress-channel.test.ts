@@ -1,0 +1,101 @@
+// The channel between an executor and the egress process (src/egress/channel.ts)
+// and the pair of sockets the front makes for it (socketPair): the front never
+// reads either end (a copy it still holds after handing it over would swallow
+// what the children say), and each side reads the other's messages as untrusted.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { socketPair } from '../../src/egress-supervisor.js';
+import { MAX_PROXY_NAME, checkFromEgressChannel, checkFromExecutorChannel } from '../../src/egress/channel.js';
+import { sendSocket } from '../../src/supervisor.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'pagescript-channel-test-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Until the event loop has polled for I/O (twice): a socket that reads would have read by then. */
+async function polled(): Promise<void> {
+  for (let i = 0; i < 2; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+test("the front reads neither end of a channel it makes: what one side writes waits for the other side's process", async () => {
+  const [egressEnd, executorEnd] = await socketPair(dir);
+  try {
+    // Node keeps the front's copy of a sent socket until the child acknowledges it;
+    // a copy that reads throws away what arrives meanwhile (the ~10 s lost question).
+    await new Promise<void>((resolve, reject) =>
+      executorEnd.write('{"op":"open","q":1}\n', (e) => (e ? reject(e) : resolve())),
+    );
+    await new Promise<void>((resolve, reject) =>
+      egressEnd.write('{"op":"answer","q":1,"ok":true}\n', (e) => (e ? reject(e) : resolve())),
+    );
+    await polled();
+    assert.equal(egressEnd.bytesRead, 0, 'the egress end was read in the front');
+    assert.equal(executorEnd.bytesRead, 0, 'the executor end was read in the front');
+    // Nothing is lost: whoever takes an end reads what was written to it.
+    const first = (s: typeof egressEnd): Promise<string> =>
+      new Promise((resolve) => {
+        s.setEncoding('utf8');
+        s.once('data', (chunk: string) => resolve(chunk));
+        s.resume();
+      });
+    assert.equal(await first(egressEnd), '{"op":"open","q":1}\n');
+    assert.equal(await first(executorEnd), '{"op":"answer","q":1,"ok":true}\n');
+  } finally {
+    egressEnd.destroy();
+    executorEnd.destroy();
+  }
+});
+
+test(
+  'a channel end sent to a child that dies before it takes it: the other end sees the channel close',
+  { timeout: 30_000 },
+  async () => {
+    // A child whose event loop never turns: it never reads its IPC, so never acknowledges the socket.
+    const child = spawn(
+      process.execPath,
+      ['-e', "process.send('up', () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0))"],
+      { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], serialization: 'advanced' },
+    );
+    const [toChild, kept] = await socketPair(dir);
+    try {
+      await once(child, 'message');
+      const sent = new Promise<Error | null>((resolve) =>
+        sendSocket(child, { type: 'attach', executor: 1 }, toChild, resolve),
+      );
+      assert.equal(await sent, null);
+      const closed = once(kept, 'close');
+      kept.resume();
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+      // Before: Node kept the front's copy until an acknowledgement that never came, and this waited for ever.
+      await closed;
+    } finally {
+      child.kill('SIGKILL');
+      kept.destroy();
+    }
+  },
+);
+
+test("an executor's bind names the request's proxy by a short name, and carries nothing else", () => {
+  const bind = { op: 'bind', q: 1, s: 2, requestId: 'r-1' };
+  assert.deepEqual(checkFromExecutorChannel(bind), bind);
+  assert.deepEqual(checkFromExecutorChannel({ ...bind, proxy: 'de' }), { ...bind, proxy: 'de' });
+  for (const proxy of [42, null, { url: 'http://u:p@h:1' }, 'x'.repeat(MAX_PROXY_NAME + 1)])
+    assert.throws(() => checkFromExecutorChannel({ ...bind, proxy }), /cannot read \(bind\)/, JSON.stringify(proxy));
+});
+
+test("the egress process's counts reach the executor with the proxy failures it counted, and nothing it did not", () => {
+  const stats = { connections: 1, refused: 0, bytesSent: 10, bytesReceived: 20 };
+  const ok = { op: 'stats', s: 1, stats: { ...stats, proxyAuthRefused: 1, proxyUnreachable: 2 } };
+  assert.deepEqual(checkFromEgressChannel(ok), ok);
+  for (const bad of [
+    { ...stats, proxyAuthRefused: -1 },
+    { ...stats, password: 'x' },
+    { ...stats, proxyBadAnswer: 'x' },
+  ])
+    assert.throws(() => checkFromEgressChannel({ op: 'stats', s: 1, stats: bad }), /cannot read \(stats\)/);
+});
