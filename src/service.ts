@@ -6,6 +6,8 @@ import type { Server } from 'node:http';
 import { buildApp, localTenancy, type App, type Tenancy } from './app.js';
 import { withConfig, type Config } from './config.js';
 import { createEdgeServer } from './http/edge.js';
+import { ApiError } from './errors.js';
+import { sendError } from './http/reply.js';
 import type { BrowserStatus, ExecutorTestSeam, GuardCounts } from './ipc.js';
 import type { Logger } from './log.js';
 import { collectWhenIdle } from './idle-gc.js';
@@ -110,7 +112,12 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
 
   let app: App | undefined;
   // Timeouts and the connection cap: src/http/edge.ts.
-  const server = createEdgeServer(config, logger, (req, res) => app?.handle(req, res), {
+  const server = createEdgeServer(config, logger, (req, res) => {
+    // SECURITY: never leave a request without an answer (there is no await between
+    // the listen and buildApp below, so this is a guard, not a path).
+    if (app) app.handle(req, res);
+    else sendError(res, new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: starting'));
+  }, {
     onDropped: () => app?.metrics.connectionsDropped.inc(),
     onDroppedPerAddress: () => app?.metrics.connectionsDroppedPerAddress.inc(),
     onRequestTimeout: () => app?.metrics.requestTimeouts.inc(),
@@ -166,7 +173,6 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
       : {}),
   });
   opened.defer(step(logger, 'egress process', () => egress.close()));
-  await egress.start();
   const theExecutors = new Supervisor({
     config,
     logger,
@@ -188,8 +194,14 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
   });
   executors = theExecutors;
   opened.defer(step(logger, 'script executors', () => theExecutors.close()));
+  // SECURITY: the app exists before anything is awaited after the listen: the
+  // server accepts connections from then on, and a request that arrived while the
+  // egress process started used to find no app and was never answered (the bench's
+  // first /health poll hung for ever). Until the executors are ready, /health says
+  // "starting" and scrapes wait in the queue like any other.
   app = buildApp({ config, executors: theExecutors, tenancy, logger });
   const theApp = app;
+  await egress.start();
   await theExecutors.start();
   logger.info(
     {
