@@ -108,7 +108,14 @@ function seamConnector(seam: EgressTestSeam): Connector {
  * Serves one executor's channel: the sessions it opens are its own (an id it
  * did not get here names nothing), and all of them are closed with the channel.
  */
-function serveChannel(executor: number, socket: Socket, guard: EgressGuard, checker: EgressChecker, log: Logger): void {
+function serveChannel(
+  executor: number,
+  channel: number,
+  socket: Socket,
+  guard: EgressGuard,
+  checker: EgressChecker,
+  log: Logger,
+): ChannelEnd<ExecutorToEgress, EgressToExecutor> {
   const sessions = new Map<number, EgressSession>();
   let opening = 0;
   let nextId = 1;
@@ -198,7 +205,10 @@ function serveChannel(executor: number, socket: Socket, guard: EgressGuard, chec
     // The executor is gone (or its channel is): every port it held is closed, whatever its contexts still do.
     for (const session of sessions.values()) background(session.close(), 'closing an egress session', log);
     sessions.clear();
+    // SECURITY: the front hands this executor another channel only once this is said.
+    send({ type: 'channel-closed', executor, channel });
   });
+  return end;
 }
 
 async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
@@ -239,12 +249,23 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
   const memoryTimer = setInterval(() => send({ type: 'memory', bytes: residentBytes('self') }), MEMORY_EVERY_MS);
   send({ type: 'memory', bytes: residentBytes('self') });
 
+  /** Each executor's one channel, by the front's number for the executor. */
+  const channels = new Map<number, ChannelEnd<ExecutorToEgress, EgressToExecutor>>();
   process.on('message', (msg: ToEgress, handle: unknown) => {
     switch (msg.type) {
-      case 'attach':
-        if (handle && typeof (handle as Socket).write === 'function')
-          serveChannel(msg.executor, handle as Socket, theGuard, checker, log);
+      case 'attach': {
+        if (!handle || typeof (handle as Socket).write !== 'function') return;
+        // SECURITY: one channel per executor. Its previous one (and every session of
+        // it) is closed first, so that an executor can never hold more than
+        // MAX_SESSIONS_PER_CHANNEL ports, however many channels it is handed.
+        channels.get(msg.executor)?.close();
+        const end = serveChannel(msg.executor, msg.channel, handle as Socket, theGuard, checker, log);
+        channels.set(msg.executor, end);
+        end.onClose(() => {
+          if (channels.get(msg.executor) === end) channels.delete(msg.executor);
+        });
         return;
+      }
       case 'close-guard':
         theGuard.close().then(
           () => send({ type: 'guard-closed', ask: msg.ask }),

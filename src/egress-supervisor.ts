@@ -142,6 +142,8 @@ export interface EgressEvents {
   ready?(): void;
   /** An executor sent what the egress process cannot read: the front kills it. */
   executorMisbehaved?(executor: number): void;
+  /** The egress process closed an executor's channel (and every session of it). */
+  channelClosed?(executor: number, channel: number): void;
 }
 
 export interface EgressSupervisorOptions {
@@ -178,6 +180,9 @@ export class EgressSupervisor {
   #failedStarts = 0;
   #memoryBytes = 0;
   #nextAsk = 1;
+  /** The front's number for the next channel: unique across egress processes. */
+  #nextChannel = 1;
+  #channelsMade = 0;
   readonly #asking = new Set<Asking>();
   #closed = false;
   #timer: NodeJS.Timeout | undefined;
@@ -230,7 +235,7 @@ export class EgressSupervisor {
    * A new channel for executor `executor`: one end is handed to the egress
    * process now, the other is returned for the executor. Only when it is ready.
    */
-  async channel(executor: number): Promise<Socket> {
+  async channel(executor: number): Promise<{ socket: Socket; channel: number }> {
     const child = this.#child;
     if (!this.#ready || !child?.connected) throw new Error('the egress process is not ready');
     const [egressEnd, executorEnd] = await socketPair(this.#dir);
@@ -244,10 +249,17 @@ export class EgressSupervisor {
     // (before or after it took it) the executor's end sees the channel close, and the
     // executor drains and is handed another. One that could not be written at all
     // (a process already gone) closes both ends, with the same effect.
-    sendSocket(child, { type: 'attach', executor }, egressEnd, (e) => {
+    const channel = this.#nextChannel++;
+    this.#channelsMade++;
+    sendSocket(child, { type: 'attach', executor, channel }, egressEnd, (e) => {
       if (e) executorEnd.destroy();
     });
-    return executorEnd;
+    return { socket: executorEnd, channel };
+  }
+
+  /** Channels made to executors since the start (every process's), for tests and the log. */
+  get channelsMade(): number {
+    return this.#channelsMade;
   }
 
   /** Tests (seam.faults): makes the egress process fail as asked. */
@@ -420,6 +432,9 @@ export class EgressSupervisor {
         return;
       case 'executor-misbehaved':
         events?.executorMisbehaved?.(msg.executor);
+        return;
+      case 'channel-closed':
+        if (child === this.#child) events?.channelClosed?.(msg.executor, msg.channel);
         return;
       case 'guard-closed':
       case 'guard-counts':

@@ -284,8 +284,12 @@ export type ToEgress =
       readonly egress: EgressInit;
       readonly seam?: EgressTestSeam;
     }
-  /** The egress end of a new channel for executor `executor`, sent with the socket as its handle. */
-  | { readonly type: 'attach'; readonly executor: number }
+  /**
+   * The egress end of a new channel for executor `executor`, sent with the socket
+   * as its handle; `channel` is the front's number for it (channel-closed names it).
+   * An executor has one channel at a time: its previous one is closed.
+   */
+  | { readonly type: 'attach'; readonly executor: number; readonly channel: number }
   /** Closes the egress guard (a test of what happens when it is down). */
   | { readonly type: 'close-guard'; readonly ask: number }
   /** Tests (any seam): the guard's counts, answered with { type: 'guard-counts' } and the same `ask`. */
@@ -307,6 +311,13 @@ export type FromEgress =
    * malformed message to itself.
    */
   | { readonly type: 'executor-misbehaved'; readonly executor: number }
+  /**
+   * A channel is closed on the egress side (the executor closed it, or it was
+   * replaced or misbehaved), every session of it with it. SECURITY: only this
+   * lets the front hand that executor another channel; an executor's own word
+   * (egress-drained) is not enough.
+   */
+  | { readonly type: 'channel-closed'; readonly executor: number; readonly channel: number }
   | { readonly type: 'guard-closed'; readonly ask: number }
   | { readonly type: 'guard-counts'; readonly ask: number; readonly counts: GuardCounts };
 
@@ -392,6 +403,7 @@ const EGRESS_SHAPES: Record<FromEgress['type'], (m: Record<string, unknown>) => 
   dial: (m) => typeof m.address === 'string' && m.address.length <= 64 && isPort(m.port),
   memory: (m) => isSeconds(m.bytes),
   'executor-misbehaved': (m) => isCount(m.executor),
+  'channel-closed': (m) => isCount(m.executor) && isCount(m.channel),
   'guard-closed': (m) => isCount(m.ask),
   'guard-counts': (m) => isCount(m.ask) && isGuardCounts(m.counts),
 };

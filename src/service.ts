@@ -112,17 +112,22 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
 
   let app: App | undefined;
   // Timeouts and the connection cap: src/http/edge.ts.
-  const server = createEdgeServer(config, logger, (req, res) => {
-    // SECURITY: never leave a request without an answer (there is no await between
-    // the listen and buildApp below, so this is a guard, not a path).
-    if (app) app.handle(req, res);
-    else sendError(res, new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: starting'));
-  }, {
-    onDropped: () => app?.metrics.connectionsDropped.inc(),
-    onDroppedPerAddress: () => app?.metrics.connectionsDroppedPerAddress.inc(),
-    onRequestTimeout: () => app?.metrics.requestTimeouts.inc(),
-    onReplyCut: (reason) => app?.metrics.repliesCut.inc({ reason }),
-  });
+  const server = createEdgeServer(
+    config,
+    logger,
+    (req, res) => {
+      // SECURITY: never leave a request without an answer (there is no await between
+      // the listen and buildApp below, so this is a guard, not a path).
+      if (app) app.handle(req, res);
+      else sendError(res, new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: starting'));
+    },
+    {
+      onDropped: () => app?.metrics.connectionsDropped.inc(),
+      onDroppedPerAddress: () => app?.metrics.connectionsDroppedPerAddress.inc(),
+      onRequestTimeout: () => app?.metrics.requestTimeouts.inc(),
+      onReplyCut: (reason) => app?.metrics.repliesCut.inc({ reason }),
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => {
@@ -157,6 +162,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
       stopped: () => executors?.egressStopped(),
       ready: () => executors?.egressReady(),
       executorMisbehaved: (index) => executors?.executorMisbehaved(index),
+      channelClosed: (index, channel) => executors?.egressChannelClosed(index, channel),
     },
     ...(seam
       ? {

@@ -231,6 +231,12 @@ class Executor {
    * got none yet, or it lost one and has closed every context that used it.
    */
   channelOf = 0;
+  /** The front's number for the channel it holds (0 for none yet). */
+  channelId = 0;
+  /** Its channel is closed on the egress side: its egress process said so, or died. */
+  channelClosed = false;
+  /** It said it holds no context of a closed channel (egress-drained); its word alone frees nothing. */
+  drainedSaid = false;
   chromiumSandbox: boolean | undefined;
   browser: BrowserStatus = { ready: false, pid: undefined, pids: [], restarts: 0, recycles: 0, contextsReady: 0 };
   memory: ExecutorMemory = { executorBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 };
@@ -352,6 +358,9 @@ export class Supervisor {
   egressStopped(): void {
     const generation = this.#opts.egress.generation;
     for (const e of this.#executors) {
+      // Every channel of the dead process is closed with it.
+      if (e.channelOf === generation) e.channelClosed = true;
+      this.#free(e);
       for (const [id, job] of e.jobs) {
         job.reject(new ApiError('INTERNAL_SERVER_ERROR', EGRESS_STOPPED, { cause: 'the egress process exited' }));
         e.send({ type: 'abort', id, error: { code: 'INTERNAL_SERVER_ERROR', message: EGRESS_STOPPED } });
@@ -369,6 +378,35 @@ export class Supervisor {
         }
     }, EGRESS_DRAIN_TIMEOUT_MS);
     this.#drainTimer.unref();
+  }
+
+  /**
+   * The egress process closed executor `index`'s channel `channel`: once the
+   * executor has closed the contexts that used it too (egress-drained), it gets
+   * another.
+   */
+  egressChannelClosed(index: number, channel: number): void {
+    for (const e of this.#executors)
+      if (e.index === index && e.channelId === channel && e.channelOf === this.#opts.egress.generation) {
+        e.channelClosed = true;
+        this.#free(e);
+      }
+  }
+
+  /**
+   * SECURITY: an executor is given a new channel only when both sides agree its
+   * last one is gone: the egress process closed it (or died) AND the executor
+   * closed every context that used it. An executor's egress-drained alone, while
+   * its channel is open, changes nothing (a forged one used to make the front
+   * hand a new channel for each, without end, and let one executor hold many).
+   */
+  #free(e: Executor): void {
+    if (e.channelOf === 0 || !e.channelClosed || !e.drainedSaid || e.gone) return;
+    e.channelOf = 0;
+    e.channelId = 0;
+    e.channelClosed = false;
+    e.drainedSaid = false;
+    this.#giveChannels();
   }
 
   /** A (new) egress process is ready: executors without a channel get one, once none holds the old one's. */
@@ -400,9 +438,13 @@ export class Supervisor {
     for (const e of live) {
       if (e.channelOf !== 0) continue;
       e.channelOf = current;
+      e.channelId = 0;
+      e.channelClosed = false;
+      e.drainedSaid = false;
       egress.channel(e.index).then(
-        (socket) => {
-          if (!e.gone && !socket.destroyed) {
+        ({ socket, channel }) => {
+          if (!e.gone && !socket.destroyed && e.channelOf === current) {
+            e.channelId = channel;
             e.send({ type: 'egress-channel' }, socket);
             return;
           }
@@ -624,8 +666,8 @@ export class Supervisor {
         return;
       }
       case 'egress-drained':
-        e.channelOf = 0;
-        this.#giveChannels();
+        e.drainedSaid = true;
+        this.#free(e);
         return;
     }
   }

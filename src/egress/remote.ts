@@ -159,7 +159,18 @@ export class RemoteGuard {
       socket.destroy();
       return;
     }
-    if (this.#end) this.#end.close();
+    // SECURITY: a channel handed while one is up replaces it without a report: its
+    // sessions end (the egress process closes their ports with it), but the
+    // executor does not say it drained a channel nobody lost (see #free in
+    // src/supervisor.ts: a drained report the front did not expect changes nothing).
+    const replaced = this.#end;
+    if (replaced) {
+      this.#end = undefined;
+      this.#failAsking('the channel to the egress process was replaced');
+      for (const session of this.#sessions.values()) session.lost();
+      this.#sessions.clear();
+      replaced.close();
+    }
     const end: ChannelEnd<EgressToExecutor, ExecutorToEgress> = new ChannelEnd(
       socket,
       checkFromEgressChannel,
@@ -278,14 +289,18 @@ export class RemoteGuard {
     }
   }
 
+  #failAsking(why: string): void {
+    for (const [q, asking] of this.#asking) {
+      clearTimeout(asking.timer);
+      asking.reject(new Error(why));
+      this.#asking.delete(q);
+    }
+  }
+
   #lost(end: ChannelEnd<EgressToExecutor, ExecutorToEgress>): void {
     if (this.#end !== end) return;
     this.#end = undefined;
-    for (const [q, asking] of this.#asking) {
-      clearTimeout(asking.timer);
-      asking.reject(new Error('the egress process stopped'));
-      this.#asking.delete(q);
-    }
+    this.#failAsking('the egress process stopped');
     // SECURITY: every port of the dead process is refused from here on: a context
     // leased later fails, and the contexts that used one are closed (onLost).
     for (const session of this.#sessions.values()) {

@@ -111,3 +111,44 @@ describe('the egress process', () => {
     assert.equal((await svc.raw('GET', '/health')).status, 200);
   });
 });
+
+describe('an executor that forges its egress messages', () => {
+  test('a forged egress-drained, repeated, makes no new channel and every request is still served', async () => {
+    const made = svc.service.egress.channelsMade;
+    const executor = svc.service.executors.pids[0];
+    const refusals = await refusalsCounted();
+    // What an executor that escaped our code could send: "drained", while its channel is up.
+    for (let i = 0; i < 50; i++) svc.service.executors.fault('send', { type: 'egress-drained' });
+    // A message sent after them: once it is counted, the front has read all 50.
+    svc.service.executors.fault('send', { type: 'egress-refused' });
+    await until(async () => (await refusalsCounted()) === refusals + 1, 'the front to read the forged messages');
+    const r = await run('return await page.title()');
+    assert.equal(r.status, 200, r.text);
+    // Before: each forged message made the front hand a new channel, whose attach
+    // reported the replaced one drained in turn: thousands of channels, every request 500.
+    assert.equal(svc.service.egress.channelsMade, made, 'no channel was made');
+    assert.deepEqual(svc.service.executors.pids[0], executor, 'the executor was not replaced');
+  });
+
+  test('a second channel for the same executor closes its first, so its sessions never add up', async () => {
+    // Were the front ever to hand an executor a second channel, the egress process keeps one:
+    // MAX_SESSIONS_PER_CHANNEL holds per executor, not per channel.
+    const first = await svc.service.egress.channel(1_000_000);
+    const closed = new Promise<void>((resolve) => first.socket.once('close', () => resolve()));
+    first.socket.resume();
+    const second = await svc.service.egress.channel(1_000_000);
+    try {
+      await closed;
+      assert.ok(!second.socket.destroyed, 'the second channel is up');
+    } finally {
+      first.socket.destroy();
+      second.socket.destroy();
+    }
+  });
+});
+
+async function refusalsCounted(): Promise<number> {
+  const metrics = await svc.raw('GET', '/metrics', AUTH);
+  const line = metrics.text.split('\n').find((l) => l.startsWith('pagescript_egress_refusals_total '));
+  return Number(line?.split(' ').pop() ?? 0);
+}

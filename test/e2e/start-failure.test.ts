@@ -36,35 +36,39 @@ test('when the executors cannot start (no Chromium), the start fails and the por
   await until(() => executors().length === 0, 'no executor left');
 });
 
-test('a request that arrives while the service is still starting is answered (503 "starting"), never left hanging', {
-  timeout: 120_000,
-}, async () => {
-  // The bench polls /health while the service starts: a poll that arrived after
-  // the listen but while the egress process started found no app and was never
-  // answered, so the bench hung for ever.
-  const port = await freePort();
-  let started = false;
-  const starting = startTestService({ PORT: String(port) }).finally(() => {
-    started = true;
-  });
-  const seen: string[] = [];
-  try {
-    while (!started) {
-      try {
-        // A fresh connection each time: each probe is accepted on its own.
-        const r = await request(`http://127.0.0.1:${port}/health`, { reset: true });
-        const body = (await r.body.json()) as { status?: string };
-        seen.push(`${r.statusCode} ${body.status ?? ''}`);
-      } catch {
-        // not listening yet
+test(
+  'a request that arrives while the service is still starting is answered (503 "starting"), never left hanging',
+  {
+    timeout: 120_000,
+  },
+  async () => {
+    // The bench polls /health while the service starts: a poll that arrived after
+    // the listen but while the egress process started found no app and was never
+    // answered, so the bench hung for ever.
+    const port = await freePort();
+    let started = false;
+    const starting = startTestService({ PORT: String(port) }).finally(() => {
+      started = true;
+    });
+    const seen: string[] = [];
+    try {
+      while (!started) {
+        try {
+          // A fresh connection each time: each probe is accepted on its own.
+          const r = await request(`http://127.0.0.1:${port}/health`, { reset: true });
+          const body = (await r.body.json()) as { status?: string };
+          seen.push(`${r.statusCode} ${body.status ?? ''}`);
+        } catch {
+          // not listening yet
+        }
+        await new Promise((r) => setTimeout(r, 10));
       }
-      await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      await (await starting).close();
     }
-  } finally {
-    await (await starting).close();
-  }
-  assert.ok(
-    seen.some((s) => s === '503 starting'),
-    `a probe saw the service starting: ${seen.slice(0, 5).join(', ')}`,
-  );
-});
+    assert.ok(
+      seen.some((s) => s === '503 starting'),
+      `a probe saw the service starting: ${seen.slice(0, 5).join(', ')}`,
+    );
+  },
+);

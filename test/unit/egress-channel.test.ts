@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { socketPair } from '../../src/egress-supervisor.js';
 import { MAX_PROXY_NAME, checkFromEgressChannel, checkFromExecutorChannel } from '../../src/egress/channel.js';
+import { RemoteGuard } from '../../src/egress/remote.js';
+import { silentLogger } from '../../src/log.js';
 import { sendSocket } from '../../src/supervisor.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pagescript-channel-test-'));
@@ -64,7 +66,7 @@ test(
     try {
       await once(child, 'message');
       const sent = new Promise<Error | null>((resolve) =>
-        sendSocket(child, { type: 'attach', executor: 1 }, toChild, resolve),
+        sendSocket(child, { type: 'attach', executor: 1, channel: 1 }, toChild, resolve),
       );
       assert.equal(await sent, null);
       const closed = once(kept, 'close');
@@ -98,4 +100,34 @@ test("the egress process's counts reach the executor with the proxy failures it 
     { ...stats, proxyBadAnswer: 'x' },
   ])
     assert.throws(() => checkFromEgressChannel({ op: 'stats', s: 1, stats: bad }), /cannot read \(stats\)/);
+});
+
+test('a channel handed to an executor while its channel is up replaces it without a drained report', async () => {
+  const said: string[] = [];
+  const remote = new RemoteGuard({
+    logger: silentLogger(),
+    onLost: () => said.push('lost'),
+    onDrained: () => said.push('drained'),
+  });
+  const [egressA, executorA] = await socketPair(dir);
+  const [egressB, executorB] = await socketPair(dir);
+  try {
+    remote.attach(executorA);
+    const closedA = once(egressA, 'close');
+    egressA.resume();
+    remote.attach(executorB);
+    // The replaced channel is closed (the egress process closes its sessions with it)...
+    await closedA;
+    await polled();
+    // ...but nobody lost it: a drained report here is what made the front churn channels.
+    assert.deepEqual(said, []);
+    assert.ok(remote.attached);
+    // The new channel is the one that counts: losing it is reported.
+    egressB.destroy();
+    await polled();
+    assert.deepEqual(said, ['lost', 'drained']);
+  } finally {
+    remote.close();
+    for (const s of [egressA, executorA, egressB, executorB]) s.destroy();
+  }
 });
