@@ -46,6 +46,75 @@ const EXIT_FATAL = 70;
  * code cannot take every port and descriptor of this process from the others.
  */
 export const MAX_SESSIONS_PER_CHANNEL = 256;
+/**
+ * How long a bind waits for its grant: the front sends the grant before it hands
+ * the executor the request, but on another pipe than the executor's bind, so the
+ * two may be read in either order.
+ */
+export const GRANT_WAIT_MS = 5_000;
+/** Grants held at once (the front revokes each when its request ends; a bound, not a limit it reaches). */
+export const MAX_GRANTS = 16_384;
+
+interface Grant {
+  readonly executor: number;
+  readonly requestId: string;
+  readonly proxy: string | undefined;
+  used: boolean;
+}
+
+/**
+ * SECURITY: what the front allowed each executor to bind. A bind names a request
+ * and a proxy; it is refused unless an unused grant for that executor names
+ * both: the key's proxy rules hold here too, not only in the front, and an
+ * executor cannot take another request's id.
+ */
+class Grants {
+  readonly #grants = new Map<number, Grant>();
+  readonly #waiting = new Set<() => void>();
+
+  add(id: number, executor: number, requestId: string, proxy: string | undefined): void {
+    // Oldest first when full: the front revokes each grant, so this is a bound for a bug, not a limit.
+    if (this.#grants.size >= MAX_GRANTS) this.#grants.delete(this.#grants.keys().next().value as number);
+    this.#grants.set(id, { executor, requestId, proxy, used: false });
+    for (const wake of [...this.#waiting]) wake();
+  }
+
+  revoke(id: number): void {
+    this.#grants.delete(id);
+  }
+
+  /** Takes the grant that allows this bind, waiting GRANT_WAIT_MS for it; throws if there is none. */
+  async take(executor: number, requestId: string, proxy: string | undefined, closed: () => boolean): Promise<void> {
+    const deadline = performance.now() + GRANT_WAIT_MS;
+    for (;;) {
+      let other: Grant | undefined;
+      for (const g of this.#grants.values()) {
+        if (g.used || g.executor !== executor || g.requestId !== requestId) continue;
+        if (g.proxy === proxy) {
+          g.used = true;
+          return;
+        }
+        other = g;
+      }
+      // Granted with another proxy (or none): refused at once, the proxy never asked.
+      if (other)
+        throw new Error(
+          `request ${requestId} was not granted ${proxy === undefined ? 'no proxy' : `proxy "${proxy}"`}`,
+        );
+      const left = deadline - performance.now();
+      if (left <= 0 || closed()) throw new Error(`request ${requestId} was not granted to this executor`);
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          clearTimeout(timer);
+          this.#waiting.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, left);
+        this.#waiting.add(wake);
+      });
+    }
+  }
+}
 
 function send(msg: FromEgress): void {
   if (process.connected) process.send?.(msg);
@@ -114,9 +183,12 @@ function serveChannel(
   socket: Socket,
   guard: EgressGuard,
   checker: EgressChecker,
+  grants: Grants,
   log: Logger,
 ): ChannelEnd<ExecutorToEgress, EgressToExecutor> {
   const sessions = new Map<number, EgressSession>();
+  /** Sessions whose bind waits for its grant (one each: a session is bound once). */
+  const binding = new Set<number>();
   let opening = 0;
   let nextId = 1;
   const answer = (q: number, fields: Omit<Extract<EgressToExecutor, { op: 'answer' }>, 'op' | 'q'>): void =>
@@ -159,12 +231,20 @@ function serveChannel(
       case 'bind': {
         const session = sessions.get(m.s);
         if (!session) return failed(m.q, `no egress session ${m.s}`);
-        try {
-          session.bind(m.requestId, m.proxy);
-          answer(m.q, { ok: true });
-        } catch (e) {
-          failed(m.q, e);
-        }
+        if (binding.has(m.s)) return failed(m.q, `egress session ${m.s} is being bound`);
+        binding.add(m.s);
+        grants
+          .take(executor, m.requestId, m.proxy, () => end.closed || sessions.get(m.s) !== session)
+          .then(() => {
+            if (sessions.get(m.s) !== session) throw new Error(`no egress session ${m.s}`);
+            session.bind(m.requestId, m.proxy);
+            answer(m.q, { ok: true });
+          })
+          .catch((e: unknown) => {
+            log.warn({ executor, requestId: m.requestId, err: String(e) }, 'an egress bind was refused');
+            failed(m.q, e);
+          })
+          .finally(() => binding.delete(m.s));
         return;
       }
       case 'end':
@@ -251,6 +331,7 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
 
   /** Each executor's one channel, by the front's number for the executor. */
   const channels = new Map<number, ChannelEnd<ExecutorToEgress, EgressToExecutor>>();
+  const grants = new Grants();
   process.on('message', (msg: ToEgress, handle: unknown) => {
     switch (msg.type) {
       case 'attach': {
@@ -259,13 +340,19 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
         // it) is closed first, so that an executor can never hold more than
         // MAX_SESSIONS_PER_CHANNEL ports, however many channels it is handed.
         channels.get(msg.executor)?.close();
-        const end = serveChannel(msg.executor, msg.channel, handle as Socket, theGuard, checker, log);
+        const end = serveChannel(msg.executor, msg.channel, handle as Socket, theGuard, checker, grants, log);
         channels.set(msg.executor, end);
         end.onClose(() => {
           if (channels.get(msg.executor) === end) channels.delete(msg.executor);
         });
         return;
       }
+      case 'grant':
+        grants.add(msg.grant, msg.executor, msg.requestId, msg.proxy);
+        return;
+      case 'revoke':
+        grants.revoke(msg.grant);
+        return;
       case 'close-guard':
         theGuard.close().then(
           () => send({ type: 'guard-closed', ask: msg.ask }),

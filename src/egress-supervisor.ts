@@ -182,6 +182,9 @@ export class EgressSupervisor {
   #nextAsk = 1;
   /** The front's number for the next channel: unique across egress processes. */
   #nextChannel = 1;
+  #nextGrant = 1;
+  /** The requests in flight that may bind a session: given again to each new egress process. */
+  readonly #grants = new Map<number, Extract<ToEgress, { type: 'grant' }>>();
   #channelsMade = 0;
   readonly #asking = new Set<Asking>();
   #closed = false;
@@ -255,6 +258,32 @@ export class EgressSupervisor {
       if (e) executorEnd.destroy();
     });
     return { socket: executorEnd, channel };
+  }
+
+  /**
+   * SECURITY: executor `executor` may bind one egress session to `requestId`,
+   * through `proxy` (a name the front checked against the request's key) or none.
+   * Kept until revoke() (the request's context is closed), and given again to a
+   * replacement egress process. Returns the grant's number for revoke().
+   */
+  grant(executor: number, requestId: string, proxy: string | undefined): number {
+    const grant = this.#nextGrant++;
+    const msg: Extract<ToEgress, { type: 'grant' }> = {
+      type: 'grant',
+      grant,
+      executor,
+      requestId,
+      ...(proxy === undefined ? {} : { proxy }),
+    };
+    // Bounded by the requests in flight: each is revoked when its context is closed.
+    this.#grants.set(grant, msg);
+    if (this.#ready) this.#send(msg);
+    return grant;
+  }
+
+  /** The request of `grant` is over. */
+  revoke(grant: number): void {
+    if (this.#grants.delete(grant) && this.#ready) this.#send({ type: 'revoke', grant });
   }
 
   /** Channels made to executors since the start (every process's), for tests and the log. */
@@ -409,6 +438,8 @@ export class EgressSupervisor {
           return;
         }
         this.#guardPort = msg.guardPort;
+        // Before any channel is made to it (events.ready): the requests in flight may bind.
+        for (const grant of this.#grants.values()) child.send(grant, (e) => void e);
         this.#ready = true;
         this.#wasReady = true;
         this.#failedStarts = 0;

@@ -290,6 +290,22 @@ export type ToEgress =
    * An executor has one channel at a time: its previous one is closed.
    */
   | { readonly type: 'attach'; readonly executor: number; readonly channel: number }
+  /**
+   * SECURITY: executor `executor` may bind one session to request `requestId`,
+   * leaving through `proxy` (by name; absent: no proxy). Sent when the front
+   * hands the executor the request; the egress process refuses every bind that
+   * matches no unused grant, so an executor cannot pick another request's id or
+   * a proxy its request's key may not use.
+   */
+  | {
+      readonly type: 'grant';
+      readonly grant: number;
+      readonly executor: number;
+      readonly requestId: string;
+      readonly proxy?: string;
+    }
+  /** The request of grant `grant` is over: no session may be bound with it any more. */
+  | { readonly type: 'revoke'; readonly grant: number }
   /** Closes the egress guard (a test of what happens when it is down). */
   | { readonly type: 'close-guard'; readonly ask: number }
   /** Tests (any seam): the guard's counts, answered with { type: 'guard-counts' } and the same `ask`. */

@@ -4,6 +4,7 @@
 // from an allow-list (no key, key file, Redis URL or metrics token), no file
 // descriptor of the front but its stdio and the IPC channel, and, when the front
 // runs as root, an unprivileged user of its own.
+import { randomUUID } from 'node:crypto';
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -479,6 +480,10 @@ export class Supervisor {
   ): Promise<JobOutcome> {
     const executor = await this.#pick(signal);
     const id = this.#nextId++;
+    // SECURITY: the egress process lets this executor bind one session to this
+    // request, through this proxy (checked against the key by the front) and no other.
+    const requestId = request.requestId ?? randomUUID();
+    const grant = this.#opts.egress.grant(executor.index, requestId, request.proxy);
     // SECURITY: an executor that stops answering (stopped, deadlocked, stuck in
     // native code) would hold this request, and its slot, for ever: past the
     // deadline it is killed, which fails its jobs and starts another.
@@ -496,6 +501,7 @@ export class Supervisor {
       (resolve) =>
         (closed = () => {
           clearTimeout(deadline);
+          this.#opts.egress.revoke(grant);
           resolve();
         }),
     );
@@ -511,7 +517,7 @@ export class Supervisor {
       });
     };
     signal?.addEventListener('abort', onAbort, { once: true });
-    executor.send({ type: 'run', id, request });
+    executor.send({ type: 'run', id, request: { ...request, requestId } });
     try {
       return await result;
     } finally {
