@@ -320,6 +320,7 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
         if (requestId !== undefined) send({ type: 'egress-refused' });
       },
     },
+    ...(init.clientUid === undefined ? {} : { clientUid: init.clientUid }),
     ...(seam ? { connector: seamConnector(seam) } : {}),
     ...(seam?.guardLimits ? { limits: seam.guardLimits } : {}),
   });

@@ -31,6 +31,7 @@ import {
   childDir,
   childEntry,
   childEnv,
+  executorUser,
   lookupUser,
   sendSocket,
   writeChildLine,
@@ -74,6 +75,7 @@ export function egressInitMessage(
   servicePort: number,
   port: number,
   seam: EgressTestSeam | undefined,
+  clientUid?: number,
 ): Extract<ToEgress, { type: 'init' }> {
   return {
     type: 'init',
@@ -82,6 +84,7 @@ export function egressInitMessage(
     servicePort,
     port,
     egress: egressInit(config),
+    ...(clientUid === undefined ? {} : { clientUid }),
     ...(seam
       ? {
           seam: {
@@ -410,7 +413,18 @@ export class EgressSupervisor {
         this.#onExit(child, dir, wasReady, code, signal);
         if (!wasReady) reject(new Error(`the egress process exited before it was ready (${code ?? signal})`));
       });
-      child.send(egressInitMessage(config, logger.level, this.#opts.servicePort, this.#guardPort, seam));
+      child.send(
+        egressInitMessage(
+          config,
+          logger.level,
+          this.#opts.servicePort,
+          this.#guardPort,
+          seam,
+          // SECURITY: as root, the executors (and their Chromium) run as their own user:
+          // only that user's sockets are served on a context's port.
+          executorUser(config)?.uid,
+        ),
+      );
     });
   }
 

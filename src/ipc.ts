@@ -28,6 +28,8 @@ export interface GuardCounts {
   unclaimed: number;
   /** Upstream connections opened. */
   upstreamConnections: number;
+  /** Connections to a context's port from a process of another user than the executors' (closed unread). */
+  otherUsers: number;
 }
 
 /** One job, as POST /api/scrape describes it once it is validated. */
@@ -282,6 +284,11 @@ export type ToEgress =
        * this process alone; an executor names a request's proxy by name only.
        */
       readonly egress: EgressInit;
+      /**
+       * SECURITY: as root, the executors' uid: a context's port takes connections
+       * only from sockets of this user (their Chromium). Absent: from any local process.
+       */
+      readonly clientUid?: number;
       readonly seam?: EgressTestSeam;
     }
   /**
@@ -375,7 +382,13 @@ function isWireError(e: unknown): boolean {
 }
 
 function isGuardCounts(c: unknown): boolean {
-  return isObject(c) && isCount(c.clientConnections) && isCount(c.unclaimed) && isCount(c.upstreamConnections);
+  return (
+    isObject(c) &&
+    isCount(c.clientConnections) &&
+    isCount(c.unclaimed) &&
+    isCount(c.upstreamConnections) &&
+    isCount(c.otherUsers)
+  );
 }
 
 /** Whether each kind of message has the fields the front reads, of the types it reads them as. */

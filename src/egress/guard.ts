@@ -24,6 +24,7 @@ import type { Logger } from '../log.js';
 import { normalizeHost, systemResolver, type EgressChecker, type Resolver } from './checker.js';
 import { EgressSession } from './session.js';
 import { dialThroughProxy, ProxyError } from './upstream.js';
+import { loopbackPeerUid, type Endpoint } from './peer-uid.js';
 import { background } from '../background.js';
 import type { GuardCounts, GuardLimits } from '../ipc.js';
 import { HOP_BY_HOP_HEADERS } from '../http-headers.js';
@@ -110,7 +111,10 @@ export class EgressGuard {
   readonly #sockets = new Set<Duplex>();
   readonly #sessionOf = new WeakMap<Duplex, EgressSession>();
   readonly #sessions = new Set<EgressSession>();
-  readonly #counts: GuardCounts = { clientConnections: 0, unclaimed: 0, upstreamConnections: 0 };
+  readonly #counts: GuardCounts = { clientConnections: 0, unclaimed: 0, upstreamConnections: 0, otherUsers: 0 };
+  /** When set, a context's port takes connections only from sockets this user owns (the executors'). */
+  readonly #clientUid: number | undefined;
+  readonly #peerUid: (peer: Endpoint, local: Endpoint) => Promise<number | undefined>;
   /** The upstream proxies by name, with their credentials (EgressInit). */
   readonly #proxies: ReadonlyMap<string, UpstreamProxy>;
   readonly #resolveProxy: Resolver;
@@ -130,7 +134,16 @@ export class EgressGuard {
     resolveProxy?: Resolver;
     /** Tests: the CA an https:// proxy's certificate is checked against. */
     proxyTls?: Pick<ConnectionOptions, 'ca'>;
+    /**
+     * SECURITY: the only user whose sockets a context's port takes (the executors'
+     * and their Chromiums', when the service runs as root). Undefined: any local process.
+     */
+    clientUid?: number;
+    /** Who owns a loopback socket (the kernel's socket tables by default). */
+    peerUid?: (peer: Endpoint, local: Endpoint) => Promise<number | undefined>;
   }) {
+    this.#clientUid = opts.clientUid;
+    this.#peerUid = opts.peerUid ?? loopbackPeerUid;
     this.#checker = opts.checker;
     this.#connect = opts.connector ?? netConnector;
     this.#proxies = new Map((opts.proxies ?? []).map((p) => [p.name, p]));
@@ -177,7 +190,8 @@ export class EgressGuard {
     // SECURITY: the guard is down: the context is pointed at its closed browser-wide
     // port, so its traffic fails (fails closed) rather than the request erroring.
     if (this.#closed) return new EgressSession(undefined, this.#port, () => undefined);
-    const server = createNetServer();
+    // Paused when connections are checked: nothing is read before the peer's owner is known.
+    const server = createNetServer({ pauseOnConnect: this.#clientUid !== undefined });
     const port = await listenOnLoopback(server, 0);
     const session: EgressSession = new EgressSession(server, port, () => this.#sessions.delete(session));
     server.on('connection', (s: Socket) => this.#accept(s, session));
@@ -201,7 +215,37 @@ export class EgressGuard {
       this.#sessionOf.set(s, session);
       session.track(s);
     }
-    this.#http.emit('connection', s);
+    const clientUid = this.#clientUid;
+    if (!session || clientUid === undefined) {
+      this.#http.emit('connection', s);
+      return;
+    }
+    // SECURITY: a context's port is on loopback, where every local process can
+    // reach it; during a request it would be an open proxy (with the operator's
+    // upstream credentials) for any of them. Only a socket of the executors' user
+    // (their Chromium) is served; any other is closed before a byte is read.
+    const peer = { address: s.remoteAddress ?? '', port: s.remotePort ?? 0 };
+    const local = { address: s.localAddress ?? '', port: s.localPort ?? 0 };
+    this.#peerUid(peer, local).then(
+      (uid) => {
+        if (s.destroyed) return;
+        if (uid !== clientUid) {
+          this.#counts.otherUsers++;
+          const n = this.#counts.otherUsers;
+          // Bounded logging: a local process chooses how often it connects.
+          if (n <= MAX_REFUSALS_LOGGED_PER_REQUEST || n % 1000 === 0)
+            this.#log.warn(
+              { port: local.port, uid: uid ?? 'unknown', refused: n },
+              "egress refused a connection to a context's port from another user than the executors'",
+            );
+          s.destroy();
+          return;
+        }
+        this.#http.emit('connection', s);
+        s.resume();
+      },
+      () => s.destroy(),
+    );
   }
 
   async close(): Promise<void> {

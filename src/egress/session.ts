@@ -74,6 +74,12 @@ export class EgressSession {
    */
   bind(requestId: string, proxy?: string): void {
     if (this.#state === 'live') throw new Error('an egress session can be bound once');
+    // SECURITY: a connection opened while the context was spare (by anyone: the
+    // port is on loopback) is closed here, not carried into the request: only
+    // connections made once the port is the request's are the request's.
+    // Chromium opens its own after the lease, when the page starts to load.
+    for (const s of this.#sockets) s.destroy();
+    this.#sockets.clear();
     this.#requestId = requestId;
     this.#proxy = proxy;
     if (this.#state === 'spare') this.#state = 'live';

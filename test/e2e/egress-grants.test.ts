@@ -4,12 +4,21 @@
 // grant is refused there, before any upstream proxy is asked. An executor that
 // escaped our code cannot leave through a proxy its request's key may not use,
 // nor take another request's id. The "executor" here is the test, on a channel
-// the front made for it, saying what a taken-over executor could say.
+// the front made for it, saying what a taken-over executor could say
+// (test/helpers/pretend-executor.ts).
 import assert from 'node:assert/strict';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { after, before, test } from 'node:test';
 import { FixtureServer, html } from '../helpers/fixtures.js';
+import { connectAs } from '../helpers/connect-as.js';
+import { pretendExecutor as pretend } from '../helpers/pretend-executor.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { executorUser } from '../../src/supervisor.js';
+import { loadConfig } from '../../src/config.js';
+
+/** As root, Chromium's user: only its sockets are served on a context's port. */
+const EXECUTOR_USER = executorUser(loadConfig({}));
+const pretendExecutor = (index: number): ReturnType<typeof pretend> => pretend(svc, index);
 
 const fixtures = new FixtureServer({ '/': html('<title>target</title>') });
 /** Stands in for an upstream proxy: counts every connection the guard makes to it. */
@@ -39,57 +48,9 @@ after(async () => {
   await new Promise<void>((r) => proxy.close(() => r()));
 });
 
-interface Answer {
-  ok: boolean;
-  s?: number;
-  port?: number;
-  error?: string;
-}
-
-/** A channel the front made for a (pretend) executor, speaking the channel's line protocol. */
-async function pretendExecutor(index: number): Promise<{ ask(m: object): Promise<Answer>; close(): void }> {
-  const { socket } = await svc.service.egress.channel(index);
-  let q = 0;
-  let buffer = '';
-  const waiting = new Map<number, (a: Answer) => void>();
-  socket.setEncoding('utf8');
-  socket.on('data', (chunk: string) => {
-    buffer += chunk;
-    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
-      const m = JSON.parse(buffer.slice(0, nl)) as Answer & { op: string; q: number };
-      buffer = buffer.slice(nl + 1);
-      if (m.op === 'answer') waiting.get(m.q)?.(m);
-    }
-  });
-  socket.resume();
-  return {
-    ask: (m) =>
-      new Promise((resolve) => {
-        q++;
-        waiting.set(q, resolve);
-        socket.write(`${JSON.stringify({ ...m, q })}\n`);
-      }),
-    close: () => socket.destroy(),
-  };
-}
-
-/** The first line the guard answers a CONNECT to the fixture on `port` with (or 'closed'). */
-function connectThrough(port: number): Promise<string> {
-  return new Promise((resolve) => {
-    const s: Socket = connect(port, '127.0.0.1');
-    let got = '';
-    s.setEncoding('utf8');
-    s.on('connect', () => s.write(`CONNECT 127.0.0.1:${fixtures.port} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`));
-    s.on('data', (chunk: string) => {
-      got += chunk;
-      if (got.includes('\r\n')) {
-        s.destroy();
-        resolve(got.split('\r\n')[0] ?? '');
-      }
-    });
-    s.on('error', () => resolve('closed'));
-    s.on('close', () => resolve(got === '' ? 'closed' : got));
-  });
+/** The first line the guard answers a CONNECT to the fixture on `port` with (or 'closed'), asked as Chromium would. */
+async function connectThrough(port: number): Promise<string> {
+  return await connectAs(EXECUTOR_USER, port, `127.0.0.1:${fixtures.port}`).answer;
 }
 
 test('an executor binding to a proxy its request was not granted is refused, and the proxy is never asked', async () => {

@@ -1,0 +1,55 @@
+// A channel the front made for a (pretend) executor, speaking the channel's line
+// protocol (src/egress/channel.ts): what a taken-over executor could say to the
+// egress process.
+import type { TestService } from './service.js';
+
+export interface ChannelAnswer {
+  ok: boolean;
+  s?: number;
+  port?: number;
+  error?: string;
+}
+
+export interface PretendExecutor {
+  ask(m: object): Promise<ChannelAnswer>;
+  /** A session (a context's port), optionally bound to a request granted to this executor. */
+  session(bindTo?: string): Promise<{ s: number; port: number }>;
+  close(): void;
+}
+
+export async function pretendExecutor(svc: TestService, index: number): Promise<PretendExecutor> {
+  const { socket } = await svc.service.egress.channel(index);
+  let q = 0;
+  let buffer = '';
+  const waiting = new Map<number, (a: ChannelAnswer) => void>();
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => {
+    buffer += chunk;
+    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+      const m = JSON.parse(buffer.slice(0, nl)) as ChannelAnswer & { op: string; q: number };
+      buffer = buffer.slice(nl + 1);
+      if (m.op === 'answer') waiting.get(m.q)?.(m);
+    }
+  });
+  socket.resume();
+  const ask = (m: object): Promise<ChannelAnswer> =>
+    new Promise((resolve) => {
+      q++;
+      waiting.set(q, resolve);
+      socket.write(`${JSON.stringify({ ...m, q })}\n`);
+    });
+  return {
+    ask,
+    session: async (bindTo) => {
+      const opened = await ask({ op: 'open' });
+      if (!opened.ok || opened.s === undefined || opened.port === undefined) throw new Error(JSON.stringify(opened));
+      if (bindTo !== undefined) {
+        svc.service.egress.grant(index, bindTo, undefined);
+        const bound = await ask({ op: 'bind', s: opened.s, requestId: bindTo });
+        if (!bound.ok) throw new Error(JSON.stringify(bound));
+      }
+      return { s: opened.s, port: opened.port };
+    },
+    close: () => socket.destroy(),
+  };
+}

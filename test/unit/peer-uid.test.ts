@@ -1,0 +1,50 @@
+// Who owns the other end of a loopback connection, read from the kernel's socket
+// tables (src/egress/peer-uid.ts): the egress guard serves a context's port only
+// to the executors' user.
+import assert from 'node:assert/strict';
+import { createServer, connect, type Socket } from 'node:net';
+import { test } from 'node:test';
+import { loopbackPeerUid, ownerIn, procAddress } from '../../src/egress/peer-uid.js';
+
+const HEADER = '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode';
+
+test('addresses as /proc/net/tcp and tcp6 write them', () => {
+  assert.equal(procAddress('0100007F'), '127.0.0.1');
+  assert.equal(procAddress('0000000000000000FFFF00000100007F'), '127.0.0.1');
+  assert.equal(procAddress('00000000000000000000000001000000'), '0:0:0:0:0:0:0:1');
+  assert.equal(procAddress('xyz'), undefined);
+});
+
+test("a connection's peer is found by both its ends; the listener, the server's side and a TIME_WAIT socket are not it", () => {
+  const table = [
+    HEADER,
+    // The session's listener, the server's side of the connection (same ports, the other way round), a TIME_WAIT.
+    '   0: 0100007F:9C40 00000000:0000 0A 00000000:00000000 00:00000000 00000000   995        0 111 1',
+    '   1: 0100007F:9C40 0100007F:C350 01 00000000:00000000 00:00000000 00000000   995        0 112 1',
+    '   2: 0100007F:C350 0100007F:9C40 06 00000000:00000000 03:00000000 00000000     0        0 0 3',
+    '   3: 0100007F:C350 0100007F:9C40 01 00000000:00000000 00:00000000 00000000   999        0 113 1',
+  ].join('\n');
+  const peer = { address: '127.0.0.1', port: 0xc350 };
+  const local = { address: '::ffff:127.0.0.1', port: 0x9c40 };
+  assert.equal(ownerIn([table], peer, local), 999);
+  assert.equal(ownerIn([table], { ...peer, port: 1 }, local), undefined, 'gone: nobody');
+});
+
+test("this process's own connection is found in the live tables, with this process's uid", async () => {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const accepted = new Promise<Socket>((r) => server.once('connection', r));
+  const client = connect((server.address() as { port: number }).port, '127.0.0.1');
+  try {
+    const s = await accepted;
+    const uid = await loopbackPeerUid(
+      { address: s.remoteAddress ?? '', port: s.remotePort ?? 0 },
+      { address: s.localAddress ?? '', port: s.localPort ?? 0 },
+    );
+    assert.equal(uid, process.getuid?.());
+    s.destroy();
+  } finally {
+    client.destroy();
+    server.close();
+  }
+});
