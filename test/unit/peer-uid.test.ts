@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createServer, connect, type Socket } from 'node:net';
 import { test } from 'node:test';
-import { loopbackPeerUid, ownerIn, procAddress } from '../../src/egress/peer-uid.js';
+import { loopbackPeerUid, ownerIn, peerUidReader, procAddress } from '../../src/egress/peer-uid.js';
 
 const HEADER = '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode';
 
@@ -47,4 +47,28 @@ test("this process's own connection is found in the live tables, with this proce
     client.destroy();
     server.close();
   }
+});
+
+test('a burst of lookups shares reads of the table, but none uses a read that started before it', async () => {
+  const line = '   3: 0100007F:C350 0100007F:9C40 01 00000000:00000000 00:00000000 00000000   999        0 113 1';
+  const reads: Array<{ path: string; done: (text: string) => void }> = [];
+  const lookup = peerUidReader(
+    (path) => new Promise<string>((resolve) => reads.push({ path, done: (text) => resolve(text) })),
+  );
+  const peer = { address: '127.0.0.1', port: 0xc350 };
+  const local = { address: '127.0.0.1', port: 0x9c40 };
+  const first = lookup(peer, local);
+  await Promise.resolve();
+  assert.equal(reads.length, 1);
+  assert.equal(reads[0]?.path, '/proc/net/tcp', 'an IPv4 connection: the IPv4 table only');
+  // Ten more arrive while that read is in flight: it may predate their sockets.
+  const burst = Array.from({ length: 10 }, () => lookup(peer, local));
+  // The first read does not list the socket yet; the next one does.
+  reads[0]?.done(HEADER);
+  assert.equal(await first, undefined);
+  for (let i = 0; i < 5 && reads.length < 2; i++) await new Promise((r) => setImmediate(r));
+  assert.equal(reads.length, 2, 'one more read, for the ten');
+  reads[1]?.done(`${HEADER}\n${line}`);
+  assert.deepEqual(await Promise.all(burst), Array<number>(10).fill(999));
+  assert.equal(reads.length, 2);
 });
