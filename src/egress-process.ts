@@ -17,6 +17,7 @@ import { pino } from 'pino';
 import { background } from './background.js';
 import {
   ChannelEnd,
+  MAX_CHECKS_IN_FLIGHT_PER_CHANNEL,
   checkFromExecutorChannel,
   type EgressToExecutor,
   type ExecutorToEgress,
@@ -189,6 +190,8 @@ function serveChannel(
   const sessions = new Map<number, EgressSession>();
   /** Sessions whose bind waits for its grant (one each: a session is bound once). */
   const binding = new Set<number>();
+  /** URL checks of this channel in flight (bounded: MAX_CHECKS_IN_FLIGHT_PER_CHANNEL). */
+  let checking = 0;
   let opening = 0;
   let nextId = 1;
   const answer = (q: number, fields: Omit<Extract<EgressToExecutor, { op: 'answer' }>, 'op' | 'q'>): void =>
@@ -263,10 +266,19 @@ function serveChannel(
         return;
       }
       case 'check':
-        checker.check(m.host, m.port).then(
-          (decision) => answer(m.q, { ok: true, decision }),
-          (e: unknown) => failed(m.q, e),
-        );
+        if (checking >= MAX_CHECKS_IN_FLIGHT_PER_CHANNEL)
+          return failed(
+            m.q,
+            `an executor may have ${MAX_CHECKS_IN_FLIGHT_PER_CHANNEL} egress checks in flight at once; this one was refused`,
+          );
+        checking++;
+        checker
+          .check(m.host, m.port)
+          .then(
+            (decision) => answer(m.q, { ok: true, decision }),
+            (e: unknown) => failed(m.q, e),
+          )
+          .finally(() => checking--);
         return;
     }
   };

@@ -14,6 +14,13 @@ import type { EgressStats } from './session.js';
 export const MAX_CHANNEL_LINE = 16 * 1024;
 /** The longest host name a check carries (DNS allows 253; the URL parser allows more, which the executor refuses itself). */
 export const MAX_CHANNEL_HOST = 1024;
+/**
+ * URL checks one executor may have in flight at once (each may hold one of the
+ * resolver's few threads, shared by every executor). An executor asks one per
+ * navigation of a request (a handful per lane); SECURITY: one that escaped its
+ * code cannot take the resolver from the others. The next is refused at once.
+ */
+export const MAX_CHECKS_IN_FLIGHT_PER_CHANNEL = 64;
 /** The longest request id a session is bound to. */
 export const MAX_REQUEST_ID = 256;
 /** The longest proxy name a bind carries (names are the operator's, short). */

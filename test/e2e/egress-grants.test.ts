@@ -14,6 +14,7 @@ import { connectAs } from '../helpers/connect-as.js';
 import { pretendExecutor as pretend } from '../helpers/pretend-executor.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { executorUser } from '../../src/supervisor.js';
+import { MAX_CHECKS_IN_FLIGHT_PER_CHANNEL } from '../../src/egress/channel.js';
 import { loadConfig } from '../../src/config.js';
 
 /** As root, Chromium's user: only its sockets are served on a context's port. */
@@ -105,4 +106,24 @@ test('the service itself still binds every request (its grants reach the egress 
   const r = await svc.post({ url: fixtures.url('/'), script: 'return await page.title()' });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.data, 'target');
+});
+
+test('an executor cannot have more than MAX_CHECKS_IN_FLIGHT_PER_CHANNEL URL checks in flight: the extra are refused, with a clear error', async () => {
+  const executor = await pretendExecutor(3_000_004);
+  try {
+    // All in one write: the egress process starts each before any can finish.
+    const n = MAX_CHECKS_IN_FLIGHT_PER_CHANNEL + 36;
+    const answers = await executor.askAll(
+      Array.from({ length: n }, () => ({ op: 'check', host: '127.0.0.1', port: fixtures.port })),
+    );
+    const refused = answers.filter((a) => !a.ok);
+    assert.ok(refused.length > 0, 'some were refused');
+    assert.ok(answers.filter((a) => a.ok).length >= MAX_CHECKS_IN_FLIGHT_PER_CHANNEL);
+    for (const a of refused) assert.match(String(a.error), /egress checks in flight at once; this one was refused/);
+    // The limit is on checks in flight, not a count: the next one is answered.
+    const after = await executor.ask({ op: 'check', host: '127.0.0.1', port: fixtures.port });
+    assert.equal(after.ok, true, JSON.stringify(after));
+  } finally {
+    executor.close();
+  }
 });

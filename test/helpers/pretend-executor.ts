@@ -12,6 +12,8 @@ export interface ChannelAnswer {
 
 export interface PretendExecutor {
   ask(m: object): Promise<ChannelAnswer>;
+  /** Asks all of `ms` in one write. */
+  askAll(ms: object[]): Promise<ChannelAnswer[]>;
   /** A session (a context's port), optionally bound to a request granted to this executor. */
   session(bindTo?: string): Promise<{ s: number; port: number }>;
   close(): void;
@@ -38,8 +40,21 @@ export async function pretendExecutor(svc: TestService, index: number): Promise<
       waiting.set(q, resolve);
       socket.write(`${JSON.stringify({ ...m, q })}\n`);
     });
+  const askAll = (ms: object[]): Promise<ChannelAnswer[]> => {
+    const answers = ms.map(
+      () =>
+        new Promise<ChannelAnswer>((resolve) => {
+          q++;
+          waiting.set(q, resolve);
+        }),
+    );
+    const first = q - ms.length + 1;
+    socket.write(ms.map((m, i) => `${JSON.stringify({ ...m, q: first + i })}\n`).join(''));
+    return Promise.all(answers);
+  };
   return {
     ask,
+    askAll,
     session: async (bindTo) => {
       const opened = await ask({ op: 'open' });
       if (!opened.ok || opened.s === undefined || opened.port === undefined) throw new Error(JSON.stringify(opened));
