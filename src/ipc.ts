@@ -9,7 +9,7 @@
 // exception is the socket of an executor's channel to the egress process, which
 // the front hands to both as a handle (see src/egress/channel.ts).
 import type { Config, UpstreamProxy } from './config.js';
-import { ERRORS, type ErrorCode, type FailureDetails } from './errors.js';
+import { ERRORS, MAX_PAGE_CALLS, type ErrorCode, type FailureDetails } from './errors.js';
 import type { RequestOptions } from './request-options.js';
 
 /** The egress guard's time and size limits per connection (tests shorten them through the seam). */
@@ -366,19 +366,93 @@ function isBrowserStatus(b: unknown): boolean {
   );
 }
 
+/** The most console lines a job may carry (MAX_LOG_LINES's own upper bound). */
+const MAX_WIRE_LOG_LINES = 100_000;
+/** The keys of a request's egress stats (EgressStats), the only ones the front reads. */
+const EGRESS_STAT_KEYS: ReadonlySet<string> = new Set([
+  'connections',
+  'refused',
+  'bytesSent',
+  'bytesReceived',
+  ...Object.values(PROXY_FAILURE_STATS),
+]);
+const isOptional = (v: unknown, check: (v: unknown) => boolean): boolean => v === undefined || check(v);
+const isText = (v: unknown): boolean => typeof v === 'string';
+
+function isLogs(l: unknown): boolean {
+  return Array.isArray(l) && l.length <= MAX_WIRE_LOG_LINES && l.every(isText);
+}
+
+/**
+ * SECURITY: egress stats become metric increments (countProxyEgress) and a log
+ * line: known keys only, each a count (not null, not a string, not negative).
+ */
+function isEgressStats(e: unknown): boolean {
+  return isObject(e) && Object.entries(e).every(([k, v]) => EGRESS_STAT_KEYS.has(k) && isOptional(v, isCount));
+}
+
+function isTimings(t: unknown): boolean {
+  return (
+    isObject(t) &&
+    Object.entries(t).every(
+      ([k, v]) =>
+        (k === 'lease' || k === 'isolate' || k === 'navigation' || k === 'script') && isOptional(v, isSeconds),
+    )
+  );
+}
+
+function isPageCall(c: unknown): boolean {
+  return (
+    isObject(c) &&
+    isText(c.method) &&
+    isSeconds(c.durationMs) &&
+    (c.outcome === 'ok' || c.outcome === 'error' || c.outcome === 'pending') &&
+    isOptional(c.error, isText)
+  );
+}
+
+/** Where a script or navigation failed: each field of its kind (they reach the caller's error body). */
+function isFailure(f: unknown): boolean {
+  return (
+    isObject(f) &&
+    isOptional(f.phase, (p) => p === 'navigation' || p === 'script') &&
+    isOptional(f.finalUrl, isText) &&
+    isOptional(f.line, (n) => typeof n === 'number') &&
+    isOptional(f.column, (n) => typeof n === 'number') &&
+    isOptional(f.stack, isText) &&
+    isOptional(f.pageCalls, (c) => Array.isArray(c) && c.length <= MAX_PAGE_CALLS && c.every(isPageCall)) &&
+    isOptional(f.screenshot, isText) &&
+    isOptional(f.screenshotOmitted, isText)
+  );
+}
+
 function isOutcome(o: unknown): boolean {
   return (
     isObject(o) &&
     (o.json === undefined || typeof o.json === 'string') &&
-    Array.isArray(o.logs) &&
-    o.logs.every((l) => typeof l === 'string') &&
+    isLogs(o.logs) &&
     isSeconds(o.executionTimeMs) &&
-    isObject(o.timings)
+    isTimings(o.timings) &&
+    isOptional(o.egress, isEgressStats)
   );
 }
 
+/**
+ * SECURITY: `timeout` becomes a metric label (pagescript_timeouts_total{phase}):
+ * one of two values, or any string would make a label value of its own.
+ */
 function isWireError(e: unknown): boolean {
-  return isObject(e) && typeof e.code === 'string' && Object.hasOwn(ERRORS, e.code) && typeof e.message === 'string';
+  return (
+    isObject(e) &&
+    typeof e.code === 'string' &&
+    Object.hasOwn(ERRORS, e.code) &&
+    typeof e.message === 'string' &&
+    isOptional(e.logs, isLogs) &&
+    isOptional(e.timeout, (t) => t === 'script' || t === 'navigation') &&
+    isOptional(e.detail, isText) &&
+    isOptional(e.egress, isEgressStats) &&
+    isOptional(e.failure, isFailure)
+  );
 }
 
 function isGuardCounts(c: unknown): boolean {
