@@ -169,7 +169,7 @@ export const ERRORS = {
     status: 503,
     message: 'Service unavailable',
     meaning:
-      'The service is shutting down (`Service unavailable: shutting down`). (A client that goes away gets no reply; it is logged as `CLIENT_CLOSED`, see Operations.)',
+      'The service is shutting down (`Service unavailable: shutting down`), or not started yet (`Service unavailable: starting`). (A client that goes away gets no reply; it is logged as `CLIENT_CLOSED`, see Operations.)',
     action: 'Retry (another instance).',
   },
 } as const satisfies Record<string, ErrorEntry>;
