@@ -99,6 +99,8 @@ export interface WireError {
   readonly egress?: Readonly<Record<string, number>>;
   /** Where and why a script or navigation failed, for the error body. */
   readonly failure?: FailureDetails;
+  /** Where the job's time went before it failed, for the front's log line. */
+  readonly timings?: JobTimings;
 }
 
 /**
@@ -259,19 +261,80 @@ function isBrowserStatus(b: unknown): boolean {
   );
 }
 
-function isOutcome(o: unknown): boolean {
+const isOptional = (v: unknown, is: (v: unknown) => boolean): boolean => v === undefined || is(v);
+const isString = (v: unknown): v is string => typeof v === 'string';
+const isLogs = (v: unknown): boolean => Array.isArray(v) && v.every(isString);
+/** The most fields an egress summary has (EgressStats has a dozen); more is not one. */
+const MAX_EGRESS_FIELDS = 64;
+
+/** JobTimings: each phase a duration in ms, or absent. */
+function isTimings(t: unknown): boolean {
   return (
-    isObject(o) &&
-    (o.json === undefined || typeof o.json === 'string') &&
-    Array.isArray(o.logs) &&
-    o.logs.every((l) => typeof l === 'string') &&
-    isSeconds(o.executionTimeMs) &&
-    isObject(o.timings)
+    isObject(t) &&
+    isOptional(t.lease, isSeconds) &&
+    isOptional(t.isolate, isSeconds) &&
+    isOptional(t.navigation, isSeconds) &&
+    isOptional(t.script, isSeconds)
   );
 }
 
+/** An egress summary: counts by name (the front reads some by name and logs the whole). */
+function isEgress(e: unknown): boolean {
+  return isObject(e) && Object.keys(e).length <= MAX_EGRESS_FIELDS && Object.values(e).every(isCount);
+}
+
+function isPageCall(c: unknown): boolean {
+  return (
+    isObject(c) &&
+    isString(c.method) &&
+    isSeconds(c.durationMs) &&
+    (c.outcome === 'ok' || c.outcome === 'error' || c.outcome === 'pending') &&
+    isOptional(c.error, isString)
+  );
+}
+
+/** FailureDetails, whose fields the front copies into the error body. */
+function isFailure(f: unknown): boolean {
+  return (
+    isObject(f) &&
+    isOptional(f.phase, (v) => v === 'navigation' || v === 'script') &&
+    isOptional(f.finalUrl, isString) &&
+    isOptional(f.line, isCount) &&
+    isOptional(f.column, isCount) &&
+    isOptional(f.stack, isString) &&
+    isOptional(f.pageCalls, (v) => Array.isArray(v) && v.every(isPageCall)) &&
+    isOptional(f.screenshot, isString) &&
+    isOptional(f.screenshotOmitted, isString)
+  );
+}
+
+function isOutcome(o: unknown): boolean {
+  return (
+    isObject(o) &&
+    isOptional(o.json, isString) &&
+    isLogs(o.logs) &&
+    isSeconds(o.executionTimeMs) &&
+    isTimings(o.timings) &&
+    isOptional(o.egress, isEgress)
+  );
+}
+
+// SECURITY: every field the front reads is checked, not only the code: a
+// `timeout` becomes a metric label (any string would make label values without
+// end), `egress` is counted per proxy, `failure` is copied into the reply.
 function isWireError(e: unknown): boolean {
-  return isObject(e) && typeof e.code === 'string' && Object.hasOwn(ERRORS, e.code) && typeof e.message === 'string';
+  return (
+    isObject(e) &&
+    isString(e.code) &&
+    Object.hasOwn(ERRORS, e.code) &&
+    isString(e.message) &&
+    isOptional(e.logs, isLogs) &&
+    isOptional(e.timeout, (v) => v === 'script' || v === 'navigation') &&
+    isOptional(e.detail, isString) &&
+    isOptional(e.egress, isEgress) &&
+    isOptional(e.failure, isFailure) &&
+    isOptional(e.timings, isTimings)
+  );
 }
 
 function isGuardCounts(c: unknown): boolean {

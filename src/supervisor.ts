@@ -632,5 +632,6 @@ function fromWire(w: WireError): ApiError {
   if (w.timeout !== undefined) e.timeout = w.timeout;
   if (w.egress !== undefined) e.egress = w.egress;
   if (w.failure !== undefined) e.failure = w.failure;
+  if (w.timings !== undefined) e.timings = w.timings;
   return e;
 }
