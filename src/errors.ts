@@ -227,6 +227,8 @@ export class ApiError extends Error {
   egress?: Readonly<Record<string, number>>;
   /** Where and why a script or a navigation failed, for the error body. */
   failure?: FailureDetails;
+  /** Where the job's time went before it failed (lease, isolate, navigation, script; ms), for the log line. */
+  timings?: Readonly<Partial<Record<'lease' | 'isolate' | 'navigation' | 'script', number>>>;
 
   constructor(
     readonly code: ErrorCode,

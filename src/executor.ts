@@ -95,6 +95,7 @@ function toWire(e: unknown): WireError {
       ...(e.status >= 500 && e.cause !== undefined ? { detail: String(e.cause) } : {}),
       ...(e.egress === undefined ? {} : { egress: e.egress }),
       ...(e.failure === undefined ? {} : { failure: e.failure }),
+      ...(e.timings === undefined ? {} : { timings: e.timings }),
     };
   return {
     code: 'INTERNAL_SERVER_ERROR',

@@ -9,7 +9,7 @@
 // exception is the socket of an executor's channel to the egress process, which
 // the front hands to both as a handle (see src/egress/channel.ts).
 import type { Config, UpstreamProxy } from './config.js';
-import { ERRORS, MAX_PAGE_CALLS, type ErrorCode, type FailureDetails } from './errors.js';
+import { ERRORS, type ErrorCode, type FailureDetails } from './errors.js';
 import type { RequestOptions } from './request-options.js';
 
 /** The egress guard's time and size limits per connection (tests shorten them through the seam). */
@@ -106,6 +106,8 @@ export interface WireError {
   readonly egress?: Readonly<Record<string, number>>;
   /** Where and why a script or navigation failed, for the error body. */
   readonly failure?: FailureDetails;
+  /** Where the job's time went before it failed, for the front's log line. */
+  readonly timings?: JobTimings;
 }
 
 /**
@@ -366,92 +368,79 @@ function isBrowserStatus(b: unknown): boolean {
   );
 }
 
-/** The most console lines a job may carry (MAX_LOG_LINES's own upper bound). */
-const MAX_WIRE_LOG_LINES = 100_000;
-/** The keys of a request's egress stats (EgressStats), the only ones the front reads. */
-const EGRESS_STAT_KEYS: ReadonlySet<string> = new Set([
-  'connections',
-  'refused',
-  'bytesSent',
-  'bytesReceived',
-  ...Object.values(PROXY_FAILURE_STATS),
-]);
-const isOptional = (v: unknown, check: (v: unknown) => boolean): boolean => v === undefined || check(v);
-const isText = (v: unknown): boolean => typeof v === 'string';
+const isOptional = (v: unknown, is: (v: unknown) => boolean): boolean => v === undefined || is(v);
+const isString = (v: unknown): v is string => typeof v === 'string';
+const isLogs = (v: unknown): boolean => Array.isArray(v) && v.every(isString);
+/** The most fields an egress summary has (EgressStats has a dozen); more is not one. */
+const MAX_EGRESS_FIELDS = 64;
 
-function isLogs(l: unknown): boolean {
-  return Array.isArray(l) && l.length <= MAX_WIRE_LOG_LINES && l.every(isText);
-}
-
-/**
- * SECURITY: egress stats become metric increments (countProxyEgress) and a log
- * line: known keys only, each a count (not null, not a string, not negative).
- */
-function isEgressStats(e: unknown): boolean {
-  return isObject(e) && Object.entries(e).every(([k, v]) => EGRESS_STAT_KEYS.has(k) && isOptional(v, isCount));
-}
-
+/** JobTimings: each phase a duration in ms, or absent. */
 function isTimings(t: unknown): boolean {
   return (
     isObject(t) &&
-    Object.entries(t).every(
-      ([k, v]) =>
-        (k === 'lease' || k === 'isolate' || k === 'navigation' || k === 'script') && isOptional(v, isSeconds),
-    )
+    isOptional(t.lease, isSeconds) &&
+    isOptional(t.isolate, isSeconds) &&
+    isOptional(t.navigation, isSeconds) &&
+    isOptional(t.script, isSeconds)
   );
+}
+
+/** An egress summary: counts by name (the front reads some by name and logs the whole). */
+function isEgress(e: unknown): boolean {
+  return isObject(e) && Object.keys(e).length <= MAX_EGRESS_FIELDS && Object.values(e).every(isCount);
 }
 
 function isPageCall(c: unknown): boolean {
   return (
     isObject(c) &&
-    isText(c.method) &&
+    isString(c.method) &&
     isSeconds(c.durationMs) &&
     (c.outcome === 'ok' || c.outcome === 'error' || c.outcome === 'pending') &&
-    isOptional(c.error, isText)
+    isOptional(c.error, isString)
   );
 }
 
-/** Where a script or navigation failed: each field of its kind (they reach the caller's error body). */
+/** FailureDetails, whose fields the front copies into the error body. */
 function isFailure(f: unknown): boolean {
   return (
     isObject(f) &&
-    isOptional(f.phase, (p) => p === 'navigation' || p === 'script') &&
-    isOptional(f.finalUrl, isText) &&
-    isOptional(f.line, (n) => typeof n === 'number') &&
-    isOptional(f.column, (n) => typeof n === 'number') &&
-    isOptional(f.stack, isText) &&
-    isOptional(f.pageCalls, (c) => Array.isArray(c) && c.length <= MAX_PAGE_CALLS && c.every(isPageCall)) &&
-    isOptional(f.screenshot, isText) &&
-    isOptional(f.screenshotOmitted, isText)
+    isOptional(f.phase, (v) => v === 'navigation' || v === 'script') &&
+    isOptional(f.finalUrl, isString) &&
+    isOptional(f.line, isCount) &&
+    isOptional(f.column, isCount) &&
+    isOptional(f.stack, isString) &&
+    isOptional(f.pageCalls, (v) => Array.isArray(v) && v.every(isPageCall)) &&
+    isOptional(f.screenshot, isString) &&
+    isOptional(f.screenshotOmitted, isString)
   );
 }
 
 function isOutcome(o: unknown): boolean {
   return (
     isObject(o) &&
-    (o.json === undefined || typeof o.json === 'string') &&
+    isOptional(o.json, isString) &&
     isLogs(o.logs) &&
     isSeconds(o.executionTimeMs) &&
     isTimings(o.timings) &&
-    isOptional(o.egress, isEgressStats)
+    isOptional(o.egress, isEgress)
   );
 }
 
-/**
- * SECURITY: `timeout` becomes a metric label (pagescript_timeouts_total{phase}):
- * one of two values, or any string would make a label value of its own.
- */
+// SECURITY: every field the front reads is checked, not only the code: a
+// `timeout` becomes a metric label (any string would make label values without
+// end), `egress` is counted per proxy, `failure` is copied into the reply.
 function isWireError(e: unknown): boolean {
   return (
     isObject(e) &&
-    typeof e.code === 'string' &&
+    isString(e.code) &&
     Object.hasOwn(ERRORS, e.code) &&
-    typeof e.message === 'string' &&
+    isString(e.message) &&
     isOptional(e.logs, isLogs) &&
-    isOptional(e.timeout, (t) => t === 'script' || t === 'navigation') &&
-    isOptional(e.detail, isText) &&
-    isOptional(e.egress, isEgressStats) &&
-    isOptional(e.failure, isFailure)
+    isOptional(e.timeout, (v) => v === 'script' || v === 'navigation') &&
+    isOptional(e.detail, isString) &&
+    isOptional(e.egress, isEgress) &&
+    isOptional(e.failure, isFailure) &&
+    isOptional(e.timings, isTimings)
   );
 }
 

@@ -32,6 +32,7 @@ import {
 } from './ipc.js';
 import type { Logger } from './log.js';
 import { readBoundedLines } from './output-lines.js';
+import { continueStopped } from './stopped-chromium.js';
 
 /** How long an executor may take to start (Chromium's launch included) before it is killed and replaced. */
 export const EXECUTOR_START_TIMEOUT_MS = 60_000;
@@ -693,6 +694,13 @@ export class Supervisor {
     this.#pastBrowser.recycles += e.browser.recycles;
     this.#pastBrowser.pageLimitKills += e.memory.pageLimitKills;
     rmSync(e.dir, { recursive: true, force: true, maxRetries: 3 });
+    // What the executor's CPU pause left stopped runs again, sees the closed pipe and exits.
+    const continued = continueStopped(e.browser.pids, this.#runAs?.uid ?? process.getuid?.() ?? -1);
+    if (continued > 0)
+      this.#opts.logger.warn(
+        { executor: e.child.pid, continued },
+        'continued Chromium processes a dead executor left stopped',
+      );
     const failed = e.jobs.size;
     for (const job of e.jobs.values()) {
       job.reject(
@@ -747,5 +755,6 @@ function fromWire(w: WireError): ApiError {
   if (w.timeout !== undefined) e.timeout = w.timeout;
   if (w.egress !== undefined) e.egress = w.egress;
   if (w.failure !== undefined) e.failure = w.failure;
+  if (w.timings !== undefined) e.timings = w.timings;
   return e;
 }

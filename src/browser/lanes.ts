@@ -193,7 +193,7 @@ export class BrowserLanes {
       );
       for (const fn of listeners.splice(0)) fn();
     };
-    const watch = this.#watchdog.watch(pid, fire);
+    const watch = this.#watchdog.watch(pid, fire, () => this.#lanes.some((l) => l !== lane && l.busy));
     this.#watches.add(watch);
     // A renderer that died of memory before the watchdog saw it (V8's own heap limit).
     lane.onOom = () => fire(watch.use);

@@ -50,6 +50,8 @@ export interface ProcessSource {
   kill(pid: number): void;
   /** Every thread of the process to the lowest CPU priority (nice BACKGROUND_NICE). */
   deprioritize(pid: number): void;
+  /** Stops (SIGSTOP) or continues (SIGCONT) the process; one that is gone is ignored. */
+  pause(pid: number, paused: boolean): void;
 }
 
 /**
@@ -67,10 +69,24 @@ export const BACKGROUND_NICE = 19;
  * SECURITY: CPU one request's renderers may use at normal priority, per process,
  * in ms. A page that loads and answers a few calls uses tens of ms; a busy loop,
  * a memory bomb or a heavy page passes this within a fraction of a second and
- * then runs in the background tier, so that on a machine of two cores it no
+ * then runs at nice BACKGROUND_NICE and, while another request runs, is paused
+ * PAGE_CPU_PAUSE_MS of every poll, so that on a machine of two cores it no
  * longer doubles every other tenant's latency (npm run bench -- --neighbour).
  */
 export const PAGE_CPU_BUDGET_MS = 250;
+
+/**
+ * SECURITY: of every PAGE_MEMORY_POLL_MS, how long a request's processes past
+ * PAGE_CPU_BUDGET_MS are stopped (SIGSTOP, then SIGCONT) while another request
+ * runs in the executor: they get at most 30 % of the time then, and all of it
+ * when they are alone. A nice value alone does not do it here: on two cores a
+ * busy renderer at nice 19 slowed another request as much as at nice 0
+ * (measured: README "CPU between requests"), and what a flooding renderer makes
+ * its browser process and the executor do is not lowered by its own nice value.
+ * Whatever ends the watch (the request, the executor's exit) continues them; the
+ * front continues the stopped processes of an executor that was killed.
+ */
+export const PAGE_CPU_PAUSE_MS = 70;
 
 /** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on every Linux ABI Node runs on). */
 const TICKS_PER_S = 100;
@@ -158,6 +174,13 @@ export function procfsSource(): ProcessSource {
         // already gone
       }
     },
+    pause(pid, paused) {
+      try {
+        process.kill(pid, paused ? 'SIGSTOP' : 'SIGCONT');
+      } catch {
+        // already gone
+      }
+    },
     deprioritize(pid) {
       // Linux keeps a nice value per thread: each one is moved (threads started later inherit it).
       let tasks: string[];
@@ -209,6 +232,8 @@ export interface PageMemoryWatchdogOptions {
   readonly cpuBudgetMs?: number;
   readonly source?: ProcessSource;
   readonly pollMs?: number;
+  /** Of each poll, how long a request's processes past their CPU budget are stopped while others run. */
+  readonly pauseMs?: number;
 }
 
 const identity = (p: ProcessMemory): string => `${p.pid}:${p.start}`;
@@ -229,12 +254,14 @@ export class PageMemoryWatchdog {
   readonly #cpuBudgetMs: number;
   readonly #source: ProcessSource;
   readonly #pollMs: number;
+  readonly #pauseMs: number;
 
   constructor(opts: PageMemoryWatchdogOptions) {
     this.limitBytes = opts.limitBytes;
     this.#cpuBudgetMs = opts.cpuBudgetMs ?? PAGE_CPU_BUDGET_MS;
     this.#source = opts.source ?? procfsSource();
     this.#pollMs = opts.pollMs ?? PAGE_MEMORY_POLL_MS;
+    this.#pauseMs = opts.pauseMs ?? PAGE_CPU_PAUSE_MS;
   }
 
   /** Every process of a Chromium now, read once. */
@@ -247,11 +274,15 @@ export class PageMemoryWatchdog {
     return this.measure(rootPid).reduce((n, p) => n + p.bytes, 0);
   }
 
-  watch(rootPid: number, onExceeded: (use: PageMemoryUse) => void): Watch {
+  /**
+   * Watches the lane of rootPid for one request. contended says whether another
+   * request runs beside it now: only then are its over-budget processes paused.
+   */
+  watch(rootPid: number, onExceeded: (use: PageMemoryUse) => void, contended: () => boolean = () => false): Watch {
     // Read before anything of the request's runs in the lane: the types here are Chromium's own.
     const baseline = new Map<string, { bytes: number; type: string; cpuMs: number }>();
     for (const p of this.measure(rootPid)) baseline.set(identity(p), { bytes: p.bytes, type: p.type, cpuMs: p.cpuMs });
-    /** The request's processes already moved to the background tier. */
+    /** The request's processes past their CPU budget: at nice 19, and paused while other requests run. */
     const lowered = new Set<string>();
     // SECURITY: which processes to end is chosen by what they were before the
     // request (a renderer then: the blank page it was given) or by where they
@@ -268,6 +299,14 @@ export class PageMemoryWatchdog {
     let use: PageMemoryUse = { bytes: 0, renderers: 0 };
     let exceeded: PageMemoryUse | undefined;
     let stopped = false;
+    /** The request's over-budget processes stopped now, continued at the end of the pause. */
+    const paused: number[] = [];
+    let pauseTimer: NodeJS.Timeout | undefined;
+    const resume = (): void => {
+      clearTimeout(pauseTimer);
+      pauseTimer = undefined;
+      for (const pid of paused.splice(0)) this.#source.pause(pid, false);
+    };
     const check = (): void => {
       if (stopped) return;
       const tree = this.measure(rootPid);
@@ -281,6 +320,14 @@ export class PageMemoryWatchdog {
         if (lowered.has(id) || p.cpuMs - (baseline.get(id)?.cpuMs ?? 0) <= this.#cpuBudgetMs || !toEnd(p)) continue;
         lowered.add(id);
         this.#source.deprioritize(p.pid);
+      }
+      // SECURITY: the pids come from the walk just made, never from an older one
+      // (a pid that ended since could be another's now); a stopped process cannot
+      // end on its own, so the same pids are still its own when continued.
+      if (paused.length === 0 && exceeded === undefined && this.#pauseMs > 0 && contended()) {
+        for (const p of tree) if (lowered.has(identity(p))) paused.push(p.pid);
+        for (const pid of paused) this.#source.pause(pid, true);
+        if (paused.length > 0) pauseTimer = setTimeout(resume, this.#pauseMs);
       }
       if (exceeded === undefined && bytes <= this.limitBytes) return;
       // SECURITY: the memory goes back now, whatever the job is busy with; a
@@ -304,6 +351,7 @@ export class PageMemoryWatchdog {
       stop: () => {
         stopped = true;
         clearInterval(timer);
+        resume();
       },
     };
   }

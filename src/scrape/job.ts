@@ -370,6 +370,7 @@ export async function runScrape(
       e = err;
     }
     if (e instanceof ApiError && lease) e.egress = lease.egress.stats();
+    if (e instanceof ApiError) e.timings = timings;
     // Whatever failed once the request was cancelled (client gone, shutdown) failed because of it.
     if (signal?.aborted && !(e instanceof ApiError && e.code === 'SERVICE_UNAVAILABLE')) throw cancelled();
     if (e instanceof ApiError) {

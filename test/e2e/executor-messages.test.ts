@@ -58,6 +58,13 @@ describe('a message the front cannot read', () => {
     await forged({ type: 'failed', id: 1, error: { code: 'toString', message: 'x' } });
   });
 
+  test('a failure whose timeout phase would be a new metric label, or whose egress is not counts: the front goes on', async () => {
+    await forged({ type: 'failed', id: 1, error: { code: 'SCRAPING_FAILED', message: 'x', timeout: 'phase-0001' } });
+    await forged({ type: 'failed', id: 1, error: { code: 'SCRAPING_FAILED', message: 'x', egress: null } });
+    const metrics = await svc.raw('GET', '/metrics');
+    assert.ok(!metrics.text.includes('phase-0001'), 'no such label value');
+  });
+
   test('a log line of 1 MiB: the front goes on', async () => {
     await forged({ type: 'log', line: JSON.stringify({ level: 30, msg: 'x'.repeat(1024 * 1024) }) });
   });

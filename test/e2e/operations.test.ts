@@ -141,6 +141,16 @@ describe('logs', () => {
       for (const f of ['ms', 'queueMs', 'navigationMs', 'scriptMs']) assert.equal(typeof line[f], 'number', f);
       assert.ok(!log.text().includes('secret-'), 'neither the script nor its result is logged');
       assert.ok(!log.text().includes(TEST_KEY));
+      // A failed request's line says as much of where its time went.
+      const failed = await own.post(
+        { url: fixtures.url('/example'), script: 'await page.title(); throw new Error("no")' },
+        { 'x-request-id': 'req-43' },
+      );
+      assert.equal(failed.status, 400, failed.text);
+      const failedLine = log.lines.find((l) => l.requestId === 'req-43');
+      assert.equal(failedLine?.msg, 'scrape failed');
+      for (const f of ['ms', 'queueMs', 'leaseMs', 'isolateMs', 'navigationMs', 'scriptMs'])
+        assert.equal(typeof failedLine[f], 'number', f);
       const generated = await own.post({ url: fixtures.url('/example') }, { 'x-request-id': 'bad id with spaces' });
       assert.match(String(generated.headers['x-request-id']), /^[0-9a-f-]{36}$/);
     } finally {

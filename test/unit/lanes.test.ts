@@ -27,16 +27,29 @@ function fakeProcs(): {
   trees: Map<number, ProcessMemory[]>;
   killed: number[];
   lowered: number[];
+  /** Processes stopped now. */
+  stopped: Set<number>;
+  /** Each stop and continue, in order: +pid stopped, -pid continued. */
+  pauses: number[];
 } {
   const trees = new Map<number, ProcessMemory[]>();
   const killed: number[] = [];
   const lowered: number[] = [];
+  const stopped = new Set<number>();
+  const pauses: number[] = [];
   return {
     trees,
     killed,
     lowered,
+    stopped,
+    pauses,
     source: {
       deprioritize: (pid) => lowered.push(pid),
+      pause: (pid, paused) => {
+        pauses.push(paused ? pid : -pid);
+        if (paused) stopped.add(pid);
+        else stopped.delete(pid);
+      },
       tree: (root) => trees.get(root) ?? [],
       kill: (pid) => {
         killed.push(pid);
@@ -72,13 +85,13 @@ function fakeHost(pid: number, outputs: Map<number, (t: string) => void>, onOutp
   } as unknown as BrowserHost;
 }
 
-function lanes(count: number, limitMb = 100) {
+function lanes(count: number, limitMb = 100, pauseMs = 0) {
   const procs = fakeProcs();
   const outputs = new Map<number, (t: string) => void>();
   const l = new BrowserLanes({
     count,
     makeHost: (i, onOutput) => fakeHost(1000 * (i + 1), outputs, onOutput),
-    watchdog: new PageMemoryWatchdog({ limitBytes: limitMb * MB, source: procs.source, pollMs: 5 }),
+    watchdog: new PageMemoryWatchdog({ limitBytes: limitMb * MB, source: procs.source, pollMs: 5, pauseMs }),
     logger: silentLogger(),
   });
   return { l, procs, outputs };
@@ -285,6 +298,64 @@ test('a renderer of the request that has used more than its CPU budget is moved 
   await new Promise((r) => setTimeout(r, 30));
   assert.deepEqual(procs.lowered, [1001, 1002], 'each once; never the browser');
   await a.close();
+});
+
+test('a renderer past its CPU budget is paused while another request runs, never when alone, never the browser, and always continued', async () => {
+  const { l, procs } = lanes(2, 100, 3);
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
+  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
+  const a = await l.lease('req');
+  procs.trees.set(1000, [browser(1000, 50, 90_000), renderer(1001, 10, 1, 5_000)]);
+  await until(() => procs.lowered.includes(1001), 'the busy renderer to be seen');
+  await new Promise((r) => setTimeout(r, 40));
+  assert.deepEqual(procs.pauses, [], 'alone, it runs');
+  const b = await l.lease('req');
+  await until(() => procs.pauses.includes(1001), 'the busy renderer to be stopped');
+  await until(() => procs.pauses.includes(-1001), 'and continued');
+  await until(() => procs.pauses.filter((p) => p === 1001).length >= 3, 'paused again, poll after poll');
+  await a.close();
+  assert.equal(procs.stopped.size, 0, 'nothing stays stopped once the request ends');
+  const after = procs.pauses.length;
+  await new Promise((r) => setTimeout(r, 30));
+  assert.equal(procs.pauses.length, after, 'no pause after the end');
+  assert.ok(
+    procs.pauses.every((p) => Math.abs(p) === 1001),
+    'never the browser, never the other request',
+  );
+  await b.close();
+});
+
+test('a pause in progress ends with the request: its processes are continued at once', async () => {
+  const { l, procs } = lanes(2, 100, 60_000);
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
+  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
+  const a = await l.lease('req');
+  const b = await l.lease('req');
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  await until(() => procs.stopped.has(1001), 'the busy renderer to be stopped');
+  await a.close();
+  assert.deepEqual([...procs.stopped], []);
+  await b.close();
+});
+
+test('/proc: pause stops a real process and continues it', async () => {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  try {
+    await new Promise((r) => child.once('spawn', r));
+    const pid = child.pid as number;
+    const state = (): string => {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2)[0] ?? '';
+    };
+    procfsSource().pause(pid, true);
+    await until(() => state() === 'T', 'the process to be stopped');
+    procfsSource().pause(pid, false);
+    await until(() => state() !== 'T', 'the process to run again');
+    procfsSource().pause(999_999_999, true); // gone: no throw
+  } finally {
+    child.kill('SIGKILL');
+  }
 });
 
 test('/proc: deprioritize moves every thread of a process to the lowest priority', async (t) => {

@@ -1,0 +1,53 @@
+// The front's side of the CPU pause (src/browser/page-memory.ts): an executor
+// stops a request's over-budget renderers for a moment while other requests
+// run, and continues them before its next step. An executor that is killed
+// (SIGKILL, a crash) cannot: a stopped renderer would stay stopped for ever,
+// holding its memory, and its browser could not finish shutting down. So when
+// an executor exits, the front continues what it left stopped; those
+// processes then see the executor's closed pipe and exit as usual.
+import { readdirSync, readFileSync } from 'node:fs';
+
+function readOr(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * SIGCONT to every stopped process in the given process groups (each lane's
+ * Chromium leads one) whose real uid is `uid`; returns how many were continued.
+ * SECURITY: the groups come from the executor's own status reports, which a
+ * compromised executor could forge; only stopped processes of the executor's
+ * own user are touched, one by one (never kill(-pgid), never a group of 0 or 1),
+ * and a continue is all that is sent.
+ */
+export function continueStopped(groups: readonly number[], uid: number, proc = '/proc'): number {
+  const wanted = new Set(groups.filter((g) => Number.isSafeInteger(g) && g > 1));
+  if (wanted.size === 0) return 0;
+  let continued = 0;
+  let entries: string[];
+  try {
+    entries = readdirSync(proc);
+  } catch {
+    return 0;
+  }
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readOr(`${proc}/${name}/stat`);
+    if (stat === undefined) continue;
+    // Fields after the command name: state (3), ppid (4), pgrp (5).
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (state !== 'T' || !wanted.has(Number(pgrp))) continue;
+    const realUid = /^Uid:\s+(\d+)/m.exec(readOr(`${proc}/${name}/status`) ?? '')?.[1];
+    if (realUid === undefined || Number(realUid) !== uid) continue;
+    try {
+      process.kill(Number(name), 'SIGCONT');
+      continued++;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return continued;
+}

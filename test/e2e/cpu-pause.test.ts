@@ -1,0 +1,78 @@
+// CPU between requests: a request's renderer that has used its CPU budget is
+// stopped for most of each watchdog poll while another request runs (SIGSTOP,
+// SIGCONT; src/browser/page-memory.ts PAGE_CPU_PAUSE_MS). Shown here on a real
+// service: a busy renderer is seen stopped while another key's request is
+// served; and an executor killed while it held a renderer stopped leaves
+// nothing stopped behind (the front continues it; it then exits with its
+// Chromium, which lost its pipe).
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { capturingLogger, startTestService, type TestService } from '../helpers/service.js';
+import { alive, descendants, statFields } from '../helpers/system.js';
+import { until } from '../helpers/wait.js';
+
+const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const log = capturingLogger();
+let svc: TestService;
+
+before(async () => {
+  await fixtures.start();
+  svc = await startTestService(
+    { EGRESS_ALLOWLIST: fixtures.allowEntry, MAX_CONCURRENCY: '2', SCRIPT_TIMEOUT_MS: '8000' },
+    {},
+    log.logger,
+  );
+});
+after(async () => {
+  await svc.close();
+  await fixtures.close();
+});
+
+const BUSY = 'await page.evaluate(() => { for (;;) {} })';
+/** Another request, running beside the busy one for a few seconds. */
+const BESIDE = 'await new Promise((r) => setTimeout(r, 3000)); return await page.title()';
+
+/** Processes of the service's Chromiums that are stopped now. */
+function stoppedChromium(): number[] {
+  return svc.service.browser.pids.flatMap((root) => descendants(root)).filter((pid) => statFields(pid)?.[0] === 'T');
+}
+
+test('a busy renderer is stopped while another request runs, and runs again in between; the other is served', async () => {
+  await until(() => svc.service.browser.ready, 'the browser to be ready', { timeoutMs: 60_000 });
+  const busy = svc.post({ url: fixtures.url('/example'), script: BUSY });
+  const beside = svc.post({ url: fixtures.url('/example'), script: BESIDE });
+  await until(() => stoppedChromium().length > 0, 'the busy renderer to be stopped', { timeoutMs: 20_000 });
+  const [paused] = stoppedChromium() as [number];
+  await until(() => statFields(paused)?.[0] !== 'T', 'the busy renderer to run again');
+  const r = await beside;
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.data, 'Example Domain');
+  // The busy request ends at its deadline; nothing is left stopped.
+  const b = await busy;
+  assert.equal(b.status, 400, b.text);
+  assert.deepEqual(stoppedChromium(), []);
+});
+
+test('an executor killed while it holds a renderer stopped leaves nothing stopped: the renderer runs and exits', async () => {
+  await until(() => svc.service.browser.ready, 'the browser to be ready', { timeoutMs: 60_000 });
+  const [executor] = svc.service.executors.pids;
+  assert.ok(executor);
+  const busy = svc.post({ url: fixtures.url('/example'), script: BUSY });
+  const beside = svc.post({ url: fixtures.url('/example'), script: BESIDE });
+  let paused: number | undefined;
+  // Killed in the same turn as the renderer is seen stopped, so that it is still stopped when the executor dies.
+  await until(
+    () => {
+      paused = stoppedChromium()[0];
+      if (paused !== undefined) process.kill(executor, 'SIGKILL');
+      return paused !== undefined;
+    },
+    'the busy renderer to be stopped',
+    { timeoutMs: 20_000 },
+  );
+  await Promise.all([busy, beside]);
+  await until(() => !alive(paused as number), 'the renderer the dead executor held stopped to exit', {
+    timeoutMs: 30_000,
+  });
+});
