@@ -136,6 +136,8 @@ export class BrowserLanes {
   async lease(requestId: string, proxy?: string): Promise<LaneLease> {
     const lane = this.#free() ?? (await this.#waitForLane());
     lane.busy = true;
+    // The requests already running share the CPU with this one from now on (page-memory.ts PAGE_CPU_PAUSE_MS).
+    for (const w of this.#watches) w.recheck();
     let lease: PageLease;
     try {
       lease = await lane.host.lease(requestId, proxy);
@@ -171,7 +173,10 @@ export class BrowserLanes {
     lane.onOom = undefined;
     const next = this.#waiters.shift();
     if (next) next(lane);
-    else lane.busy = false;
+    else {
+      lane.busy = false;
+      for (const w of this.#watches) w.recheck();
+    }
   }
 
   #watched(lane: Lane, lease: PageLease): LaneLease {

@@ -85,13 +85,13 @@ function fakeHost(pid: number, outputs: Map<number, (t: string) => void>, onOutp
   } as unknown as BrowserHost;
 }
 
-function lanes(count: number, limitMb = 100, pauseMs = 0) {
+function lanes(count: number, limitMb = 100, pauseMs = 0, pollMs = 5) {
   const procs = fakeProcs();
   const outputs = new Map<number, (t: string) => void>();
   const l = new BrowserLanes({
     count,
     makeHost: (i, onOutput) => fakeHost(1000 * (i + 1), outputs, onOutput),
-    watchdog: new PageMemoryWatchdog({ limitBytes: limitMb * MB, source: procs.source, pollMs: 5, pauseMs }),
+    watchdog: new PageMemoryWatchdog({ limitBytes: limitMb * MB, source: procs.source, pollMs, pauseMs }),
     logger: silentLogger(),
   });
   return { l, procs, outputs };
@@ -323,6 +323,21 @@ test('a renderer past its CPU budget is paused while another request runs, never
     'never the browser, never the other request',
   );
   await b.close();
+});
+
+test('the busy renderer is stopped as soon as another request starts, and continued as soon as it ends', async () => {
+  // Polls an hour apart: only the other request's start and end can move it.
+  const { l, procs } = lanes(2, 100, 3_000_000, 3_600_000);
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
+  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
+  const a = await l.lease('req');
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  const b = await l.lease('req');
+  assert.deepEqual([...procs.stopped], [1001], 'stopped when the other request took its lane');
+  await b.close();
+  assert.deepEqual([...procs.stopped], [], 'continued when it ended');
+  assert.deepEqual(procs.pauses, [1001, -1001]);
+  await a.close();
 });
 
 test('a pause in progress ends with the request: its processes are continued at once', async () => {
