@@ -80,12 +80,13 @@ export const PAGE_CPU_BUDGET_MS = 250;
  * PAGE_CPU_BUDGET_MS are stopped (SIGSTOP, then SIGCONT) while another request
  * runs in the executor: stopped as soon as the other request starts, then let
  * run for the rest of each poll (30 ms), and continued as soon as it ends; all
- * of the time is theirs when they are alone. A nice value alone does not do it here: on two cores a
- * busy renderer at nice 19 slowed another request as much as at nice 0
- * (measured: README "CPU between requests"), and what a flooding renderer makes
- * its browser process and the executor do is not lowered by its own nice value.
- * Whatever ends the watch (the request, the executor's exit) continues them; the
- * front continues the stopped processes of an executor that was killed.
+ * of the time is theirs when they are alone. A nice value alone does not do it
+ * here: on two cores a busy renderer at nice 19 slowed another request as much
+ * as at nice 0 (measured: README "CPU between requests"), and what a flooding
+ * renderer makes its browser process and the executor do is not lowered by its
+ * own nice value. Whatever ends the watch (the request, the memory kill)
+ * continues them first; the front continues the stopped processes of an
+ * executor that was killed (src/stopped-chromium.ts).
  */
 export const PAGE_CPU_PAUSE_MS = 70;
 
