@@ -90,6 +90,14 @@ export const PAGE_CPU_BUDGET_MS = 250;
  */
 export const PAGE_CPU_PAUSE_MS = 70;
 
+/**
+ * Polls without any CPU used by a lane after which its request counts as idle
+ * (a script that sleeps, a page that waits on the network): nobody is paused
+ * for it. Three polls: a request that makes even small calls every ~300 ms
+ * shows a clock tick (10 ms) in that time.
+ */
+export const IDLE_POLLS = 3;
+
 /** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on every Linux ABI Node runs on). */
 const TICKS_PER_S = 100;
 
@@ -228,6 +236,10 @@ export interface Watch {
   stop(): void;
   /** Reads now: another request started or ended beside this one (it decides the CPU pause). */
   recheck(): void;
+  /** A process of the request is past its CPU budget (at the last reading): it yields, it is not yielded to. */
+  readonly overBudget: boolean;
+  /** The lane used CPU within the last IDLE_POLLS polls, or the watch is that new: others yield to it. */
+  readonly active: boolean;
 }
 
 export interface PageMemoryWatchdogOptions {
@@ -329,6 +341,7 @@ export class PageMemoryWatchdog {
       // ended since could be another's now. A stopped process cannot end on its
       // own, so the stopped pids are still its own when continued.
       const over = tree.filter((p) => lowered.has(identity(p))).map((p) => p.pid);
+      overBudget = over.length > 0;
       if (stopped || exceeded !== undefined || over.length === 0 || this.#pauseMs <= 0 || !contended()) {
         resume();
         return;
@@ -348,9 +361,18 @@ export class PageMemoryWatchdog {
         Math.max(0, this.#pollMs - this.#pauseMs),
       );
     };
+    const cpuOf = (tree: readonly ProcessMemory[]): number => tree.reduce((n, p) => n + p.cpuMs, 0);
+    let lastCpuMs: number | undefined;
+    let idlePolls = 0;
+    let overBudget = false;
     const check = (tick = true): void => {
       if (stopped) return;
       const tree = this.measure(rootPid);
+      if (tick) {
+        const cpuMs = cpuOf(tree);
+        idlePolls = lastCpuMs !== undefined && cpuMs <= lastCpuMs ? idlePolls + 1 : 0;
+        lastCpuMs = cpuMs;
+      }
       let bytes = 0;
       for (const p of tree) bytes += Math.max(0, p.bytes - (baseline.get(identity(p))?.bytes ?? 0));
       use = { bytes, renderers: tree.filter((p) => p.type === 'renderer').length };
@@ -391,6 +413,12 @@ export class PageMemoryWatchdog {
         resume();
       },
       recheck: () => check(false),
+      get overBudget() {
+        return overBudget;
+      },
+      get active() {
+        return idlePolls < IDLE_POLLS;
+      },
     };
   }
 }
