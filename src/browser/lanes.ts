@@ -31,6 +31,8 @@ interface Lane {
   readonly index: number;
   readonly host: BrowserHost;
   busy: boolean;
+  /** The running request's watch; undefined while its context is made (or the lane is free). */
+  watch: Watch | undefined;
   /** The request on the lane, told when its Chromium writes an out-of-memory line. */
   onOom: (() => void) | undefined;
 }
@@ -61,7 +63,7 @@ export class BrowserLanes {
         tail = seen.slice(-200);
         if (OOM_OUTPUT.test(seen)) lane?.onOom?.();
       });
-      lane = { index, host, busy: false, onOom: undefined };
+      lane = { index, host, busy: false, watch: undefined, onOom: undefined };
       return lane;
     });
     this.#watchdog = opts.watchdog;
@@ -141,6 +143,8 @@ export class BrowserLanes {
   async lease(requestId: string, proxy?: string): Promise<LaneLease> {
     const lane = this.#free() ?? (await this.#waitForLane());
     lane.busy = true;
+    // The requests already running share the CPU with this one from now on (page-memory.ts PAGE_CPU_PAUSE_MS).
+    for (const w of this.#watches) w.recheck();
     let lease: PageLease;
     try {
       lease = await lane.host.lease(requestId, proxy);
@@ -176,7 +180,10 @@ export class BrowserLanes {
     lane.onOom = undefined;
     const next = this.#waiters.shift();
     if (next) next(lane);
-    else lane.busy = false;
+    else {
+      lane.busy = false;
+      for (const w of this.#watches) w.recheck();
+    }
   }
 
   #watched(lane: Lane, lease: PageLease): LaneLease {
@@ -193,8 +200,15 @@ export class BrowserLanes {
       );
       for (const fn of listeners.splice(0)) fn();
     };
-    const watch = this.#watchdog.watch(pid, fire, () => this.#lanes.some((l) => l !== lane && l.busy));
+    // SECURITY: a request past its CPU budget yields to another request only if
+    // that one is within its budget and not idle (or still being set up): two
+    // heavy requests share the cores as they would anyway, and one that sleeps
+    // holding a lane slows nobody (the pause is then only lost time).
+    const yieldsTo = (l: Lane): boolean =>
+      l !== lane && l.busy && (l.watch === undefined || (!l.watch.overBudget && l.watch.active));
+    const watch = this.#watchdog.watch(pid, fire, () => this.#lanes.some(yieldsTo));
     this.#watches.add(watch);
+    lane.watch = watch;
     // A renderer that died of memory before the watchdog saw it (V8's own heap limit).
     lane.onOom = () => fire(watch.use);
     let closing: Promise<void> | undefined;
@@ -219,6 +233,7 @@ export class BrowserLanes {
         // gone, must not be killed for what this request did.
         watch.stop();
         this.#watches.delete(watch);
+        if (lane.watch === watch) lane.watch = undefined;
         closing ??= lease.close().finally(() => this.#release(lane));
         return closing;
       },

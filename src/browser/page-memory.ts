@@ -78,15 +78,25 @@ export const PAGE_CPU_BUDGET_MS = 250;
 /**
  * SECURITY: of every PAGE_MEMORY_POLL_MS, how long a request's processes past
  * PAGE_CPU_BUDGET_MS are stopped (SIGSTOP, then SIGCONT) while another request
- * runs in the executor: they get at most 30 % of the time then, and all of it
- * when they are alone. A nice value alone does not do it here: on two cores a
- * busy renderer at nice 19 slowed another request as much as at nice 0
- * (measured: README "CPU between requests"), and what a flooding renderer makes
- * its browser process and the executor do is not lowered by its own nice value.
- * Whatever ends the watch (the request, the executor's exit) continues them; the
- * front continues the stopped processes of an executor that was killed.
+ * runs in the executor: stopped as soon as the other request starts, then let
+ * run for the rest of each poll (30 ms), and continued as soon as it ends; all
+ * of the time is theirs when they are alone. A nice value alone does not do it
+ * here: on two cores a busy renderer at nice 19 slowed another request as much
+ * as at nice 0 (measured: README "CPU between requests"), and what a flooding
+ * renderer makes its browser process and the executor do is not lowered by its
+ * own nice value. Whatever ends the watch (the request, the memory kill)
+ * continues them first; the front continues the stopped processes of an
+ * executor that was killed (src/stopped-chromium.ts).
  */
 export const PAGE_CPU_PAUSE_MS = 70;
+
+/**
+ * Polls without any CPU used by a lane after which its request counts as idle
+ * (a script that sleeps, a page that waits on the network): nobody is paused
+ * for it. Three polls: a request that makes even small calls every ~300 ms
+ * shows a clock tick (10 ms) in that time.
+ */
+export const IDLE_POLLS = 3;
 
 /** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on every Linux ABI Node runs on). */
 const TICKS_PER_S = 100;
@@ -224,6 +234,12 @@ export interface Watch {
   readonly exceeded: PageMemoryUse | undefined;
   /** No more readings and no more kills; safe to call more than once. */
   stop(): void;
+  /** Reads now: another request started or ended beside this one (it decides the CPU pause). */
+  recheck(): void;
+  /** A process of the request is past its CPU budget (at the last reading): it yields, it is not yielded to. */
+  readonly overBudget: boolean;
+  /** The lane used CPU within the last IDLE_POLLS polls, or the watch is that new: others yield to it. */
+  readonly active: boolean;
 }
 
 export interface PageMemoryWatchdogOptions {
@@ -299,17 +315,64 @@ export class PageMemoryWatchdog {
     let use: PageMemoryUse = { bytes: 0, renderers: 0 };
     let exceeded: PageMemoryUse | undefined;
     let stopped = false;
-    /** The request's over-budget processes stopped now, continued at the end of the pause. */
+    /** The request's over-budget processes stopped now. */
     const paused: number[] = [];
-    let pauseTimer: NodeJS.Timeout | undefined;
+    /** Set during a run window: when it ends, the processes are stopped again if others still run. */
+    let windowTimer: NodeJS.Timeout | undefined;
     const resume = (): void => {
-      clearTimeout(pauseTimer);
-      pauseTimer = undefined;
+      clearTimeout(windowTimer);
+      windowTimer = undefined;
       for (const pid of paused.splice(0)) this.#source.pause(pid, false);
     };
-    const check = (): void => {
+    const pause = (pids: readonly number[]): void => {
+      for (const pid of pids) {
+        paused.push(pid);
+        this.#source.pause(pid, true);
+      }
+    };
+    /**
+     * While another request runs, the over-budget processes are stopped, but
+     * for a run window of (poll - pause) ms at each poll; at once when the
+     * other request starts (tick false: a lease, not the timer), not a poll later.
+     */
+    const share = (tree: readonly ProcessMemory[], tick: boolean): void => {
+      // SECURITY: the pids come from the walk just made (or, for the end of a run
+      // window, one made that window earlier), never from an older one: a pid that
+      // ended since could be another's now. A stopped process cannot end on its
+      // own, so the stopped pids are still its own when continued.
+      const over = tree.filter((p) => lowered.has(identity(p))).map((p) => p.pid);
+      overBudget = over.length > 0;
+      if (stopped || exceeded !== undefined || over.length === 0 || this.#pauseMs <= 0 || !contended()) {
+        resume();
+        return;
+      }
+      if (windowTimer !== undefined) return;
+      if (paused.length === 0) {
+        pause(over);
+        return;
+      }
+      if (!tick) return;
+      resume();
+      windowTimer = setTimeout(
+        () => {
+          windowTimer = undefined;
+          if (!stopped && exceeded === undefined && contended()) pause(over);
+        },
+        Math.max(0, this.#pollMs - this.#pauseMs),
+      );
+    };
+    const cpuOf = (tree: readonly ProcessMemory[]): number => tree.reduce((n, p) => n + p.cpuMs, 0);
+    let lastCpuMs: number | undefined;
+    let idlePolls = 0;
+    let overBudget = false;
+    const check = (tick = true): void => {
       if (stopped) return;
       const tree = this.measure(rootPid);
+      if (tick) {
+        const cpuMs = cpuOf(tree);
+        idlePolls = lastCpuMs !== undefined && cpuMs <= lastCpuMs ? idlePolls + 1 : 0;
+        lastCpuMs = cpuMs;
+      }
       let bytes = 0;
       for (const p of tree) bytes += Math.max(0, p.bytes - (baseline.get(identity(p))?.bytes ?? 0));
       use = { bytes, renderers: tree.filter((p) => p.type === 'renderer').length };
@@ -321,15 +384,11 @@ export class PageMemoryWatchdog {
         lowered.add(id);
         this.#source.deprioritize(p.pid);
       }
-      // SECURITY: the pids come from the walk just made, never from an older one
-      // (a pid that ended since could be another's now); a stopped process cannot
-      // end on its own, so the same pids are still its own when continued.
-      if (paused.length === 0 && exceeded === undefined && this.#pauseMs > 0 && contended()) {
-        for (const p of tree) if (lowered.has(identity(p))) paused.push(p.pid);
-        for (const pid of paused) this.#source.pause(pid, true);
-        if (paused.length > 0) pauseTimer = setTimeout(resume, this.#pauseMs);
+      if (exceeded === undefined && bytes <= this.limitBytes) {
+        share(tree, tick);
+        return;
       }
-      if (exceeded === undefined && bytes <= this.limitBytes) return;
+      resume();
       // SECURITY: the memory goes back now, whatever the job is busy with; a
       // renderer started after that (a reload) is ended too, until the job stops the watch.
       for (const p of tree) if (toEnd(p)) this.#source.kill(p.pid);
@@ -352,6 +411,13 @@ export class PageMemoryWatchdog {
         stopped = true;
         clearInterval(timer);
         resume();
+      },
+      recheck: () => check(false),
+      get overBudget() {
+        return overBudget;
+      },
+      get active() {
+        return idlePolls < IDLE_POLLS;
       },
     };
   }

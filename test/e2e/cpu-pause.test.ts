@@ -30,8 +30,14 @@ after(async () => {
 });
 
 const BUSY = 'await page.evaluate(() => { for (;;) {} })';
-/** Another request, running beside the busy one for a few seconds. */
-const BESIDE = 'await new Promise((r) => setTimeout(r, 3000)); return await page.title()';
+/**
+ * Another request, working beside the busy one for a few seconds: small calls
+ * (a request that only sleeps is idle, and nobody is paused for it), far less
+ * than its own CPU budget.
+ */
+const BESIDE = `const end = Date.now() + 3000; let title;
+  while (Date.now() < end) { title = await page.title(); await new Promise((r) => setTimeout(r, 20)); }
+  return title`;
 
 /** Processes of the service's Chromiums that are stopped now. */
 function stoppedChromium(): number[] {

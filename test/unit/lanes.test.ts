@@ -85,13 +85,13 @@ function fakeHost(pid: number, outputs: Map<number, (t: string) => void>, onOutp
   } as unknown as BrowserHost;
 }
 
-function lanes(count: number, limitMb = 100, pauseMs = 0) {
+function lanes(count: number, limitMb = 100, pauseMs = 0, pollMs = 5) {
   const procs = fakeProcs();
   const outputs = new Map<number, (t: string) => void>();
   const l = new BrowserLanes({
     count,
     makeHost: (i, onOutput) => fakeHost(1000 * (i + 1), outputs, onOutput),
-    watchdog: new PageMemoryWatchdog({ limitBytes: limitMb * MB, source: procs.source, pollMs: 5, pauseMs }),
+    watchdog: new PageMemoryWatchdog({ limitBytes: limitMb * MB, source: procs.source, pollMs, pauseMs }),
     logger: silentLogger(),
   });
   return { l, procs, outputs };
@@ -310,9 +310,13 @@ test('a renderer past its CPU budget is paused while another request runs, never
   await new Promise((r) => setTimeout(r, 40));
   assert.deepEqual(procs.pauses, [], 'alone, it runs');
   const b = await l.lease('req');
+  // The other request works (its lane's browser uses CPU), so it is yielded to poll after poll.
+  let bCpuMs = 0;
+  const working = setInterval(() => procs.trees.set(2000, [browser(2000, 50, (bCpuMs += 10)), renderer(2001, 10)]), 1);
   await until(() => procs.pauses.includes(1001), 'the busy renderer to be stopped');
   await until(() => procs.pauses.includes(-1001), 'and continued');
   await until(() => procs.pauses.filter((p) => p === 1001).length >= 3, 'paused again, poll after poll');
+  clearInterval(working);
   await a.close();
   assert.equal(procs.stopped.size, 0, 'nothing stays stopped once the request ends');
   const after = procs.pauses.length;
@@ -325,14 +329,29 @@ test('a renderer past its CPU budget is paused while another request runs, never
   await b.close();
 });
 
-test('a pause in progress ends with the request: its processes are continued at once', async () => {
-  const { l, procs } = lanes(2, 100, 60_000);
+test('the busy renderer is stopped as soon as another request starts, and continued as soon as it ends', async () => {
+  // Polls an hour apart: only the other request's start and end can move it.
+  const { l, procs } = lanes(2, 100, 3_000_000, 3_600_000);
   procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
   procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
   const a = await l.lease('req');
-  const b = await l.lease('req');
   procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
-  await until(() => procs.stopped.has(1001), 'the busy renderer to be stopped');
+  const b = await l.lease('req');
+  assert.deepEqual([...procs.stopped], [1001], 'stopped when the other request took its lane');
+  await b.close();
+  assert.deepEqual([...procs.stopped], [], 'continued when it ended');
+  assert.deepEqual(procs.pauses, [1001, -1001]);
+  await a.close();
+});
+
+test('a pause in progress ends with the request: its processes are continued at once', async () => {
+  const { l, procs } = lanes(2, 100, 3_000_000, 3_600_000);
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
+  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
+  const a = await l.lease('req');
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  const b = await l.lease('req');
+  assert.ok(procs.stopped.has(1001), 'the busy renderer is stopped');
   await a.close();
   assert.deepEqual([...procs.stopped], []);
   await b.close();
@@ -381,4 +400,53 @@ test('/proc: deprioritize moves every thread of a process to the lowest priority
   } finally {
     child.kill('SIGKILL');
   }
+});
+
+// Attacks on the CPU pause (H15). Polls an hour apart: only leases and releases move the pause.
+test('two requests past their CPU budget are not left both stopped once the request they yielded to ends', async () => {
+  const { l, procs } = lanes(3, 100, 3_000_000, 3_600_000);
+  for (const root of [1000, 2000, 3000]) procs.trees.set(root, [browser(root, 50), renderer(root + 1, 10)]);
+  const a = await l.lease('a');
+  const b = await l.lease('b');
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10, 1, 5_000)]);
+  const c = await l.lease('c');
+  assert.deepEqual([...procs.stopped].sort(), [1001, 2001], 'both yield to the third request');
+  await c.close();
+  // Each is "contended" only by the other, which is stopped itself: the CPU would stand idle while both have work.
+  assert.ok(
+    !(procs.stopped.has(1001) && procs.stopped.has(2001)),
+    `both busy renderers are stopped and nothing else runs: ${[...procs.stopped].join(',')}`,
+  );
+  await a.close();
+  await b.close();
+});
+
+test('a request past its CPU budget is not kept stopped beside a request that uses no CPU (an idle lane-holder cannot slow it)', async () => {
+  const { l, procs } = lanes(2, 100, 3, 5);
+  let reads = 0;
+  const tree = procs.source.tree.bind(procs.source);
+  procs.source.tree = (root) => {
+    if (root === 1000) reads++;
+    return tree(root);
+  };
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
+  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
+  const a = await l.lease('heavy');
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  await until(() => procs.lowered.includes(1001), 'the heavy renderer to be seen past its budget');
+  // The neighbour's processes never use any CPU (a script that only sleeps until its deadline).
+  const b = await l.lease('idle');
+  let from = reads;
+  await until(() => reads >= from + 10, 'ten polls with the idle neighbour');
+  const seen = procs.pauses.length;
+  from = reads;
+  await until(() => reads >= from + 10, 'ten more');
+  assert.deepEqual(
+    procs.pauses.slice(seen).filter((p) => p === 1001),
+    [],
+    'stopped poll after poll though the neighbour used no CPU at all',
+  );
+  await b.close();
+  await a.close();
 });
