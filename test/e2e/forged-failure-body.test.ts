@@ -1,0 +1,44 @@
+// Attack (H15, compromised executor): a `failed` message whose `failure` passes
+// the front's checks (src/ipc.ts isFailure: every known field of the right kind)
+// but carries one more field, which errorBody (src/http/reply.ts) copies into
+// the reply. Structured clone ('advanced' serialization) carries values JSON
+// cannot write (a BigInt, a cycle): the reply must still be sent (a 500, or the
+// message refused and the executor killed), never leave the client waiting.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { capturingLogger, startTestService, type TestService } from '../helpers/service.js';
+import { until } from '../helpers/wait.js';
+
+const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const log = capturingLogger();
+let svc: TestService;
+
+before(async () => {
+  await fixtures.start();
+  svc = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry }, { egressSeam: { faults: true } }, log.logger);
+});
+after(async () => {
+  await svc.close();
+  await fixtures.close();
+});
+
+test('a forged failure whose extra field JSON cannot write still gets its client an answer', async () => {
+  await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
+  // Job ids are given from 1, one per request: this request is job 1.
+  const slow = svc.post({
+    url: fixtures.url('/example'),
+    script: 'await new Promise((r) => setTimeout(r, 20000)); return 1',
+  });
+  await until(() => (fixtures.hits.get('/example') ?? 0) > 0, 'job 1 to load its page in the executor');
+  svc.service.executors.fault('send', {
+    type: 'failed',
+    id: 1,
+    error: { code: 'SCRAPING_FAILED', message: 'x', failure: { phase: 'script', extra: 10n } },
+  });
+  const r = await Promise.race([
+    slow,
+    new Promise<'no answer'>((resolve) => setTimeout(() => resolve('no answer'), 15_000).unref()),
+  ]);
+  assert.notEqual(r, 'no answer', 'the client got no answer long after the failure came');
+});
