@@ -371,6 +371,14 @@ function isBrowserStatus(b: unknown): boolean {
 const isOptional = (v: unknown, is: (v: unknown) => boolean): boolean => v === undefined || is(v);
 const isString = (v: unknown): v is string => typeof v === 'string';
 const isLogs = (v: unknown): boolean => Array.isArray(v) && v.every(isString);
+/**
+ * SECURITY: no field but the named ones. What the front copies whole (failure
+ * details into the reply, timings into Server-Timing) must hold nothing it does
+ * not check: structured clone carries values JSON cannot write (a BigInt, a cycle),
+ * and a reply that throws as it is written is never sent.
+ */
+const hasOnly = (o: Record<string, unknown>, keys: readonly string[]): boolean =>
+  Object.keys(o).every((k) => keys.includes(k));
 /** The most fields an egress summary has (EgressStats has a dozen); more is not one. */
 const MAX_EGRESS_FIELDS = 64;
 
@@ -378,6 +386,7 @@ const MAX_EGRESS_FIELDS = 64;
 function isTimings(t: unknown): boolean {
   return (
     isObject(t) &&
+    hasOnly(t, ['lease', 'isolate', 'navigation', 'script']) &&
     isOptional(t.lease, isSeconds) &&
     isOptional(t.isolate, isSeconds) &&
     isOptional(t.navigation, isSeconds) &&
@@ -393,6 +402,7 @@ function isEgress(e: unknown): boolean {
 function isPageCall(c: unknown): boolean {
   return (
     isObject(c) &&
+    hasOnly(c, ['method', 'durationMs', 'outcome', 'error']) &&
     isString(c.method) &&
     isSeconds(c.durationMs) &&
     (c.outcome === 'ok' || c.outcome === 'error' || c.outcome === 'pending') &&
@@ -404,6 +414,7 @@ function isPageCall(c: unknown): boolean {
 function isFailure(f: unknown): boolean {
   return (
     isObject(f) &&
+    hasOnly(f, ['phase', 'finalUrl', 'line', 'column', 'stack', 'pageCalls', 'screenshot', 'screenshotOmitted']) &&
     isOptional(f.phase, (v) => v === 'navigation' || v === 'script') &&
     isOptional(f.finalUrl, isString) &&
     isOptional(f.line, isCount) &&

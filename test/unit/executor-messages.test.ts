@@ -87,3 +87,15 @@ test('logs, detail and timings of the wrong kinds are refused', () => {
   assert.throws(() => checkFromExecutor(done({ timings: null })));
   assert.throws(() => checkFromExecutor(done({ json: 1 })));
 });
+
+test('failure details, page calls and timings with a field the front does not check are refused (copied whole into the reply)', () => {
+  assert.throws(() => checkFromExecutor(failed({ failure: { phase: 'script', extra: 10n } })));
+  const cycle: Record<string, unknown> = { phase: 'script' };
+  cycle.self = cycle;
+  assert.throws(() => checkFromExecutor(failed({ failure: cycle })));
+  assert.throws(() =>
+    checkFromExecutor(failed({ failure: { pageCalls: [{ method: 'title', durationMs: 1, outcome: 'ok', x: 1n }] } })),
+  );
+  assert.throws(() => checkFromExecutor(done({ timings: { lease: 1, 'a\r\nSet-Cookie: x': 1 } })));
+  assert.throws(() => checkFromExecutor(failed({ timings: { serialize: 1 } })));
+});
