@@ -355,13 +355,30 @@ const isPort = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 
 /** A finite amount that is not negative (seconds, bytes). */
 const isSeconds = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
 
+/**
+ * More items than any list an executor sends holds (MAX_LOG_LINES is at most
+ * 100 000, pids one per lane, page calls a few dozen).
+ */
+const MAX_WIRE_LIST = 200_000;
+
+/**
+ * SECURITY: a list of at most MAX_WIRE_LIST items, each one checked, holes
+ * included. Structured clone sends a sparse array by its length: a message of
+ * a few bytes can be an array of 2^32 - 1 holes, and Array.prototype.every
+ * visits every index (minutes of the front's event loop), skipping the holes.
+ */
+function isList(v: unknown, is: (item: unknown) => boolean): boolean {
+  if (!Array.isArray(v) || v.length > MAX_WIRE_LIST) return false;
+  for (let i = 0; i < v.length; i++) if (!is(v[i])) return false;
+  return true;
+}
+
 function isBrowserStatus(b: unknown): boolean {
   return (
     isObject(b) &&
     typeof b.ready === 'boolean' &&
     (b.pid === undefined || isCount(b.pid)) &&
-    Array.isArray(b.pids) &&
-    b.pids.every(isCount) &&
+    isList(b.pids, isCount) &&
     isCount(b.restarts) &&
     isCount(b.recycles) &&
     isCount(b.contextsReady)
@@ -370,7 +387,7 @@ function isBrowserStatus(b: unknown): boolean {
 
 const isOptional = (v: unknown, is: (v: unknown) => boolean): boolean => v === undefined || is(v);
 const isString = (v: unknown): v is string => typeof v === 'string';
-const isLogs = (v: unknown): boolean => Array.isArray(v) && v.every(isString);
+const isLogs = (v: unknown): boolean => isList(v, isString);
 /**
  * SECURITY: no field but the named ones. What the front copies whole (failure
  * details into the reply, timings into Server-Timing) must hold nothing it does
@@ -420,7 +437,7 @@ function isFailure(f: unknown): boolean {
     isOptional(f.line, isCount) &&
     isOptional(f.column, isCount) &&
     isOptional(f.stack, isString) &&
-    isOptional(f.pageCalls, (v) => Array.isArray(v) && v.every(isPageCall)) &&
+    isOptional(f.pageCalls, (v) => isList(v, isPageCall)) &&
     isOptional(f.screenshot, isString) &&
     isOptional(f.screenshotOmitted, isString)
   );

@@ -99,3 +99,26 @@ test('failure details, page calls and timings with a field the front does not ch
   assert.throws(() => checkFromExecutor(done({ timings: { lease: 1, 'a\r\nSet-Cookie: x': 1 } })));
   assert.throws(() => checkFromExecutor(failed({ timings: { serialize: 1 } })));
 });
+
+/** An array of `length` holes but one: structured clone sends it in a few bytes. */
+function sparse(length: number, item: unknown): unknown[] {
+  const a: unknown[] = [];
+  a.length = length;
+  a[length - 1] = item;
+  return a;
+}
+
+test('lists with holes or past any length an executor sends are refused, before the front walks them', () => {
+  assert.throws(() => checkFromExecutor(done({ logs: sparse(2, 'a') })), 'a hole is not a log line');
+  assert.throws(() => checkFromExecutor(done({ logs: sparse(10_000_000, 'a') })), 'ten million log lines');
+  assert.throws(() => checkFromExecutor(failed({ logs: sparse(10_000_000, 'a') })));
+  assert.throws(() =>
+    checkFromExecutor(
+      failed({ failure: { pageCalls: sparse(10_000_000, { method: 'x', durationMs: 1, outcome: 'ok' }) } }),
+    ),
+  );
+  const status = { ready: true, restarts: 0, recycles: 0, contextsReady: 0 };
+  checkFromExecutor({ type: 'status', browser: { ...status, pids: [12, 13] } });
+  // Read again by /health (flatMap) and by the continue of a dead executor's stopped processes.
+  assert.throws(() => checkFromExecutor({ type: 'status', browser: { ...status, pids: sparse(10_000_000, 12) } }));
+});
