@@ -1,10 +1,11 @@
 // The front's side of the CPU pause (src/browser/page-memory.ts): an executor
-// stops a request's over-budget renderers for a moment while other requests
-// run, and continues them when that ends. An executor that is killed (SIGKILL,
-// a crash) cannot. Its Chromium, which loses its pipe, ends its renderers
-// itself, stopped or not (measured with both binaries: gone within 2-10 s), but
-// the front does not rely on how Chromium tears down: when an executor exits,
-// it continues what that executor left stopped, which then exits as usual.
+// stops the lane of a request past its CPU budget (browser and all) for a
+// moment while other requests run, and continues it when that ends. An
+// executor that is killed (SIGKILL, a crash) cannot, and a stopped browser
+// cannot see that its pipe closed: the lane would stay stopped for ever,
+// holding its memory (seen: a test fails without this). So when an executor
+// exits, the front continues what that executor left stopped; its Chromium
+// then sees the closed pipe and exits as usual.
 import { readdirSync, readFileSync } from 'node:fs';
 
 function readOr(path: string): string | undefined {

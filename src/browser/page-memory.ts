@@ -66,19 +66,21 @@ export interface ProcessSource {
 export const BACKGROUND_NICE = 19;
 
 /**
- * SECURITY: CPU one request's renderers may use at normal priority, per process,
- * in ms. A page that loads and answers a few calls uses tens of ms; a busy loop,
- * a memory bomb or a heavy page passes this within a fraction of a second and
- * then runs at nice BACKGROUND_NICE and, while another request runs, is paused
+ * SECURITY: CPU one request may use before it yields to others, in ms, summed
+ * over its lane's processes since the lease (renderers, frames, workers, the
+ * GPU and network processes, the browser). A page that loads and answers a few
+ * calls uses tens of ms; a busy loop, a memory bomb or a heavy page passes this
+ * within a fraction of a second. Then the request's own processes run at nice
+ * BACKGROUND_NICE and, while another request runs, the whole lane is paused
  * PAGE_CPU_PAUSE_MS of every poll, so that on a machine of two cores it no
  * longer doubles every other tenant's latency (npm run bench -- --neighbour).
  */
 export const PAGE_CPU_BUDGET_MS = 250;
 
 /**
- * SECURITY: of every PAGE_MEMORY_POLL_MS, how long a request's processes past
- * PAGE_CPU_BUDGET_MS are stopped (SIGSTOP, then SIGCONT) while another request
- * runs in the executor: stopped as soon as the other request starts, then let
+ * SECURITY: of every PAGE_MEMORY_POLL_MS, how long the lane of a request past
+ * PAGE_CPU_BUDGET_MS (every process of it: the lane serves that request alone)
+ * is stopped (SIGSTOP, then SIGCONT) while another request runs in the executor: stopped as soon as the other request starts, then let
  * run for the rest of each poll (30 ms), and continued as soon as it ends; all
  * of the time is theirs when they are alone. A nice value alone does not do it
  * here: on two cores a busy renderer at nice 19 slowed another request as much
@@ -93,10 +95,13 @@ export const PAGE_CPU_PAUSE_MS = 70;
 /**
  * Polls without any CPU used by a lane after which its request counts as idle
  * (a script that sleeps, a page that waits on the network): nobody is paused
- * for it. Three polls: a request that makes even small calls every ~300 ms
- * shows a clock tick (10 ms) in that time.
+ * for it. One: a request is yielded to only while it uses at least a clock tick
+ * (10 ms) of CPU per poll (100 ms), a tenth of a core, so a cheap neighbour
+ * holds a heavy request back for at most its own budget's worth (2.5 s), and a
+ * neighbour that keeps its lane busier passes its own budget and is no longer
+ * yielded to.
  */
-export const IDLE_POLLS = 3;
+export const IDLE_POLLS = 1;
 
 /** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on every Linux ABI Node runs on). */
 const TICKS_PER_S = 100;
@@ -236,7 +241,7 @@ export interface Watch {
   stop(): void;
   /** Reads now: another request started or ended beside this one (it decides the CPU pause). */
   recheck(): void;
-  /** A process of the request is past its CPU budget (at the last reading): it yields, it is not yielded to. */
+  /** The request is past its CPU budget (summed over its lane; at the last reading): it yields, it is not yielded to. */
   readonly overBudget: boolean;
   /** The lane used CPU within the last IDLE_POLLS polls, or the watch is that new: others yield to it. */
   readonly active: boolean;
@@ -298,7 +303,7 @@ export class PageMemoryWatchdog {
     // Read before anything of the request's runs in the lane: the types here are Chromium's own.
     const baseline = new Map<string, { bytes: number; type: string; cpuMs: number }>();
     for (const p of this.measure(rootPid)) baseline.set(identity(p), { bytes: p.bytes, type: p.type, cpuMs: p.cpuMs });
-    /** The request's processes past their CPU budget: at nice 19, and paused while other requests run. */
+    /** The request's own processes moved to nice 19 once it passed its CPU budget. */
     const lowered = new Set<string>();
     // SECURITY: which processes to end is chosen by what they were before the
     // request (a renderer then: the blank page it was given) or by where they
@@ -340,8 +345,9 @@ export class PageMemoryWatchdog {
       // window, one made that window earlier), never from an older one: a pid that
       // ended since could be another's now. A stopped process cannot end on its
       // own, so the stopped pids are still its own when continued.
-      const over = tree.filter((p) => lowered.has(identity(p))).map((p) => p.pid);
-      overBudget = over.length > 0;
+      // The whole lane: one request at a time uses it, so all of its CPU is this
+      // request's (its GPU process compositing an animation, renderers of frames).
+      const over = overBudget ? tree.map((p) => p.pid) : [];
       if (stopped || exceeded !== undefined || over.length === 0 || this.#pauseMs <= 0 || !contended()) {
         resume();
         return;
@@ -374,16 +380,27 @@ export class PageMemoryWatchdog {
         lastCpuMs = cpuMs;
       }
       let bytes = 0;
-      for (const p of tree) bytes += Math.max(0, p.bytes - (baseline.get(identity(p))?.bytes ?? 0));
-      use = { bytes, renderers: tree.filter((p) => p.type === 'renderer').length };
-      // SECURITY: a request's own process that has used its CPU budget yields to
-      // other requests from then on (chosen as the kill is: by history and place).
+      let cpuMs = 0;
       for (const p of tree) {
-        const id = identity(p);
-        if (lowered.has(id) || p.cpuMs - (baseline.get(id)?.cpuMs ?? 0) <= this.#cpuBudgetMs || !toEnd(p)) continue;
-        lowered.add(id);
-        this.#source.deprioritize(p.pid);
+        const before = baseline.get(identity(p));
+        bytes += Math.max(0, p.bytes - (before?.bytes ?? 0));
+        cpuMs += Math.max(0, p.cpuMs - (before?.cpuMs ?? 0));
       }
+      use = { bytes, renderers: tree.filter((p) => p.type === 'renderer').length };
+      // SECURITY: the budget is the request's, summed over every process of its
+      // lane since the lease (processes started since count whole): work spread
+      // over fresh renderers (each cross-site navigation, frame or popup starts at
+      // 0 ms) or pushed onto the GPU process counts as well. Past it the request
+      // yields: its own processes (chosen as the kill is: by history and place)
+      // go to nice 19, and the whole lane is paused while others run.
+      overBudget ||= cpuMs > this.#cpuBudgetMs;
+      if (overBudget)
+        for (const p of tree) {
+          const id = identity(p);
+          if (lowered.has(id) || !toEnd(p)) continue;
+          lowered.add(id);
+          this.#source.deprioritize(p.pid);
+        }
       if (exceeded === undefined && bytes <= this.limitBytes) {
         share(tree, tick);
         return;

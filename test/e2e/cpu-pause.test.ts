@@ -32,25 +32,44 @@ after(async () => {
 const BUSY = 'await page.evaluate(() => { for (;;) {} })';
 /**
  * Another request, working beside the busy one for a few seconds: small calls
- * (a request that only sleeps is idle, and nobody is paused for it), far less
- * than its own CPU budget.
+ * (a request that only sleeps is idle, and nobody is paused for it), less in
+ * all than its own CPU budget.
  */
 const BESIDE = `const end = Date.now() + 3000; let title;
-  while (Date.now() < end) { title = await page.title(); await new Promise((r) => setTimeout(r, 20)); }
+  while (Date.now() < end) { title = await page.title(); await new Promise((r) => setTimeout(r, 50)); }
   return title`;
 
-/** Processes of the service's Chromiums that are stopped now. */
+const stopped = (pid: number): boolean => statFields(pid)?.[0] === 'T';
+
+/** Processes of the service's Chromiums that are stopped now, by lane (its browser's pid). */
+function stoppedByLane(): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  for (const root of svc.service.browser.pids) {
+    const pids = [root, ...descendants(root)].filter(stopped);
+    if (pids.length > 0) out.set(root, pids);
+  }
+  return out;
+}
+
 function stoppedChromium(): number[] {
-  return svc.service.browser.pids.flatMap((root) => descendants(root)).filter((pid) => statFields(pid)?.[0] === 'T');
+  return [...stoppedByLane().values()].flat();
 }
 
 test('a busy renderer is stopped while another request runs, and runs again in between; the other is served', async () => {
   await until(() => svc.service.browser.ready, 'the browser to be ready', { timeoutMs: 60_000 });
   const busy = svc.post({ url: fixtures.url('/example'), script: BUSY });
   const beside = svc.post({ url: fixtures.url('/example'), script: BESIDE });
-  await until(() => stoppedChromium().length > 0, 'the busy renderer to be stopped', { timeoutMs: 20_000 });
-  const [paused] = stoppedChromium() as [number];
-  await until(() => statFields(paused)?.[0] !== 'T', 'the busy renderer to run again');
+  const lanesSeen = new Set<number>();
+  const sample = (): number[] => {
+    const byLane = stoppedByLane();
+    for (const lane of byLane.keys()) lanesSeen.add(lane);
+    return [...byLane.values()].flat();
+  };
+  await until(() => sample().length > 0, 'the busy lane to be stopped', { timeoutMs: 20_000 });
+  const [paused] = sample() as [number];
+  await until(() => sample().length >= 0 && !stopped(paused), 'the busy lane to run again');
+  await until(() => sample().length > 0, 'and to be stopped again', { timeoutMs: 20_000 });
+  assert.equal(lanesSeen.size, 1, 'only the busy request’s lane is ever stopped');
   const r = await beside;
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.data, 'Example Domain');
