@@ -250,6 +250,15 @@ export class BrowserHost {
     return this.#current?.chromium.pid;
   }
 
+  /**
+   * Every Chromium of the host now: the current one and those retiring, which
+   * may still serve a request (each leads a process group of its own).
+   */
+  get pids(): number[] {
+    const all = [...this.#retiring, ...(this.#current ? [this.#current] : [])];
+    return [...new Set(all.map((g) => g.chromium.pid))];
+  }
+
   /** DevTools messages dropped for being over MAX_CDP_MESSAGE_BYTES (see cdp-transport.ts). */
   get droppedMessages(): number {
     return this.#dropped;

@@ -101,8 +101,9 @@ export class BrowserLanes {
     return this.#lanes[0]?.host.pid;
   }
 
-  get pids(): (number | undefined)[] {
-    return this.#lanes.map((l) => l.host.pid);
+  /** Every lane's Chromiums (a retiring one still serving a request included), for the front to see. */
+  get pids(): number[] {
+    return this.#lanes.flatMap((l) => l.host.pids);
   }
 
   /** Page memory of the requests running now, in bytes. */

@@ -101,3 +101,33 @@ test('an executor killed while it holds a renderer stopped leaves nothing stoppe
     timeoutMs: 30_000,
   });
 });
+
+test('a Chromium being replaced while it still serves a request is reported with its successor (the front can continue it)', async () => {
+  const own = await startTestService({
+    EGRESS_ALLOWLIST: fixtures.allowEntry,
+    BROWSER_RECYCLE_CONTEXTS: '2',
+    MAX_CONCURRENCY: '1',
+  });
+  try {
+    let most = 0;
+    for (let i = 0; i < 6 && most < 2; i++) {
+      const running = own.post({
+        url: fixtures.url('/example'),
+        script: 'await new Promise((r) => setTimeout(r, 1500)); return 1',
+      });
+      let done = false;
+      running.then(
+        () => (done = true),
+        () => (done = true),
+      );
+      while (!done) {
+        most = Math.max(most, own.service.browser.pids.length);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal((await running).status, 200);
+    }
+    assert.equal(most, 2, 'one lane: its current Chromium and the one retiring under the request');
+  } finally {
+    await own.close();
+  }
+});

@@ -79,6 +79,7 @@ function fakeHost(pid: number, outputs: Map<number, (t: string) => void>, onOutp
     recycles: 0,
     contextsReady: 0,
     pid,
+    pids: [pid],
     start: async () => undefined,
     lease: async () => lease(),
     close: async () => undefined,
