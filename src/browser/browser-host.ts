@@ -434,15 +434,33 @@ export class BrowserHost {
       const spare: Spare = { gen, lease: this.#newLease(), ready: false };
       spare.lease.then(
         () => (spare.ready = true),
-        () => undefined,
+        () => {
+          // A spare that could not be made (its egress session was refused: the egress
+          // process stopped meanwhile) would hold its place for ever: another is made.
+          const i = this.#spares.indexOf(spare);
+          if (i >= 0) this.#spares.splice(i, 1);
+          this.#refillSoon();
+        },
       );
       this.#spares.push(spare);
     }
   }
 
-  /** Closes every context made ahead (their egress sessions are gone); new ones are made as contexts close. */
+  /** Spares again after a moment (a failure that repeats at once must not spin). */
+  #refillSoon(): void {
+    if (this.#closed) return;
+    setTimeout(() => this.#fillSpares(), RELAUNCH_BACKOFF_MS).unref();
+  }
+
+  /**
+   * Closes every context made ahead (their egress sessions are gone) and makes
+   * new ones: a spare whose session was still being opened has no context to
+   * close, and nothing else would replace it (seen: no spare for minutes after
+   * the egress process was killed twice in a row).
+   */
   dropSpares(): void {
     this.#dropSpares();
+    this.#refillSoon();
   }
 
   #dropSpares(which: (s: Spare) => boolean = () => true): void {
