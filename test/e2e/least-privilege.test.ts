@@ -86,10 +86,19 @@ function fds(pid: number): string[] {
 /** The executors (children of the front running src/executor) and, under each, Chromium's processes; the egress process. */
 function processes(): { executors: number[]; chromium: number[]; egress: number[] } {
   const front = child.pid ?? 0;
-  const all = descendants(front);
-  const executors = all.filter((p) => /executor\.(ts|js)/.test(cmdline(p)));
-  const chromium = all.filter((p) => /chrom/.test(cmdline(p)));
-  const egress = all.filter((p) => /egress-process\.(ts|js)/.test(cmdline(p)));
+  // A process listed may be gone by the time it is read (a renderer of the last request exiting).
+  const lines = new Map<number, string>();
+  for (const p of descendants(front)) {
+    try {
+      lines.set(p, cmdline(p));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const all = [...lines.keys()];
+  const executors = all.filter((p) => /executor\.(ts|js)/.test(lines.get(p) ?? ''));
+  const chromium = all.filter((p) => /chrom/.test(lines.get(p) ?? ''));
+  const egress = all.filter((p) => /egress-process\.(ts|js)/.test(lines.get(p) ?? ''));
   return { executors, chromium, egress };
 }
 
