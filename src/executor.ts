@@ -130,7 +130,7 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
   // that each request's page memory can be counted and bounded (PAGE_MEMORY_MB).
   const browser = new BrowserLanes({
     count: config.memory.lanesPerExecutor,
-    makeHost: (lane, onOutput) =>
+    makeHost: (lane, onOutput, onSpares) =>
       new BrowserHost({
         executablePath: config.executablePath,
         chromium: config.chromium,
@@ -142,6 +142,7 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         recycleAfterContexts: config.browserRecycleContexts,
         rendererHeapMb: rendererHeapMb(config.pageMemoryMb),
         onOutput,
+        onSpares,
         logger: log.child({ lane }),
       }),
     watchdog: new PageMemoryWatchdog({ limitBytes: config.pageMemoryMb * 2 ** 20 }),

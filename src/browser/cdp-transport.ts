@@ -56,8 +56,13 @@ export const EDGE_BYTES = 256;
 export const QUEUE_PAUSE_BYTES = 2 ** 20;
 export const QUEUE_RESUME_BYTES = 2 ** 18;
 
-/** Events of a retired context dropped in one turn at most, before the next turn (dropping costs no parse). */
-const DROPS_PER_TURN = 4096;
+/**
+ * Events of a retired context dropped in one turn at most, before the next turn
+ * (dropping costs no parse, ~1-2 µs each: a turn stays near a millisecond, as
+ * another lane's next message waits for it; the backlog of a page's console
+ * flood, sent by Chromium after its request ended, is ~1e5 events).
+ */
+const DROPS_PER_TURN = 512;
 
 /** Contexts remembered as retired, and sessions remembered with their context: bounds, oldest forgotten first. */
 const MAX_RETIRED_CONTEXTS = 1024;
@@ -236,6 +241,8 @@ export class BoundedPipeTransport implements ConnectionTransport {
   #queuedBytes = 0;
   #paused = false;
   #pumping = false;
+  /** Held (hold()): messages wait in the queue, none is handed on. */
+  #held = false;
   /** Each session Chromium attached, with its browser context (a child's from its parent when not given). */
   readonly #sessions = new Map<string, string | undefined>();
   /** Contexts whose request is over: their sessions' events are dropped unread. */
@@ -278,6 +285,14 @@ export class BoundedPipeTransport implements ConnectionTransport {
     }
   }
 
+  /**
+   * The pipe is not being read because more than QUEUE_PAUSE_BYTES wait here:
+   * Chromium has more to send than that, kept in its own memory.
+   */
+  get backedUp(): boolean {
+    return this.#paused;
+  }
+
   /** Events of sessions of a retired context dropped unread so far. */
   get droppedEvents(): number {
     return this.#droppedEvents;
@@ -295,6 +310,31 @@ export class BoundedPipeTransport implements ConnectionTransport {
     this.#retired.add(contextId);
   }
 
+  /**
+   * Held, no message is handed to Puppeteer: they wait in the queue (bounded as
+   * ever: past QUEUE_PAUSE_BYTES the pipe is not read and Chromium keeps the
+   * rest). SECURITY: a request past its CPU budget has its lane's Chromium
+   * stopped while another request runs (page-memory.ts PAGE_CPU_PAUSE_MS), but
+   * what that Chromium already sent would still cost the executor's one thread
+   * (a page's console flood: Puppeteer parsing each event, the script's
+   * listener): held, it waits for the lane's next run window. A pipe that
+   * closes ends the hold (the Chromium is gone; its last messages and onclose
+   * go on as before).
+   */
+  hold(held: boolean): void {
+    if (this.#held === held) return;
+    this.#held = held;
+    if (!held) this.#schedule();
+  }
+
+  /** The pump runs at a next turn if it has anything to do (it is not running and not held). */
+  #schedule(): void {
+    if (this.#pumping || this.#held) return;
+    if (this.#queueStart >= this.#queue.length && !this.#ended) return;
+    this.#pumping = true;
+    setImmediate(this.#pump);
+  }
+
   send(message: string): void {
     if (this.#closed || this.#write.destroyed) return;
     this.#write.write(message);
@@ -309,10 +349,7 @@ export class BoundedPipeTransport implements ConnectionTransport {
       this.#paused = true;
       this.#read.pause();
     }
-    if (!this.#pumping) {
-      this.#pumping = true;
-      setImmediate(this.#pump);
-    }
+    this.#schedule();
   }
 
   #take(): Buffer | undefined {
@@ -345,6 +382,10 @@ export class BoundedPipeTransport implements ConnectionTransport {
    * lost (measured: two conformance cases).
    */
   readonly #pump = (): void => {
+    if (this.#held) {
+      this.#pumping = false; // hold(false) schedules it again
+      return;
+    }
     let message: Buffer | undefined;
     for (let drops = 0; (message = this.#take()) !== undefined;) {
       if (!this.#retiredEvent(message) || ++drops > DROPS_PER_TURN) break;
@@ -402,11 +443,9 @@ export class BoundedPipeTransport implements ConnectionTransport {
     if (this.#closed) return;
     this.close();
     this.#ended = true;
+    this.#held = false;
     // After the messages already read (each in a turn of its own).
-    if (!this.#pumping) {
-      this.#pumping = true;
-      setImmediate(this.#pump);
-    }
+    this.#schedule();
   }
 
   #tellClosed(): void {

@@ -47,6 +47,10 @@ export interface ChromiumProcess {
   kill(): void;
   /** A context's request is over: its targets' events are dropped unread (BoundedPipeTransport.retireContext). */
   retireContext(contextId: string): void;
+  /** Chromium has more DevTools messages for us than the transport queues (BoundedPipeTransport.backedUp). */
+  readonly backedUp: boolean;
+  /** Holds the DevTools messages it sends, or lets them go on (BoundedPipeTransport.hold). */
+  holdMessages(held: boolean): void;
 }
 
 /** The process groups of Chromiums running now: killed when the executor exits (as Puppeteer's launch did). */
@@ -177,6 +181,10 @@ export async function startChromium(opts: ChromiumStartOptions): Promise<Chromiu
     pid,
     kill,
     retireContext: (id) => transport.retireContext(id),
+    holdMessages: (held) => transport.hold(held),
+    get backedUp() {
+      return transport.backedUp;
+    },
     close: () => {
       closing ??= (async () => {
         if (!gone) {

@@ -40,7 +40,7 @@ interface Lane {
 export interface BrowserLanesOptions {
   readonly count: number;
   /** Makes lane i's BrowserHost; onOutput is where its Chromium's stderr goes. */
-  makeHost(index: number, onOutput: (text: string) => void): BrowserHost;
+  makeHost(index: number, onOutput: (text: string) => void, onSpares: () => void): BrowserHost;
   readonly watchdog: PageMemoryWatchdog;
   readonly logger: Logger;
 }
@@ -57,12 +57,19 @@ export class BrowserLanes {
     this.#lanes = Array.from({ length: Math.max(1, opts.count) }, (_, index) => {
       let lane: Lane | undefined = undefined;
       let tail = '';
-      const host = opts.makeHost(index, (text) => {
-        // A line may arrive in two chunks: the end of the last one is kept.
-        const seen = tail + text;
-        tail = seen.slice(-200);
-        if (OOM_OUTPUT.test(seen)) lane?.onOom?.();
-      });
+      const host = opts.makeHost(
+        index,
+        (text) => {
+          // A line may arrive in two chunks: the end of the last one is kept.
+          const seen = tail + text;
+          tail = seen.slice(-200);
+          if (OOM_OUTPUT.test(seen)) lane?.onOom?.();
+        },
+        // A context made ahead for the next request is work others yield to (yieldsTo, below).
+        () => {
+          for (const w of this.#watches) w.recheck();
+        },
+      );
       lane = { index, host, busy: false, watch: undefined, onOom: undefined };
       return lane;
     });
@@ -156,9 +163,17 @@ export class BrowserLanes {
     return this.#watched(lane, lease);
   }
 
-  /** The lowest free lane whose Chromium is up (a lone request always takes lane 0); else any free one. */
+  /**
+   * The lowest free lane with a context ready for the request, else the lowest
+   * free lane whose Chromium is up (a lone request on an idle service takes lane
+   * 0), else any free one. A lane just released may still be closing its last
+   * context and making the next: after a page's console flood, whose backlog
+   * Chromium sends before the answer to closing it, that took ~1.9 s (measured),
+   * while the other lane had its context ready.
+   */
   #free(): Lane | undefined {
-    return this.#lanes.find((l) => !l.busy && l.host.ready) ?? this.#lanes.find((l) => !l.busy);
+    const free = this.#lanes.filter((l) => !l.busy);
+    return free.find((l) => l.host.ready && l.host.contextsReady > 0) ?? free.find((l) => l.host.ready) ?? free[0];
   }
 
   #waitForLane(): Promise<Lane> {
@@ -204,10 +219,20 @@ export class BrowserLanes {
     // SECURITY: a request past its CPU budget yields to another request only if
     // that one is within its budget and not idle (or still being set up): two
     // heavy requests share the cores as they would anyway, and one that sleeps
-    // holding a lane slows nobody (the pause is then only lost time).
+    // holding a lane slows nobody (the pause is then only lost time). It yields
+    // too while another lane makes the context its next request will be given:
+    // made between requests, that context was still not ready when the next one
+    // came (measured beside a page's console flood: leases waiting 100-340 ms for it).
     const yieldsTo = (l: Lane): boolean =>
-      l !== lane && l.busy && (l.watch === undefined || (!l.watch.overBudget && l.watch.active));
-    const watch = this.#watchdog.watch(pid, fire, () => this.#lanes.some(yieldsTo));
+      l !== lane &&
+      ((l.busy && (l.watch === undefined || (!l.watch.overBudget && l.watch.active))) || l.host.makingSpares);
+    // Paused, the lane's DevTools messages wait too (cdp-transport.ts hold).
+    const watch = this.#watchdog.watch(
+      pid,
+      fire,
+      () => this.#lanes.some(yieldsTo),
+      (paused) => lease.holdMessages(paused),
+    );
     this.#watches.add(watch);
     lane.watch = watch;
     // A renderer that died of memory before the watchdog saw it (V8's own heap limit).
@@ -218,6 +243,7 @@ export class BrowserLanes {
       pid: lease.pid,
       context: lease.context,
       egress: lease.egress,
+      holdMessages: (held) => lease.holdMessages(held),
       get memoryExceeded() {
         return exceeded;
       },

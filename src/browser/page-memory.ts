@@ -298,8 +298,16 @@ export class PageMemoryWatchdog {
   /**
    * Watches the lane of rootPid for one request. contended says whether another
    * request runs beside it now: only then are its over-budget processes paused.
+   * onPause is told when they are stopped (true) and continued (false), each
+   * time, so that what else the lane costs can wait with them (its DevTools
+   * messages: lanes.ts).
    */
-  watch(rootPid: number, onExceeded: (use: PageMemoryUse) => void, contended: () => boolean = () => false): Watch {
+  watch(
+    rootPid: number,
+    onExceeded: (use: PageMemoryUse) => void,
+    contended: () => boolean = () => false,
+    onPause: (paused: boolean) => void = () => undefined,
+  ): Watch {
     // Read before anything of the request's runs in the lane: the types here are Chromium's own.
     const baseline = new Map<string, { bytes: number; type: string; cpuMs: number }>();
     for (const p of this.measure(rootPid)) baseline.set(identity(p), { bytes: p.bytes, type: p.type, cpuMs: p.cpuMs });
@@ -327,13 +335,17 @@ export class PageMemoryWatchdog {
     const resume = (): void => {
       clearTimeout(windowTimer);
       windowTimer = undefined;
+      if (paused.length === 0) return;
       for (const pid of paused.splice(0)) this.#source.pause(pid, false);
+      onPause(false);
     };
     const pause = (pids: readonly number[]): void => {
+      if (pids.length === 0) return;
       for (const pid of pids) {
         paused.push(pid);
         this.#source.pause(pid, true);
       }
+      onPause(true);
     };
     /**
      * While another request runs, the over-budget processes are stopped, but

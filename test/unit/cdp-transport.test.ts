@@ -235,3 +235,37 @@ test('after retireContext, the events of that context’s sessions (and of their
   );
   assert.equal(t.droppedEvents, 3);
 });
+
+test('held, no message is handed on (the queue still bounded); let go, all arrive in order; a pipe that closes while held ends the hold', async () => {
+  const fromChromium = new PassThrough();
+  const t = new BoundedPipeTransport(new PassThrough(), fromChromium);
+  const got: number[] = [];
+  t.onmessage = (s) => got.push((JSON.parse(s) as { params: { n: number } }).params.n);
+  let closes = 0;
+  t.onclose = () => closes++;
+  fromChromium.write('{"method":"Runtime.consoleAPICalled","params":{"n":0}}\0');
+  await turns(() => got.length === 1);
+  t.hold(true);
+  const pad = 'p'.repeat(1000);
+  const total = Math.ceil((2 * QUEUE_PAUSE_BYTES) / 1000);
+  let text = '';
+  for (let n = 1; n <= total; n++) text += `{"method":"Runtime.consoleAPICalled","params":{"n":${n},"p":"${pad}"}}\0`;
+  fromChromium.write(text);
+  await turns(() => false, 200);
+  assert.deepEqual(got, [0], 'nothing is handed on while held');
+  assert.equal(fromChromium.isPaused(), true, 'and past the bound the pipe is not read: Chromium keeps the rest');
+  t.hold(false);
+  await turns(() => got.length === total + 1);
+  assert.deepEqual(
+    got,
+    Array.from({ length: total + 1 }, (_, n) => n),
+  );
+  t.hold(true);
+  fromChromium.write('{"method":"Runtime.consoleAPICalled","params":{"n":-1}}\0');
+  await turns(() => false, 50);
+  assert.equal(got.length, total + 1);
+  fromChromium.destroy();
+  await turns(() => closes === 1, 1000);
+  assert.equal(got.at(-1), -1, 'the last message still arrives');
+  assert.equal(closes, 1, 'and onclose after it');
+});

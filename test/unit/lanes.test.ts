@@ -63,16 +63,27 @@ function fakeProcs(): {
   };
 }
 
+/** A stand-in lane browser; `held` records each holdMessages of its leases, in order. */
+interface FakeHost {
+  makingSpares: boolean;
+  contextsReady: number;
+  readonly held: boolean[];
+}
+
 function fakeHost(pid: number, outputs: Map<number, (t: string) => void>, onOutput: (t: string) => void): BrowserHost {
   outputs.set(pid, onOutput);
+  const held: boolean[] = [];
   const lease = (): PageLease => ({
     page: {} as PageLease['page'],
     pid,
     context: {} as PageLease['context'],
     egress: {} as PageLease['egress'],
+    holdMessages: (h) => held.push(h),
     close: async () => undefined,
   });
   return {
+    makingSpares: false,
+    held,
     ready: true,
     sandboxed: true,
     restarts: 0,
@@ -89,13 +100,19 @@ function fakeHost(pid: number, outputs: Map<number, (t: string) => void>, onOutp
 function lanes(count: number, limitMb = 100, pauseMs = 0, pollMs = 5) {
   const procs = fakeProcs();
   const outputs = new Map<number, (t: string) => void>();
+  /** Each lane's browser, and the lanes' hook that one of them started or finished a spare. */
+  const hosts: (FakeHost & { spares: () => void })[] = [];
   const l = new BrowserLanes({
     count,
-    makeHost: (i, onOutput) => fakeHost(1000 * (i + 1), outputs, onOutput),
+    makeHost: (i, onOutput, onSpares) => {
+      const h = fakeHost(1000 * (i + 1), outputs, onOutput);
+      hosts[i] = Object.assign(h as unknown as FakeHost, { spares: onSpares });
+      return h;
+    },
     watchdog: new PageMemoryWatchdog({ limitBytes: limitMb * MB, source: procs.source, pollMs, pauseMs }),
     logger: silentLogger(),
   });
-  return { l, procs, outputs };
+  return { l, procs, outputs, hosts };
 }
 
 const exceededBytes = (l: LaneLease): number => l.memoryExceeded?.bytes ?? 0;
@@ -502,4 +519,59 @@ test('a request that spreads its CPU over fresh renderers (cross-site navigation
   );
   await b.close();
   await a.close();
+});
+
+test("a paused lane's DevTools messages are held with it, and let go whenever it runs again", async () => {
+  // Polls an hour apart: only the other request's start and end move it.
+  const { l, procs, hosts } = lanes(2, 100, 3_000_000, 3_600_000);
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
+  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
+  const a = await l.lease('req');
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  const b = await l.lease('req');
+  assert.ok(procs.stopped.has(1000), 'its lane is stopped');
+  assert.deepEqual(hosts[0]?.held, [true], 'and its messages held');
+  await b.close();
+  assert.deepEqual(hosts[0]?.held, [true, false], 'both go on when the other request ends');
+  const c = await l.lease('req');
+  await a.close();
+  assert.deepEqual(hosts[0]?.held, [true, false, true, false], 'and when its own request ends');
+  assert.deepEqual(hosts[1]?.held, [], 'never the other lane');
+  await c.close();
+});
+
+test('a request past its CPU budget yields while another lane makes the context its next request will get', async () => {
+  const { l, procs, hosts } = lanes(2, 100, 3_000_000, 3_600_000);
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
+  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
+  const a = await l.lease('req');
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  const other = hosts[1] as FakeHost & { spares: () => void };
+  other.makingSpares = true;
+  other.spares();
+  assert.deepEqual([...procs.stopped], [1000, 1001], 'stopped as soon as the spare is begun');
+  other.makingSpares = false;
+  other.spares();
+  assert.deepEqual([...procs.stopped], [], 'continued as soon as it is ready');
+  // Its own lane's spares are not another's work (it has none while it serves a request, but say it had).
+  (hosts[0] as FakeHost).makingSpares = true;
+  hosts[0]?.spares();
+  assert.deepEqual([...procs.stopped], [], 'not for its own lane');
+  await a.close();
+});
+
+test('a request takes a free lane with its context ready before one still making it (a lane just released)', async () => {
+  const { l, procs, hosts } = lanes(2);
+  procs.trees.set(1000, [browser(1000, 50)]);
+  procs.trees.set(2000, [browser(2000, 50)]);
+  const first = await l.lease('req');
+  assert.equal(first.pid, 1000, 'no lane has a context ready: the lowest');
+  await first.close();
+  (hosts[1] as FakeHost).contextsReady = 1;
+  const second = await l.lease('req');
+  assert.equal(second.pid, 2000, 'lane 0 is still making its next context; lane 1 has one');
+  (hosts[0] as FakeHost).contextsReady = 1;
+  const third = await l.lease('req');
+  assert.equal(third.pid, 1000);
+  await Promise.all([second.close(), third.close()]);
 });
