@@ -178,8 +178,12 @@ export interface PageLease {
   readonly egress: ContextEgress;
   /** Holds the DevTools messages of the page's Chromium, or lets them go on (while its lane is paused: lanes.ts). */
   holdMessages(held: boolean): void;
-  /** Closes the context (and its page); safe to call more than once. */
-  close(): Promise<void>;
+  /**
+   * Closes the context (and its page); safe to call more than once. heavy: the
+   * request used more than its CPU budget (lanes.ts), so a Chromium it left
+   * backed up is replaced rather than drained.
+   */
+  close(heavy?: boolean): Promise<void>;
 }
 
 /** A context made ahead of demand; ready once its page is open. */
@@ -510,7 +514,7 @@ export class BrowserHost {
     }
     const session = egress;
     let closed: Promise<void> | undefined;
-    const close = (): Promise<void> => {
+    const close = (heavy = false): Promise<void> => {
       if (closed) return closed;
       // SECURITY: what the request's pages still send (a flood of console events
       // queued in Chromium) is dropped unread rather than parsed on the executor's
@@ -521,7 +525,9 @@ export class BrowserHost {
       // it before the answer to closing the context: ~25 MB, ~2 s of its browser
       // process and of the executor's thread after the request (measured), beside
       // the other lanes' requests. It is killed instead, and another launched.
-      if (gen.chromium.backedUp) this.#discard(gen);
+      // Only after a request past its CPU budget: a launch costs a few hundred ms
+      // of CPU, which a cheap request must not be able to make others pay for.
+      if (heavy && gen.chromium.backedUp) this.#discard(gen);
       // SECURITY: the request is over: its connections are cut at once, and the
       // port stays held (refusing) until the context is really gone, so no later
       // request's context can be given the same port while this one may use it.

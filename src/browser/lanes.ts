@@ -25,6 +25,11 @@ export interface LaneLease extends PageLease {
   readonly memoryBytes: number;
   /** Called at most once, when memoryExceeded is set. */
   onMemoryExceeded(fn: () => void): void;
+  /**
+   * While the lane is paused (the request is past its CPU budget and another
+   * runs): a promise that resolves when it runs again; undefined while it runs.
+   */
+  whenRunning(): Promise<void> | undefined;
 }
 
 interface Lane {
@@ -226,12 +231,26 @@ export class BrowserLanes {
     const yieldsTo = (l: Lane): boolean =>
       l !== lane &&
       ((l.busy && (l.watch === undefined || (!l.watch.overBudget && l.watch.active))) || l.host.makingSpares);
-    // Paused, the lane's DevTools messages wait too (cdp-transport.ts hold).
+    // Paused, the lane's DevTools messages wait too (cdp-transport.ts hold), and so
+    // do the request's next calls (whenRunning: the membrane waits before it starts one).
+    let running: { promise: Promise<void>; resolve: () => void } | undefined;
     const watch = this.#watchdog.watch(
       pid,
       fire,
       () => this.#lanes.some(yieldsTo),
-      (paused) => lease.holdMessages(paused),
+      (paused) => {
+        lease.holdMessages(paused);
+        if (paused) {
+          if (!running) {
+            let resolve = (): void => undefined;
+            const promise = new Promise<void>((r) => (resolve = r));
+            running = { promise, resolve };
+          }
+        } else {
+          running?.resolve();
+          running = undefined;
+        }
+      },
     );
     this.#watches.add(watch);
     lane.watch = watch;
@@ -254,6 +273,7 @@ export class BrowserLanes {
         if (exceeded) fn();
         else listeners.push(fn);
       },
+      whenRunning: () => running?.promise,
       close: () => {
         // Stopped as the context is closed: the request's renderers go with it,
         // and the next request's blank page, made as soon as this context is
@@ -261,7 +281,7 @@ export class BrowserLanes {
         watch.stop();
         this.#watches.delete(watch);
         if (lane.watch === watch) lane.watch = undefined;
-        closing ??= lease.close().finally(() => this.#release(lane));
+        closing ??= lease.close(watch.overBudget).finally(() => this.#release(lane));
         return closing;
       },
     };

@@ -49,6 +49,8 @@ export interface MembraneDeps {
   now?(): number;
   /** Delivers a message (JSON text) to the isolate's receive(); resolves with its (JSON) answer. */
   toIsolate(json: string, wantAnswer: boolean): Promise<string | undefined>;
+  /** While the request's Chromium is paused (past its CPU budget, beside others): when it runs again. */
+  whenRunning?(): Promise<void> | undefined;
 }
 
 /** Messages this small are always delivered, over the queue budget or not (errors, timers). */
@@ -317,7 +319,11 @@ export class Membrane implements MethodContext {
       err.message = unmaskNetError(err.message, /\bat (\S+)$/.exec(err.message)?.[1] ?? '', this.#deps.recentFailure);
       settle({ op: 'settle', id: callId, ok: false, e: err });
     };
-    Promise.resolve()
+    // SECURITY: while the request's Chromium is paused (past its CPU budget, beside
+    // other requests), its next calls wait for it to run again rather than cost the
+    // executor's one thread now: a flood of calls with 1 MB arguments is serialized
+    // and written to a stopped pipe otherwise. The script's deadline still runs.
+    (this.#deps.whenRunning?.() ?? Promise.resolve())
       .then(() => {
         // Option schemas read it while the method builds its options (synchronously; options.ts).
         this.#startingSignal = controller.signal;

@@ -323,6 +323,7 @@ export async function runScrape(
       // SECURITY: no membrane call starts once the script's time is up.
       expired: () => performance.now() >= scriptDeadline,
       toIsolate: (json, wantAnswer) => box.toIsolate(json, wantAnswer),
+      whenRunning: () => laneLease.whenRunning(),
     });
     const m = membrane;
     await box.attach((json) => m.onHost(json), req.url);

@@ -67,23 +67,27 @@ function fakeProcs(): {
 interface FakeHost {
   makingSpares: boolean;
   contextsReady: number;
+  /** Each lease's close: whether it was called as heavy (past its CPU budget). */
+  readonly closes: (boolean | undefined)[];
   readonly held: boolean[];
 }
 
 function fakeHost(pid: number, outputs: Map<number, (t: string) => void>, onOutput: (t: string) => void): BrowserHost {
   outputs.set(pid, onOutput);
   const held: boolean[] = [];
+  const closes: (boolean | undefined)[] = [];
   const lease = (): PageLease => ({
     page: {} as PageLease['page'],
     pid,
     context: {} as PageLease['context'],
     egress: {} as PageLease['egress'],
     holdMessages: (h) => held.push(h),
-    close: async () => undefined,
+    close: async (heavy) => void closes.push(heavy),
   });
   return {
     makingSpares: false,
     held,
+    closes,
     ready: true,
     sandboxed: true,
     restarts: 0,
@@ -574,4 +578,37 @@ test('a request takes a free lane with its context ready before one still making
   const third = await l.lease('req');
   assert.equal(third.pid, 1000);
   await Promise.all([second.close(), third.close()]);
+});
+
+test("while its lane is paused, a request's whenRunning waits for the lane to run again", async () => {
+  const { l, procs } = lanes(2, 100, 3_000_000, 3_600_000);
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
+  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
+  const a = await l.lease('req');
+  assert.equal(a.whenRunning(), undefined, 'running: nothing to wait for');
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  const b = await l.lease('req');
+  const waiting = a.whenRunning();
+  assert.ok(waiting, 'paused: a promise');
+  let ran = false;
+  void waiting.then(() => (ran = true));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(ran, false);
+  await b.close();
+  await new Promise((r) => setImmediate(r));
+  assert.equal(ran, true, 'resolved when the other request ended');
+  assert.equal(a.whenRunning(), undefined);
+  await a.close();
+});
+
+test('a request past its CPU budget closes its context as heavy (a Chromium it left backed up is replaced); others not', async () => {
+  const { l, procs, hosts } = lanes(1);
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
+  const light = await l.lease('req');
+  await light.close();
+  const heavy = await l.lease('req');
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  await until(() => procs.lowered.includes(1001), 'the budget to be passed');
+  await heavy.close();
+  assert.deepEqual(hosts[0]?.closes, [false, true]);
 });

@@ -1,0 +1,83 @@
+// A page's console flood after its request: Chromium keeps what the executor's
+// transport does not take (cdp-transport.ts QUEUE_PAUSE_BYTES) and would send
+// all of it before the answer to closing the request's context (~25 MB, ~2 s
+// of its browser process and of the executor's one thread, measured beside
+// another tenant's requests). A Chromium still backed up when a request's
+// context closes is killed and replaced instead (browser-host.ts #discard).
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { capturingLogger, startTestService, type TestService } from '../helpers/service.js';
+import { alive } from '../helpers/system.js';
+import { until } from '../helpers/wait.js';
+
+const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const log = capturingLogger();
+let svc: TestService;
+
+before(async () => {
+  await fixtures.start();
+  svc = await startTestService(
+    { EGRESS_ALLOWLIST: fixtures.allowEntry, MAX_CONCURRENCY: '2', SCRIPT_TIMEOUT_MS: '8000' },
+    {},
+    log.logger,
+  );
+  await until(() => svc.service.browser.ready, 'the browser to be ready', { timeoutMs: 60_000 });
+});
+after(async () => {
+  await svc.close();
+  await fixtures.close();
+});
+
+const discarded = (): number => log.lines.filter((l) => String(l.msg).startsWith('chromium discarded')).length;
+
+/** Another request, working beside the flood for a few seconds (small calls: within its own CPU budget). */
+const BESIDE = `const end = Date.now() + 3000; let title;
+  while (Date.now() < end) { title = await page.title(); await new Promise((r) => setTimeout(r, 50)); }
+  return title`;
+
+test('a Chromium still flooding the pipe when its request ends is replaced, not drained; the next request is served', async () => {
+  const recycles = svc.service.browser.recycles;
+  const before = new Set(svc.service.browser.pids);
+  // The page logs 2e5 lines of 1 kB; the script listens, lets it run, and returns while it still runs.
+  // Beside another request it is paused, and what its Chromium sends waits there (alone, the
+  // executor keeps up with it and nothing is left over).
+  const beside = svc.post({ url: fixtures.url('/example'), script: BESIDE });
+  const r = await svc.post({
+    url: fixtures.url('/example'),
+    script: `page.on('console', () => {});
+      page.evaluate(() => { for (let i = 0; i < 2e5; i++) console.log('y'.repeat(1000)) }).catch(() => 0);
+      await new Promise((r) => setTimeout(r, 1500));
+      return 'returned'`,
+  });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.data, 'returned');
+  const b = await beside;
+  assert.equal(b.status, 200, b.text);
+  assert.equal(b.body.data, 'Example Domain');
+  await until(() => discarded() === 1, 'the flooded Chromium to be discarded');
+  await until(() => svc.service.browser.recycles === recycles + 1, 'and counted as a recycle');
+  const gone = [...before].filter((pid) => !alive(pid));
+  assert.equal(gone.length, 1, 'exactly one Chromium (that lane’s) was killed');
+  const next = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+  assert.equal(next.status, 200, next.text);
+  assert.equal(next.body.data, 'Example Domain');
+});
+
+test('a request past its CPU budget whose large answers were all read (one 8 MB message) leaves its Chromium in place', async () => {
+  const recycles = svc.service.browser.recycles;
+  const seen = discarded();
+  const r = await svc.post({
+    url: fixtures.url('/example'),
+    script: `page.on('console', () => {});
+      await page.evaluate(() => { for (let i = 0; i < 100; i++) console.log('z'.repeat(1000)) });
+      await page.evaluate(() => { const end = Date.now() + 600; while (Date.now() < end); });
+      return (await page.evaluate(() => 'x'.repeat(8e6))).length`,
+  });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.data, 8e6);
+  const next = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+  assert.equal(next.status, 200, next.text);
+  assert.equal(discarded(), seen);
+  assert.equal(svc.service.browser.recycles, recycles);
+});
