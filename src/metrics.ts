@@ -204,8 +204,10 @@ export class Metrics {
       'Requests whose pages were ended for PAGE_MEMORY_MB (or whose renderer died of memory).',
       () => sources.pageMemoryKills(),
     );
-    counter('pagescript_browser_recycles_total', 'Chromium replacements after BROWSER_RECYCLE_CONTEXTS contexts, or after a heavy request left it backed up.', () =>
-      sources.browserRecycles(),
+    counter(
+      'pagescript_browser_recycles_total',
+      'Chromium replacements after BROWSER_RECYCLE_CONTEXTS contexts, or after a heavy request left it backed up.',
+      () => sources.browserRecycles(),
     );
     counter(
       'pagescript_executor_restarts_total',

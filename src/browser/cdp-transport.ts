@@ -210,7 +210,17 @@ export interface BoundedPipeTransportOptions {
   readonly maxMessageBytes?: number;
   /** Told of every message dropped (after a dropped response has been answered). */
   readonly onDropped?: (d: DroppedMessage) => void;
+  /** Milliseconds for backedUp's recency; performance.now() unless a test gives its own. */
+  readonly now?: () => number;
 }
+
+/**
+ * The pipe counts as backed up (BoundedPipeTransport.backedUp) when its reading
+ * was paused with at least this many messages queued — a flood of events, not
+ * one large answer — within the last BACKLOG_RECENT_MS.
+ */
+export const BACKLOG_MESSAGES = 64;
+export const BACKLOG_RECENT_MS = 1000;
 
 const ATTACHED = '{"method":"Target.attachedToTarget"';
 const DETACHED = '{"method":"Target.detachedFromTarget"';
@@ -243,6 +253,9 @@ export class BoundedPipeTransport implements ConnectionTransport {
   #pumping = false;
   /** Held (hold()): messages wait in the queue, none is handed on. */
   #held = false;
+  readonly #now: () => number;
+  /** When the pipe was last paused with BACKLOG_MESSAGES or more queued. */
+  #backlogAt = -Infinity;
   /** Each session Chromium attached, with its browser context (a child's from its parent when not given). */
   readonly #sessions = new Map<string, string | undefined>();
   /** Contexts whose request is over: their sessions' events are dropped unread. */
@@ -258,6 +271,7 @@ export class BoundedPipeTransport implements ConnectionTransport {
     this.#read = read;
     this.#maxBytes = opts.maxMessageBytes ?? MAX_CDP_MESSAGE_BYTES;
     const onDropped = opts.onDropped;
+    this.#now = opts.now ?? ((): number => performance.now());
     this.#framer = new CdpFramer(
       this.#maxBytes,
       (message) => this.#enqueue(message),
@@ -286,11 +300,15 @@ export class BoundedPipeTransport implements ConnectionTransport {
   }
 
   /**
-   * The pipe is not being read because more than QUEUE_PAUSE_BYTES wait here:
-   * Chromium has more to send than that, kept in its own memory.
+   * Chromium has been sending events faster than they are handed on: the pipe
+   * was not read (more than QUEUE_PAUSE_BYTES waiting here, in BACKLOG_MESSAGES
+   * or more messages) within the last BACKLOG_RECENT_MS, and Chromium keeps what
+   * it could not send in its own memory. One large answer does not count. Recent,
+   * not only now: a lane that ran a moment ago (a run window of its pause) may
+   * have just drained its queue while Chromium still has the rest.
    */
   get backedUp(): boolean {
-    return this.#paused;
+    return this.#now() - this.#backlogAt < BACKLOG_RECENT_MS;
   }
 
   /** Events of sessions of a retired context dropped unread so far. */
@@ -347,6 +365,7 @@ export class BoundedPipeTransport implements ConnectionTransport {
     // SECURITY: bytes Chromium sends faster than they are handed on wait in Chromium, not here.
     if (!this.#paused && this.#queuedBytes > QUEUE_PAUSE_BYTES && !this.#closed) {
       this.#paused = true;
+      if (this.#queue.length - this.#queueStart >= BACKLOG_MESSAGES) this.#backlogAt = this.#now();
       this.#read.pause();
     }
     this.#schedule();

@@ -39,22 +39,27 @@ const BESIDE = `const end = Date.now() + 3000; let title;
 test('a Chromium still flooding the pipe when its request ends is replaced, not drained; the next request is served', async () => {
   const recycles = svc.service.browser.recycles;
   const before = new Set(svc.service.browser.pids);
-  // The page logs 2e5 lines of 1 kB; the script listens, lets it run, and returns while it still runs.
-  // Beside another request it is paused, and what its Chromium sends waits there (alone, the
-  // executor keeps up with it and nothing is left over).
-  const beside = svc.post({ url: fixtures.url('/example'), script: BESIDE });
-  const r = await svc.post({
-    url: fixtures.url('/example'),
-    script: `page.on('console', () => {});
-      page.evaluate(() => { for (let i = 0; i < 2e5; i++) console.log('y'.repeat(1000)) }).catch(() => 0);
-      await new Promise((r) => setTimeout(r, 1500));
-      return 'returned'`,
-  });
-  assert.equal(r.status, 200, r.text);
-  assert.equal(r.body.data, 'returned');
-  const b = await beside;
-  assert.equal(b.status, 200, b.text);
-  assert.equal(b.body.data, 'Example Domain');
+  // Alone, the executor keeps up with the flood and nothing is left over; beside another request the
+  // lane is paused and what its Chromium sends waits there. Whether it is still backed up at the end
+  // depends on the other request being seen working at a poll; on a loaded machine it may not be,
+  // and then nothing is discarded (rightly). So: up to three tries, one discard expected.
+  for (let attempt = 0; attempt < 3 && discarded() === 0; attempt++) {
+    const beside = svc.post({ url: fixtures.url('/example'), script: BESIDE });
+    // The page logs 2e5 lines of 1 kB; the script listens, lets it run, and returns while it still runs.
+    const r = await svc.post({
+      url: fixtures.url('/example'),
+      script: `page.on('console', () => {});
+        page.evaluate(() => { for (let i = 0; i < 2e5; i++) console.log('y'.repeat(1000)) }).catch(() => 0);
+        await new Promise((r) => setTimeout(r, 1500));
+        return 'returned'`,
+    });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.data, 'returned');
+    const b = await beside;
+    assert.equal(b.status, 200, b.text);
+    assert.equal(b.body.data, 'Example Domain');
+    await new Promise((r) => setTimeout(r, 500));
+  }
   await until(() => discarded() === 1, 'the flooded Chromium to be discarded');
   await until(() => svc.service.browser.recycles === recycles + 1, 'and counted as a recycle');
   const gone = [...before].filter((pid) => !alive(pid));

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import {
+  BACKLOG_RECENT_MS,
   BoundedPipeTransport,
   CdpFramer,
   EDGE_BYTES,
@@ -268,4 +269,31 @@ test('held, no message is handed on (the queue still bounded); let go, all arriv
   await turns(() => closes === 1, 1000);
   assert.equal(got.at(-1), -1, 'the last message still arrives');
   assert.equal(closes, 1, 'and onclose after it');
+});
+
+test('backed up: a flood of events past the queue bound is, for BACKLOG_RECENT_MS after; one large answer is not', async () => {
+  let now = 0;
+  const fromChromium = new PassThrough();
+  const t = new BoundedPipeTransport(new PassThrough(), fromChromium, { now: () => now });
+  let got = 0;
+  t.onmessage = () => void got++;
+  // One answer of 2 MiB, held: the pipe is paused for it, but it is one message.
+  t.hold(true);
+  fromChromium.write(`{"id":1,"result":{"value":"${'a'.repeat(2 * QUEUE_PAUSE_BYTES)}"}}\0`);
+  await turns(() => false, 20);
+  assert.equal(fromChromium.isPaused(), true);
+  assert.equal(t.backedUp, false, 'one large answer');
+  t.hold(false);
+  await turns(() => got === 1);
+  // 3 MiB of 1 kB events.
+  const pad = 'p'.repeat(1000);
+  const total = Math.ceil((3 * QUEUE_PAUSE_BYTES) / 1000);
+  fromChromium.write(`{"method":"Runtime.consoleAPICalled","params":{"p":"${pad}"}}\0`.repeat(total));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(t.backedUp, true, 'a flood');
+  await turns(() => got === total + 1);
+  now += BACKLOG_RECENT_MS - 1;
+  assert.equal(t.backedUp, true, 'still, just after it was drained');
+  now += 1;
+  assert.equal(t.backedUp, false, 'not once BACKLOG_RECENT_MS have passed');
 });

@@ -591,7 +591,10 @@ test("while its lane is paused, a request's whenRunning waits for the lane to ru
   const waiting = a.whenRunning();
   assert.ok(waiting, 'paused: a promise');
   let ran = false;
-  void waiting.then(() => (ran = true));
+  waiting.then(
+    () => (ran = true),
+    () => undefined,
+  );
   await new Promise((r) => setImmediate(r));
   assert.equal(ran, false);
   await b.close();
