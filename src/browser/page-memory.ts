@@ -379,24 +379,27 @@ export class PageMemoryWatchdog {
         Math.max(0, this.#pollMs - this.#pauseMs),
       );
     };
-    const cpuOf = (tree: readonly ProcessMemory[]): number => tree.reduce((n, p) => n + p.cpuMs, 0);
-    let lastCpuMs: number | undefined;
+    /** The lane's whole CPU time (every process, since it started) at the last timed poll. */
+    let lastLaneCpuMs: number | undefined;
     let idlePolls = 0;
     let overBudget = false;
     const check = (tick = true): void => {
       if (stopped) return;
       const tree = this.measure(rootPid);
-      if (tick) {
-        const cpuMs = cpuOf(tree);
-        idlePolls = lastCpuMs !== undefined && cpuMs <= lastCpuMs ? idlePolls + 1 : 0;
-        lastCpuMs = cpuMs;
-      }
+      // One pass over the same readings: the growth since the lease (memory, and
+      // CPU for the budget) and the lane's whole CPU time (for `active`).
       let bytes = 0;
       let cpuMs = 0;
+      let laneCpuMs = 0;
       for (const p of tree) {
         const before = baseline.get(identity(p));
         bytes += Math.max(0, p.bytes - (before?.bytes ?? 0));
         cpuMs += Math.max(0, p.cpuMs - (before?.cpuMs ?? 0));
+        laneCpuMs += p.cpuMs;
+      }
+      if (tick) {
+        idlePolls = lastLaneCpuMs !== undefined && laneCpuMs <= lastLaneCpuMs ? idlePolls + 1 : 0;
+        lastLaneCpuMs = laneCpuMs;
       }
       use = { bytes, renderers: tree.filter((p) => p.type === 'renderer').length };
       // SECURITY: the budget is the request's, summed over every process of its
