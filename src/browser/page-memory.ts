@@ -17,8 +17,9 @@
 // (mode 0444; measured readable for the sandboxed renderers too, which sit in
 // PID namespaces of their own under the zygote and are not dumpable, with both
 // the headless shell and the full browser) and kill().
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
+import { parseStat, readOr } from '../proc.js';
 
 /** One process of a Chromium tree, with the memory it holds of its own. */
 export interface ProcessMemory {
@@ -106,14 +107,6 @@ export const IDLE_POLLS = 1;
 /** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on every Linux ABI Node runs on). */
 const TICKS_PER_S = 100;
 
-function readOr(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined; // the process is gone (or never was)
-  }
-}
-
 /** Children of every thread of pid: Chromium launches processes from more than one thread. */
 function childrenOf(pid: number): number[] {
   let tasks: string[];
@@ -154,10 +147,8 @@ export function procfsSource(): ProcessSource {
         seen.add(pid);
         const stat = readOr(`/proc/${pid}/stat`);
         if (stat === undefined) continue;
-        // After the command name, which may hold spaces and parentheses: field 22 is the 20th, 14 and 15 the 12th and 13th.
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        const start = Number(fields[19] ?? 0);
-        const cpuMs = ((Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 1000) / TICKS_PER_S;
+        const { startTicks: start, cpuTicks } = parseStat(stat);
+        const cpuMs = (cpuTicks * 1000) / TICKS_PER_S;
         const status = readOr(`/proc/${pid}/status`);
         if (status === undefined) continue;
         const id = `${pid}:${start}`;
