@@ -1,6 +1,7 @@
 // How the front starts a child process (an executor, the egress process): the
 // fork with nothing of the front's but the IPC channel, the child's stdout and
-// stderr logged line by line, and its first `ready` awaited within a deadline.
+// stderr logged line by line, and its first `ready` awaited within a deadline;
+// and how it stops one.
 // Shared by src/supervisor.ts and src/egress-supervisor.ts; front side only.
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Logger } from './log.js';
@@ -117,4 +118,17 @@ export function awaitReady<M extends { readonly type: string }>(
     });
     watch.begin();
   });
+}
+
+/**
+ * Asks `child` to exit (`ask`: its shutdown message) and waits until it has;
+ * kills it (SIGKILL) if it has not within `timeoutMs`. The child must not have
+ * exited yet (its exit would never be seen again).
+ */
+export async function stopChild(child: ChildProcess, ask: () => void, timeoutMs: number): Promise<void> {
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  ask();
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  await exited;
+  clearTimeout(timer);
 }

@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { awaitReady, forkChild, logChildOutput } from './child-start.js';
+import { awaitReady, forkChild, logChildOutput, stopChild } from './child-start.js';
 import type { Config } from './config.js';
 import {
   checkFromEgress,
@@ -25,14 +25,13 @@ import type { Logger } from './log.js';
 import {
   EXECUTOR_ASK_TIMEOUT_MS,
   EXECUTOR_CLOSE_TIMEOUT_MS,
-  EXECUTOR_RESTART_BACKOFF_MAX_MS,
-  EXECUTOR_RESTART_BACKOFF_MS,
   EXECUTOR_START_TIMEOUT_MS,
   childDir,
   childEntry,
   childEnv,
   executorUser,
   lookupUser,
+  restartBackoffMs,
   sendSocket,
   writeChildLine,
   type RunAs,
@@ -471,10 +470,7 @@ export class EgressSupervisor {
     if (this.#closed) return;
     this.#restarts++;
     if (!wasReady) this.#failedStarts++;
-    const backoff = Math.min(
-      EXECUTOR_RESTART_BACKOFF_MAX_MS,
-      EXECUTOR_RESTART_BACKOFF_MS * 2 ** Math.min(this.#failedStarts, 10),
-    );
+    const backoff = restartBackoffMs(this.#failedStarts);
     this.#opts.logger.error(
       { pid: child.pid, code, signal, restarts: this.#restarts, backoffMs: backoff },
       'egress process stopped; starting another',
@@ -493,13 +489,8 @@ export class EgressSupervisor {
     this.#closed = true;
     clearTimeout(this.#timer);
     const child = this.#child;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      this.#send({ type: 'shutdown' });
-      const timer = setTimeout(() => child.kill('SIGKILL'), EXECUTOR_CLOSE_TIMEOUT_MS);
-      await exited;
-      clearTimeout(timer);
-    }
+    if (child && child.exitCode === null && child.signalCode === null)
+      await stopChild(child, () => this.#send({ type: 'shutdown' }), EXECUTOR_CLOSE_TIMEOUT_MS);
     if (this.#childDir) rmSync(this.#childDir, { recursive: true, force: true, maxRetries: 3 });
     rmSync(this.#dir, { recursive: true, force: true, maxRetries: 3 });
   }

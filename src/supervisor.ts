@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { JOB_CLOSE_MARGIN_MS, type Config } from './config.js';
-import { awaitReady, forkChild, logChildOutput } from './child-start.js';
+import { awaitReady, forkChild, logChildOutput, stopChild } from './child-start.js';
 import { ApiError } from './errors.js';
 import type { EgressSupervisor } from './egress-supervisor.js';
 import {
@@ -45,6 +45,14 @@ export const EXECUTOR_RESTART_BACKOFF_MAX_MS = 10_000;
 export const EXECUTOR_ASK_TIMEOUT_MS = 10_000;
 /** How long an executor may take, once the egress process died, to close every context that used it. */
 export const EGRESS_DRAIN_TIMEOUT_MS = 10_000;
+
+/**
+ * The wait before a child (an executor, the egress process) is replaced, after
+ * `failedStarts` replacements in a row that died before they were ready.
+ */
+export function restartBackoffMs(failedStarts: number): number {
+  return Math.min(EXECUTOR_RESTART_BACKOFF_MAX_MS, EXECUTOR_RESTART_BACKOFF_MS * 2 ** Math.min(failedStarts, 10));
+}
 
 /**
  * How long a job may stay with its executor, from {run} to {closed}, before the
@@ -682,10 +690,7 @@ export class Supervisor {
     if (this.#closed) return;
     this.#restarts++;
     if (!wasReady) this.#failedStarts++;
-    const backoff = Math.min(
-      EXECUTOR_RESTART_BACKOFF_MAX_MS,
-      EXECUTOR_RESTART_BACKOFF_MS * 2 ** Math.min(this.#failedStarts, 10),
-    );
+    const backoff = restartBackoffMs(this.#failedStarts);
     this.#opts.logger.error(
       { pid: e.child.pid, code, signal, failedJobs: failed, restarts: this.#restarts, backoffMs: backoff },
       'executor stopped; starting another',
@@ -705,11 +710,7 @@ export class Supervisor {
     await Promise.all(
       [...this.#executors].map(async (e) => {
         if (e.gone) return;
-        const exited = new Promise<void>((resolve) => e.child.once('exit', () => resolve()));
-        e.send({ type: 'shutdown' });
-        const timer = setTimeout(() => e.child.kill('SIGKILL'), EXECUTOR_CLOSE_TIMEOUT_MS);
-        await exited;
-        clearTimeout(timer);
+        await stopChild(e.child, () => e.send({ type: 'shutdown' }), EXECUTOR_CLOSE_TIMEOUT_MS);
       }),
     );
   }

@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
-import { MAX_OUTPUT_LINE, awaitReady, logChildOutput, type ReadyWatch } from '../../src/child-start.js';
+import { MAX_OUTPUT_LINE, awaitReady, logChildOutput, stopChild, type ReadyWatch } from '../../src/child-start.js';
 import { createLogger } from '../../src/log.js';
 import { until } from '../helpers/wait.js';
 
@@ -123,4 +123,30 @@ test("a child's stdout and stderr are logged line by line with who wrote them; a
     { executor: 4242, stream: 'stdout', line: 'second', cutChars: undefined, level: 40 },
     { executor: 4242, stream: 'stderr', line: 'x'.repeat(MAX_OUTPUT_LINE), cutChars: 10, level: 40 },
   ]);
+});
+
+test('stopChild: a child that exits when asked is not killed; one that does not is killed at the deadline', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const polite = fakeChild();
+  const asked: string[] = [];
+  const politeStop = stopChild(
+    polite.child,
+    () => {
+      asked.push('polite');
+      polite.emitter.emit('exit', 0, null);
+    },
+    1_000,
+  );
+  await politeStop;
+  t.mock.timers.tick(1_000);
+  assert.deepEqual(polite.kills, []);
+  const deaf = fakeChild();
+  const deafStop = stopChild(deaf.child, () => asked.push('deaf'), 1_000);
+  t.mock.timers.tick(999);
+  assert.deepEqual(deaf.kills, [], 'not before the deadline');
+  t.mock.timers.tick(1);
+  assert.deepEqual(deaf.kills, ['SIGKILL']);
+  deaf.emitter.emit('exit', null, 'SIGKILL');
+  await deafStop;
+  assert.deepEqual(asked, ['polite', 'deaf']);
 });
