@@ -528,11 +528,9 @@ test('a request that spreads its CPU over fresh renderers (cross-site navigation
 
 test("a paused lane's DevTools messages are held with it, and let go whenever it runs again", async () => {
   // Polls an hour apart: only the other request's start and end move it.
-  const { l, procs, hosts } = lanes(2, 100, 3_000_000, 3_600_000);
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
-  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
+  const { l, procs, hosts } = restingLanes(2);
   const a = await l.lease('req');
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  busy(procs, 1000);
   const b = await l.lease('req');
   assert.ok(procs.stopped.has(1000), 'its lane is stopped');
   assert.deepEqual(hosts[0]?.held, [true], 'and its messages held');
@@ -546,11 +544,9 @@ test("a paused lane's DevTools messages are held with it, and let go whenever it
 });
 
 test('a request past its CPU budget yields while another lane makes the context its next request will get', async () => {
-  const { l, procs, hosts } = lanes(2, 100, 3_000_000, 3_600_000);
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
-  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
+  const { l, procs, hosts } = restingLanes(2);
   const a = await l.lease('req');
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  busy(procs, 1000);
   const other = hosts[1] as FakeHost & { spares: () => void };
   other.makingSpares = true;
   other.spares();
