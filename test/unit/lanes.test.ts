@@ -576,3 +576,41 @@ test('a request takes a free lane with its context ready before one still making
   assert.equal(third.pid, 1000);
   await Promise.all([second.close(), third.close()]);
 });
+
+// A process that exits between two readings takes its CPU time out of /proc: not out of the request's budget,
+// and not out of what its lane did since the last poll.
+test('a request that does its work in renderers it lets exit (popups it closes, pages it leaves) is held to one budget', () => {
+  const procs = fakeProcs();
+  const watchdog = new PageMemoryWatchdog({ limitBytes: 100 * MB, source: procs.source, pollMs: 3_600_000 });
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
+  const w = watchdog.watch(1000, () => undefined);
+  try {
+    // Ten renderers one after the other, 200 ms each, each gone before the next: 2 s of the request's CPU.
+    for (let i = 0; i < 10 && !w.overBudget; i++) {
+      procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10), renderer(1100 + i, 10, 1, 200)]);
+      w.recheck();
+    }
+    assert.ok(w.overBudget, 'past its budget');
+  } finally {
+    w.stop();
+  }
+});
+
+test('a lane whose renderer exits while its other processes work is still active (others yield to it)', (t) => {
+  t.mock.timers.enable({ apis: ['setInterval', 'setTimeout'] });
+  const procs = fakeProcs();
+  const watchdog = new PageMemoryWatchdog({ limitBytes: 100 * MB, source: procs.source, pollMs: 100 });
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 0), renderer(1002, 10, 1, 900)]);
+  const w = watchdog.watch(1000, () => undefined);
+  try {
+    t.mock.timers.tick(100);
+    t.mock.timers.tick(100);
+    assert.equal(w.active, false, 'control: a lane that used no CPU over a poll is idle');
+    // The 900 ms renderer exits (a frame removed); the page's own renderer works 30 ms.
+    procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 30)]);
+    t.mock.timers.tick(100);
+    assert.equal(w.active, true);
+  } finally {
+    w.stop();
+  }
+});
