@@ -5,10 +5,11 @@
 // it sends against its shape and kills it for one it cannot read; and when it
 // dies, tells the supervisor (whose requests in flight fail with 500) and starts
 // another after a backoff, on the same browser-wide port.
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { awaitReady, forkChild, logChildOutput, stopChild } from './child-start.js';
 import type { Config } from './config.js';
 import {
   checkFromEgress,
@@ -21,25 +22,20 @@ import {
   type ToEgress,
 } from './ipc.js';
 import type { Logger } from './log.js';
-import { readBoundedLines } from './output-lines.js';
 import {
   EXECUTOR_ASK_TIMEOUT_MS,
   EXECUTOR_CLOSE_TIMEOUT_MS,
-  EXECUTOR_RESTART_BACKOFF_MAX_MS,
-  EXECUTOR_RESTART_BACKOFF_MS,
   EXECUTOR_START_TIMEOUT_MS,
   childDir,
   childEntry,
   childEnv,
   executorUser,
   lookupUser,
+  restartBackoffMs,
   sendSocket,
   writeChildLine,
   type RunAs,
 } from './supervisor.js';
-
-/** What is kept of one line the egress process writes to stdout or stderr. */
-const MAX_OUTPUT_LINE = 4096;
 
 /**
  * As root, the egress process's user: it must exist (scripts/bootstrap.mjs
@@ -354,77 +350,46 @@ export class EgressSupervisor {
     // SECURITY: a home and temporary directory of its own, which only its user may enter.
     const dir = childDir('pagescript-egress-', this.#runAs);
     const { file, execArgv } = childEntry('egress-process');
-    const child = fork(file, [], {
-      execArgv,
-      env: childEnv(dir),
-      // SECURITY: no descriptor of the front: stdin closed, its own pipes for output, the IPC channel.
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      serialization: 'advanced',
-      ...(this.#runAs ? { uid: this.#runAs.uid, gid: this.#runAs.gid } : {}),
-    });
+    const child = forkChild(file, execArgv, childEnv(dir), this.#runAs);
     this.#child = child;
     this.#childDir = dir;
     this.#ready = false;
     this.#wasReady = false;
     this.#generation++;
-    for (const [stream, from] of [
-      ['stdout', child.stdout],
-      ['stderr', child.stderr],
-    ] as const) {
-      if (!from) continue;
-      readBoundedLines(from, MAX_OUTPUT_LINE, ({ text, cutChars }) =>
-        logger.warn(
-          { egress: child.pid, stream, line: text, ...(cutChars > 0 ? { cutChars } : {}) },
-          'egress process output',
-        ),
-      );
-    }
-    return new Promise<void>((resolve, reject) => {
-      const startTimer = setTimeout(() => {
-        logger.error(
-          { pid: child.pid, ms: EXECUTOR_START_TIMEOUT_MS },
-          'egress process did not start in time; killing it',
+    logChildOutput(child, logger, { egress: child.pid }, 'egress process output');
+    // Its channel is gone before its exit is seen: no channel is made for it from now on.
+    child.once('disconnect', () => {
+      if (this.#child === child) this.#ready = false;
+    });
+    const wasReady = (): boolean => this.#wasReady && this.#child === child;
+    return awaitReady(child, {
+      logger,
+      timeoutMs: EXECUTOR_START_TIMEOUT_MS,
+      begin: () => {
+        child.send(
+          egressInitMessage(
+            config,
+            logger.level,
+            this.#opts.servicePort,
+            this.#guardPort,
+            seam,
+            // SECURITY: as root, the executors (and their Chromium) run as their own user:
+            // only that user's sockets are served on a context's port.
+            executorUser(config)?.uid,
+          ),
         );
-        child.kill('SIGKILL');
-      }, EXECUTOR_START_TIMEOUT_MS);
-      startTimer.unref();
-      child.on('message', (raw: unknown) => {
-        try {
-          const msg = checkFromEgress(raw);
-          this.#onMessage(child, msg);
-          if (msg.type === 'ready') {
-            clearTimeout(startTimer);
-            resolve();
-          }
-        } catch (e) {
-          // SECURITY: a malformed message from the egress process ends it, not the front.
-          logger.error({ err: e, pid: child.pid }, 'bad message from the egress process; killing it');
-          this.#kill(child);
-        }
-      });
-      child.once('error', (e) => logger.error({ err: e, pid: child.pid }, 'egress process error'));
-      // Its channel is gone before its exit is seen: no channel is made for it from now on.
-      child.once('disconnect', () => {
-        if (this.#child === child) this.#ready = false;
-      });
-      child.once('exit', (code, signal) => {
-        clearTimeout(startTimer);
-        const wasReady = this.#wasReady && this.#child === child;
-        this.#onExit(child, dir, wasReady, code, signal);
-        if (!wasReady) reject(new Error(`the egress process exited before it was ready (${code ?? signal})`));
-      });
-      child.send(
-        egressInitMessage(
-          config,
-          logger.level,
-          this.#opts.servicePort,
-          this.#guardPort,
-          seam,
-          // SECURITY: as root, the executors (and their Chromium) run as their own user:
-          // only that user's sockets are served on a context's port.
-          executorUser(config)?.uid,
-        ),
-      );
+      },
+      check: checkFromEgress,
+      onMessage: (msg) => this.#onMessage(child, msg),
+      kill: () => this.#kill(child),
+      wasReady,
+      onExit: (code, signal) => this.#onExit(child, dir, wasReady(), code, signal),
+      words: {
+        timeout: 'egress process did not start in time; killing it',
+        badMessage: 'bad message from the egress process; killing it',
+        error: 'egress process error',
+        who: 'the egress process',
+      },
     });
   }
 
@@ -505,10 +470,7 @@ export class EgressSupervisor {
     if (this.#closed) return;
     this.#restarts++;
     if (!wasReady) this.#failedStarts++;
-    const backoff = Math.min(
-      EXECUTOR_RESTART_BACKOFF_MAX_MS,
-      EXECUTOR_RESTART_BACKOFF_MS * 2 ** Math.min(this.#failedStarts, 10),
-    );
+    const backoff = restartBackoffMs(this.#failedStarts);
     this.#opts.logger.error(
       { pid: child.pid, code, signal, restarts: this.#restarts, backoffMs: backoff },
       'egress process stopped; starting another',
@@ -527,13 +489,8 @@ export class EgressSupervisor {
     this.#closed = true;
     clearTimeout(this.#timer);
     const child = this.#child;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      this.#send({ type: 'shutdown' });
-      const timer = setTimeout(() => child.kill('SIGKILL'), EXECUTOR_CLOSE_TIMEOUT_MS);
-      await exited;
-      clearTimeout(timer);
-    }
+    if (child && child.exitCode === null && child.signalCode === null)
+      await stopChild(child, () => this.#send({ type: 'shutdown' }), EXECUTOR_CLOSE_TIMEOUT_MS);
     if (this.#childDir) rmSync(this.#childDir, { recursive: true, force: true, maxRetries: 3 });
     rmSync(this.#dir, { recursive: true, force: true, maxRetries: 3 });
   }

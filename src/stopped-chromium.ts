@@ -6,15 +6,8 @@
 // holding its memory (seen: a test fails without this). So when an executor
 // exits, the front continues what that executor left stopped; its Chromium
 // then sees the closed pipe and exits as usual.
-import { readdirSync, readFileSync } from 'node:fs';
-
-function readOr(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
+import { readdirSync } from 'node:fs';
+import { parseStat, readOr } from './proc.js';
 
 /**
  * SIGCONT to every stopped process in the given process groups (each lane's
@@ -38,9 +31,8 @@ export function continueStopped(groups: readonly number[], uid: number, proc = '
     if (!/^\d+$/.test(name)) continue;
     const stat = readOr(`${proc}/${name}/stat`);
     if (stat === undefined) continue;
-    // Fields after the command name: state (3), ppid (4), pgrp (5).
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (state !== 'T' || !wanted.has(Number(pgrp))) continue;
+    const { state, pgrp } = parseStat(stat);
+    if (state !== 'T' || !wanted.has(pgrp)) continue;
     const realUid = /^Uid:\s+(\d+)/m.exec(readOr(`${proc}/${name}/status`) ?? '')?.[1];
     if (realUid === undefined || Number(realUid) !== uid) continue;
     try {

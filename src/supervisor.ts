@@ -5,13 +5,14 @@
 // descriptor of the front but its stdio and the IPC channel, and, when the front
 // runs as root, an unprivileged user of its own.
 import { randomUUID } from 'node:crypto';
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { JOB_CLOSE_MARGIN_MS, type Config } from './config.js';
+import { awaitReady, forkChild, logChildOutput, stopChild } from './child-start.js';
 import { ApiError } from './errors.js';
 import type { EgressSupervisor } from './egress-supervisor.js';
 import {
@@ -31,15 +32,12 @@ import {
   type WireError,
 } from './ipc.js';
 import type { Logger } from './log.js';
-import { readBoundedLines } from './output-lines.js';
 import { continueStopped } from './stopped-chromium.js';
 
 /** How long an executor may take to start (Chromium's launch included) before it is killed and replaced. */
 export const EXECUTOR_START_TIMEOUT_MS = 60_000;
 /** How long an executor may take to close Chromium and exit when asked, before it is killed. */
 export const EXECUTOR_CLOSE_TIMEOUT_MS = 10_000;
-/** What is kept of one line an executor writes to stdout or stderr (a native crash's report). */
-const MAX_OUTPUT_LINE = 4096;
 /** Wait before replacing an executor that died; doubled while replacements die before they are ready. */
 export const EXECUTOR_RESTART_BACKOFF_MS = 100;
 export const EXECUTOR_RESTART_BACKOFF_MAX_MS = 10_000;
@@ -47,6 +45,14 @@ export const EXECUTOR_RESTART_BACKOFF_MAX_MS = 10_000;
 export const EXECUTOR_ASK_TIMEOUT_MS = 10_000;
 /** How long an executor may take, once the egress process died, to close every context that used it. */
 export const EGRESS_DRAIN_TIMEOUT_MS = 10_000;
+
+/**
+ * The wait before a child (an executor, the egress process) is replaced, after
+ * `failedStarts` replacements in a row that died before they were ready.
+ */
+export function restartBackoffMs(failedStarts: number): number {
+  return Math.min(EXECUTOR_RESTART_BACKOFF_MAX_MS, EXECUTOR_RESTART_BACKOFF_MS * 2 ** Math.min(failedStarts, 10));
+}
 
 /**
  * How long a job may stay with its executor, from {run} to {closed}, before the
@@ -576,62 +582,29 @@ export class Supervisor {
     // unless this says: ~2 ms of the executor's CPU per request (profiled).
     env.DEBUG_COLORS = 'no';
     const { file, execArgv } = childEntry('executor', this.#opts.seam?.heapMb);
-    const child = fork(file, [], {
-      execArgv,
-      env,
-      // SECURITY: no descriptor of the front: stdin closed, stdout and stderr
-      // pipes of its own (read below: what a native crash prints is logged), and
-      // the IPC channel. Node opens every other descriptor close-on-exec.
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      serialization: 'advanced',
-      ...(this.#runAs ? { uid: this.#runAs.uid, gid: this.#runAs.gid } : {}),
-    });
+    const child = forkChild(file, execArgv, env, this.#runAs);
     const executor = new Executor(child, dir, this.#nextExecutor++);
     this.#executors.add(executor);
-    for (const [stream, from] of [
-      ['stdout', child.stdout],
-      ['stderr', child.stderr],
-    ] as const) {
-      if (!from) continue;
-      // SECURITY: each line is cut as it arrives; a line without end costs no more than its first characters.
-      readBoundedLines(from, MAX_OUTPUT_LINE, ({ text, cutChars }) =>
-        logger.warn(
-          { executor: child.pid, stream, line: text, ...(cutChars > 0 ? { cutChars } : {}) },
-          'executor output',
-        ),
-      );
-    }
-    return new Promise<void>((resolve, reject) => {
-      const startTimer = setTimeout(() => {
-        logger.error({ pid: child.pid, ms: EXECUTOR_START_TIMEOUT_MS }, 'executor did not start in time; killing it');
-        child.kill('SIGKILL');
-      }, EXECUTOR_START_TIMEOUT_MS);
-      startTimer.unref();
-      child.on('message', (raw: unknown) => {
-        try {
-          const msg = checkFromExecutor(raw);
-          this.#onMessage(executor, msg);
-          if (msg.type === 'ready') {
-            clearTimeout(startTimer);
-            this.#failedStarts = 0;
-            resolve();
-          }
-        } catch (e) {
-          // SECURITY: a malformed message from an executor ends the executor, not the front.
-          logger.error({ err: e, pid: child.pid }, 'bad message from an executor; killing it');
-          child.kill('SIGKILL');
-        }
-      });
-      child.once('error', (e) => logger.error({ err: e, pid: child.pid }, 'executor process error'));
-      child.once('exit', (code, signal) => {
-        clearTimeout(startTimer);
-        const wasReady = executor.ready;
-        this.#onExit(executor, code, signal);
-        if (!wasReady) reject(new Error(`the script executor exited before it was ready (${code ?? signal})`));
-      });
-      executor.send(executorInit(config, logger.level, this.#opts.egress.guardPort, this.#opts.seam));
-      // Its channel to the egress process, right after init (or once that process is ready).
-      this.#giveChannels();
+    logChildOutput(child, logger, { executor: child.pid }, 'executor output');
+    return awaitReady(child, {
+      logger,
+      timeoutMs: EXECUTOR_START_TIMEOUT_MS,
+      begin: () => {
+        executor.send(executorInit(config, logger.level, this.#opts.egress.guardPort, this.#opts.seam));
+        // Its channel to the egress process, right after init (or once that process is ready).
+        this.#giveChannels();
+      },
+      check: checkFromExecutor,
+      onMessage: (msg) => this.#onMessage(executor, msg),
+      kill: () => child.kill('SIGKILL'),
+      wasReady: () => executor.ready,
+      onExit: (code, signal) => this.#onExit(executor, code, signal),
+      words: {
+        timeout: 'executor did not start in time; killing it',
+        badMessage: 'bad message from an executor; killing it',
+        error: 'executor process error',
+        who: 'the script executor',
+      },
     });
   }
 
@@ -650,6 +623,7 @@ export class Supervisor {
       case 'ready': {
         e.ready = true;
         e.chromiumSandbox = msg.chromiumSandbox;
+        this.#failedStarts = 0;
         logger.info({ pid: e.child.pid, user: this.#runAs?.user, restarts: this.#restarts }, 'executor ready');
         this.#wakeWaiting();
         return;
@@ -716,10 +690,7 @@ export class Supervisor {
     if (this.#closed) return;
     this.#restarts++;
     if (!wasReady) this.#failedStarts++;
-    const backoff = Math.min(
-      EXECUTOR_RESTART_BACKOFF_MAX_MS,
-      EXECUTOR_RESTART_BACKOFF_MS * 2 ** Math.min(this.#failedStarts, 10),
-    );
+    const backoff = restartBackoffMs(this.#failedStarts);
     this.#opts.logger.error(
       { pid: e.child.pid, code, signal, failedJobs: failed, restarts: this.#restarts, backoffMs: backoff },
       'executor stopped; starting another',
@@ -739,11 +710,7 @@ export class Supervisor {
     await Promise.all(
       [...this.#executors].map(async (e) => {
         if (e.gone) return;
-        const exited = new Promise<void>((resolve) => e.child.once('exit', () => resolve()));
-        e.send({ type: 'shutdown' });
-        const timer = setTimeout(() => e.child.kill('SIGKILL'), EXECUTOR_CLOSE_TIMEOUT_MS);
-        await exited;
-        clearTimeout(timer);
+        await stopChild(e.child, () => e.send({ type: 'shutdown' }), EXECUTOR_CLOSE_TIMEOUT_MS);
       }),
     );
   }

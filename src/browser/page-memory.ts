@@ -17,8 +17,9 @@
 // (mode 0444; measured readable for the sandboxed renderers too, which sit in
 // PID namespaces of their own under the zygote and are not dumpable, with both
 // the headless shell and the full browser) and kill().
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
+import { parseStat, readOr } from '../proc.js';
 
 /** One process of a Chromium tree, with the memory it holds of its own. */
 export interface ProcessMemory {
@@ -106,14 +107,6 @@ export const IDLE_POLLS = 1;
 /** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on every Linux ABI Node runs on). */
 const TICKS_PER_S = 100;
 
-function readOr(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined; // the process is gone (or never was)
-  }
-}
-
 /** Children of every thread of pid: Chromium launches processes from more than one thread. */
 function childrenOf(pid: number): number[] {
   let tasks: string[];
@@ -154,10 +147,8 @@ export function procfsSource(): ProcessSource {
         seen.add(pid);
         const stat = readOr(`/proc/${pid}/stat`);
         if (stat === undefined) continue;
-        // After the command name, which may hold spaces and parentheses: field 22 is the 20th, 14 and 15 the 12th and 13th.
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        const start = Number(fields[19] ?? 0);
-        const cpuMs = ((Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 1000) / TICKS_PER_S;
+        const { startTicks: start, cpuTicks } = parseStat(stat);
+        const cpuMs = (cpuTicks * 1000) / TICKS_PER_S;
         const status = readOr(`/proc/${pid}/status`);
         if (status === undefined) continue;
         const id = `${pid}:${start}`;
@@ -379,33 +370,57 @@ export class PageMemoryWatchdog {
         Math.max(0, this.#pollMs - this.#pauseMs),
       );
     };
-    const cpuOf = (tree: readonly ProcessMemory[]): number => tree.reduce((n, p) => n + p.cpuMs, 0);
-    let lastCpuMs: number | undefined;
+    /**
+     * The CPU time last read of each process of the lane during the request, by
+     * identity; one that is gone keeps its entry. SECURITY: a process that exits
+     * takes its CPU time out of /proc, not out of the request's: a page that works
+     * in popups it closes, or in pages it navigates away from, is held to one
+     * budget, and a renderer exiting does not make a working lane look idle.
+     * Bounded: past MAX_TREE entries those of processes gone are dropped (their
+     * CPU is already counted; one read again later would count twice, never less).
+     */
+    const lastCpu = new Map<string, number>();
+    /** CPU the lane's processes used since the lease (processes started since, whole); it only grows. */
+    let requestCpuMs = 0;
+    /** CPU the lane's processes used since the last timed poll. */
+    let sinceTickMs = 0;
+    /** A timed poll was read: the first one is the watch's start, active whatever it read. */
+    let ticked = false;
     let idlePolls = 0;
     let overBudget = false;
     const check = (tick = true): void => {
       if (stopped) return;
       const tree = this.measure(rootPid);
-      if (tick) {
-        const cpuMs = cpuOf(tree);
-        idlePolls = lastCpuMs !== undefined && cpuMs <= lastCpuMs ? idlePolls + 1 : 0;
-        lastCpuMs = cpuMs;
-      }
+      // One pass over the readings: memory grown since the lease, CPU used since the last reading.
       let bytes = 0;
-      let cpuMs = 0;
       for (const p of tree) {
-        const before = baseline.get(identity(p));
+        const id = identity(p);
+        const before = baseline.get(id);
         bytes += Math.max(0, p.bytes - (before?.bytes ?? 0));
-        cpuMs += Math.max(0, p.cpuMs - (before?.cpuMs ?? 0));
+        const last = lastCpu.get(id) ?? before?.cpuMs ?? 0;
+        const used = Math.max(0, p.cpuMs - last);
+        requestCpuMs += used;
+        sinceTickMs += used;
+        lastCpu.set(id, Math.max(last, p.cpuMs));
+      }
+      if (lastCpu.size > MAX_TREE) {
+        const now = new Set(tree.map(identity));
+        for (const id of lastCpu.keys()) if (!now.has(id)) lastCpu.delete(id);
+      }
+      if (tick) {
+        idlePolls = ticked && sinceTickMs <= 0 ? idlePolls + 1 : 0;
+        sinceTickMs = 0;
+        ticked = true;
       }
       use = { bytes, renderers: tree.filter((p) => p.type === 'renderer').length };
       // SECURITY: the budget is the request's, summed over every process of its
-      // lane since the lease (processes started since count whole): work spread
+      // lane since the lease (processes started since count whole, processes
+      // gone since keep what they had used): work spread
       // over fresh renderers (each cross-site navigation, frame or popup starts at
       // 0 ms) or pushed onto the GPU process counts as well. Past it the request
       // yields: its own processes (chosen as the kill is: by history and place)
       // go to nice 19, and the whole lane is paused while others run.
-      overBudget ||= cpuMs > this.#cpuBudgetMs;
+      overBudget ||= requestCpuMs > this.#cpuBudgetMs;
       if (overBudget)
         for (const p of tree) {
           const id = identity(p);

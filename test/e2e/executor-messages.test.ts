@@ -5,23 +5,15 @@
 // forged messages are sent through the test seam (a fault that sends a given
 // message as it is), from the real executor process over the real channel.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
-import { capturingLogger, startTestService, type TestService } from '../helpers/service.js';
+import { capturingLogger, serviceFor } from '../helpers/service.js';
 import { until } from '../helpers/wait.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const log = capturingLogger();
-let svc: TestService;
-
-before(async () => {
-  await fixtures.start();
-  svc = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry }, { egressSeam: { faults: true } }, log.logger);
-});
-after(async () => {
-  await svc.close();
-  await fixtures.close();
-});
+// faults: the executors send what the test gives them, as a compromised one would.
+const svc = serviceFor(fixtures, {}, { egressSeam: { faults: true } }, log.logger);
 
 /** The executor sends `message`; it is killed for it, replaced, and the front serves the next request. */
 async function forged(message: unknown): Promise<void> {

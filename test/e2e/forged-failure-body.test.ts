@@ -5,23 +5,15 @@
 // cannot write (a BigInt, a cycle): the reply must still be sent (a 500, or the
 // message refused and the executor killed), never leave the client waiting.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
-import { capturingLogger, startTestService, type TestService } from '../helpers/service.js';
+import { capturingLogger, serviceFor } from '../helpers/service.js';
 import { until } from '../helpers/wait.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const log = capturingLogger();
-let svc: TestService;
-
-before(async () => {
-  await fixtures.start();
-  svc = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry }, { egressSeam: { faults: true } }, log.logger);
-});
-after(async () => {
-  await svc.close();
-  await fixtures.close();
-});
+// faults: the executors send what the test gives them, as a compromised one would.
+const svc = serviceFor(fixtures, {}, { egressSeam: { faults: true } }, log.logger);
 
 test('a forged failure whose extra field JSON cannot write still gets its client an answer', async () => {
   await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });

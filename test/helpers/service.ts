@@ -93,19 +93,26 @@ export async function startTestService(
 /**
  * Starts the fixtures and a service that may reach them, for the whole test file
  * (before/after hooks), and returns a handle that works once they are up.
+ * `opts` (the test seams) and `logger` are the service's, as for startTestService.
  */
 export function serviceFor(
   fixtures: { start(): Promise<unknown>; close(): Promise<void>; readonly allowEntry: string },
   env: Record<string, string> | (() => Record<string, string>) = {},
+  opts: ServiceOptions = {},
+  logger?: Logger,
 ): TestService {
   let inner: TestService | undefined;
   before(async () => {
     await fixtures.start();
     // A function: settings that name what the fixtures' start made (a proxy's port).
-    inner = await startTestService({
-      EGRESS_ALLOWLIST: fixtures.allowEntry,
-      ...(typeof env === 'function' ? env() : env),
-    });
+    inner = await startTestService(
+      {
+        EGRESS_ALLOWLIST: fixtures.allowEntry,
+        ...(typeof env === 'function' ? env() : env),
+      },
+      opts,
+      logger,
+    );
   });
   after(async () => {
     await inner?.close();

@@ -137,6 +137,22 @@ const browser = (pid: number, mb: number, cpuMs = 0): ProcessMemory => ({
   cpuMs,
 });
 
+/**
+ * `count` lanes, each its browser (pid 1000, 2000, …) and one renderer (1001,
+ * 2001, …) that used no CPU yet. Polls an hour apart unless told: only leases
+ * and releases move the CPU pause then.
+ */
+function restingLanes(count: number, pauseMs = 3_000_000, pollMs = 3_600_000) {
+  const made = lanes(count, 100, pauseMs, pollMs);
+  for (let i = 1; i <= count; i++) made.procs.trees.set(1000 * i, [browser(1000 * i, 50), renderer(1000 * i + 1, 10)]);
+  return made;
+}
+
+/** The renderer of lane `root` has used `cpuMs` of CPU, far past PAGE_CPU_BUDGET_MS unless told. */
+function busy(procs: ReturnType<typeof fakeProcs>, root: number, cpuMs = 5_000): void {
+  procs.trees.set(root, [browser(root, 50), renderer(root + 1, 10, 1, cpuMs)]);
+}
+
 test('two requests at once: the one whose renderers go over the limit is ended, the other is not touched', async () => {
   const { l, procs } = lanes(2);
   procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
@@ -330,9 +346,7 @@ test('a request past its CPU budget, summed over its lane, has its own processes
 });
 
 test('a request past its CPU budget has its whole lane paused while another request runs, never when alone, never the other lane, and always continued', async () => {
-  const { l, procs } = lanes(2, 100, 3);
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
-  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
+  const { l, procs } = restingLanes(2, 3, 5);
   const a = await l.lease('req');
   procs.trees.set(1000, [browser(1000, 50, 90_000), renderer(1001, 10, 1, 5_000)]);
   await until(() => procs.lowered.includes(1001), 'the busy renderer to be seen');
@@ -360,11 +374,9 @@ test('a request past its CPU budget has its whole lane paused while another requ
 
 test('the busy renderer is stopped as soon as another request starts, and continued as soon as it ends', async () => {
   // Polls an hour apart: only the other request's start and end can move it.
-  const { l, procs } = lanes(2, 100, 3_000_000, 3_600_000);
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
-  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
+  const { l, procs } = restingLanes(2);
   const a = await l.lease('req');
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  busy(procs, 1000);
   const b = await l.lease('req');
   assert.deepEqual([...procs.stopped], [1000, 1001], 'its lane is stopped when the other request took its lane');
   await b.close();
@@ -374,11 +386,9 @@ test('the busy renderer is stopped as soon as another request starts, and contin
 });
 
 test('a pause in progress ends with the request: its processes are continued at once', async () => {
-  const { l, procs } = lanes(2, 100, 3_000_000, 3_600_000);
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
-  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
+  const { l, procs } = restingLanes(2);
   const a = await l.lease('req');
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  busy(procs, 1000);
   const b = await l.lease('req');
   assert.ok(procs.stopped.has(1001), 'the busy renderer is stopped');
   await a.close();
@@ -433,12 +443,11 @@ test('/proc: deprioritize moves every thread of a process to the lowest priority
 
 // Attacks on the CPU pause (H15). Polls an hour apart: only leases and releases move the pause.
 test('two requests past their CPU budget are not left both stopped once the request they yielded to ends', async () => {
-  const { l, procs } = lanes(3, 100, 3_000_000, 3_600_000);
-  for (const root of [1000, 2000, 3000]) procs.trees.set(root, [browser(root, 50), renderer(root + 1, 10)]);
+  const { l, procs } = restingLanes(3);
   const a = await l.lease('a');
   const b = await l.lease('b');
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
-  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10, 1, 5_000)]);
+  busy(procs, 1000);
+  busy(procs, 2000);
   const c = await l.lease('c');
   assert.deepEqual([...procs.stopped].sort(), [1000, 1001, 2000, 2001], 'both yield to the third request');
   await c.close();
@@ -452,17 +461,15 @@ test('two requests past their CPU budget are not left both stopped once the requ
 });
 
 test('a request past its CPU budget is not kept stopped beside a request that uses no CPU (an idle lane-holder cannot slow it)', async () => {
-  const { l, procs } = lanes(2, 100, 3, 5);
+  const { l, procs } = restingLanes(2, 3, 5);
   let reads = 0;
   const tree = procs.source.tree.bind(procs.source);
   procs.source.tree = (root) => {
     if (root === 1000) reads++;
     return tree(root);
   };
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
-  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
   const a = await l.lease('heavy');
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  busy(procs, 1000);
   await until(() => procs.lowered.includes(1001), 'the heavy renderer to be seen past its budget');
   // The neighbour's processes never use any CPU (a script that only sleeps until its deadline).
   const b = await l.lease('idle');
@@ -506,9 +513,7 @@ test('CPU the request makes its lane’s GPU process spend (compositing an anima
 
 test('a request that spreads its CPU over fresh renderers (cross-site navigations, frames, popups) is held to one budget', async () => {
   // The budget is per process: each new renderer (a cross-site navigation swaps the process) starts at 0 ms.
-  const { l, procs } = lanes(2, 100, 3_000_000, 3_600_000);
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
-  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
+  const { l, procs } = restingLanes(2);
   const a = await l.lease('hostile');
   // Ten renderers made during the request, 200 ms each: 2 s of the request's CPU, none over 250 ms.
   procs.trees.set(1000, [
@@ -527,11 +532,9 @@ test('a request that spreads its CPU over fresh renderers (cross-site navigation
 
 test("a paused lane's DevTools messages are held with it, and let go whenever it runs again", async () => {
   // Polls an hour apart: only the other request's start and end move it.
-  const { l, procs, hosts } = lanes(2, 100, 3_000_000, 3_600_000);
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
-  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
+  const { l, procs, hosts } = restingLanes(2);
   const a = await l.lease('req');
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  busy(procs, 1000);
   const b = await l.lease('req');
   assert.ok(procs.stopped.has(1000), 'its lane is stopped');
   assert.deepEqual(hosts[0]?.held, [true], 'and its messages held');
@@ -545,11 +548,9 @@ test("a paused lane's DevTools messages are held with it, and let go whenever it
 });
 
 test('a request past its CPU budget yields while another lane makes the context its next request will get', async () => {
-  const { l, procs, hosts } = lanes(2, 100, 3_000_000, 3_600_000);
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
-  procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
+  const { l, procs, hosts } = restingLanes(2);
   const a = await l.lease('req');
-  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  busy(procs, 1000);
   const other = hosts[1] as FakeHost & { spares: () => void };
   other.makingSpares = true;
   other.spares();
@@ -614,4 +615,42 @@ test('a request past its CPU budget closes its context as heavy (a Chromium it l
   await until(() => procs.lowered.includes(1001), 'the budget to be passed');
   await heavy.close();
   assert.deepEqual(hosts[0]?.closes, [false, true]);
+});
+
+// A process that exits between two readings takes its CPU time out of /proc: not out of the request's budget,
+// and not out of what its lane did since the last poll.
+test('a request that does its work in renderers it lets exit (popups it closes, pages it leaves) is held to one budget', () => {
+  const procs = fakeProcs();
+  const watchdog = new PageMemoryWatchdog({ limitBytes: 100 * MB, source: procs.source, pollMs: 3_600_000 });
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
+  const w = watchdog.watch(1000, () => undefined);
+  try {
+    // Ten renderers one after the other, 200 ms each, each gone before the next: 2 s of the request's CPU.
+    for (let i = 0; i < 10 && !w.overBudget; i++) {
+      procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10), renderer(1100 + i, 10, 1, 200)]);
+      w.recheck();
+    }
+    assert.ok(w.overBudget, 'past its budget');
+  } finally {
+    w.stop();
+  }
+});
+
+test('a lane whose renderer exits while its other processes work is still active (others yield to it)', (t) => {
+  t.mock.timers.enable({ apis: ['setInterval', 'setTimeout'] });
+  const procs = fakeProcs();
+  const watchdog = new PageMemoryWatchdog({ limitBytes: 100 * MB, source: procs.source, pollMs: 100 });
+  procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 0), renderer(1002, 10, 1, 900)]);
+  const w = watchdog.watch(1000, () => undefined);
+  try {
+    t.mock.timers.tick(100);
+    t.mock.timers.tick(100);
+    assert.equal(w.active, false, 'control: a lane that used no CPU over a poll is idle');
+    // The 900 ms renderer exits (a frame removed); the page's own renderer works 30 ms.
+    procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 30)]);
+    t.mock.timers.tick(100);
+    assert.equal(w.active, true);
+  } finally {
+    w.stop();
+  }
 });

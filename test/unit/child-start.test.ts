@@ -1,0 +1,152 @@
+// How the front starts a child (src/child-start.ts), with a stand-in child: a
+// child that never says ready is killed at its deadline; one that sends what
+// the front cannot read is killed, not the front; its output is logged line by
+// line, each line bounded.
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { PassThrough } from 'node:stream';
+import { test } from 'node:test';
+import { MAX_OUTPUT_LINE, awaitReady, logChildOutput, stopChild, type ReadyWatch } from '../../src/child-start.js';
+import { createLogger } from '../../src/log.js';
+import { until } from '../helpers/wait.js';
+
+type Msg = { readonly type: 'ready' } | { readonly type: 'note'; readonly n: number };
+
+function fakeChild() {
+  const emitter = new EventEmitter();
+  const kills: string[] = [];
+  const child = Object.assign(emitter, {
+    pid: 4242,
+    stdout: new PassThrough(),
+    stderr: new PassThrough(),
+    kill: (signal: string) => kills.push(signal),
+  });
+  return { child: child as unknown as ChildProcess, emitter, kills, stdout: child.stdout, stderr: child.stderr };
+}
+
+function logLines() {
+  const raw: string[] = [];
+  const logger = createLogger('info', { write: (line: string) => void raw.push(line) });
+  return { logger, lines: () => raw.map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+function watch(logger: ReturnType<typeof logLines>['logger'], kill: () => void) {
+  const seen: Msg[] = [];
+  const exits: Array<number | null> = [];
+  let ready = false;
+  let begun = 0;
+  const w: ReadyWatch<Msg> = {
+    logger,
+    timeoutMs: 1_000,
+    begin: () => void begun++,
+    check: (raw) => {
+      const m = raw as Msg;
+      if (m?.type !== 'ready' && !(m?.type === 'note' && typeof m.n === 'number')) throw new Error('not a message');
+      return m;
+    },
+    onMessage: (m) => {
+      seen.push(m);
+      if (m.type === 'ready') ready = true;
+    },
+    kill,
+    wasReady: () => ready,
+    onExit: (code) => void exits.push(code),
+    words: { timeout: 'child late', badMessage: 'child bad', error: 'child error', who: 'the child' },
+  };
+  return { w, seen, exits, begun: () => begun };
+}
+
+test('a child that never says ready is killed at its deadline, and the wait fails when it exits', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const { child, emitter, kills } = fakeChild();
+  const log = logLines();
+  const { w, begun } = watch(log.logger, () => assert.fail('no bad message was sent'));
+  const waiting = awaitReady(child, w);
+  assert.equal(begun(), 1, 'its first message is sent once the listeners are in place');
+  t.mock.timers.tick(999);
+  assert.deepEqual(kills, [], 'not before the deadline');
+  t.mock.timers.tick(1);
+  assert.deepEqual(kills, ['SIGKILL']);
+  assert.ok(log.lines().some((l) => l.msg === 'child late' && l.pid === 4242 && l.ms === 1_000));
+  emitter.emit('exit', null, 'SIGKILL');
+  await assert.rejects(waiting, /^Error: the child exited before it was ready \(SIGKILL\)$/);
+});
+
+test('ready ends the wait: the deadline passes without a kill, and a later exit is handed on, not a failure', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const { child, emitter, kills } = fakeChild();
+  const { w, seen, exits } = watch(logLines().logger, () => assert.fail('no bad message was sent'));
+  const waiting = awaitReady(child, w);
+  emitter.emit('message', { type: 'note', n: 1 });
+  emitter.emit('message', { type: 'ready' });
+  await waiting;
+  t.mock.timers.tick(5_000);
+  assert.deepEqual(kills, []);
+  emitter.emit('exit', 0, null);
+  assert.deepEqual(seen, [{ type: 'note', n: 1 }, { type: 'ready' }], 'every message is handed on, in order');
+  assert.deepEqual(exits, [0]);
+});
+
+test('a message the front cannot read kills the child (through the caller), is logged, and is not handed on', async () => {
+  const { child, emitter } = fakeChild();
+  const log = logLines();
+  let killed = 0;
+  const { w, seen } = watch(log.logger, () => void killed++);
+  const waiting = awaitReady(child, w);
+  emitter.emit('message', { type: 'constructor' });
+  assert.equal(killed, 1);
+  assert.deepEqual(seen, []);
+  assert.ok(log.lines().some((l) => l.msg === 'child bad' && l.pid === 4242));
+  emitter.emit('exit', null, 'SIGKILL');
+  await assert.rejects(waiting, /exited before it was ready/);
+});
+
+test("a child's stdout and stderr are logged line by line with who wrote them; a long line is cut, with the count", async () => {
+  const { child, stdout, stderr } = fakeChild();
+  const log = logLines();
+  logChildOutput(child, log.logger, { executor: 4242 }, 'child output');
+  stdout.write('first\nsec');
+  stdout.write('ond\n');
+  stderr.write('x'.repeat(MAX_OUTPUT_LINE + 10) + '\n');
+  const output = (): Array<Record<string, unknown>> => log.lines().filter((l) => l.msg === 'child output');
+  await until(() => output().length === 3, 'the three lines to be logged');
+  const lines = output().map(({ executor, stream, line, cutChars, level }) => ({
+    executor,
+    stream,
+    line,
+    cutChars,
+    level,
+  }));
+  assert.deepEqual(lines, [
+    { executor: 4242, stream: 'stdout', line: 'first', cutChars: undefined, level: 40 },
+    { executor: 4242, stream: 'stdout', line: 'second', cutChars: undefined, level: 40 },
+    { executor: 4242, stream: 'stderr', line: 'x'.repeat(MAX_OUTPUT_LINE), cutChars: 10, level: 40 },
+  ]);
+});
+
+test('stopChild: a child that exits when asked is not killed; one that does not is killed at the deadline', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const polite = fakeChild();
+  const asked: string[] = [];
+  const politeStop = stopChild(
+    polite.child,
+    () => {
+      asked.push('polite');
+      polite.emitter.emit('exit', 0, null);
+    },
+    1_000,
+  );
+  await politeStop;
+  t.mock.timers.tick(1_000);
+  assert.deepEqual(polite.kills, []);
+  const deaf = fakeChild();
+  const deafStop = stopChild(deaf.child, () => asked.push('deaf'), 1_000);
+  t.mock.timers.tick(999);
+  assert.deepEqual(deaf.kills, [], 'not before the deadline');
+  t.mock.timers.tick(1);
+  assert.deepEqual(deaf.kills, ['SIGKILL']);
+  deaf.emitter.emit('exit', null, 'SIGKILL');
+  await deafStop;
+  assert.deepEqual(asked, ['polite', 'deaf']);
+});
