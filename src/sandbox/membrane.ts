@@ -325,6 +325,9 @@ export class Membrane implements MethodContext {
     // and written to a stopped pipe otherwise. The script's deadline still runs.
     (this.#deps.whenRunning?.() ?? Promise.resolve())
       .then(() => {
+        // SECURITY: a call the script aborted while it waited is not started when the lane runs again
+        // (its arguments are never serialized: the lane's run window is not spent on them).
+        controller.signal.throwIfAborted();
         // Option schemas read it while the method builds its options (synchronously; options.ts).
         this.#startingSignal = controller.signal;
         try {

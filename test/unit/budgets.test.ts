@@ -307,3 +307,29 @@ describe('a request whose Chromium is paused', () => {
     assert.equal(started, 4);
   });
 });
+
+describe('a request whose Chromium is paused, and calls it aborts', () => {
+  // Attack: while paused, queue calls with large arguments and abort each at once (freeing its place
+  // in flight); without the check, all of them started in the lane's next run window regardless.
+  test('a call the script aborted while its Chromium was paused never starts when it runs again', async () => {
+    let started = 0;
+    let resolve = (): void => undefined;
+    const paused = new Promise<void>((r) => (resolve = r));
+    const { m, call } = membrane(
+      {
+        evaluate: () => {
+          started++;
+          return Promise.resolve(1);
+        },
+      },
+      { whenRunning: () => paused },
+    );
+    assert.equal(call('evaluate', ['() => 1']), '');
+    assert.equal(call('evaluate', ['() => 2']), '');
+    m.onHost(JSON.stringify({ op: 'cancel', id: 1 }));
+    resolve();
+    await settled();
+    await settled();
+    assert.equal(started, 1, 'only the call still awaited starts');
+  });
+});
