@@ -14,6 +14,16 @@ export const CONTEXT_CLOSE_TIMEOUT_MS = 5_000;
 const DROPPED_LOGGED = 20;
 /** Wait between relaunch attempts after Chromium dies. */
 export const RELAUNCH_BACKOFF_MS = 500;
+/**
+ * What a heavy request's backed-up Chromium may send of the request's events
+ * (dropped unread) before it answers the closing of the context, before it is
+ * killed and replaced instead (#discard). Measured: the e2e console flood had
+ * 5-9 MB left to send then; a burst that is over has nothing left. Small
+ * beside what a launch costs (~500 ms of CPU).
+ */
+export const BACKLOG_DRAIN_BYTES = 2 * 2 ** 20;
+/** How often that is looked at while the context closes. */
+const BACKLOG_CHECK_MS = 20;
 
 /**
  * The V8 heap of each renderer, in MiB, when no page memory limit says otherwise.
@@ -525,9 +535,23 @@ export class BrowserHost {
       // it before the answer to closing the context: ~25 MB, ~2 s of its browser
       // process and of the executor's thread after the request (measured), beside
       // the other lanes' requests. It is killed instead, and another launched.
-      // Only after a request past its CPU budget: a launch costs a few hundred ms
-      // of CPU, which a cheap request must not be able to make others pay for.
-      if (heavy && gen.chromium.backedUp) this.#discard(gen);
+      // Only after a request past its CPU budget, and only once it has sent more
+      // than BACKLOG_DRAIN_BYTES of the request's events since: a launch and its
+      // contexts cost ~500 ms of CPU (measured), which a request must not buy with
+      // a burst of console lines that is over (it did: a burst all read before
+      // the request ended, in a request just past its budget, relaunched its
+      // Chromium whenever the burst had paused the pipe within the last second).
+      // Counted in bytes, not time: a slow machine does not turn a short backlog
+      // into a launch.
+      const drainedFrom = heavy && gen.chromium.backedUp ? gen.chromium.droppedEventBytes : undefined;
+      const draining =
+        drainedFrom === undefined
+          ? undefined
+          : setInterval(() => {
+              if (gen.chromium.droppedEventBytes - drainedFrom <= BACKLOG_DRAIN_BYTES) return;
+              clearInterval(draining);
+              this.#discard(gen);
+            }, BACKLOG_CHECK_MS).unref();
       // SECURITY: the request is over: its connections are cut at once, and the
       // port stays held (refusing) until the context is really gone, so no later
       // request's context can be given the same port while this one may use it.
@@ -548,6 +572,7 @@ export class BrowserHost {
         .catch(() => undefined)
         .finally(() => {
           clearTimeout(timer);
+          clearInterval(draining);
           this.#contextGone(gen);
           this.#clearClipboard(gen);
           // The replacement is made once this request's context is gone, between

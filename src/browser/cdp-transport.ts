@@ -261,6 +261,7 @@ export class BoundedPipeTransport implements ConnectionTransport {
   /** Contexts whose request is over: their sessions' events are dropped unread. */
   readonly #retired = new Set<string>();
   #droppedEvents = 0;
+  #droppedEventBytes = 0;
 
   readonly #onData = (chunk: Buffer): void => this.#framer.push(chunk);
   readonly #onEnd = (): void => this.#end();
@@ -314,6 +315,11 @@ export class BoundedPipeTransport implements ConnectionTransport {
   /** Events of sessions of a retired context dropped unread so far. */
   get droppedEvents(): number {
     return this.#droppedEvents;
+  }
+
+  /** Their bytes: what Chromium sent of them (browser-host.ts tells a short backlog from a flood by it). */
+  get droppedEventBytes(): number {
+    return this.#droppedEventBytes;
   }
 
   /**
@@ -409,6 +415,7 @@ export class BoundedPipeTransport implements ConnectionTransport {
     for (let drops = 0; (message = this.#take()) !== undefined;) {
       if (!this.#retiredEvent(message) || ++drops > DROPS_PER_TURN) break;
       this.#droppedEvents++;
+      this.#droppedEventBytes += message.length;
       message = undefined;
     }
     if (message !== undefined) {

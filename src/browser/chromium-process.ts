@@ -49,6 +49,8 @@ export interface ChromiumProcess {
   retireContext(contextId: string): void;
   /** Chromium has more DevTools messages for us than the transport queues (BoundedPipeTransport.backedUp). */
   readonly backedUp: boolean;
+  /** Bytes of retired contexts' events dropped unread so far (BoundedPipeTransport.droppedEventBytes). */
+  readonly droppedEventBytes: number;
   /** Holds the DevTools messages it sends, or lets them go on (BoundedPipeTransport.hold). */
   holdMessages(held: boolean): void;
 }
@@ -184,6 +186,9 @@ export async function startChromium(opts: ChromiumStartOptions): Promise<Chromiu
     holdMessages: (held) => transport.hold(held),
     get backedUp() {
       return transport.backedUp;
+    },
+    get droppedEventBytes() {
+      return transport.droppedEventBytes;
     },
     close: () => {
       closing ??= (async () => {

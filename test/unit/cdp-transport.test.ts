@@ -235,6 +235,7 @@ test('after retireContext, the events of that context’s sessions (and of their
     [7, 6, 'Target.attachedToTarget', 'Target.detachedFromTarget'],
   );
   assert.equal(t.droppedEvents, 3);
+  assert.equal(t.droppedEventBytes, event('PA', 4).length + event('WA', 5).length + event('FA', 8).length);
 });
 
 test('held, no message is handed on (the queue still bounded); let go, all arrive in order; a pipe that closes while held ends the hold', async () => {
