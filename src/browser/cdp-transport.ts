@@ -346,7 +346,9 @@ export class BoundedPipeTransport implements ConnectionTransport {
    * go on as before).
    */
   hold(held: boolean): void {
-    if (this.#held === held) return;
+    // A pipe that closed stays unheld: a watch can still stop its Chromium's pid (a
+    // zombie until reaped), and its last messages and onclose must not wait for that.
+    if (this.#held === held || (held && this.#ended)) return;
     this.#held = held;
     if (!held) this.#schedule();
   }

@@ -272,6 +272,25 @@ test('held, no message is handed on (the queue still bounded); let go, all arriv
   assert.equal(closes, 1, 'and onclose after it');
 });
 
+// A lane whose Chromium has just died can still be stopped by its watch (the browser's pid is a zombie, readable
+// in /proc, until the executor reaps it): the hold that brings must not keep the pipe's end from being told.
+test('a hold asked for after the pipe closed does not hold back its last messages or onclose', async () => {
+  const fromChromium = new PassThrough();
+  const t = new BoundedPipeTransport(new PassThrough(), fromChromium);
+  const got: number[] = [];
+  t.onmessage = (s) => got.push((JSON.parse(s) as { params: { n: number } }).params.n);
+  let closes = 0;
+  t.onclose = () => closes++;
+  fromChromium.end(
+    '{"method":"Runtime.consoleAPICalled","params":{"n":1}}\0{"method":"Runtime.consoleAPICalled","params":{"n":2}}\0',
+  );
+  await turns(() => got.length === 1);
+  t.hold(true);
+  await turns(() => closes === 1, 1000);
+  assert.deepEqual(got, [1, 2]);
+  assert.equal(closes, 1);
+});
+
 test('backed up: a flood of events past the queue bound is, for BACKLOG_RECENT_MS after; one large answer is not', async () => {
   let now = 0;
   const fromChromium = new PassThrough();
