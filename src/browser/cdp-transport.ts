@@ -414,8 +414,10 @@ export class BoundedPipeTransport implements ConnectionTransport {
       return;
     }
     let message: Buffer | undefined;
-    for (let drops = 0; (message = this.#take()) !== undefined;) {
-      if (!this.#retiredEvent(message) || ++drops > DROPS_PER_TURN) break;
+    // At most DROPS_PER_TURN drops, then the turn ends (the event after them is
+    // not taken: it is dropped in a later turn, never handed on).
+    for (let drops = 0; drops < DROPS_PER_TURN && (message = this.#take()) !== undefined; drops++) {
+      if (!this.#retiredEvent(message)) break;
       this.#droppedEvents++;
       this.#droppedEventBytes += message.length;
       message = undefined;

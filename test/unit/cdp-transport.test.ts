@@ -317,3 +317,21 @@ test('backed up: a flood of events past the queue bound is, for BACKLOG_RECENT_M
   now += 1;
   assert.equal(t.backedUp, false, 'not once BACKLOG_RECENT_MS have passed');
 });
+
+test('a long backlog of a retired context is dropped whole, over many turns: none of its events is handed on', async () => {
+  const fromChromium = new PassThrough();
+  const t = new BoundedPipeTransport(new PassThrough(), fromChromium);
+  const got: string[] = [];
+  t.onmessage = (s) => got.push(s);
+  fromChromium.write(
+    `${JSON.stringify({ method: 'Target.attachedToTarget', params: { sessionId: 'PA', targetInfo: { targetId: 'PA', type: 'page', browserContextId: 'CA' } } })}\0`,
+  );
+  await turns(() => got.length === 1);
+  t.retireContext('CA');
+  const n = 5000;
+  fromChromium.write(`{"method":"Runtime.consoleAPICalled","params":{},"sessionId":"PA"}\0`.repeat(n));
+  fromChromium.write('{"id":1,"result":{}}\0');
+  await turns(() => got.length === 2);
+  assert.equal(t.droppedEvents, n);
+  assert.deepEqual(got.slice(1), ['{"id":1,"result":{}}']);
+});
