@@ -12,7 +12,8 @@ import { PAST_DEADLINE_MS } from '../../src/sandbox/options.js';
 type Call = [method: string, ...args: unknown[]];
 
 /** A Page whose every method records its call; `on`/`off` keep listeners as Puppeteer's would. */
-function fakePage(): { page: Page; calls: Call[] } {
+/** hang: methods whose promise never settles (a wait that is still running). */
+function fakePage(hang: readonly string[] = []): { page: Page; calls: Call[] } {
   const calls: Call[] = [];
   const recorder = (prefix: string): object =>
     new Proxy(
@@ -40,6 +41,7 @@ function fakePage(): { page: Page; calls: Call[] } {
           ? t[name as keyof typeof t]
           : (...args: unknown[]) => {
               calls.push([String(name), ...args]);
+              if (hang.includes(String(name))) return new Promise(() => undefined);
               return Promise.resolve(`${String(name)} done`);
             },
     }) as unknown as Page,
@@ -53,8 +55,10 @@ interface Settled {
   e?: { name: string; message: string };
 }
 
-function membrane(opts: { remainingMs?: number; refuse?: (url: URL) => string | undefined } = {}) {
-  const { page, calls } = fakePage();
+function membrane(
+  opts: { remainingMs?: number; refuse?: (url: URL) => string | undefined; hang?: readonly string[] } = {},
+) {
+  const { page, calls } = fakePage(opts.hang);
   const pending = new Map<number, (s: Settled) => void>();
   const m = new Membrane({
     page,
@@ -187,22 +191,37 @@ test("Locator.race takes only this request's locators: the page itself, a made-u
 });
 
 test("a wait gets the call's own signal, which the isolate's cancel aborts; other calls get none", async () => {
-  const { m, calls } = membrane();
+  const { m, calls } = membrane({ hang: ['waitForSelector'] });
   const start = (id: number, method: string, a: unknown[]): void =>
     assert.equal(m.onHost(JSON.stringify({ op: 'call', id, h: 1, m: method, a })), '');
   start(7, 'waitForSelector', ['#cancelled', { timeout: 1000 }]);
   start(8, 'waitForSelector', ['#kept', { timeout: 1000 }]);
   start(9, 'title', []);
-  // The script's signal aborts before the host has started the call (the fake page answers at once).
-  assert.equal(m.onHost(JSON.stringify({ op: 'cancel', id: 7 })), '');
   await new Promise((r) => setImmediate(r));
+  // Both waits run on the host now; the script aborts one.
+  assert.equal(m.onHost(JSON.stringify({ op: 'cancel', id: 7 })), '');
   const signalOf = (sel: string): AbortSignal | undefined =>
-    (calls.find((c) => c[0] === 'waitForSelector' && c[1] === sel)?.[2] as { signal?: AbortSignal }).signal;
+    (calls.find((c) => c[0] === 'waitForSelector' && c[1] === sel)?.[2] as { signal?: AbortSignal } | undefined)
+      ?.signal;
   assert.equal(signalOf('#cancelled')?.aborted, true);
   assert.match(String((signalOf('#cancelled')?.reason as Error).message), /the script aborted the call/);
   assert.equal(signalOf('#kept')?.aborted, false);
   assert.deepEqual(
     calls.find((c) => c[0] === 'title'),
     ['title'],
+  );
+});
+
+test('a call the script aborts before the host has started it is never started', async () => {
+  const { m, calls } = membrane({ hang: ['waitForSelector'] });
+  assert.equal(
+    m.onHost(JSON.stringify({ op: 'call', id: 7, h: 1, m: 'waitForSelector', a: ['#never', { timeout: 1000 }] })),
+    '',
+  );
+  assert.equal(m.onHost(JSON.stringify({ op: 'cancel', id: 7 })), '');
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(
+    calls.filter((c) => c[0] === 'waitForSelector'),
+    [],
   );
 });
