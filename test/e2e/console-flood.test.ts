@@ -6,38 +6,21 @@
 // context closes, and that sends more than BACKLOG_DRAIN_BYTES of its events
 // before answering, is killed and replaced instead (browser-host.ts #discard).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
-import { capturingLogger, startTestService, type TestService } from '../helpers/service.js';
+import { WORKING_BESIDE } from '../helpers/scripts.js';
+import { capturingLogger, serviceFor } from '../helpers/service.js';
 import { alive } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const log = capturingLogger();
-let svc: TestService;
-
-before(async () => {
-  await fixtures.start();
-  svc = await startTestService(
-    { EGRESS_ALLOWLIST: fixtures.allowEntry, MAX_CONCURRENCY: '2', SCRIPT_TIMEOUT_MS: '8000' },
-    {},
-    log.logger,
-  );
-  await until(() => svc.service.browser.ready, 'the browser to be ready', { timeoutMs: 60_000 });
-});
-after(async () => {
-  await svc.close();
-  await fixtures.close();
-});
+const svc = serviceFor(fixtures, { MAX_CONCURRENCY: '2', SCRIPT_TIMEOUT_MS: '8000' }, {}, log.logger);
 
 const discarded = (): number => log.lines.filter((l) => String(l.msg).startsWith('chromium discarded')).length;
 
-/** Another request, working beside the flood for a few seconds (small calls: within its own CPU budget). */
-const BESIDE = `const end = Date.now() + 3000; let title;
-  while (Date.now() < end) { title = await page.title(); await new Promise((r) => setTimeout(r, 50)); }
-  return title`;
-
 test('a Chromium still flooding the pipe when its request ends is replaced, not drained; the next request is served', async () => {
+  await until(() => svc.service.browser.ready, 'the browser to be ready', { timeoutMs: 60_000 });
   const recycles = svc.service.browser.recycles;
   const before = new Set(svc.service.browser.pids);
   // Alone, the executor keeps up with the flood and nothing is left over; beside another request the
@@ -45,7 +28,7 @@ test('a Chromium still flooding the pipe when its request ends is replaced, not 
   // depends on the other request being seen working at a poll; on a loaded machine it may not be,
   // and then nothing is discarded (rightly). So: up to three tries, one discard expected.
   for (let attempt = 0; attempt < 3 && discarded() === 0; attempt++) {
-    const beside = svc.post({ url: fixtures.url('/example'), script: BESIDE });
+    const beside = svc.post({ url: fixtures.url('/example'), script: WORKING_BESIDE });
     // The page logs 2e5 lines of 1 kB; the script listens, lets it run, and returns while it still runs.
     const r = await svc.post({
       url: fixtures.url('/example'),

@@ -6,38 +6,18 @@
 // nothing stopped behind (the front continues it; it then exits with its
 // Chromium, which lost its pipe).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
-import { capturingLogger, startTestService, type TestService } from '../helpers/service.js';
+import { WORKING_BESIDE } from '../helpers/scripts.js';
+import { capturingLogger, serviceFor, startTestService } from '../helpers/service.js';
 import { alive, descendants, statFields } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const log = capturingLogger();
-let svc: TestService;
-
-before(async () => {
-  await fixtures.start();
-  svc = await startTestService(
-    { EGRESS_ALLOWLIST: fixtures.allowEntry, MAX_CONCURRENCY: '2', SCRIPT_TIMEOUT_MS: '8000' },
-    {},
-    log.logger,
-  );
-});
-after(async () => {
-  await svc.close();
-  await fixtures.close();
-});
+const svc = serviceFor(fixtures, { MAX_CONCURRENCY: '2', SCRIPT_TIMEOUT_MS: '8000' }, {}, log.logger);
 
 const BUSY = 'await page.evaluate(() => { for (;;) {} })';
-/**
- * Another request, working beside the busy one for a few seconds: small calls
- * (a request that only sleeps is idle, and nobody is paused for it), less in
- * all than its own CPU budget.
- */
-const BESIDE = `const end = Date.now() + 3000; let title;
-  while (Date.now() < end) { title = await page.title(); await new Promise((r) => setTimeout(r, 50)); }
-  return title`;
 
 const stopped = (pid: number): boolean => statFields(pid)?.[0] === 'T';
 
@@ -58,7 +38,7 @@ function stoppedChromium(): number[] {
 test('a busy renderer is stopped while another request runs, and runs again in between; the other is served', async () => {
   await until(() => svc.service.browser.ready, 'the browser to be ready', { timeoutMs: 60_000 });
   const busy = svc.post({ url: fixtures.url('/example'), script: BUSY });
-  const beside = svc.post({ url: fixtures.url('/example'), script: BESIDE });
+  const beside = svc.post({ url: fixtures.url('/example'), script: WORKING_BESIDE });
   const lanesSeen = new Set<number>();
   const sample = (): number[] => {
     const byLane = stoppedByLane();
@@ -84,7 +64,7 @@ test('an executor killed while it holds a renderer stopped leaves nothing stoppe
   const [executor] = svc.service.executors.pids;
   assert.ok(executor);
   const busy = svc.post({ url: fixtures.url('/example'), script: BUSY });
-  const beside = svc.post({ url: fixtures.url('/example'), script: BESIDE });
+  const beside = svc.post({ url: fixtures.url('/example'), script: WORKING_BESIDE });
   let paused: number | undefined;
   // Killed in the same turn as the renderer is seen stopped, so that it is still stopped when the executor dies.
   await until(

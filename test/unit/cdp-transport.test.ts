@@ -238,13 +238,19 @@ test('after retireContext, the events of that context’s sessions (and of their
   assert.equal(t.droppedEventBytes, event('PA', 4).length + event('WA', 5).length + event('FA', 8).length);
 });
 
-test('held, no message is handed on (the queue still bounded); let go, all arrive in order; a pipe that closes while held ends the hold', async () => {
+/** A transport whose messages' params.n are recorded in order, and its closes counted. */
+function numbered(): { fromChromium: PassThrough; t: BoundedPipeTransport; got: number[]; closes: () => number } {
   const fromChromium = new PassThrough();
   const t = new BoundedPipeTransport(new PassThrough(), fromChromium);
   const got: number[] = [];
   t.onmessage = (s) => got.push((JSON.parse(s) as { params: { n: number } }).params.n);
   let closes = 0;
   t.onclose = () => closes++;
+  return { fromChromium, t, got, closes: () => closes };
+}
+
+test('held, no message is handed on (the queue still bounded); let go, all arrive in order; a pipe that closes while held ends the hold', async () => {
+  const { fromChromium, t, got, closes } = numbered();
   fromChromium.write('{"method":"Runtime.consoleAPICalled","params":{"n":0}}\0');
   await turns(() => got.length === 1);
   t.hold(true);
@@ -267,28 +273,23 @@ test('held, no message is handed on (the queue still bounded); let go, all arriv
   await turns(() => false, 50);
   assert.equal(got.length, total + 1);
   fromChromium.destroy();
-  await turns(() => closes === 1, 1000);
+  await turns(() => closes() === 1, 1000);
   assert.equal(got.at(-1), -1, 'the last message still arrives');
-  assert.equal(closes, 1, 'and onclose after it');
+  assert.equal(closes(), 1, 'and onclose after it');
 });
 
 // A lane whose Chromium has just died can still be stopped by its watch (the browser's pid is a zombie, readable
 // in /proc, until the executor reaps it): the hold that brings must not keep the pipe's end from being told.
 test('a hold asked for after the pipe closed does not hold back its last messages or onclose', async () => {
-  const fromChromium = new PassThrough();
-  const t = new BoundedPipeTransport(new PassThrough(), fromChromium);
-  const got: number[] = [];
-  t.onmessage = (s) => got.push((JSON.parse(s) as { params: { n: number } }).params.n);
-  let closes = 0;
-  t.onclose = () => closes++;
+  const { fromChromium, t, got, closes } = numbered();
   fromChromium.end(
     '{"method":"Runtime.consoleAPICalled","params":{"n":1}}\0{"method":"Runtime.consoleAPICalled","params":{"n":2}}\0',
   );
   await turns(() => got.length === 1);
   t.hold(true);
-  await turns(() => closes === 1, 1000);
+  await turns(() => closes() === 1, 1000);
   assert.deepEqual(got, [1, 2]);
-  assert.equal(closes, 1);
+  assert.equal(closes(), 1);
 });
 
 test('backed up: a flood of events past the queue bound is, for BACKLOG_RECENT_MS after; one large answer is not', async () => {
