@@ -200,48 +200,64 @@ describe('the clipboard', () => {
       protocolTimeoutMs: 30_000,
       prewarmedContexts: 0,
       recycleAfterContexts: 0,
+      janitorIdleMs: 300,
       logger: silentLogger(),
     });
     try {
-      const a = await host.lease('clipboard-a');
-      let aClosed = false;
-      const probe = await host.lease('clipboard-probe');
-      try {
-        await a.page.setContent('<p>a</p>');
-        // Puppeteer's evaluate carries a user gesture, which execCommand('copy') needs.
-        const copied = await a.page.evaluate(`(() => {
-          const put = (e) => { e.clipboardData.setData('text/plain', ${JSON.stringify(TOKEN)}); e.preventDefault(); };
-          document.addEventListener('copy', put, true);
-          try { return document.execCommand('copy'); } finally { document.removeEventListener('copy', put, true); }
-        })()`);
-        assert.equal(copied, true, 'A copied');
-        await probe.page.setContent('<textarea id="t"></textarea>');
-        const paste = async (): Promise<string> => {
-          await probe.page.$eval('#t', (t) => ((t as unknown as { value: string }).value = ''));
-          await probe.page.focus('#t');
-          await probe.page.keyboard.press('KeyV', { commands: ['Paste'] });
-          return await probe.page.$eval('#t', (t) => (t as unknown as { value: string }).value);
-        };
-        // Control: while A's context is open, the probe does read the token (so an empty read below means emptied).
-        await until(async () => (await paste()) === TOKEN, 'the probe to read the token', {
-          timeoutMs: 15_000,
-          everyMs: 100,
-        });
-        // The emptying runs once A's context is closed.
-        await a.close();
-        aClosed = true;
-        await until(async () => (await paste()) === '', 'the clipboard to be emptied', {
-          timeoutMs: 15_000,
-          everyMs: 100,
-        });
-      } finally {
-        if (!aClosed) await a.close();
-        await probe.close();
-      }
+      await copyThenEnd(host, 'first');
+      // The janitor's page (a renderer of its own) is closed once no request ended for janitorIdleMs...
+      const probe = await host.lease('clipboard-contexts');
+      const browser = probe.page.browser();
+      assert.equal((await browser.defaultBrowserContext().pages()).length, 0, "Chromium's startup page is closed");
+      await until(() => browser.browserContexts().length === 2, 'the janitor to be closed (default + probe left)', {
+        timeoutMs: 15_000,
+      });
+      await probe.close();
+      // ...and the next request's end still empties the clipboard (from a new one).
+      await copyThenEnd(host, 'second');
     } finally {
       await host.close();
     }
   });
+
+  /** Request A copies TOKEN; a probe context reads it while A runs, and reads the clipboard emptied once A ended. */
+  async function copyThenEnd(host: BrowserHost, round: string): Promise<void> {
+    const a = await host.lease(`clipboard-a-${round}`);
+    let aClosed = false;
+    const probe = await host.lease(`clipboard-probe-${round}`);
+    try {
+      await a.page.setContent('<p>a</p>');
+      // Puppeteer's evaluate carries a user gesture, which execCommand('copy') needs.
+      const copied = await a.page.evaluate(`(() => {
+        const put = (e) => { e.clipboardData.setData('text/plain', ${JSON.stringify(TOKEN)}); e.preventDefault(); };
+        document.addEventListener('copy', put, true);
+        try { return document.execCommand('copy'); } finally { document.removeEventListener('copy', put, true); }
+      })()`);
+      assert.equal(copied, true, 'A copied');
+      await probe.page.setContent('<textarea id="t"></textarea>');
+      const paste = async (): Promise<string> => {
+        await probe.page.$eval('#t', (t) => ((t as unknown as { value: string }).value = ''));
+        await probe.page.focus('#t');
+        await probe.page.keyboard.press('KeyV', { commands: ['Paste'] });
+        return await probe.page.$eval('#t', (t) => (t as unknown as { value: string }).value);
+      };
+      // Control: while A's context is open, the probe does read the token (so an empty read below means emptied).
+      await until(async () => (await paste()) === TOKEN, 'the probe to read the token', {
+        timeoutMs: 15_000,
+        everyMs: 100,
+      });
+      // The emptying runs once A's context is closed.
+      await a.close();
+      aClosed = true;
+      await until(async () => (await paste()) === '', 'the clipboard to be emptied', {
+        timeoutMs: 15_000,
+        everyMs: 100,
+      });
+    } finally {
+      if (!aClosed) await a.close();
+      await probe.close();
+    }
+  }
 
   const routes: Record<string, string> = {
     'keyboard.press with commands: ["paste"]': `await page.keyboard.press('KeyV', { commands: ['paste'] })`,

@@ -3,7 +3,7 @@
 // request only, whichever other requests run at the same time; what the lane
 // held before the request is not the request's.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import type { BrowserHost, PageLease } from '../../src/browser/browser-host.js';
@@ -142,10 +142,23 @@ const browser = (pid: number, mb: number, cpuMs = 0): ProcessMemory => ({
  * 2001, …) that used no CPU yet. Polls an hour apart unless told: only leases
  * and releases move the CPU pause then.
  */
-function restingLanes(count: number, pauseMs = 3_000_000, pollMs = 3_600_000) {
+function restingLanes(count: number, pauseMs = 3_000_000, pollMs = HOUR_MS) {
   const made = lanes(count, 100, pauseMs, pollMs);
   for (let i = 1; i <= count; i++) made.procs.trees.set(1000 * i, [browser(1000 * i, 50), renderer(1000 * i + 1, 10)]);
   return made;
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * For watches polled an hour apart: the returned function runs every watch's
+ * next timed poll now. A request is read at its polls; another request's lease
+ * or release (or a context made ahead) reads it again only once it is past its
+ * budget (page-memory.ts recheck), as it then decides its pause.
+ */
+function handPolled(t: TestContext): () => void {
+  t.mock.timers.enable({ apis: ['setInterval'] });
+  return () => t.mock.timers.tick(HOUR_MS);
 }
 
 /** The renderer of lane `root` has used `cpuMs` of CPU, far past PAGE_CPU_BUDGET_MS unless told. */
@@ -372,11 +385,13 @@ test('a request past its CPU budget has its whole lane paused while another requ
   await b.close();
 });
 
-test('the busy renderer is stopped as soon as another request starts, and continued as soon as it ends', async () => {
+test('the busy renderer is stopped as soon as another request starts, and continued as soon as it ends', async (t) => {
   // Polls an hour apart: only the other request's start and end can move it.
   const { l, procs } = restingLanes(2);
+  const poll = handPolled(t);
   const a = await l.lease('req');
   busy(procs, 1000);
+  poll();
   const b = await l.lease('req');
   assert.deepEqual([...procs.stopped], [1000, 1001], 'its lane is stopped when the other request took its lane');
   await b.close();
@@ -385,10 +400,12 @@ test('the busy renderer is stopped as soon as another request starts, and contin
   await a.close();
 });
 
-test('a pause in progress ends with the request: its processes are continued at once', async () => {
+test('a pause in progress ends with the request: its processes are continued at once', async (t) => {
   const { l, procs } = restingLanes(2);
+  const poll = handPolled(t);
   const a = await l.lease('req');
   busy(procs, 1000);
+  poll();
   const b = await l.lease('req');
   assert.ok(procs.stopped.has(1001), 'the busy renderer is stopped');
   await a.close();
@@ -442,12 +459,14 @@ test('/proc: deprioritize moves every thread of a process to the lowest priority
 });
 
 // Attacks on the CPU pause (H15). Polls an hour apart: only leases and releases move the pause.
-test('two requests past their CPU budget are not left both stopped once the request they yielded to ends', async () => {
+test('two requests past their CPU budget are not left both stopped once the request they yielded to ends', async (t) => {
   const { l, procs } = restingLanes(3);
+  const poll = handPolled(t);
   const a = await l.lease('a');
   const b = await l.lease('b');
   busy(procs, 1000);
   busy(procs, 2000);
+  poll();
   const c = await l.lease('c');
   assert.deepEqual([...procs.stopped].sort(), [1000, 1001, 2000, 2001], 'both yield to the third request');
   await c.close();
@@ -487,7 +506,7 @@ test('a request past its CPU budget is not kept stopped beside a request that us
   await a.close();
 });
 
-test('CPU the request makes its lane’s GPU process spend (compositing an animated page) counts against its budget and is paused too', async () => {
+test('CPU the request makes its lane’s GPU process spend (compositing an animated page) counts against its budget and is paused too', async (t) => {
   // Measured (H15): an animated page of blurred layers made its lane's gpu-process use 2.6 s of CPU in 5 s while
   // its renderer used 0.18 s; nothing was lowered or stopped. Each lane's Chromium serves one request at a time.
   const gpu = (pid: number, cpuMs: number): ProcessMemory => ({
@@ -498,11 +517,13 @@ test('CPU the request makes its lane’s GPU process spend (compositing an anima
     depth: 2,
     cpuMs,
   });
-  const { l, procs } = lanes(2, 100, 3_000_000, 3_600_000);
+  const { l, procs } = lanes(2, 100, 3_000_000, HOUR_MS);
+  const poll = handPolled(t);
   procs.trees.set(1000, [browser(1000, 50), gpu(1002, 100), renderer(1001, 10)]);
   procs.trees.set(2000, [browser(2000, 50), gpu(2002, 100), renderer(2001, 10)]);
   const a = await l.lease('animated');
   procs.trees.set(1000, [browser(1000, 50), gpu(1002, 5_100), renderer(1001, 10, 1, 180)]);
+  poll();
   const b = await l.lease('innocent');
   assert.ok(procs.stopped.has(1002), 'the GPU process the animated page keeps busy is paused beside the innocent');
   // It serves the lane's next request, and a nice value cannot be lowered again: it is never moved to nice 19.
@@ -511,9 +532,10 @@ test('CPU the request makes its lane’s GPU process spend (compositing an anima
   await a.close();
 });
 
-test('a request that spreads its CPU over fresh renderers (cross-site navigations, frames, popups) is held to one budget', async () => {
+test('a request that spreads its CPU over fresh renderers (cross-site navigations, frames, popups) is held to one budget', async (t) => {
   // The budget is per process: each new renderer (a cross-site navigation swaps the process) starts at 0 ms.
   const { l, procs } = restingLanes(2);
+  const poll = handPolled(t);
   const a = await l.lease('hostile');
   // Ten renderers made during the request, 200 ms each: 2 s of the request's CPU, none over 250 ms.
   procs.trees.set(1000, [
@@ -521,6 +543,7 @@ test('a request that spreads its CPU over fresh renderers (cross-site navigation
     renderer(1001, 10),
     ...Array.from({ length: 10 }, (_, i) => renderer(1100 + i, 10, 1, 200)),
   ]);
+  poll();
   const b = await l.lease('innocent');
   assert.ok(
     procs.lowered.length > 0 && procs.stopped.size > 0,
@@ -530,11 +553,13 @@ test('a request that spreads its CPU over fresh renderers (cross-site navigation
   await a.close();
 });
 
-test("a paused lane's DevTools messages are held with it, and let go whenever it runs again", async () => {
+test("a paused lane's DevTools messages are held with it, and let go whenever it runs again", async (t) => {
   // Polls an hour apart: only the other request's start and end move it.
   const { l, procs, hosts } = restingLanes(2);
+  const poll = handPolled(t);
   const a = await l.lease('req');
   busy(procs, 1000);
+  poll();
   const b = await l.lease('req');
   assert.ok(procs.stopped.has(1000), 'its lane is stopped');
   assert.deepEqual(hosts[0]?.held, [true], 'and its messages held');
@@ -547,10 +572,12 @@ test("a paused lane's DevTools messages are held with it, and let go whenever it
   await c.close();
 });
 
-test('a request past its CPU budget yields while another lane makes the context its next request will get', async () => {
+test('a request past its CPU budget yields while another lane makes the context its next request will get', async (t) => {
   const { l, procs, hosts } = restingLanes(2);
+  const poll = handPolled(t);
   const a = await l.lease('req');
   busy(procs, 1000);
+  poll();
   const other = hosts[1] as FakeHost & { spares: () => void };
   other.makingSpares = true;
   other.spares();
@@ -581,13 +608,15 @@ test('a request takes a free lane with its context ready before one still making
   await Promise.all([second.close(), third.close()]);
 });
 
-test("while its lane is paused, a request's whenRunning waits for the lane to run again", async () => {
-  const { l, procs } = lanes(2, 100, 3_000_000, 3_600_000);
+test("while its lane is paused, a request's whenRunning waits for the lane to run again", async (t) => {
+  const { l, procs } = lanes(2, 100, 3_000_000, HOUR_MS);
+  const poll = handPolled(t);
   procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
   procs.trees.set(2000, [browser(2000, 50), renderer(2001, 10)]);
   const a = await l.lease('req');
   assert.equal(a.whenRunning(), undefined, 'running: nothing to wait for');
   procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10, 1, 5_000)]);
+  poll();
   const b = await l.lease('req');
   const waiting = a.whenRunning();
   assert.ok(waiting, 'paused: a promise');
@@ -619,16 +648,17 @@ test('a request past its CPU budget closes its context as heavy (a Chromium it l
 
 // A process that exits between two readings takes its CPU time out of /proc: not out of the request's budget,
 // and not out of what its lane did since the last poll.
-test('a request that does its work in renderers it lets exit (popups it closes, pages it leaves) is held to one budget', () => {
+test('a request that does its work in renderers it lets exit (popups it closes, pages it leaves) is held to one budget', (t) => {
+  const poll = handPolled(t);
   const procs = fakeProcs();
-  const watchdog = new PageMemoryWatchdog({ limitBytes: 100 * MB, source: procs.source, pollMs: 3_600_000 });
+  const watchdog = new PageMemoryWatchdog({ limitBytes: 100 * MB, source: procs.source, pollMs: HOUR_MS });
   procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10)]);
   const w = watchdog.watch(1000, () => undefined);
   try {
     // Ten renderers one after the other, 200 ms each, each gone before the next: 2 s of the request's CPU.
     for (let i = 0; i < 10 && !w.overBudget; i++) {
       procs.trees.set(1000, [browser(1000, 50), renderer(1001, 10), renderer(1100 + i, 10, 1, 200)]);
-      w.recheck();
+      poll();
     }
     assert.ok(w.overBudget, 'past its budget');
   } finally {
@@ -653,4 +683,24 @@ test('a lane whose renderer exits while its other processes work is still active
   } finally {
     w.stop();
   }
+});
+
+test("a request within its CPU budget is read at its own polls only, not again at each other request's lease and release", async () => {
+  // Each reading walks the lane in /proc (~1.4 ms of CPU): at every lease, release and context made ahead beside it.
+  const { l, procs, hosts } = restingLanes(2);
+  let reads = 0;
+  const tree = procs.source.tree.bind(procs.source);
+  procs.source.tree = (root) => {
+    if (root === 1000) reads++;
+    return tree(root);
+  };
+  const a = await l.lease('within');
+  assert.equal(reads, 1, 'one reading at its lease: the baseline is its first poll');
+  const b = await l.lease('other');
+  const other = hosts[1] as FakeHost & { spares: () => void };
+  other.makingSpares = true;
+  other.spares();
+  await b.close();
+  assert.equal(reads, 1, 'not read again beside the other request');
+  await a.close();
 });
