@@ -175,6 +175,11 @@ export class EgressGuard {
     return [this.#port, ...[...this.#sessions].map((s) => s.port)];
   }
 
+  /** Client connections open now (Chromium's, to any of the guard's ports). */
+  get openConnections(): number {
+    return this.#sockets.size;
+  }
+
   counts(): GuardCounts {
     return { ...this.#counts };
   }

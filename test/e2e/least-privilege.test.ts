@@ -201,6 +201,18 @@ describe('the executors and Chromium', () => {
     assert.equal(health.chromiumSandbox, true);
   });
 
+  test("the headless shell's GPU and network service run in its browser process (they were unsandboxed processes of its own)", async (t) => {
+    const health = (await (await request(`${base}/health`)).body.json()) as Record<string, unknown>;
+    if (health.chromium !== 'shell') return t.skip('the full browser keeps them apart');
+    const types = processes().chromium.map((p) => /--type=([\w-]+)/.exec(cmdline(p))?.[1] ?? 'browser');
+    assert.ok(types.includes('browser') && types.includes('renderer'), types.join(' '));
+    assert.ok(!types.includes('gpu-process'), types.join(' '));
+    assert.ok(
+      !processes().chromium.some((p) => cmdline(p).includes('network.mojom.NetworkService')),
+      'a network service process',
+    );
+  });
+
   test('every renderer of a real request runs under seccomp with no new privileges', async () => {
     const running = scrape('await new Promise((r) => setTimeout(r, 2500)); return await page.title()');
     let renderers: number[] = [];

@@ -4,7 +4,7 @@
 // back on (measured by a fresh-eyes attack: it did, on both binaries).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { chromiumArgs } from '../../src/browser/browser-host.js';
+import { SHELL_IN_PROCESS_ARGS, chromiumArgs } from '../../src/browser/browser-host.js';
 import { chromiumCommandLine } from '../../src/browser/chromium-process.js';
 
 for (const headless of ['shell', true] as const) {
@@ -18,3 +18,18 @@ for (const headless of ['shell', true] as const) {
     assert.match(disabled[0] ?? '', /DocumentPictureInPictureAPI/);
   });
 }
+
+test("the headless shell's in-process switches reach it merged: one --enable-features, and --disable-features keeps the guard's", () => {
+  const line = chromiumCommandLine(
+    { headless: 'shell', args: [...chromiumArgs(40000), ...SHELL_IN_PROCESS_ARGS], ignoreDefaultArgs: [] },
+    '/tmp/profile',
+  );
+  assert.ok(line.includes('--in-process-gpu'));
+  const enabled = line.filter((a) => a.startsWith('--enable-features='));
+  assert.equal(enabled.length, 1, enabled.join(' '));
+  assert.ok(enabled[0]?.split('=')[1]?.split(',').includes('NetworkServiceInProcess2'), enabled[0]);
+  const disabled = line.filter((a) => a.startsWith('--disable-features='));
+  assert.equal(disabled.length, 1, disabled.join(' '));
+  for (const f of ['DnsOverHttps', 'AsyncDns', 'WebRtcHideLocalIpsWithMdns'])
+    assert.ok(disabled[0]?.split('=')[1]?.split(',').includes(f), `${f} in ${disabled[0]}`);
+});
