@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import puppeteer, { type Browser } from 'puppeteer';
 import { Agent, request } from 'undici';
 import { PER_CONTEXT_FEATURES_OFF } from '../src/browser/browser-host.js';
-import { CHROMIUM_PATHS, type ChromiumMode } from '../src/config.js';
+import { CHROMIUM_PATHS, DEFAULT_IDLE_CHROMIUM_CLOSE_MS, type ChromiumMode } from '../src/config.js';
 import { descendants, freePort, statFields } from '../test/helpers/system.js';
 import { neighbour } from './neighbour.js';
 import { realPagesBench, realPagesReport } from './real-pages-bench.js';
@@ -423,8 +423,9 @@ async function benchMode(
   const servicePid = svc.child.pid as number;
   const body = { url: pageUrl, script: SCRIPT };
   for (let i = 0; i < 10; i++) await callService(svc.base, body);
-  // At rest: after the service's idle collection (5 s without work, src/service.ts) and once Chromium settled.
-  await new Promise((r) => setTimeout(r, 6000));
+  // At rest: after the service's idle collection (5 s without work, src/service.ts), after the
+  // Chromiums past the first slot's are closed (IDLE_CHROMIUM_CLOSE_MS), and once Chromium settled.
+  await new Promise((r) => setTimeout(r, Math.max(6000, DEFAULT_IDLE_CHROMIUM_CLOSE_MS + 2000)));
   const rest = await settledMemory(servicePid);
 
   const browser = await launchRaw(mode, [...MACHINE_ARGS, `--disable-features=${PER_CONTEXT_FEATURES_OFF.join(',')}`]);

@@ -103,6 +103,8 @@ export interface Config {
   readonly prewarmedIsolates: number;
   /** Chromium is replaced after this many contexts; 0: never. */
   readonly browserRecycleContexts: number;
+  /** An executor's Chromiums past its first are closed after this long with no request (relaunched on demand); 0: never. */
+  readonly idleChromiumCloseMs: number;
   /** On SIGTERM/SIGINT, how long running scripts may go on before they are ended. */
   readonly shutdownGraceMs: number;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
@@ -393,6 +395,9 @@ export function chooseChromium(
   return { chromium: mode, executablePath: CHROMIUM_PATHS[mode] };
 }
 
+/** IDLE_CHROMIUM_CLOSE_MS unless set (README, Configuration). */
+export const DEFAULT_IDLE_CHROMIUM_CLOSE_MS = 30_000;
+
 export function loadConfig(env: Env = process.env, detectMemoryMb: () => number = detectServiceMemoryMb): Config {
   const problems: string[] = [];
 
@@ -513,6 +518,7 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     prewarmedContexts: int('PREWARM_CONTEXTS', 2, 0, 64),
     prewarmedIsolates: int('PREWARM_ISOLATES', 2, 0, 64),
     browserRecycleContexts: int('BROWSER_RECYCLE_CONTEXTS', 1000, 0, 10_000_000),
+    idleChromiumCloseMs: int('IDLE_CHROMIUM_CLOSE_MS', DEFAULT_IDLE_CHROMIUM_CLOSE_MS, 0, 86_400_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     metricsToken: env.METRICS_TOKEN?.trim() ? env.METRICS_TOKEN.trim() : undefined,
     playground: playground !== 'off',

@@ -146,6 +146,7 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         logger: log.child({ lane }),
       }),
     watchdog: new PageMemoryWatchdog({ limitBytes: config.pageMemoryMb * 2 ** 20 }),
+    idleCloseMs: config.idleChromiumCloseMs,
     logger: log,
   });
   const sandboxes = new SandboxPool(

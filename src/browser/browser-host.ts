@@ -693,6 +693,25 @@ export class BrowserHost {
   }
 
   /**
+   * Closes this host's Chromium while no request's context is open in it (its
+   * contexts made ahead are dropped); the next lease launches another. Not a
+   * restart and not a recycle. Returns whether it was closed.
+   */
+  closeIdle(): boolean {
+    const gen = this.#current;
+    if (gen === undefined || this.#closed || this.#launching || gen.retiring || gen.successor) return false;
+    const spares = this.#spares.filter((s) => s.gen === gen).length;
+    if (gen.live - spares > 0) return false;
+    gen.retiring = true;
+    this.#retiring.add(gen);
+    this.#current = undefined;
+    clearTimeout(gen.janitorIdle);
+    this.#dropSpares((s) => s.gen === gen);
+    if (gen.live <= 0) background(this.#closeGeneration(gen), 'closing an idle Chromium', this.#opts.logger);
+    return true;
+  }
+
+  /**
    * Kills a Chromium at once (its process group) and launches the next, when
    * no other context than the closing request's is open in it: the next
    * context comes from the new one. Counted as a recycle, not a restart.

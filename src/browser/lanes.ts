@@ -47,6 +47,11 @@ export interface BrowserLanesOptions {
   /** Makes lane i's BrowserHost; onOutput is where its Chromium's stderr goes. */
   makeHost(index: number, onOutput: (text: string) => void, onSpares: () => void): BrowserHost;
   readonly watchdog: PageMemoryWatchdog;
+  /**
+   * After this long with every lane free, the Chromiums of lanes past the first
+   * are closed (each is relaunched when a request needs its lane); 0 or absent: never.
+   */
+  readonly idleCloseMs?: number;
   readonly logger: Logger;
 }
 
@@ -56,6 +61,8 @@ export class BrowserLanes {
   readonly #log: Logger;
   readonly #waiters: ((lane: Lane | undefined) => void)[] = [];
   readonly #watches = new Set<Watch>();
+  readonly #idleCloseMs: number;
+  #idleTimer: NodeJS.Timeout | undefined;
   #memoryKills = 0;
 
   constructor(opts: BrowserLanesOptions) {
@@ -79,6 +86,7 @@ export class BrowserLanes {
       return lane;
     });
     this.#watchdog = opts.watchdog;
+    this.#idleCloseMs = opts.idleCloseMs ?? 0;
     this.#log = opts.logger;
   }
 
@@ -154,6 +162,8 @@ export class BrowserLanes {
    * until it is closed; its traffic leaves through `proxy` (a name) when one is given.
    */
   async lease(requestId: string, proxy?: string): Promise<LaneLease> {
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
     const lane = this.#free() ?? (await this.#waitForLane());
     lane.busy = true;
     // The requests already running share the CPU with this one from now on (page-memory.ts PAGE_CPU_PAUSE_MS).
@@ -204,7 +214,26 @@ export class BrowserLanes {
     else {
       lane.busy = false;
       for (const w of this.#watches) w.recheck();
+      this.#closeWhenIdle();
     }
+  }
+
+  /**
+   * Once every lane has been free for idleCloseMs, the Chromiums of lanes past
+   * the first are closed: each is ~120 MB of PSS with its context made ahead
+   * (measured, headless shell), most of the service's memory at rest. Lane 0
+   * stays up, so a lone request is served as before; a request that needs
+   * another lane later waits for its Chromium's launch (~0.5 s), once per idle spell.
+   */
+  #closeWhenIdle(): void {
+    if (this.#idleCloseMs <= 0 || this.#lanes.some((l) => l.busy)) return;
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = setTimeout(() => {
+      this.#idleTimer = undefined;
+      for (const lane of this.#lanes.slice(1))
+        if (!lane.busy && lane.host.closeIdle()) this.#log.info({ lane: lane.index }, 'chromium closed while idle');
+    }, this.#idleCloseMs);
+    this.#idleTimer.unref();
   }
 
   #watched(lane: Lane, lease: PageLease): LaneLease {
@@ -288,6 +317,7 @@ export class BrowserLanes {
   }
 
   async close(): Promise<void> {
+    clearTimeout(this.#idleTimer);
     for (const w of this.#waiters.splice(0)) w(undefined);
     await Promise.all(this.#lanes.map((l) => l.host.close()));
     for (const w of this.#watches) w.stop();

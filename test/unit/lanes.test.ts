@@ -67,6 +67,7 @@ function fakeProcs(): {
 interface FakeHost {
   makingSpares: boolean;
   contextsReady: number;
+  idleCloses: number;
   /** Each lease's close: whether it was called as heavy (past its CPU budget). */
   readonly closes: (boolean | undefined)[];
   readonly held: boolean[];
@@ -88,6 +89,11 @@ function fakeHost(pid: number, outputs: Map<number, (t: string) => void>, onOutp
     makingSpares: false,
     held,
     closes,
+    idleCloses: 0,
+    closeIdle(this: { idleCloses: number }) {
+      this.idleCloses++;
+      return true;
+    },
     ready: true,
     sandboxed: true,
     restarts: 0,
@@ -101,7 +107,7 @@ function fakeHost(pid: number, outputs: Map<number, (t: string) => void>, onOutp
   } as unknown as BrowserHost;
 }
 
-function lanes(count: number, limitMb = 100, pauseMs = 0, pollMs = 5) {
+function lanes(count: number, limitMb = 100, pauseMs = 0, pollMs = 5, idleCloseMs = 0) {
   const procs = fakeProcs();
   const outputs = new Map<number, (t: string) => void>();
   /** Each lane's browser, and the lanes' hook that one of them started or finished a spare. */
@@ -114,6 +120,7 @@ function lanes(count: number, limitMb = 100, pauseMs = 0, pollMs = 5) {
       return h;
     },
     watchdog: new PageMemoryWatchdog({ limitBytes: limitMb * MB, source: procs.source, pollMs, pauseMs }),
+    idleCloseMs,
     logger: silentLogger(),
   });
   return { l, procs, outputs, hosts };
@@ -703,4 +710,24 @@ test("a request within its CPU budget is read at its own polls only, not again a
   await b.close();
   assert.equal(reads, 1, 'not read again beside the other request');
   await a.close();
+});
+
+test('once every lane has been free for idleCloseMs, the Chromiums past the first are closed; a lease before then keeps them', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const { l, hosts } = lanes(3, 100, 0, HOUR_MS, 1_000);
+  const closed = (): number[] => hosts.map((h) => h.idleCloses);
+  const a = await l.lease('a');
+  const b = await l.lease('b');
+  await a.close();
+  t.mock.timers.tick(5_000);
+  assert.deepEqual(closed(), [0, 0, 0], 'not while a lane is busy');
+  await b.close();
+  t.mock.timers.tick(999);
+  const c = await l.lease('c');
+  t.mock.timers.tick(5_000);
+  assert.deepEqual(closed(), [0, 0, 0], 'a lease within the idle time keeps them');
+  await c.close();
+  t.mock.timers.tick(1_000);
+  assert.deepEqual(closed(), [0, 1, 1], 'all free for idleCloseMs: every lane but the first');
+  await l.close();
 });
