@@ -3,7 +3,8 @@
 // of this network namespace, with its owner's uid). The egress process uses it
 // to take connections on a context's port only from the executors' user (their
 // Chromium), not from any other local process (issue 23, B3).
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+import { background } from '../background.js';
 
 export interface Endpoint {
   readonly address: string;
@@ -43,79 +44,173 @@ function plain(address: string): string {
   return [...h, ...middle, ...t].map((g) => Number.parseInt(g, 16).toString(16)).join(':');
 }
 
+/** What a lookup wants: the peer's socket (its local end `peer`, its remote end `local`), in procAddress's form. */
+interface Wanted {
+  readonly a: string;
+  readonly p: number;
+  readonly ra: string;
+  readonly rp: number;
+}
+
+function wanted(peer: Endpoint, local: Endpoint): Wanted {
+  return { a: plain(peer.address), p: peer.port, ra: plain(local.address), rp: local.port };
+}
+
+/** The owner's uid when `line` (of a socket table) is the wanted socket; null when it is another (or no socket). */
+function ownerOnLine(line: string, want: Wanted): number | undefined | null {
+  const f = line.trim().split(/\s+/);
+  if (f.length < 10) return null;
+  const [la = '', lp = ''] = (f[1] ?? '').split(':');
+  const [ra = '', rp = ''] = (f[2] ?? '').split(':');
+  if (Number.parseInt(lp, 16) !== want.p || Number.parseInt(rp, 16) !== want.rp) return null;
+  // A socket without inode (TIME_WAIT) is owned by nobody any more.
+  if (f[9] === '0') return null;
+  if (procAddress(la) !== want.a || procAddress(ra) !== want.ra) return null;
+  const uid = Number(f[7]);
+  return Number.isSafeInteger(uid) ? uid : undefined;
+}
+
 /**
  * The uid that owns the socket at `peer` connected to `local` (the peer's own
  * view: its local end is `peer`, its remote end `local`), from the text of the
  * socket tables; undefined when no such socket is listed (it is gone already).
  */
 export function ownerIn(tables: readonly string[], peer: Endpoint, local: Endpoint): number | undefined {
-  const want = { a: plain(peer.address), p: peer.port, ra: plain(local.address), rp: local.port };
+  const want = wanted(peer, local);
   for (const text of tables)
     for (const line of text.split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (f.length < 10) continue;
-      const [la = '', lp = ''] = (f[1] ?? '').split(':');
-      const [ra = '', rp = ''] = (f[2] ?? '').split(':');
-      if (Number.parseInt(lp, 16) !== want.p || Number.parseInt(rp, 16) !== want.rp) continue;
-      // A socket without inode (TIME_WAIT) is owned by nobody any more.
-      if (f[9] === '0') continue;
-      if (procAddress(la) !== want.a || procAddress(ra) !== want.ra) continue;
-      const uid = Number(f[7]);
-      return Number.isSafeInteger(uid) ? uid : undefined;
+      const uid = ownerOnLine(line, want);
+      if (uid !== null) return uid;
     }
   return undefined;
 }
 
+/** A socket table read in chunks as the kernel gives them; next() is undefined at its end. */
+export interface TableReader {
+  next(): Promise<string | undefined>;
+  close(): Promise<void>;
+}
+
+/** The real table: the kernel gives one page of lines per read. */
+async function openTable(path: string): Promise<TableReader> {
+  const handle = await open(path, 'r');
+  const buffer = Buffer.alloc(64 * 1024);
+  return {
+    async next() {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      return bytesRead === 0 ? undefined : buffer.toString('latin1', 0, bytesRead);
+    },
+    close: () => handle.close(),
+  };
+}
+
+interface Lookup {
+  readonly want: Wanted;
+  readonly done: (uid: number | undefined) => void;
+  readonly fail: (e: unknown) => void;
+}
+
 /**
- * Reading a table costs the kernel a walk of its whole connection hash (measured
- * here: ~5.5 ms of system CPU per read, whether it lists 300 sockets or one), so
- * only the table of the connection's family is read (a context's port listens on
- * 127.0.0.1: an IPv4 peer's socket is in /proc/net/tcp; a peer that came as
- * IPv4-mapped IPv6 is not found there and is refused), and one read serves every
- * lookup waiting for it: Chromium opens its connections in bursts.
+ * One pass over a table for a batch of lookups, stopping as soon as each has
+ * found its line. SECURITY-neutral, for cost: the kernel lists a table by
+ * walking its whole connection hash (262,144 buckets here), a little more with
+ * each page read; the walk to the end and the read that finds the end cost most
+ * (measured: ~5.4 ms of system CPU for a whole read of /proc/net/tcp, ~0.2 ms
+ * for its first page). A connection's socket is somewhere in that walk; the
+ * rest of the table is not read. Each lookup is answered once, with its line's
+ * owner, or undefined at the end of the table.
+ */
+async function scan(reader: TableReader, lookups: Lookup[]): Promise<void> {
+  let pending = lookups;
+  try {
+    let rest = '';
+    let header = true;
+    const match = (line: string): void => {
+      if (header) {
+        header = false;
+        return;
+      }
+      pending = pending.filter((l) => {
+        const uid = ownerOnLine(line, l.want);
+        if (uid === null) return true;
+        l.done(uid);
+        return false;
+      });
+    };
+    while (pending.length > 0) {
+      const chunk = await reader.next();
+      if (chunk === undefined) break;
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) if (pending.length > 0) match(line);
+    }
+    if (pending.length > 0 && rest !== '') match(rest);
+    for (const l of pending) l.done(undefined);
+  } catch (e) {
+    for (const l of pending) l.fail(e);
+  } finally {
+    await reader.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Lookups share passes over a table, but never one that started before the
+ * lookup (it might have passed the place of a socket accepted just before):
+ * a lookup while a pass runs waits for the next, shared by all that came meanwhile.
+ */
+function sharedScans(
+  path: string,
+  openReader: (path: string) => Promise<TableReader>,
+): (want: Wanted) => Promise<number | undefined> {
+  let queued: Lookup[] = [];
+  let running = false;
+  const run = async (): Promise<void> => {
+    try {
+      while (queued.length > 0) {
+        const batch = queued;
+        queued = [];
+        let reader: TableReader;
+        try {
+          reader = await openReader(path);
+        } catch (e) {
+          for (const l of batch) l.fail(e);
+          continue;
+        }
+        await scan(reader, batch);
+      }
+    } finally {
+      running = false;
+    }
+  };
+  return (want) =>
+    new Promise<number | undefined>((done, fail) => {
+      queued.push({ want, done, fail });
+      // Started a turn later: the connections accepted in one turn (a burst) share the pass.
+      if (!running) {
+        running = true;
+        setImmediate(() => background(run(), 'reading the socket table'));
+      }
+    });
+}
+
+/**
+ * Only the table of the connection's family is read (a context's port listens
+ * on 127.0.0.1: an IPv4 peer's socket is in /proc/net/tcp; a peer that came as
+ * IPv4-mapped IPv6 is not found there and is refused), and one pass serves
+ * every lookup waiting for it: Chromium opens its connections in bursts.
  */
 export function peerUidReader(
-  read: (path: string) => Promise<string> = (path) => readFile(path, 'utf8'),
+  openReader: (path: string) => Promise<TableReader> = openTable,
 ): (peer: Endpoint, local: Endpoint) => Promise<number | undefined> {
-  const readers = new Map<string, () => Promise<string>>();
-  const fresh = (path: string): Promise<string> => {
-    let reader = readers.get(path);
-    if (!reader) {
-      reader = coalesced(() => read(path));
-      readers.set(path, reader);
-    }
-    return reader();
-  };
+  const v4 = sharedScans(TABLES[0], openReader);
+  const v6 = sharedScans(TABLES[1], openReader);
   return async (peer, local) => {
-    const v4 = plain(local.address).includes('.');
-    const tables = v4 ? [await fresh(TABLES[0])] : await Promise.all(TABLES.map((t) => fresh(t).catch(() => '')));
-    return ownerIn(tables, peer, local);
+    const want = wanted(peer, local);
+    if (want.ra.includes('.')) return await v4(want);
+    // An IPv6 listener: its peer may be in either table; a table that cannot be read lists nothing.
+    return (await v6(want).catch(() => undefined)) ?? (await v4(want).catch(() => undefined));
   };
 }
 
-/**
- * Calls of the result share reads of `read`, but never one that started before
- * the call (it might not list a socket accepted just before the call): a call
- * while a read is in flight waits for the next, shared by all that came meanwhile.
- */
-function coalesced(read: () => Promise<string>): () => Promise<string> {
-  let inFlight: Promise<string> | undefined;
-  let queued: Promise<string> | undefined;
-  const next = (): Promise<string> => {
-    if (!inFlight) {
-      inFlight = read().finally(() => (inFlight = undefined));
-      return inFlight;
-    }
-    queued ??= inFlight
-      .catch(() => '')
-      .then(() => {
-        queued = undefined;
-        return next();
-      });
-    return queued;
-  };
-  return next;
-}
-
-/** The owner of a loopback peer, from this network namespace's tables (reads shared, see peerUidReader). */
+/** The owner of a loopback peer, from this network namespace's tables (passes shared, see peerUidReader). */
 export const loopbackPeerUid = peerUidReader();

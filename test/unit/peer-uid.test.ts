@@ -4,9 +4,20 @@
 import assert from 'node:assert/strict';
 import { createServer, connect, type Socket } from 'node:net';
 import { test } from 'node:test';
-import { loopbackPeerUid, ownerIn, peerUidReader, procAddress } from '../../src/egress/peer-uid.js';
+import { loopbackPeerUid, ownerIn, peerUidReader, procAddress, type TableReader } from '../../src/egress/peer-uid.js';
 
 const HEADER = '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode';
+
+/** A table that gives `chunks` one per read (as the kernel gives a page of lines per read), counting the reads. */
+function chunked(chunks: readonly string[]): TableReader & { reads: number; closed: boolean } {
+  const t = {
+    reads: 0,
+    closed: false,
+    next: async (): Promise<string | undefined> => chunks[t.reads++],
+    close: async (): Promise<void> => void (t.closed = true),
+  };
+  return t;
+}
 
 test('addresses as /proc/net/tcp and tcp6 write them', () => {
   assert.equal(procAddress('0100007F'), '127.0.0.1');
@@ -53,12 +64,12 @@ test('a burst of lookups shares reads of the table, but none uses a read that st
   const line = '   3: 0100007F:C350 0100007F:9C40 01 00000000:00000000 00:00000000 00000000   999        0 113 1';
   const reads: Array<{ path: string; done: (text: string) => void }> = [];
   const lookup = peerUidReader(
-    (path) => new Promise<string>((resolve) => reads.push({ path, done: (text) => resolve(text) })),
+    (path) => new Promise<TableReader>((resolve) => reads.push({ path, done: (text) => resolve(chunked([text])) })),
   );
   const peer = { address: '127.0.0.1', port: 0xc350 };
   const local = { address: '127.0.0.1', port: 0x9c40 };
   const first = lookup(peer, local);
-  await Promise.resolve();
+  await new Promise((r) => setImmediate(r));
   assert.equal(reads.length, 1);
   assert.equal(reads[0]?.path, '/proc/net/tcp', 'an IPv4 connection: the IPv4 table only');
   // Ten more arrive while that read is in flight: it may predate their sockets.
@@ -71,4 +82,50 @@ test('a burst of lookups shares reads of the table, but none uses a read that st
   reads[1]?.done(`${HEADER}\n${line}`);
   assert.deepEqual(await Promise.all(burst), Array<number>(10).fill(999));
   assert.equal(reads.length, 2);
+});
+
+const LINE = '   3: 0100007F:C350 0100007F:9C40 01 00000000:00000000 00:00000000 00000000   999        0 113 1';
+const OTHER = (i: number): string =>
+  `   ${i}: 0100007F:${(0x1000 + i).toString(16).toUpperCase()} 0100007F:9C40 01 00000000:00000000 00:00000000 00000000   999        0 ${200 + i} 1`;
+const PEER = { address: '127.0.0.1', port: 0xc350 };
+const LOCAL = { address: '127.0.0.1', port: 0x9c40 };
+
+test("a lookup stops reading the table at its socket's line (the rest of the kernel's walk is not paid), and closes it", async () => {
+  const table = chunked([`${HEADER}\n${OTHER(1)}\n`, `${OTHER(2)}\n${LINE}\n`, `${OTHER(4)}\n`, `${OTHER(5)}\n`]);
+  const lookup = peerUidReader(async () => table);
+  assert.equal(await lookup(PEER, LOCAL), 999);
+  assert.equal(table.reads, 2, 'two pages read of four');
+  assert.ok(table.closed);
+});
+
+test('a line split between two reads is found; a socket not listed is read to the end of the table and owned by nobody', async () => {
+  const cut = 40;
+  const split = chunked([`${HEADER}\n${OTHER(1)}\n${LINE.slice(0, cut)}`, `${LINE.slice(cut)}\n${OTHER(4)}\n`]);
+  assert.equal(await peerUidReader(async () => split)(PEER, LOCAL), 999);
+  const without = chunked([`${HEADER}\n${OTHER(1)}\n`, `${OTHER(4)}`]);
+  assert.equal(await peerUidReader(async () => without)(PEER, LOCAL), undefined);
+  assert.equal(without.reads, 3, 'to the end (the third read finds it)');
+  assert.ok(without.closed);
+});
+
+test('lookups sharing a pass each get their own line; the pass goes on while one still looks', async () => {
+  const other = { address: '127.0.0.1', port: 0x1000 + 4 };
+  const tables: ReturnType<typeof chunked>[] = [];
+  const lookup = peerUidReader(async () => {
+    const t = chunked([`${HEADER}\n${LINE}\n`, `${OTHER(2)}\n`, `${OTHER(4)}\n`, `${OTHER(5)}\n`]);
+    tables.push(t);
+    return t;
+  });
+  const [a, b] = await Promise.all([lookup(PEER, LOCAL), lookup(other, LOCAL)]);
+  assert.equal(a, 999);
+  assert.equal(b, 999);
+  assert.equal(tables.length, 1, 'one pass for both');
+  assert.equal(tables[0]?.reads, 3, 'until the second found its line');
+});
+
+test('a table that cannot be read fails the lookups waiting for it (the guard then closes those connections)', async () => {
+  const lookup = peerUidReader(() => Promise.reject(new Error('EACCES')));
+  await assert.rejects(lookup(PEER, LOCAL), /EACCES/);
+  const failing: TableReader = { next: () => Promise.reject(new Error('EIO')), close: async () => undefined };
+  await assert.rejects(peerUidReader(async () => failing)(PEER, LOCAL), /EIO/);
 });
