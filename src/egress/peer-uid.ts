@@ -149,7 +149,14 @@ async function scan(reader: TableReader, lookups: Lookup[]): Promise<void> {
   } catch (e) {
     for (const l of pending) l.fail(e);
   } finally {
-    await reader.close().catch(() => undefined);
+    // SECURITY (availability): a close that throws, even synchronously, must not
+    // end the loop in sharedScans with lookups still queued (they would wait, and
+    // their connections stay paused, until some later lookup started a pass).
+    try {
+      await reader.close();
+    } catch {
+      // The table's handle is gone either way.
+    }
   }
 }
 

@@ -129,3 +129,92 @@ test('a table that cannot be read fails the lookups waiting for it (the guard th
   const failing: TableReader = { next: () => Promise.reject(new Error('EIO')), close: async () => undefined };
   await assert.rejects(peerUidReader(async () => failing)(PEER, LOCAL), /EIO/);
 });
+
+// Fresh-eyes attack on the paged reading (issue 20): each lookup gets its own socket's owner, never a pass's
+// that started before it, and an IPv6 line cut between two reads is read whole.
+const owned = (i: number, uid: number): string =>
+  `   ${i}: 0100007F:${(0x1000 + i).toString(16).toUpperCase()} 0100007F:9C40 01 00000000:00000000 00:00000000 00000000 ${uid}        0 ${300 + i} 1`;
+
+test("lookups sharing a pass each get their own socket's owner, not another's on the same page", async () => {
+  const lookup = peerUidReader(async () => chunked([`${HEADER}\n${owned(1, 1000)}\n${owned(2, 999)}\n`]));
+  const at = (i: number): Promise<number | undefined> => lookup({ address: '127.0.0.1', port: 0x1000 + i }, LOCAL);
+  assert.deepEqual(await Promise.all([at(2), at(1), at(3)]), [999, 1000, undefined]);
+});
+
+test('a lookup that arrives while a pass is part way through the table is not answered by the rest of that pass', async () => {
+  // The pass's second page lists the socket (as the kernel would once it exists): still, the late lookup
+  // must wait for a pass of its own, which here does not list it.
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((r) => (release = r));
+  const pages = [`${HEADER}\n${OTHER(1)}\n`, `${LINE}\n`];
+  let passes = 0;
+  const lookup = peerUidReader(async () => {
+    passes++;
+    if (passes > 1) return chunked([`${HEADER}\n${OTHER(1)}\n`]);
+    let n = 0;
+    return {
+      next: async () => {
+        if (n === 1) await gate;
+        return pages[n++];
+      },
+      close: async () => undefined,
+    };
+  });
+  const early = lookup({ address: '127.0.0.1', port: 0x1000 + 9 }, LOCAL);
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  const late = lookup(PEER, LOCAL);
+  release();
+  assert.equal(await early, undefined);
+  assert.equal(await late, undefined, 'answered from a pass that started before it');
+  assert.equal(passes, 2);
+});
+
+test('an IPv6 line cut between two reads is found whole (a listener on ::1)', async () => {
+  const v6Header =
+    '  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode';
+  // Peer [::1]:50000 connected to [::1]:40000, owned by 999.
+  const v6Line =
+    '   0: 00000000000000000000000001000000:C350 00000000000000000000000001000000:9C40 01 00000000:00000000 00:00000000 00000000   999        0 4242 1 0000000000000000 20 4 30 10 -1';
+  for (const cut of [10, 45, 90, 130]) {
+    const paths: string[] = [];
+    const lookup = peerUidReader(async (path) => {
+      paths.push(path);
+      return path.endsWith('tcp6')
+        ? chunked([`${v6Header}\n${v6Line.slice(0, cut)}`, `${v6Line.slice(cut)}\n`])
+        : chunked([`${HEADER}\n`]);
+    });
+    assert.equal(
+      await lookup({ address: '::1', port: 0xc350 }, { address: '::1', port: 0x9c40 }),
+      999,
+      `cut at ${cut}`,
+    );
+    assert.deepEqual(paths, ['/proc/net/tcp6']);
+  }
+});
+
+test('a table whose closing throws does not leave the lookups that came meanwhile waiting for ever', async () => {
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((r) => (release = r));
+  let passes = 0;
+  const lookup = peerUidReader(async () => {
+    passes++;
+    const t = chunked([`${HEADER}\n${LINE}\n`]);
+    return {
+      next: async () => {
+        await gate;
+        return await t.next();
+      },
+      close: () => {
+        throw new Error('EBADF');
+      },
+    };
+  });
+  const first = lookup(PEER, LOCAL);
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  assert.equal(passes, 1, 'the first pass is under way');
+  const second = lookup(PEER, LOCAL);
+  release();
+  assert.equal(await first, 999);
+  assert.equal(await second, 999);
+  assert.equal(passes, 2);
+});
