@@ -16,6 +16,8 @@ const DROPPED_LOGGED = 20;
 export const RELAUNCH_BACKOFF_MS = 500;
 /** How long the clipboard janitor's page is kept after the last request ended (see #closeJanitorWhenIdle). */
 export const JANITOR_IDLE_MS = 5_000;
+/** How long a lease waits for the clipboard emptying after the previous request (see #clipboardEmptied). */
+export const CLIPBOARD_WAIT_MS = 5_000;
 /**
  * What a heavy request's backed-up Chromium may send of the request's events
  * (dropped unread) before it answers the closing of the context, before it is
@@ -244,8 +246,8 @@ interface Generation {
   janitor: Promise<Page> | undefined;
   /** Closes the janitor's context once no request has ended for JANITOR_IDLE_MS. */
   janitorIdle: NodeJS.Timeout | undefined;
-  /** A clipboard emptying is running; `again` asks for one more after it. */
-  clearing: { again: boolean } | undefined;
+  /** A clipboard emptying is running; `again` asks for one more after it; `done` settles when it ends. */
+  clearing: { again: boolean; done: Promise<void> | undefined } | undefined;
 }
 
 export class BrowserHost {
@@ -449,6 +451,12 @@ export class BrowserHost {
    * and the omnibox popups were turned off, see PER_CONTEXT_FEATURES_OFF).
    */
   async lease(requestId: string, proxy?: string): Promise<PageLease> {
+    // SECURITY: the previous request's end empties the clipboard in the
+    // background; the next request does not start before that is done. The
+    // janitor's page is made again after an idle spell (#closeJanitorWhenIdle),
+    // so that emptying can take a renderer's launch, during which a page given
+    // at once (a context made ahead) held what the request before had copied.
+    await this.#clipboardEmptied();
     const lease = await this.#take();
     // SECURITY: the context's traffic is the request's from here; before (a spare)
     // the guard carried none of it, and after close() it carries none again. It
@@ -643,7 +651,7 @@ export class BrowserHost {
       gen.clearing.again = true;
       return;
     }
-    const state = { again: false };
+    const state: NonNullable<Generation['clearing']> = { again: false, done: undefined };
     gen.clearing = state;
     clearTimeout(gen.janitorIdle);
     const run = async (): Promise<void> => {
@@ -656,19 +664,38 @@ export class BrowserHost {
         await page.evaluate(CLEAR_CLIPBOARD);
       } while (state.again && gen.browser.connected);
     };
-    background(
-      run()
-        .catch((e: unknown) => {
-          gen.janitor = undefined;
-          if (gen.browser.connected) this.#opts.logger.warn({ err: String(e) }, 'emptying the clipboard failed');
-        })
-        .finally(() => {
-          gen.clearing = undefined;
-          this.#closeJanitorWhenIdle(gen);
-        }),
-      'emptying the clipboard',
-      this.#opts.logger,
-    );
+    state.done = run()
+      .catch((e: unknown) => {
+        gen.janitor = undefined;
+        if (gen.browser.connected) this.#opts.logger.warn({ err: String(e) }, 'emptying the clipboard failed');
+      })
+      .finally(() => {
+        gen.clearing = undefined;
+        this.#closeJanitorWhenIdle(gen);
+      });
+    background(state.done, 'emptying the clipboard', this.#opts.logger);
+  }
+
+  /**
+   * The clipboard emptyings running now have ended (in every Chromium of the
+   * host), or CLIPBOARD_WAIT_MS has passed: each step of one is a DevTools call,
+   * bounded by the protocol timeout, but a lease does not wait that long.
+   */
+  async #clipboardEmptied(): Promise<void> {
+    const running = [...this.#retiring, ...(this.#current ? [this.#current] : [])]
+      .map((g) => g.clearing?.done)
+      .filter((d) => d !== undefined);
+    if (running.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([
+      Promise.all(running).then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), CLIPBOARD_WAIT_MS).unref();
+      }),
+    ]);
+    clearTimeout(timer);
+    if (late)
+      this.#opts.logger.warn({ ms: CLIPBOARD_WAIT_MS }, 'a lease did not wait longer for the clipboard to be emptied');
   }
 
   /**

@@ -220,6 +220,74 @@ describe('the clipboard', () => {
     }
   });
 
+  test("a request leased as the janitor's page is being made again (after an idle spell) does not read the clipboard of the request before", async () => {
+    // Attack (fresh eyes, issue 20): the janitor is closed when idle and made again by the next request's end,
+    // a renderer's launch during which the lane was already free; a context made ahead is leased at once.
+    const host = new BrowserHost({
+      executablePath: svc.service.config.executablePath,
+      chromium: svc.service.config.chromium,
+      guardPort: 9,
+      openEgress: () => Promise.resolve(new EgressSession(undefined, 9, () => undefined)),
+      protocolTimeoutMs: 30_000,
+      prewarmedContexts: 2,
+      recycleAfterContexts: 0,
+      janitorIdleMs: 1000,
+      logger: silentLogger(),
+    });
+    try {
+      // A first request's end makes the janitor, which is closed once idle.
+      const first = await host.lease('janitor-first');
+      const browser = first.page.browser();
+      await first.close();
+      await until(() => browser.browserContexts().length === 4, 'the janitor made (default + two spares + janitor)', {
+        timeoutMs: 15_000,
+      });
+      await until(() => browser.browserContexts().length === 3, 'the janitor to be closed (default + two spares)', {
+        timeoutMs: 15_000,
+      });
+      const a = await host.lease('janitor-a');
+      await until(() => host.contextsReady > 0, 'a context made ahead for the next request', { timeoutMs: 15_000 });
+      await a.page.setContent('<textarea id="t"></textarea>');
+      const paste = async (page: typeof a.page): Promise<string> => {
+        await page.$eval('#t', (t) => ((t as unknown as { value: string }).value = ''));
+        await page.focus('#t');
+        await page.keyboard.press('KeyV', { commands: ['Paste'] });
+        return await page.$eval('#t', (t) => (t as unknown as { value: string }).value);
+      };
+      const copy = (): Promise<unknown> =>
+        a.page.evaluate(`(() => {
+          const put = (e) => { e.clipboardData.setData('text/plain', ${JSON.stringify(TOKEN)}); e.preventDefault(); };
+          document.addEventListener('copy', put, true);
+          try { return document.execCommand('copy'); } finally { document.removeEventListener('copy', put, true); }
+        })()`);
+      // Control: a paste in this Chromium reads the token once A copied it (copied again each try: the
+      // janitor's context, closing just before, may empty the clipboard as it goes).
+      await until(async () => (await copy()) === true && (await paste(a.page)) === TOKEN, 'A to read its own token', {
+        timeoutMs: 15_000,
+        everyMs: 100,
+      });
+      await a.close();
+      const b = await host.lease('janitor-b');
+      try {
+        // At once, on the blank page B was given (no navigation first): the soonest a page could read.
+        await b.page.evaluate(`document.body.contentEditable = 'true'; document.body.focus()`);
+        await b.page.keyboard.press('KeyV', { commands: ['Paste'] });
+        assert.equal(await b.page.evaluate('document.body.innerText'), '', "B read A's clipboard");
+        // Control: B's paste does read what is there (its own copy).
+        await b.page.evaluate(
+          `document.addEventListener('copy', (e) => { e.clipboardData.setData('text/plain', 'B-OWN'); e.preventDefault() }, true); document.execCommand('copy')`,
+        );
+        await b.page.evaluate(`document.body.focus()`);
+        await b.page.keyboard.press('KeyV', { commands: ['Paste'] });
+        assert.match(String(await b.page.evaluate('document.body.innerText')), /B-OWN/);
+      } finally {
+        await b.close();
+      }
+    } finally {
+      await host.close();
+    }
+  });
+
   /** Request A copies TOKEN; a probe context reads it while A runs, and reads the clipboard emptied once A ended. */
   async function copyThenEnd(host: BrowserHost, round: string): Promise<void> {
     const a = await host.lease(`clipboard-a-${round}`);
