@@ -677,18 +677,18 @@ export class BrowserHost {
   }
 
   /**
-   * The clipboard emptyings running now have ended (in every Chromium of the
-   * host), or CLIPBOARD_WAIT_MS has passed: each step of one is a DevTools call,
-   * bounded by the protocol timeout, but a lease does not wait that long.
+   * The clipboard emptying running in the current Chromium (where the lease
+   * comes from; a retiring one makes no more contexts, and each Chromium has a
+   * clipboard of its own) has ended, or CLIPBOARD_WAIT_MS has passed: each step
+   * of one is a DevTools call, bounded by the protocol timeout, but a lease does
+   * not wait that long.
    */
   async #clipboardEmptied(): Promise<void> {
-    const running = [...this.#retiring, ...(this.#current ? [this.#current] : [])]
-      .map((g) => g.clearing?.done)
-      .filter((d) => d !== undefined);
-    if (running.length === 0) return;
+    const running = this.#current?.clearing?.done;
+    if (running === undefined) return;
     let timer: NodeJS.Timeout | undefined;
     const late = await Promise.race([
-      Promise.all(running).then(() => false),
+      running.then(() => false),
       new Promise<boolean>((resolve) => {
         timer = setTimeout(() => resolve(true), CLIPBOARD_WAIT_MS).unref();
       }),
