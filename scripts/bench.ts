@@ -141,6 +141,9 @@ function memory(servicePid: number): {
  * soak, so that the two are compared alike.
  */
 async function settledMemory(servicePid: number): Promise<ReturnType<typeof memory>> {
+  // At rest: after the service's idle collection (5 s without work, src/service.ts) and after the
+  // Chromiums past the first slot's are closed (IDLE_CHROMIUM_CLOSE_MS, the default: the bench sets none).
+  await new Promise((r) => setTimeout(r, Math.max(6000, DEFAULT_IDLE_CHROMIUM_CLOSE_MS + 2000)));
   let m = memory(servicePid);
   for (let waited = 0, still = 0; waited < 30 && still < 5; waited++) {
     await new Promise((r) => setTimeout(r, 1000));
@@ -423,9 +426,6 @@ async function benchMode(
   const servicePid = svc.child.pid as number;
   const body = { url: pageUrl, script: SCRIPT };
   for (let i = 0; i < 10; i++) await callService(svc.base, body);
-  // At rest: after the service's idle collection (5 s without work, src/service.ts), after the
-  // Chromiums past the first slot's are closed (IDLE_CHROMIUM_CLOSE_MS), and once Chromium settled.
-  await new Promise((r) => setTimeout(r, Math.max(6000, DEFAULT_IDLE_CHROMIUM_CLOSE_MS + 2000)));
   const rest = await settledMemory(servicePid);
 
   const browser = await launchRaw(mode, [...MACHINE_ARGS, `--disable-features=${PER_CONTEXT_FEATURES_OFF.join(',')}`]);
@@ -638,7 +638,6 @@ async function prewarmSweep(
     const body = { url: pageUrl, script: SCRIPT };
     const call = (): Promise<ServiceSample> => callService(svc.base, body);
     for (let i = 0; i < 10; i++) await call();
-    await new Promise((r) => setTimeout(r, 6000));
     const rest = await settledMemory(svc.child.pid as number);
     const floor: number[] = [];
     const b2b: number[] = [];
@@ -810,7 +809,6 @@ async function soak(
   ];
   for (let i = 0; i < 20; i++) await callService(svc.base, { url: pageUrl, script: SCRIPT });
   // After the service's idle collection (5 s without work, src/service.ts), as after the soak.
-  await new Promise((r) => setTimeout(r, 8000));
   const before = await settledMemory(pid);
   const heapBefore = await heap(svc.base);
   console.log(`soak: ${n} mixed requests at 4 clients; before:`, before, heapBefore);
@@ -837,7 +835,6 @@ async function soak(
   );
   const secs = (performance.now() - t0) / 1000;
   // The service collects its heap after 5 s without work (src/service.ts): sampled after that.
-  await new Promise((r) => setTimeout(r, 8000));
   const after = await settledMemory(pid);
   const heapAfter = await heap(svc.base);
   await svc.stop();
