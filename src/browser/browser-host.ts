@@ -727,13 +727,8 @@ export class BrowserHost {
   closeIdle(): boolean {
     const gen = this.#current;
     if (gen === undefined || this.#closed || this.#launching || gen.retiring || gen.successor) return false;
-    const spares = this.#spares.filter((s) => s.gen === gen).length;
-    if (gen.live - spares > 0) return false;
-    gen.retiring = true;
-    this.#retiring.add(gen);
-    this.#current = undefined;
-    clearTimeout(gen.janitorIdle);
-    this.#dropSpares((s) => s.gen === gen);
+    if (this.#requestContexts(gen) > 0) return false;
+    this.#retire(gen);
     if (gen.live <= 0) background(this.#closeGeneration(gen), 'closing an idle Chromium', this.#opts.logger);
     return true;
   }
@@ -744,12 +739,8 @@ export class BrowserHost {
    * context comes from the new one. Counted as a recycle, not a restart.
    */
   #discard(gen: Generation): void {
-    const spares = this.#spares.filter((s) => s.gen === gen).length;
-    if (gen.retiring || gen.live - spares > 1 || this.#closed) return;
-    gen.retiring = true;
-    this.#retiring.add(gen);
-    if (this.#current === gen) this.#current = undefined;
-    this.#dropSpares((s) => s.gen === gen);
+    if (gen.retiring || this.#requestContexts(gen) > 1 || this.#closed) return;
+    this.#retire(gen);
     this.#recycles++;
     this.#opts.logger.info(
       { recycles: this.#recycles, pid: gen.chromium.pid },
@@ -757,6 +748,24 @@ export class BrowserHost {
     );
     gen.chromium.kill();
     this.#get().catch((e: unknown) => this.#opts.logger.error({ err: String(e) }, 'chromium relaunch failed'));
+  }
+
+  /** Contexts open in gen for requests (its spares not counted). */
+  #requestContexts(gen: Generation): number {
+    return gen.live - this.#spares.filter((s) => s.gen === gen).length;
+  }
+
+  /**
+   * gen makes no more contexts: it is no longer the current Chromium, its
+   * contexts made ahead are closed, and it is closed once its last context is
+   * (#contextGone; the caller closes it now if none is open).
+   */
+  #retire(gen: Generation): void {
+    gen.retiring = true;
+    this.#retiring.add(gen);
+    if (this.#current === gen) this.#current = undefined;
+    clearTimeout(gen.janitorIdle);
+    this.#dropSpares((s) => s.gen === gen);
   }
 
   #contextGone(gen: Generation): void {
@@ -779,10 +788,8 @@ export class BrowserHost {
           return next.chromium.close();
         }
         this.#current = next;
-        gen.retiring = true;
-        this.#retiring.add(gen);
+        this.#retire(gen);
         this.#recycles++;
-        this.#dropSpares((s) => s.gen === gen);
         this.#opts.logger.info(
           { recycles: this.#recycles, contexts: gen.served, pid: next.chromium.pid },
           'chromium recycled',

@@ -70,21 +70,6 @@ function ownerOnLine(line: string, want: Wanted): number | undefined | null {
   return Number.isSafeInteger(uid) ? uid : undefined;
 }
 
-/**
- * The uid that owns the socket at `peer` connected to `local` (the peer's own
- * view: its local end is `peer`, its remote end `local`), from the text of the
- * socket tables; undefined when no such socket is listed (it is gone already).
- */
-export function ownerIn(tables: readonly string[], peer: Endpoint, local: Endpoint): number | undefined {
-  const want = wanted(peer, local);
-  for (const text of tables)
-    for (const line of text.split('\n').slice(1)) {
-      const uid = ownerOnLine(line, want);
-      if (uid !== null) return uid;
-    }
-  return undefined;
-}
-
 /** A socket table read in chunks as the kernel gives them; next() is undefined at its end. */
 export interface TableReader {
   next(): Promise<string | undefined>;

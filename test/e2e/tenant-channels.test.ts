@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { BrowserHost } from '../../src/browser/browser-host.js';
+import { BrowserHost, type PageLease } from '../../src/browser/browser-host.js';
 import { EgressSession } from '../../src/egress/session.js';
 import { silentLogger } from '../../src/log.js';
 import { FixtureServer, html } from '../helpers/fixtures.js';
@@ -186,23 +186,45 @@ async function tryPasteAsB(route: string): Promise<string> {
   return String(r.body.data);
 }
 
+/** Run in a page: copies TOKEN (Puppeteer's evaluate carries a user gesture, which execCommand('copy') needs). */
+const COPY_TOKEN = `(() => {
+  const put = (e) => { e.clipboardData.setData('text/plain', ${JSON.stringify(TOKEN)}); e.preventDefault(); };
+  document.addEventListener('copy', put, true);
+  try { return document.execCommand('copy'); } finally { document.removeEventListener('copy', put, true); }
+})()`;
+
+/** What a paste into the page's empty textarea #t gives: what the clipboard holds. */
+async function pasteInto(page: PageLease['page']): Promise<string> {
+  await page.$eval('#t', (t) => ((t as unknown as { value: string }).value = ''));
+  await page.focus('#t');
+  await page.keyboard.press('KeyV', { commands: ['Paste'] });
+  return await page.$eval('#t', (t) => (t as unknown as { value: string }).value);
+}
+
+/**
+ * A BrowserHost launched as an executor's is, here, outside the membrane. Pages are set with setContent: the
+ * contexts need no network (a closed port, as when the guard is down).
+ */
+function offlineHost(prewarmedContexts: number, janitorIdleMs: number): BrowserHost {
+  return new BrowserHost({
+    executablePath: svc.service.config.executablePath,
+    chromium: svc.service.config.chromium,
+    guardPort: 9,
+    openEgress: () => Promise.resolve(new EgressSession(undefined, 9, () => undefined)),
+    protocolTimeoutMs: 30_000,
+    prewarmedContexts,
+    recycleAfterContexts: 0,
+    janitorIdleMs,
+    logger: silentLogger(),
+  });
+}
+
 describe('the clipboard', () => {
   test("Chromium's clipboard is emptied when a request ends", async () => {
     // The service's Chromium is in an executor process; this drives a BrowserHost launched the same way, here,
     // outside the membrane: context A copies the token, a probe context pastes what the clipboard holds,
     // again and again in one context (closing a context empties the clipboard) until it reads what it waits for.
-    const host = new BrowserHost({
-      executablePath: svc.service.config.executablePath,
-      chromium: svc.service.config.chromium,
-      guardPort: 9,
-      // Pages are set with setContent: the contexts need no network (a closed port, as when the guard is down).
-      openEgress: () => Promise.resolve(new EgressSession(undefined, 9, () => undefined)),
-      protocolTimeoutMs: 30_000,
-      prewarmedContexts: 0,
-      recycleAfterContexts: 0,
-      janitorIdleMs: 300,
-      logger: silentLogger(),
-    });
+    const host = offlineHost(0, 300);
     try {
       await copyThenEnd(host, 'first');
       // The janitor's page (a renderer of its own) is closed once no request ended for janitorIdleMs...
@@ -223,17 +245,7 @@ describe('the clipboard', () => {
   test("a request leased as the janitor's page is being made again (after an idle spell) does not read the clipboard of the request before", async () => {
     // Attack (fresh eyes, issue 20): the janitor is closed when idle and made again by the next request's end,
     // a renderer's launch during which the lane was already free; a context made ahead is leased at once.
-    const host = new BrowserHost({
-      executablePath: svc.service.config.executablePath,
-      chromium: svc.service.config.chromium,
-      guardPort: 9,
-      openEgress: () => Promise.resolve(new EgressSession(undefined, 9, () => undefined)),
-      protocolTimeoutMs: 30_000,
-      prewarmedContexts: 2,
-      recycleAfterContexts: 0,
-      janitorIdleMs: 1000,
-      logger: silentLogger(),
-    });
+    const host = offlineHost(2, 1000);
     try {
       // A first request's end makes the janitor, which is closed once idle.
       const first = await host.lease('janitor-first');
@@ -248,24 +260,17 @@ describe('the clipboard', () => {
       const a = await host.lease('janitor-a');
       await until(() => host.contextsReady > 0, 'a context made ahead for the next request', { timeoutMs: 15_000 });
       await a.page.setContent('<textarea id="t"></textarea>');
-      const paste = async (page: typeof a.page): Promise<string> => {
-        await page.$eval('#t', (t) => ((t as unknown as { value: string }).value = ''));
-        await page.focus('#t');
-        await page.keyboard.press('KeyV', { commands: ['Paste'] });
-        return await page.$eval('#t', (t) => (t as unknown as { value: string }).value);
-      };
-      const copy = (): Promise<unknown> =>
-        a.page.evaluate(`(() => {
-          const put = (e) => { e.clipboardData.setData('text/plain', ${JSON.stringify(TOKEN)}); e.preventDefault(); };
-          document.addEventListener('copy', put, true);
-          try { return document.execCommand('copy'); } finally { document.removeEventListener('copy', put, true); }
-        })()`);
+      const copy = (): Promise<unknown> => a.page.evaluate(COPY_TOKEN);
       // Control: a paste in this Chromium reads the token once A copied it (copied again each try: the
       // janitor's context, closing just before, may empty the clipboard as it goes).
-      await until(async () => (await copy()) === true && (await paste(a.page)) === TOKEN, 'A to read its own token', {
-        timeoutMs: 15_000,
-        everyMs: 100,
-      });
+      await until(
+        async () => (await copy()) === true && (await pasteInto(a.page)) === TOKEN,
+        'A to read its own token',
+        {
+          timeoutMs: 15_000,
+          everyMs: 100,
+        },
+      );
       await a.close();
       const b = await host.lease('janitor-b');
       try {
@@ -295,29 +300,18 @@ describe('the clipboard', () => {
     const probe = await host.lease(`clipboard-probe-${round}`);
     try {
       await a.page.setContent('<p>a</p>');
-      // Puppeteer's evaluate carries a user gesture, which execCommand('copy') needs.
-      const copied = await a.page.evaluate(`(() => {
-        const put = (e) => { e.clipboardData.setData('text/plain', ${JSON.stringify(TOKEN)}); e.preventDefault(); };
-        document.addEventListener('copy', put, true);
-        try { return document.execCommand('copy'); } finally { document.removeEventListener('copy', put, true); }
-      })()`);
+      const copied = await a.page.evaluate(COPY_TOKEN);
       assert.equal(copied, true, 'A copied');
       await probe.page.setContent('<textarea id="t"></textarea>');
-      const paste = async (): Promise<string> => {
-        await probe.page.$eval('#t', (t) => ((t as unknown as { value: string }).value = ''));
-        await probe.page.focus('#t');
-        await probe.page.keyboard.press('KeyV', { commands: ['Paste'] });
-        return await probe.page.$eval('#t', (t) => (t as unknown as { value: string }).value);
-      };
       // Control: while A's context is open, the probe does read the token (so an empty read below means emptied).
-      await until(async () => (await paste()) === TOKEN, 'the probe to read the token', {
+      await until(async () => (await pasteInto(probe.page)) === TOKEN, 'the probe to read the token', {
         timeoutMs: 15_000,
         everyMs: 100,
       });
       // The emptying runs once A's context is closed.
       await a.close();
       aClosed = true;
-      await until(async () => (await paste()) === '', 'the clipboard to be emptied', {
+      await until(async () => (await pasteInto(probe.page)) === '', 'the clipboard to be emptied', {
         timeoutMs: 15_000,
         everyMs: 100,
       });

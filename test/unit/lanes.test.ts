@@ -168,6 +168,17 @@ function handPolled(t: TestContext): () => void {
   return () => t.mock.timers.tick(HOUR_MS);
 }
 
+/** Counts the readings of lane `root`'s tree from now on. */
+function countReads(procs: ReturnType<typeof fakeProcs>, root: number): () => number {
+  let reads = 0;
+  const tree = procs.source.tree.bind(procs.source);
+  procs.source.tree = (r) => {
+    if (r === root) reads++;
+    return tree(r);
+  };
+  return () => reads;
+}
+
 /** The renderer of lane `root` has used `cpuMs` of CPU, far past PAGE_CPU_BUDGET_MS unless told. */
 function busy(procs: ReturnType<typeof fakeProcs>, root: number, cpuMs = 5_000): void {
   procs.trees.set(root, [browser(root, 50), renderer(root + 1, 10, 1, cpuMs)]);
@@ -488,22 +499,17 @@ test('two requests past their CPU budget are not left both stopped once the requ
 
 test('a request past its CPU budget is not kept stopped beside a request that uses no CPU (an idle lane-holder cannot slow it)', async () => {
   const { l, procs } = restingLanes(2, 3, 5);
-  let reads = 0;
-  const tree = procs.source.tree.bind(procs.source);
-  procs.source.tree = (root) => {
-    if (root === 1000) reads++;
-    return tree(root);
-  };
+  const reads = countReads(procs, 1000);
   const a = await l.lease('heavy');
   busy(procs, 1000);
   await until(() => procs.lowered.includes(1001), 'the heavy renderer to be seen past its budget');
   // The neighbour's processes never use any CPU (a script that only sleeps until its deadline).
   const b = await l.lease('idle');
-  let from = reads;
-  await until(() => reads >= from + 10, 'ten polls with the idle neighbour');
+  let from = reads();
+  await until(() => reads() >= from + 10, 'ten polls with the idle neighbour');
   const seen = procs.pauses.length;
-  from = reads;
-  await until(() => reads >= from + 10, 'ten more');
+  from = reads();
+  await until(() => reads() >= from + 10, 'ten more');
   assert.deepEqual(
     procs.pauses.slice(seen).filter((p) => p === 1001),
     [],
@@ -695,20 +701,15 @@ test('a lane whose renderer exits while its other processes work is still active
 test("a request within its CPU budget is read at its own polls only, not again at each other request's lease and release", async () => {
   // Each reading walks the lane in /proc (~1.4 ms of CPU): at every lease, release and context made ahead beside it.
   const { l, procs, hosts } = restingLanes(2);
-  let reads = 0;
-  const tree = procs.source.tree.bind(procs.source);
-  procs.source.tree = (root) => {
-    if (root === 1000) reads++;
-    return tree(root);
-  };
+  const reads = countReads(procs, 1000);
   const a = await l.lease('within');
-  assert.equal(reads, 1, 'one reading at its lease: the baseline is its first poll');
+  assert.equal(reads(), 1, 'one reading at its lease: the baseline is its first poll');
   const b = await l.lease('other');
   const other = hosts[1] as FakeHost & { spares: () => void };
   other.makingSpares = true;
   other.spares();
   await b.close();
-  assert.equal(reads, 1, 'not read again beside the other request');
+  assert.equal(reads(), 1, 'not read again beside the other request');
   await a.close();
 });
 

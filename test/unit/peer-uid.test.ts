@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createServer, connect, type Socket } from 'node:net';
 import { test } from 'node:test';
-import { loopbackPeerUid, ownerIn, peerUidReader, procAddress, type TableReader } from '../../src/egress/peer-uid.js';
+import { loopbackPeerUid, peerUidReader, procAddress, type TableReader } from '../../src/egress/peer-uid.js';
 
 const HEADER = '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode';
 
@@ -26,7 +26,7 @@ test('addresses as /proc/net/tcp and tcp6 write them', () => {
   assert.equal(procAddress('xyz'), undefined);
 });
 
-test("a connection's peer is found by both its ends; the listener, the server's side and a TIME_WAIT socket are not it", () => {
+test("a connection's peer is found by both its ends; the listener, the server's side and a TIME_WAIT socket are not it", async () => {
   const table = [
     HEADER,
     // The session's listener, the server's side of the connection (same ports, the other way round), a TIME_WAIT.
@@ -37,8 +37,9 @@ test("a connection's peer is found by both its ends; the listener, the server's 
   ].join('\n');
   const peer = { address: '127.0.0.1', port: 0xc350 };
   const local = { address: '::ffff:127.0.0.1', port: 0x9c40 };
-  assert.equal(ownerIn([table], peer, local), 999);
-  assert.equal(ownerIn([table], { ...peer, port: 1 }, local), undefined, 'gone: nobody');
+  const lookup = peerUidReader(async () => chunked([table]));
+  assert.equal(await lookup(peer, local), 999);
+  assert.equal(await lookup({ ...peer, port: 1 }, local), undefined, 'gone: nobody');
 });
 
 test("this process's own connection is found in the live tables, with this process's uid", async () => {
