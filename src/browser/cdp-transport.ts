@@ -262,6 +262,9 @@ export class BoundedPipeTransport implements ConnectionTransport {
   readonly #retired = new Set<string>();
   #droppedEvents = 0;
   #droppedEventBytes = 0;
+  /** Messages sent in this turn, each ended by NUL, written together at its end. */
+  #outgoing = '';
+  #flushing = false;
 
   readonly #onData = (chunk: Buffer): void => this.#framer.push(chunk);
   readonly #onEnd = (): void => this.#end();
@@ -361,11 +364,27 @@ export class BoundedPipeTransport implements ConnectionTransport {
     setImmediate(this.#pump);
   }
 
+  /**
+   * Messages sent in this turn of the event loop go to Chromium in one write at
+   * its end: Puppeteer often sends several at once (a new page sends ~10), and
+   * each write wakes Chromium's I/O thread — on 2 busy cores, a context switch
+   * per message (measured: the pipe's writes were ~3 ms of the executor's time
+   * per request with a write per message and a second for its terminator).
+   */
   send(message: string): void {
     if (this.#closed || this.#write.destroyed) return;
-    this.#write.write(message);
-    this.#write.write('\0');
+    this.#outgoing += `${message}\0`;
+    if (this.#flushing) return;
+    this.#flushing = true;
+    process.nextTick(this.#flush);
   }
+
+  readonly #flush = (): void => {
+    this.#flushing = false;
+    const out = this.#outgoing;
+    this.#outgoing = '';
+    if (out !== '' && !this.#write.destroyed) this.#write.write(out);
+  };
 
   #enqueue(message: Buffer): void {
     this.#queue.push(message);
@@ -486,6 +505,8 @@ export class BoundedPipeTransport implements ConnectionTransport {
 
   close(): void {
     if (this.#closed) return;
+    // What was sent before the close goes out (Browser.close, sent just before).
+    this.#flush();
     this.#closed = true;
     this.#read.off('data', this.#onData);
     this.#read.off('close', this.#onEnd);

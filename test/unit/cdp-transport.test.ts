@@ -2,7 +2,7 @@
 // across chunks, the limit exactly, the id and sessionId of an oversized answer
 // read from its two ends, NULs in odd places, and page data that imitates them.
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { test } from 'node:test';
 import {
   BACKLOG_RECENT_MS,
@@ -335,4 +335,26 @@ test('a long backlog of a retired context is dropped whole, over many turns: non
   await turns(() => got.length === 2);
   assert.equal(t.droppedEvents, n);
   assert.deepEqual(got.slice(1), ['{"id":1,"result":{}}']);
+});
+
+test('messages sent in one turn reach Chromium in one write, in order, each ended by NUL; a close writes what was sent before it', async () => {
+  const writes: string[] = [];
+  const toChromium = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      writes.push(chunk.toString());
+      done();
+    },
+  });
+  const t = new BoundedPipeTransport(toChromium, new PassThrough());
+  t.send('{"id":1}');
+  t.send('{"id":2}');
+  await Promise.resolve();
+  t.send('{"id":3}');
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(writes, ['{"id":1}\0{"id":2}\0{"id":3}\0']);
+  t.send('{"id":4,"method":"Browser.close"}');
+  t.close();
+  t.send('{"id":5}');
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(writes.slice(1), ['{"id":4,"method":"Browser.close"}\0']);
 });
