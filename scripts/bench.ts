@@ -17,7 +17,7 @@ import { createServer, type Server } from 'node:http';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import puppeteer, { type Browser } from 'puppeteer';
+import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer';
 import { Agent, request } from 'undici';
 import { PER_CONTEXT_FEATURES_OFF } from '../src/browser/browser-host.js';
 import { CHROMIUM_PATHS, DEFAULT_IDLE_CHROMIUM_CLOSE_MS, type ChromiumMode } from '../src/config.js';
@@ -371,6 +371,44 @@ async function rawFresh(browser: Browser, url: string): Promise<string> {
   }
 }
 
+/**
+ * Raw Puppeteer doing a request's work as the service does it: a context and
+ * page made ahead (the service's spare), goto+title, and the context closed
+ * after without waiting. What a fresh context costs even when it is made ahead:
+ * the baseline for the service's own overhead, beside the floor's reused page.
+ */
+function rawPrepared(browser: Browser, url: string): { call: () => Promise<string>; close: () => Promise<void> } {
+  const make = async (): Promise<{ ctx: BrowserContext; page: Page }> => {
+    const ctx = await browser.createBrowserContext();
+    return { ctx, page: await ctx.newPage() };
+  };
+  let spare = make();
+  spare.catch(() => undefined);
+  const closing = new Set<Promise<void>>();
+  return {
+    call: async () => {
+      const { ctx, page } = await spare;
+      spare = make();
+      // Its failure is the next call's (awaited there), not an unhandled rejection meanwhile.
+      spare.catch(() => undefined);
+      try {
+        await page.goto(url, { waitUntil: 'load' });
+        return await page.title();
+      } finally {
+        const c: Promise<void> = ctx
+          .close()
+          .catch(() => undefined)
+          .then(() => void closing.delete(c));
+        closing.add(c);
+      }
+    },
+    close: async () => {
+      await Promise.all(closing);
+      await (await spare).ctx.close();
+    },
+  };
+}
+
 /** The flags this machine needs (root, a closed network), given to every raw-Puppeteer baseline. */
 const MACHINE_ARGS = [
   '--no-sandbox',
@@ -436,7 +474,9 @@ async function benchMode(
     await openPage.goto(pageUrl, { waitUntil: 'load' });
     return await openPage.title();
   };
+  const prepared = rawPrepared(browser, pageUrl);
   for (let i = 0; i < 5; i++) {
+    await prepared.call();
     await floorFn();
     await rawFresh(browser, pageUrl);
     if (stock) await rawFresh(stock, pageUrl);
@@ -447,6 +487,8 @@ async function benchMode(
     floor: [],
     floorBackToBack: [],
     rawFreshContext: [],
+    rawPrepared: [],
+    rawPreparedBackToBack: [],
     rawStockFullFreshContext: [],
     service: [],
     serviceBackToBack: [],
@@ -463,6 +505,8 @@ async function benchMode(
     const n = SEQUENTIAL_N / ROUNDS;
     push('floor', await sequential(floorFn, n));
     push('rawFreshContext', await sequential(() => rawFresh(browser, pageUrl), n));
+    push('rawPrepared', await sequential(prepared.call, n));
+    push('rawPreparedBackToBack', await sequential(prepared.call, n, BACK_TO_BACK_MS));
     if (stock) push('rawStockFullFreshContext', await sequential(() => rawFresh(stock, pageUrl), n));
     push('service', await sequential(serviceCall, n));
     push('floorBackToBack', await sequential(floorFn, n, BACK_TO_BACK_MS));
@@ -470,6 +514,7 @@ async function benchMode(
     await serviceCall();
     push('serviceBackToBack', await sequential(serviceCall, n, BACK_TO_BACK_MS));
   }
+  await prepared.close();
   const sequentialResult = Object.fromEntries(Object.entries(seq).map(([k, v]) => [k, p50p95(v)]));
   if (stockDone?.sequential.rawStockFullFreshContext)
     sequentialResult.rawStockFullFreshContext = stockDone.sequential.rawStockFullFreshContext;
@@ -545,6 +590,14 @@ async function benchMode(
   const ratios = {
     sequentialP50ServiceOverFloor: round((sq.service?.p50 ?? NaN) / (sq.floor?.p50 ?? NaN), 2),
     backToBackP50ServiceOverFloor: round((sq.serviceBackToBack?.p50 ?? NaN) / (sq.floorBackToBack?.p50 ?? NaN), 2),
+    // Not targets: the same work done by raw Puppeteer with a context made ahead, against the floor and against the service.
+    sequentialP50RawPreparedOverFloor: round((sq.rawPrepared?.p50 ?? NaN) / (sq.floor?.p50 ?? NaN), 2),
+    backToBackP50RawPreparedOverFloor: round((sq.rawPreparedBackToBack?.p50 ?? NaN) / (sq.floorBackToBack?.p50 ?? NaN), 2),
+    sequentialP50ServiceOverRawPrepared: round((sq.service?.p50 ?? NaN) / (sq.rawPrepared?.p50 ?? NaN), 2),
+    backToBackP50ServiceOverRawPrepared: round(
+      (sq.serviceBackToBack?.p50 ?? NaN) / (sq.rawPreparedBackToBack?.p50 ?? NaN),
+      2,
+    ),
     throughputAt4ServiceOverRaw: at4 ? round(at4.service.rps / at4.raw.rps, 2) : NaN,
     throughputAt4ServiceOverStockFull: at4 ? round(at4.service.rps / at4.stockFull.rps, 2) : NaN,
   };
@@ -569,11 +622,15 @@ function report(r: ModeResult): string {
     row(`floor: goto+title on an open page, ${THINK_MS} ms apart`, 'floor'),
     row(`the same back to back (${BACK_TO_BACK_MS} ms apart)`, 'floorBackToBack'),
     row('raw Puppeteer, same binary, fresh context+page per request', 'rawFreshContext'),
+    row(`raw Puppeteer, same binary, context+page made ahead, ${THINK_MS} ms apart`, 'rawPrepared'),
+    row(`the same back to back (${BACK_TO_BACK_MS} ms apart)`, 'rawPreparedBackToBack'),
     row('raw Puppeteer with stock flags on full Chromium, fresh context+page (reference)', 'rawStockFullFreshContext'),
     row(`pagescript (HTTP, fresh context + isolate), ${THINK_MS} ms apart`, 'service'),
     row(`pagescript back to back (${BACK_TO_BACK_MS} ms apart)`, 'serviceBackToBack'),
     '',
     `pagescript/floor p50: **${r.ratios.sequentialP50ServiceOverFloor}** ${THINK_MS} ms apart, **${r.ratios.backToBackP50ServiceOverFloor}** back to back`,
+    '',
+    `raw Puppeteer with a context made ahead/floor p50: ${r.ratios.sequentialP50RawPreparedOverFloor} ${THINK_MS} ms apart, ${r.ratios.backToBackP50RawPreparedOverFloor} back to back; pagescript/that: ${r.ratios.sequentialP50ServiceOverRawPrepared} and ${r.ratios.backToBackP50ServiceOverRawPrepared}`,
     '',
     '| clients | pagescript req/s | p95 ms | raw same binary req/s | p95 ms | raw stock full req/s | p95 ms | /raw | /stock full |',
     '|---|---|---|---|---|---|---|---|---|',
