@@ -372,25 +372,42 @@ async function rawFresh(browser: Browser, url: string): Promise<string> {
 }
 
 /**
- * Raw Puppeteer doing a request's work as the service does it: a context and
- * page made ahead (the service's spare), goto+title, and the context closed
- * after without waiting. What a fresh context costs even when it is made ahead:
- * the baseline for the service's own overhead, beside the floor's reused page.
+ * Raw Puppeteer doing a request's work as the service does it: contexts and
+ * pages made ahead (PREWARM_CONTEXTS' default of spares; the newest ready one
+ * taken, one made inline when none is left), goto+title, and the context closed
+ * after without waiting, its replacement made once it is closed (between
+ * requests, as browser-host.ts does). What a fresh context costs even when it
+ * is made ahead: the baseline for the service's own overhead, beside the
+ * floor's reused page.
  */
-function rawPrepared(browser: Browser, url: string): { call: () => Promise<string>; close: () => Promise<void> } {
-  const make = async (): Promise<{ ctx: BrowserContext; page: Page }> => {
-    const ctx = await browser.createBrowserContext();
-    return { ctx, page: await ctx.newPage() };
-  };
-  let spare = make();
-  spare.catch(() => undefined);
+function rawPrepared(
+  browser: Browser,
+  url: string,
+  spares = 2,
+): { call: () => Promise<string>; close: () => Promise<void> } {
+  type Spare = { made: Promise<{ ctx: BrowserContext; page: Page }>; ready: boolean };
+  const pool: Spare[] = [];
   const closing = new Set<Promise<void>>();
+  let closed = false;
+  const make = (): Spare => {
+    const made = (async () => {
+      const ctx = await browser.createBrowserContext();
+      return { ctx, page: await ctx.newPage() };
+    })();
+    const spare: Spare = { made, ready: false };
+    // Its failure is the call's that takes it (awaited there), not an unhandled rejection meanwhile.
+    made.then(
+      () => void (spare.ready = true),
+      () => undefined,
+    );
+    return spare;
+  };
+  for (let i = 0; i < spares; i++) pool.push(make());
   return {
     call: async () => {
-      const { ctx, page } = await spare;
-      spare = make();
-      // Its failure is the next call's (awaited there), not an unhandled rejection meanwhile.
-      spare.catch(() => undefined);
+      const at = pool.findLastIndex((s) => s.ready);
+      const spare = pool.splice(at >= 0 ? at : 0, 1)[0] ?? make();
+      const { ctx, page } = await spare.made;
       try {
         await page.goto(url, { waitUntil: 'load' });
         return await page.title();
@@ -398,13 +415,17 @@ function rawPrepared(browser: Browser, url: string): { call: () => Promise<strin
         const c: Promise<void> = ctx
           .close()
           .catch(() => undefined)
-          .then(() => void closing.delete(c));
+          .then(() => {
+            closing.delete(c);
+            if (!closed) pool.push(make());
+          });
         closing.add(c);
       }
     },
     close: async () => {
+      closed = true;
       await Promise.all(closing);
-      await (await spare).ctx.close();
+      await Promise.all(pool.splice(0).map(async (s) => (await s.made).ctx.close()));
     },
   };
 }
