@@ -613,7 +613,10 @@ async function benchMode(
     backToBackP50ServiceOverFloor: round((sq.serviceBackToBack?.p50 ?? NaN) / (sq.floorBackToBack?.p50 ?? NaN), 2),
     // Not targets: the same work done by raw Puppeteer with a context made ahead, against the floor and against the service.
     sequentialP50RawPreparedOverFloor: round((sq.rawPrepared?.p50 ?? NaN) / (sq.floor?.p50 ?? NaN), 2),
-    backToBackP50RawPreparedOverFloor: round((sq.rawPreparedBackToBack?.p50 ?? NaN) / (sq.floorBackToBack?.p50 ?? NaN), 2),
+    backToBackP50RawPreparedOverFloor: round(
+      (sq.rawPreparedBackToBack?.p50 ?? NaN) / (sq.floorBackToBack?.p50 ?? NaN),
+      2,
+    ),
     sequentialP50ServiceOverRawPrepared: round((sq.service?.p50 ?? NaN) / (sq.rawPrepared?.p50 ?? NaN), 2),
     backToBackP50ServiceOverRawPrepared: round(
       (sq.serviceBackToBack?.p50 ?? NaN) / (sq.rawPreparedBackToBack?.p50 ?? NaN),
