@@ -219,3 +219,15 @@ test('a table whose closing throws does not leave the lookups that came meanwhil
   assert.equal(await second, 999);
   assert.equal(passes, 2);
 });
+
+test('a port written with letters and leading zeros (":0A1B ") is found among thousands of other sockets', async () => {
+  const other = (i: number): string =>
+    `${String(i).padStart(4)}: 0100007F:${(20_000 + i).toString(16).toUpperCase()} 0100007F:0A1C 06 00000000:00000000 03:00000000 00000000     0        0 0 3`;
+  const lines = [HEADER, ...Array.from({ length: 3000 }, (_, i) => other(i))];
+  // The peer's socket, and before it the same port in another socket's remote field (the server's side).
+  lines.push('3000: 0100007F:0A1C 0100007F:0A1B 01 00000000:00000000 00:00000000 00000000   995        0 112 1');
+  lines.push('3001: 0100007F:0A1B 0100007F:0A1C 01 00000000:00000000 00:00000000 00000000   999        0 113 1');
+  const lookup = peerUidReader(async () => chunked([lines.join('\n')]));
+  assert.equal(await lookup({ address: '127.0.0.1', port: 0x0a1b }, { address: '127.0.0.1', port: 0x0a1c }), 999);
+  assert.equal(await lookup({ address: '127.0.0.1', port: 0x0a1d }, { address: '127.0.0.1', port: 0x0a1c }), undefined);
+});
