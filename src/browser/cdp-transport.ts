@@ -64,6 +64,21 @@ export const QUEUE_RESUME_BYTES = 2 ** 18;
  */
 const DROPS_PER_TURN = 512;
 
+/**
+ * SECURITY: characters of small messages joined into one write at the end of a
+ * turn (BoundedPipeTransport.send), at most. A message that would take the
+ * batch past this is not joined: what is batched is written first, then it, on
+ * its own, at once (as every message was before batching). Without the bound the
+ * batch of one turn had no limit but V8's longest string (2^29-24 characters),
+ * and past that the send threw: Puppeteer sends all of a page's preload scripts
+ * (evaluateOnNewDocument, up to 16 Mi characters each and kept on the host) to
+ * each out-of-process frame in one turn, and a send that throws there ends in a
+ * rejection nobody handles (TargetManager's attach handler), which ends the
+ * executor. Batching is for the many small commands of one step (a new page
+ * sends ~10 of a few hundred bytes); a large message gains nothing from it.
+ */
+export const MAX_BATCH_CHARS = 64 * 1024;
+
 /** Contexts remembered as retired, and sessions remembered with their context: bounds, oldest forgotten first. */
 const MAX_RETIRED_CONTEXTS = 1024;
 const MAX_SESSIONS = 16_384;
@@ -370,9 +385,20 @@ export class BoundedPipeTransport implements ConnectionTransport {
    * each write wakes Chromium's I/O thread — on 2 busy cores, a context switch
    * per message (measured: the pipe's writes were ~3 ms of the executor's time
    * per request with a write per message and a second for its terminator).
+   * Small messages only: at most MAX_BATCH_CHARS are joined.
    */
   send(message: string): void {
     if (this.#closed || this.#write.destroyed) return;
+    if (this.#outgoing.length + message.length >= MAX_BATCH_CHARS) {
+      // In order: what was batched before it goes first.
+      this.#flush();
+      if (message.length >= MAX_BATCH_CHARS) {
+        // SECURITY: written now, not joined (see MAX_BATCH_CHARS); two writes, so no copy of it is made.
+        this.#write.write(message);
+        this.#write.write('\0');
+        return;
+      }
+    }
     this.#outgoing += `${message}\0`;
     if (this.#flushing) return;
     this.#flushing = true;

@@ -358,3 +358,60 @@ test('messages sent in one turn reach Chromium in one write, in order, each ende
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(writes.slice(1), ['{"id":4,"method":"Browser.close"}\0']);
 });
+
+/** A pipe to Chromium that keeps only the count of bytes written to it and the write calls. */
+function countingPipe(): { pipe: Writable; bytes: () => number; writes: () => number } {
+  let bytes = 0;
+  let writes = 0;
+  const pipe = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      bytes += chunk.length;
+      writes++;
+      done();
+    },
+  });
+  return { pipe, bytes: () => bytes, writes: () => writes };
+}
+
+test('messages sent in one turn that together pass the longest string V8 makes all reach Chromium, none throws', async () => {
+  // SECURITY: joining a turn's messages into one string failed with "RangeError:
+  // Invalid string length" once they passed 2^29-24 characters together, though
+  // each is far below it: Puppeteer sends a page's preload scripts
+  // (evaluateOnNewDocument, each up to the membrane's 16 Mi characters, kept on
+  // the host after their calls end) to every out-of-process frame the page
+  // attaches, all in one turn, and a send that throws there rejects where
+  // nobody catches it (the executor ends on an unhandled rejection).
+  const big = `{"id":1,"method":"Page.addScriptToEvaluateOnNewDocument","params":{"source":"${'x'.repeat(16 * 2 ** 20)}"}}`;
+  const n = 33;
+  const { pipe, bytes } = countingPipe();
+  const t = new BoundedPipeTransport(pipe, new PassThrough());
+  let thrown: unknown;
+  try {
+    for (let i = 0; i < n; i++) t.send(big);
+  } catch (e) {
+    thrown = e;
+    pipe.destroy(); // the joined half-gigabyte is not written (this test's memory)
+  }
+  assert.equal(thrown, undefined);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(bytes(), n * (big.length + 1));
+});
+
+test('a large message is not held for the end of its turn: it is written when sent, after the small ones sent before it', async () => {
+  const writes: string[] = [];
+  const pipe = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      writes.push(chunk.toString());
+      done();
+    },
+  });
+  const t = new BoundedPipeTransport(pipe, new PassThrough());
+  const large = `{"id":2,"params":"${'y'.repeat(2 ** 20)}"}`;
+  t.send('{"id":1}');
+  t.send(large);
+  // Written already, in order: the small one before it, then the large one and its NUL.
+  assert.equal(writes.join(''), `{"id":1}\0${large}\0`);
+  t.send('{"id":3}');
+  await new Promise((r) => setImmediate(r));
+  assert.equal(writes.join(''), `{"id":1}\0${large}\0{"id":3}\0`);
+});
