@@ -415,3 +415,25 @@ test('a large message is not held for the end of its turn: it is written when se
   await new Promise((r) => setImmediate(r));
   assert.equal(writes.join(''), `{"id":1}\0${large}\0{"id":3}\0`);
 });
+
+test('a write that fails (Chromium gone: EPIPE) is no unhandled error: onclose comes, and later sends are dropped without throwing', async () => {
+  let failed = 0;
+  const pipe = new Writable({
+    write(_chunk: Buffer, _enc, done) {
+      failed++;
+      done(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    },
+  });
+  const t = new BoundedPipeTransport(pipe, new PassThrough());
+  const closed = new Promise<void>((resolve) => {
+    t.onclose = resolve;
+  });
+  t.send('{"id":1}');
+  t.send(`{"id":2,"params":"${'y'.repeat(2 ** 20)}"}`);
+  t.send('{"id":3}');
+  await closed;
+  assert.ok(failed >= 1);
+  t.send('{"id":4}');
+  t.send(`{"id":5,"params":"${'y'.repeat(2 ** 20)}"}`);
+  await new Promise((r) => setImmediate(r));
+});
