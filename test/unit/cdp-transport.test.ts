@@ -437,3 +437,19 @@ test('a write that fails (Chromium gone: EPIPE) is no unhandled error: onclose c
   t.send(`{"id":5,"params":"${'y'.repeat(2 ** 20)}"}`);
   await new Promise((r) => setImmediate(r));
 });
+
+test('what was sent before close() is written by the close itself, not left for the end of the turn (the pipe may be gone by then)', () => {
+  const writes: string[] = [];
+  const pipe = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      writes.push(chunk.toString());
+      done();
+    },
+  });
+  const t = new BoundedPipeTransport(pipe, new PassThrough());
+  t.send('{"id":1,"method":"Browser.close"}');
+  t.close();
+  // Destroyed in the same turn (a kill after the close): the message is already on its way.
+  assert.equal(pipe.writableLength + writes.length, 1);
+  pipe.destroy();
+});
