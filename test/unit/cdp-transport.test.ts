@@ -337,14 +337,20 @@ test('a long backlog of a retired context is dropped whole, over many turns: non
   assert.deepEqual(got.slice(1), ['{"id":1,"result":{}}']);
 });
 
-test('messages sent in one turn reach Chromium in one write, in order, each ended by NUL; a close writes what was sent before it', async () => {
+/** A pipe to Chromium that keeps each write's text, in order. */
+function recordingPipe(): { pipe: Writable; writes: string[] } {
   const writes: string[] = [];
-  const toChromium = new Writable({
+  const pipe = new Writable({
     write(chunk: Buffer, _enc, done) {
       writes.push(chunk.toString());
       done();
     },
   });
+  return { pipe, writes };
+}
+
+test('messages sent in one turn reach Chromium in one write, in order, each ended by NUL; a close writes what was sent before it', async () => {
+  const { pipe: toChromium, writes } = recordingPipe();
   const t = new BoundedPipeTransport(toChromium, new PassThrough());
   t.send('{"id":1}');
   t.send('{"id":2}');
@@ -398,13 +404,7 @@ test('messages sent in one turn that together pass the longest string V8 makes a
 });
 
 test('a large message is not held for the end of its turn: it is written when sent, after the small ones sent before it', async () => {
-  const writes: string[] = [];
-  const pipe = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      writes.push(chunk.toString());
-      done();
-    },
-  });
+  const { pipe, writes } = recordingPipe();
   const t = new BoundedPipeTransport(pipe, new PassThrough());
   const large = `{"id":2,"params":"${'y'.repeat(2 ** 20)}"}`;
   t.send('{"id":1}');
@@ -439,13 +439,7 @@ test('a write that fails (Chromium gone: EPIPE) is no unhandled error: onclose c
 });
 
 test('what was sent before close() is written by the close itself, not left for the end of the turn (the pipe may be gone by then)', () => {
-  const writes: string[] = [];
-  const pipe = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      writes.push(chunk.toString());
-      done();
-    },
-  });
+  const { pipe, writes } = recordingPipe();
   const t = new BoundedPipeTransport(pipe, new PassThrough());
   t.send('{"id":1,"method":"Browser.close"}');
   t.close();
