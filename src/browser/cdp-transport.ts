@@ -324,9 +324,12 @@ export class BoundedPipeTransport implements ConnectionTransport {
    * or more messages) within the last BACKLOG_RECENT_MS, and Chromium keeps what
    * it could not send in its own memory. One large answer does not count. Recent,
    * not only now: a lane that ran a moment ago (a run window of its pause) may
-   * have just drained its queue while Chromium still has the rest.
+   * have just drained its queue while Chromium still has the rest. And now,
+   * however long ago it paused: a pipe still paused with a flood queued (held
+   * longer than BACKLOG_RECENT_MS) has Chromium keeping the rest as ever.
    */
   get backedUp(): boolean {
+    if (this.#paused && this.#queue.length - this.#queueStart >= BACKLOG_MESSAGES) return true;
     return this.#now() - this.#backlogAt < BACKLOG_RECENT_MS;
   }
 

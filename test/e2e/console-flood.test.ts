@@ -5,12 +5,17 @@
 // another tenant's requests). A Chromium still backed up when a heavy request's
 // context closes, and that sends more than BACKLOG_DRAIN_BYTES of its events
 // before answering, is killed and replaced instead (browser-host.ts #discard).
+// Whether a flood through the service leaves its Chromium backed up depends on
+// the machine (its renderer runs at nice 19 and its lane is paused while the
+// other request works; a fast machine's executor keeps up with what is left):
+// the discard itself is tested where the backlog is made for certain,
+// backlog-discard.test.ts. Here: everyone is served, and a burst or one large
+// answer that was all read never costs a relaunch.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { WORKING_BESIDE } from '../helpers/scripts.js';
 import { capturingLogger, serviceFor } from '../helpers/service.js';
-import { alive } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
@@ -19,42 +24,8 @@ const svc = serviceFor(fixtures, { MAX_CONCURRENCY: '2', SCRIPT_TIMEOUT_MS: '800
 
 const discarded = (): number => log.lines.filter((l) => String(l.msg).startsWith('chromium discarded')).length;
 
-test('a Chromium still flooding the pipe when its request ends is replaced, not drained; the next request is served', async () => {
-  await until(() => svc.service.browser.ready, 'the browser to be ready', { timeoutMs: 60_000 });
-  const recycles = svc.service.browser.recycles;
-  const before = new Set(svc.service.browser.pids);
-  // Alone, the executor keeps up with the flood and nothing is left over; beside another request the
-  // lane is paused and what its Chromium sends waits there. Whether it is still backed up at the end
-  // depends on the other request being seen working at a poll; on a loaded machine it may not be,
-  // and then nothing is discarded (rightly). So: up to five tries, one discard expected.
-  for (let attempt = 0; attempt < 5 && discarded() === 0; attempt++) {
-    const beside = svc.post({ url: fixtures.url('/example'), script: WORKING_BESIDE });
-    // The page logs 5e4 lines of 4 kB (more bytes per event: past BACKLOG_DRAIN_BYTES sooner);
-    // the script listens, lets it run, and returns while it still runs.
-    const r = await svc.post({
-      url: fixtures.url('/example'),
-      script: `page.on('console', () => {});
-        page.evaluate(() => { for (let i = 0; i < 5e4; i++) console.log('y'.repeat(4000)) }).catch(() => 0);
-        await new Promise((r) => setTimeout(r, 1500));
-        return 'returned'`,
-    });
-    assert.equal(r.status, 200, r.text);
-    assert.equal(r.body.data, 'returned');
-    const b = await beside;
-    assert.equal(b.status, 200, b.text);
-    assert.equal(b.body.data, 'Example Domain');
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  await until(() => discarded() === 1, 'the flooded Chromium to be discarded');
-  await until(() => svc.service.browser.recycles === recycles + 1, 'and counted as a recycle');
-  const gone = [...before].filter((pid) => !alive(pid));
-  assert.equal(gone.length, 1, 'exactly one Chromium (that lane’s) was killed');
-  const next = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
-  assert.equal(next.status, 200, next.text);
-  assert.equal(next.body.data, 'Example Domain');
-});
-
 test('a request past its CPU budget whose large answers were all read (one 8 MB message) leaves its Chromium in place', async () => {
+  await until(() => svc.service.browser.ready, 'the browser to be ready', { timeoutMs: 60_000 });
   const recycles = svc.service.browser.recycles;
   const seen = discarded();
   const r = await svc.post({
@@ -94,4 +65,26 @@ test('a request past its CPU budget whose console burst was all read before it e
   assert.equal(next.status, 200, next.text);
   assert.equal(discarded(), seen, 'no Chromium discarded');
   assert.equal(svc.service.browser.recycles, recycles);
+});
+
+// Last: a Chromium it may leave backed up is replaced in the background, after the other tests' counts.
+test("a page's console flood beside another tenant's working request: both are answered, and the next request is served", async () => {
+  const beside = svc.post({ url: fixtures.url('/example'), script: WORKING_BESIDE });
+  // The page logs 5e4 lines of 4 kB; the script listens, lets it run, and returns while it still runs.
+  const r = await svc.post({
+    url: fixtures.url('/example'),
+    script: `page.on('console', () => {});
+      page.evaluate(() => { for (let i = 0; i < 5e4; i++) console.log('y'.repeat(4000)) }).catch(() => 0);
+      await new Promise((r) => setTimeout(r, 1500));
+      return 'returned'`,
+  });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.data, 'returned');
+  const b = await beside;
+  assert.equal(b.status, 200, b.text);
+  assert.equal(b.body.data, 'Example Domain');
+  // Whether the flooded Chromium was left backed up (and so replaced) depends on the machine: see the header.
+  const next = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+  assert.equal(next.status, 200, next.text);
+  assert.equal(next.body.data, 'Example Domain');
 });

@@ -319,6 +319,25 @@ test('backed up: a flood of events past the queue bound is, for BACKLOG_RECENT_M
   assert.equal(t.backedUp, false, 'not once BACKLOG_RECENT_MS have passed');
 });
 
+test('backed up: a flood still queued in a paused pipe is, however long ago the pipe paused', async () => {
+  let now = 0;
+  const fromChromium = new PassThrough();
+  const t = new BoundedPipeTransport(new PassThrough(), fromChromium, { now: () => now });
+  let got = 0;
+  t.onmessage = () => void got++;
+  // Held (a lane's pause) with 2 MiB of 1 kB events: the pipe pauses with them queued.
+  t.hold(true);
+  const pad = 'p'.repeat(1000);
+  const total = Math.ceil((2 * QUEUE_PAUSE_BYTES) / 1000);
+  fromChromium.write(`{"method":"Runtime.consoleAPICalled","params":{"p":"${pad}"}}\0`.repeat(total));
+  await turns(() => fromChromium.isPaused(), 1000);
+  now += 10 * BACKLOG_RECENT_MS;
+  assert.equal(t.backedUp, true, 'still paused with the flood queued');
+  t.hold(false);
+  await turns(() => got === total, 5000);
+  assert.equal(t.backedUp, false, 'drained, and the pause long past');
+});
+
 test('a long backlog of a retired context is dropped whole, over many turns: none of its events is handed on', async () => {
   const fromChromium = new PassThrough();
   const t = new BoundedPipeTransport(new PassThrough(), fromChromium);
