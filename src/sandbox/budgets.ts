@@ -23,6 +23,16 @@ export const MAX_QUEUED_CHARS = 32 * 1024 * 1024;
 export const MAX_LOG_LINE_CHARS = 16 * 1024;
 /** Functions a script may have exposed to its page at once (page.exposeFunction). */
 export const MAX_EXPOSED_FUNCTIONS = 64;
+/** The name of one (Puppeteer keeps it, in the text of a preload script, and Chromium as a binding). */
+export const MAX_EXPOSED_NAME_CHARS = 1_024;
+/**
+ * Scripts a script may have set to run in every new document at once
+ * (page.evaluateOnNewDocument, until removeScriptToEvaluateOnNewDocument), and
+ * their characters together: Puppeteer keeps each one's source on the host
+ * until the page closes, and sends them all to every frame of another site.
+ */
+export const MAX_PRELOAD_SCRIPTS = 64;
+export const MAX_PRELOAD_CHARS = 16 * 1024 * 1024;
 /** Host CPU spent in membrane calls of one request (their synchronous part), in milliseconds. */
 export const MAX_HOST_CPU_MS = 5_000;
 

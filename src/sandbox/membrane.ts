@@ -19,6 +19,9 @@ import {
   MAX_QUEUED_CHARS,
   MAX_TRANSFER_CHARS,
   MAX_EXPOSED_FUNCTIONS,
+  MAX_EXPOSED_NAME_CHARS,
+  MAX_PRELOAD_CHARS,
+  MAX_PRELOAD_SCRIPTS,
   budgetError,
 } from './budgets.js';
 import { CallLog } from './call-log.js';
@@ -85,6 +88,20 @@ function pageFunctionCarrier(src: string): (...a: never[]) => unknown {
   };
   Object.defineProperty(carrier, 'toString', { value: () => src });
   return carrier;
+}
+
+/**
+ * Characters of a page function's argument in the text Puppeteer makes of a
+ * preload script (evaluationString: JSON, or undefined); 0 for one it cannot
+ * write (Puppeteer then throws for it, and nothing is kept).
+ */
+function argumentChars(v: unknown): number {
+  if (v === undefined) return 'undefined'.length;
+  try {
+    return JSON.stringify(v).length;
+  } catch {
+    return 0;
+  }
 }
 
 /** Error text safe to show a script: no host paths, bounded length. */
@@ -185,6 +202,11 @@ export class Membrane implements MethodContext {
   #startingSignal: AbortSignal | undefined;
   /** Names given to page.exposeFunction and not removed: at most MAX_EXPOSED_FUNCTIONS. */
   readonly #exposedNames = new Set<string>();
+  /** Scripts set with page.evaluateOnNewDocument and not removed, by identifier: the characters of each. */
+  readonly #preloads = new Map<string, number>();
+  /** Their count and characters, with those of the calls still being made. */
+  #preloadCount = 0;
+  #preloadChars = 0;
   /** The script's page.setDefaultTimeout / setDefaultNavigationTimeout (Puppeteer's defaults until set). */
   #defaultTimeoutMs = PUPPETEER_DEFAULT_TIMEOUT_MS;
   #defaultNavigationTimeoutMs: number | undefined;
@@ -665,6 +687,10 @@ export class Membrane implements MethodContext {
     const n = str(name, 'page.exposeFunction: name');
     const id = num(fid, 'page.exposeFunction: id', 1);
     // SECURITY: each binding is kept by Puppeteer on the host and installed in every frame the page loads.
+    if (n.length > MAX_EXPOSED_NAME_CHARS)
+      throw budgetError(
+        `page.exposeFunction: the name is too long (${n.length} characters; at most ${MAX_EXPOSED_NAME_CHARS})`,
+      );
     const had = this.#exposedNames.has(n);
     if (!had && this.#exposedNames.size >= MAX_EXPOSED_FUNCTIONS)
       throw budgetError(`page.exposeFunction: at most ${MAX_EXPOSED_FUNCTIONS} functions may be exposed at once`);
@@ -694,6 +720,49 @@ export class Membrane implements MethodContext {
     const n = str(name, 'page.removeExposedFunction: name');
     await this.page.removeExposedFunction(n);
     this.#exposedNames.delete(n);
+  }
+
+  async evaluateOnNewDocument(fn: unknown, args: readonly unknown[]): Promise<unknown> {
+    const where = 'page.evaluateOnNewDocument';
+    const source = this.pageFunction(fn, where);
+    const values = this.pageArgs(args, where);
+    // What Puppeteer keeps (evaluationString): the source, and a function's arguments as JSON.
+    let chars = String(source).length;
+    for (const v of values) chars += argumentChars(v);
+    // SECURITY: Puppeteer keeps every preload script's source on the host until the page closes (and sends
+    // them all to each frame of another site), so their number and size are the request's, not unbounded.
+    if (this.#preloadCount >= MAX_PRELOAD_SCRIPTS)
+      throw budgetError(`${where}: at most ${MAX_PRELOAD_SCRIPTS} scripts may be set at once`);
+    if (this.#preloadChars + chars > MAX_PRELOAD_CHARS)
+      throw budgetError(
+        `${where}: the scripts set are too large together (at most ${MAX_PRELOAD_CHARS} characters; this one has ${chars})`,
+      );
+    this.#preloadCount++;
+    this.#preloadChars += chars;
+    let kept = false;
+    try {
+      const added = await this.page.evaluateOnNewDocument(source as never, ...(values as never[]));
+      if (!this.#preloads.has(added.identifier)) {
+        this.#preloads.set(added.identifier, chars);
+        kept = true;
+      }
+      return added;
+    } finally {
+      if (!kept) {
+        this.#preloadCount--;
+        this.#preloadChars -= chars;
+      }
+    }
+  }
+
+  async removeScriptToEvaluateOnNewDocument(id: unknown): Promise<void> {
+    const identifier = str(id, 'identifier');
+    await this.page.removeScriptToEvaluateOnNewDocument(identifier);
+    const chars = this.#preloads.get(identifier);
+    if (chars === undefined) return;
+    this.#preloads.delete(identifier);
+    this.#preloadCount--;
+    this.#preloadChars -= chars;
   }
 
   setDefaultTimeout(v: unknown, navigation: boolean): void {

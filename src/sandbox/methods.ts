@@ -68,6 +68,9 @@ export interface MethodContext {
   subscribeLocator(locator: Locator<unknown>, event: unknown): void;
   exposeFunction(name: unknown, fid: unknown): Promise<void>;
   removeExposedFunction(name: unknown): Promise<void>;
+  /** page.evaluateOnNewDocument within the request's preload budget (MAX_PRELOAD_SCRIPTS, MAX_PRELOAD_CHARS). */
+  evaluateOnNewDocument(fn: unknown, args: readonly unknown[]): Promise<unknown>;
+  removeScriptToEvaluateOnNewDocument(id: unknown): Promise<void>;
   setDefaultTimeout(v: unknown, navigation: boolean): void;
 }
 
@@ -447,12 +450,8 @@ const PAGE: Table<Page> = {
   setRequestInterception: (p, [on]) => p.setRequestInterception(on === true),
   screenshot: (p, [opts], c) => p.screenshot(options(opts, SCREENSHOT, c.clock, 'page.screenshot')),
   pdf: (p, [opts], c) => p.pdf(options(opts, PDF, c.clock, 'page.pdf')),
-  evaluateOnNewDocument: (p, [fn, ...rest], c) =>
-    p.evaluateOnNewDocument(
-      c.pageFunction(fn, 'page.evaluateOnNewDocument') as never,
-      ...(c.pageArgs(rest, 'page.evaluateOnNewDocument') as never[]),
-    ),
-  removeScriptToEvaluateOnNewDocument: (p, [id]) => p.removeScriptToEvaluateOnNewDocument(str(id, 'identifier')),
+  evaluateOnNewDocument: (_p, [fn, ...rest], c) => c.evaluateOnNewDocument(fn, rest),
+  removeScriptToEvaluateOnNewDocument: (_p, [id], c) => c.removeScriptToEvaluateOnNewDocument(id),
   bringToFront: (p) => p.bringToFront(),
   exposeFunction: (_p, [name, fid], c) => c.exposeFunction(name, fid),
   removeExposedFunction: (_p, [name], c) => c.removeExposedFunction(name),

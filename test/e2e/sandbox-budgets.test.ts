@@ -94,21 +94,59 @@ describe('membrane budgets', () => {
     await thenNormalRequestSucceeds();
   });
 
-  test('the 65th function exposed at once is refused; removing one makes room again', async () => {
+  test('the 65th function exposed at once, or a name over 1,024 characters, is refused; removing one makes room again', async () => {
     const r = await run(`
       for (let i = 0; i < 64; i++) await page.exposeFunction('f' + i, () => i);
       let refused;
       try { await page.exposeFunction('f64', () => 64); } catch (e) { refused = e.name + ': ' + e.message; }
       await page.removeExposedFunction('f0');
       await page.exposeFunction('again', () => 'yes');
-      return { refused, again: await page.evaluate(() => globalThis.again()), f63: await page.evaluate(() => f63()) };
+      let long;
+      try { await page.exposeFunction('n'.repeat(1025), () => 0); } catch (e) { long = e.name + ': ' + e.message; }
+      return { refused, long, again: await page.evaluate(() => globalThis.again()), f63: await page.evaluate(() => f63()) };
     `);
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.deepEqual(r.body.data, {
       refused: 'RangeError: page.exposeFunction: at most 64 functions may be exposed at once',
+      long: 'RangeError: page.exposeFunction: the name is too long (1025 characters; at most 1024)',
       again: 'yes',
       f63: 63,
     });
+    await thenNormalRequestSucceeds();
+  });
+
+  // Attack (host memory for the price of a loop): Puppeteer keeps every preload script's source on the host until
+  // the page closes, and the script's calls gave their budget back as each ended. One 15 Mi-character script set
+  // again and again held ~15 MB more of the executor per call (measured: 6 calls, +125 MB), shared by all tenants.
+  test('preload scripts are bounded: the 65th set at once, or past 16 Mi characters together, is refused; removing one makes room', async () => {
+    const r = await run(`
+      const ids = [];
+      for (let i = 0; i < 64; i++) ids.push((await page.evaluateOnNewDocument('window.p' + i + ' = ' + i)).identifier);
+      let count;
+      try { await page.evaluateOnNewDocument('1'); } catch (e) { count = e.name + ': ' + e.message; }
+      for (const id of ids.slice(1)) await page.removeScriptToEvaluateOnNewDocument(id);
+      const big = 'x'.repeat(10 * 1024 * 1024);
+      const first = await page.evaluateOnNewDocument((s) => { window.first = s.length; }, big);
+      let chars;
+      try { await page.evaluateOnNewDocument((s) => { window.second = s.length; }, big); } catch (e) { chars = e.name + ': ' + e.message; }
+      await page.removeScriptToEvaluateOnNewDocument(first.identifier);
+      await page.evaluateOnNewDocument((s) => { window.again = s.length; }, big);
+      await page.reload();
+      return await page.evaluate(() => ({ p0: window.p0, p1: window.p1, first: window.first, second: window.second, again: window.again }))
+        .then((seen) => ({ count, chars, ...seen }));
+    `);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const data = r.body.data as Record<string, unknown>;
+    assert.equal(data.count, 'RangeError: page.evaluateOnNewDocument: at most 64 scripts may be set at once');
+    assert.match(
+      String(data.chars),
+      /^RangeError: page\.evaluateOnNewDocument: the scripts set are too large together \(at most 16777216 characters; this one has 104857\d\d\)$/,
+    );
+    assert.deepEqual(
+      { p0: data.p0, p1: data.p1, first: data.first, second: data.second, again: data.again },
+      { p0: 0, p1: undefined, first: undefined, second: undefined, again: 10 * 1024 * 1024 },
+      'the kept and the re-added scripts run in the new document; the removed and the refused do not',
+    );
     await thenNormalRequestSucceeds();
   });
 
