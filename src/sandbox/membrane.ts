@@ -92,15 +92,15 @@ function pageFunctionCarrier(src: string): (...a: never[]) => unknown {
 
 /**
  * Characters of a page function's argument in the text Puppeteer makes of a
- * preload script (evaluationString: JSON, or undefined); 0 for one it cannot
- * write (Puppeteer then throws for it, and nothing is kept).
+ * preload script (evaluationString: JSON, or undefined); undefined for one it
+ * cannot write (Puppeteer then throws for it, and nothing is kept).
  */
-function argumentChars(v: unknown): number {
+function argumentChars(v: unknown): number | undefined {
   if (v === undefined) return 'undefined'.length;
   try {
-    return JSON.stringify(v).length;
+    return (JSON.stringify(v) as string | undefined)?.length ?? 0;
   } catch {
-    return 0;
+    return undefined;
   }
 }
 
@@ -728,7 +728,14 @@ export class Membrane implements MethodContext {
     const values = this.pageArgs(args, where);
     // What Puppeteer keeps (evaluationString): the source, and a function's arguments as JSON.
     let chars = String(source).length;
-    for (const v of values) chars += argumentChars(v);
+    // Puppeteer refuses a string with arguments, or an argument it cannot write, before it sends or keeps anything.
+    let writable = typeof source !== 'string' || values.length === 0;
+    for (const v of values) {
+      const n = argumentChars(v);
+      if (n === undefined) writable = false;
+      else chars += n;
+    }
+    if (!writable) return await this.page.evaluateOnNewDocument(source as never, ...(values as never[]));
     // SECURITY: Puppeteer keeps every preload script's source on the host until the page closes (and sends
     // them all to each frame of another site), so their number and size are the request's, not unbounded.
     if (this.#preloadCount >= MAX_PRELOAD_SCRIPTS)
@@ -739,20 +746,20 @@ export class Membrane implements MethodContext {
       );
     this.#preloadCount++;
     this.#preloadChars += chars;
-    let kept = false;
-    try {
-      const added = await this.page.evaluateOnNewDocument(source as never, ...(values as never[]));
-      if (!this.#preloads.has(added.identifier)) {
-        this.#preloads.set(added.identifier, chars);
-        kept = true;
-      }
-      return added;
-    } finally {
-      if (!kept) {
-        this.#preloadCount--;
-        this.#preloadChars -= chars;
-      }
+    // SECURITY: a call that fails keeps its budget for the rest of the request. Puppeteer keeps the
+    // script as soon as the main frame has it, then sends it to each frame of another site: one of those
+    // detached meanwhile (a page can remove its frames at will) rejects the call with the script kept, and
+    // it gives no identifier to remove it by. Given back on failure, the budget bounded nothing: each
+    // failed call left its text on the host (test/unit/budgets.test.ts, preload scripts).
+    const added = await this.page.evaluateOnNewDocument(source as never, ...(values as never[]));
+    // The same identifier again: Puppeteer's entry holds the new text in place of the old one.
+    const replaced = this.#preloads.get(added.identifier);
+    this.#preloads.set(added.identifier, chars);
+    if (replaced !== undefined) {
+      this.#preloadCount--;
+      this.#preloadChars -= replaced;
     }
+    return added;
   }
 
   async removeScriptToEvaluateOnNewDocument(id: unknown): Promise<void> {

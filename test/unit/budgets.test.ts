@@ -9,6 +9,7 @@ import {
   MAX_ABANDONED_CALLS,
   MAX_CALLS_IN_FLIGHT,
   MAX_QUEUED_CHARS,
+  MAX_PRELOAD_SCRIPTS,
   MAX_SELECTOR_CHARS,
   MAX_TRANSFER_CHARS,
   checkSelectorCost,
@@ -331,5 +332,81 @@ describe('a request whose Chromium is paused, and calls it aborts', () => {
     await settled();
     await settled();
     assert.equal(started, 1, 'only the call still awaited starts');
+  });
+});
+
+describe('preload scripts (page.evaluateOnNewDocument)', () => {
+  /**
+   * A page as Puppeteer's FrameManager is: the script is kept once the main frame
+   * has it (identifier given), then sent to each frame of another site; `failAfterKeep`:
+   * one of those frames detached meanwhile, so the call rejects with the script kept.
+   */
+  function preloadPage(failAfterKeep: () => boolean) {
+    const kept = new Map<string, string>();
+    let next = 1;
+    const page = {
+      evaluateOnNewDocument: (src: unknown, ...args: unknown[]) => {
+        if (typeof src === 'string' && args.length > 0)
+          return Promise.reject(new Error('Cannot evaluate a string with arguments'));
+        const identifier = String(next++);
+        kept.set(identifier, String(src));
+        return failAfterKeep()
+          ? Promise.reject(new Error('Protocol error (Page.addScriptToEvaluateOnNewDocument): Target closed'))
+          : Promise.resolve({ identifier });
+      },
+      removeScriptToEvaluateOnNewDocument: (identifier: string) => {
+        if (!kept.delete(identifier)) return Promise.reject(new Error(`Script ${identifier} not found`));
+        return Promise.resolve();
+      },
+    };
+    return { page, kept };
+  }
+
+  // Attack (host memory past the preload budget): the page removes a frame of another site while
+  // Puppeteer sends it the new script. The call fails, and its budget was given back, but Puppeteer
+  // had kept the script already: call after failing call, the executor kept them all (100 here;
+  // any number of 16 Mi characters each, for the price of a frame removed in a loop).
+  test('a call that fails after Puppeteer kept its script keeps its budget: no more are kept than the budget allows', async () => {
+    const { page, kept } = preloadPage(() => true);
+    const { call, sent } = membrane(page);
+    for (let i = 0; i < 100; i++) {
+      call('evaluateOnNewDocument', [`window.p${i} = ${i}`]);
+      await settled();
+    }
+    assert.ok(kept.size <= MAX_PRELOAD_SCRIPTS, `Puppeteer keeps ${kept.size} scripts`);
+    const refused = sent.filter((s) => s.msg.ok === false && /at most 64 scripts/.test(s.msg.e?.message ?? ''));
+    assert.equal(refused.length, 100 - MAX_PRELOAD_SCRIPTS);
+  });
+
+  test('a call Puppeteer refuses before keeping anything (a string with arguments) costs no budget', async () => {
+    const { page, kept } = preloadPage(() => false);
+    const { call, sent } = membrane(page);
+    for (let i = 0; i < 100; i++) {
+      call('evaluateOnNewDocument', ['window.x = 1', 1]);
+      await settled();
+    }
+    assert.equal(kept.size, 0);
+    call('evaluateOnNewDocument', ['window.y = 1']);
+    await settled();
+    assert.equal(kept.size, 1);
+    assert.equal(sent.at(-1)?.msg.ok, true, sent.at(-1)?.json);
+  });
+
+  test('removing a script gives its budget back', async () => {
+    const { page, kept } = preloadPage(() => false);
+    const { call, sent } = membrane(page);
+    for (let i = 0; i < MAX_PRELOAD_SCRIPTS + 10; i++) {
+      call('evaluateOnNewDocument', ['1']);
+      await settled();
+      const last = sent.at(-1)?.msg;
+      if (last?.ok !== true) {
+        call('removeScriptToEvaluateOnNewDocument', [String(i - MAX_PRELOAD_SCRIPTS + 1)]);
+        await settled();
+        call('evaluateOnNewDocument', ['1']);
+        await settled();
+        assert.equal(sent.at(-1)?.msg.ok, true, sent.at(-1)?.json);
+      }
+    }
+    assert.equal(kept.size, MAX_PRELOAD_SCRIPTS);
   });
 });
