@@ -192,6 +192,8 @@ export class Membrane implements MethodContext {
   /** The script's timers; undefined for one that would fire after the deadline (it never fires). */
   readonly #timers = new Map<number, NodeJS.Timeout | undefined>();
   readonly #subscriptions: { event: string; fn: (...a: unknown[]) => void }[] = [];
+  /** The page events the script listens to: one host listener each (the isolate keeps the script's listeners). */
+  readonly #subscribed = new Set<string>();
   /** The host's listener on each locator the script listens to: one each, so at most the handle table's bound. */
   readonly #locatorListeners = new Map<Locator<unknown>, () => void>();
   #dialogHandled = false;
@@ -653,6 +655,12 @@ export class Membrane implements MethodContext {
     const name = str(event, 'page.on: event');
     if (!PAGE_EVENTS.has(name)) throw new MembraneError(`page.on("${name}") is not available in pagescript`);
     if (name === 'dialog') this.#dialogHandled = true;
+    // SECURITY: one host listener per event, whatever the isolate asks. The isolate's own check (a
+    // Set in the runtime) is the script's to change: with Set.prototype.has replaced, every page.on
+    // added a listener here, each encoding and queueing every event again (measured: 100,000 of them
+    // made one event cost the executor 261 ms, and 5 s of membrane calls buy ~700,000).
+    if (this.#subscribed.has(name)) return;
+    this.#subscribed.add(name);
     const fn = (payload?: unknown): void => {
       if (this.#disposed) return;
       let v: unknown;

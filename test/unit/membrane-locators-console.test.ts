@@ -138,3 +138,28 @@ test("a locator made with no timeout at all (setDefaultTimeout(0)) still ends ju
   sync(1, 'locator', ['div']);
   assert.deepEqual(seen, [5000 + PAST_DEADLINE_MS]);
 });
+
+// Attack (the executor's thread, for every tenant): the isolate asks the host to subscribe to a page
+// event only once per event, but that check is the runtime's Set, which the script may change
+// (Set.prototype.has = () => false). Each page.on then added a host listener, each encoding and
+// queueing every event again: 100,000 listeners made one event cost 261 ms of the executor's thread.
+test('subscribing to the same page event again and again adds no listener on the host', () => {
+  const counts = new Map<string, number>();
+  const page = {
+    on: (event: string) => counts.set(event, (counts.get(event) ?? 0) + 1),
+    off: () => page,
+  } as unknown as Page;
+  const m = new Membrane({
+    page,
+    clock: { remainingMs: () => 5000 },
+    limits: { maxHandles: 100, maxTimers: 10, maxLogLines: 10, maxLogBytes: 1000 },
+    checkUrl: () => Promise.resolve(),
+    toIsolate: () => Promise.resolve(undefined),
+  });
+  const sync = (event: string): Settled =>
+    JSON.parse(m.onHost(JSON.stringify({ op: 'sync', h: 1, m: 'subscribe', a: [event] }))) as Settled;
+  for (let i = 0; i < 1000; i++) assert.equal(sync('console').ok, true);
+  for (let i = 0; i < 1000; i++) assert.equal(sync('dialog').ok, true);
+  assert.equal(counts.get('console'), 1);
+  assert.equal(counts.get('dialog'), 2, "the host's own dialog listener, and one for the script");
+});
