@@ -9,6 +9,7 @@ import {
   MAX_ABANDONED_CALLS,
   MAX_CALLS_IN_FLIGHT,
   MAX_QUEUED_CHARS,
+  MAX_PRELOAD_CHARS,
   MAX_PRELOAD_SCRIPTS,
   MAX_SELECTOR_CHARS,
   MAX_TRANSFER_CHARS,
@@ -376,6 +377,22 @@ describe('preload scripts (page.evaluateOnNewDocument)', () => {
     assert.ok(kept.size <= MAX_PRELOAD_SCRIPTS, `Puppeteer keeps ${kept.size} scripts`);
     const refused = sent.filter((s) => s.msg.ok === false && /at most 64 scripts/.test(s.msg.e?.message ?? ''));
     assert.equal(refused.length, 100 - MAX_PRELOAD_SCRIPTS);
+  });
+
+  // Attack (the executor's thread, per frame): Puppeteer writes every preload script, as JSON, to each frame
+  // of another site the page attaches. 16 Mi control characters (each \\u0001 in JSON) were within the budget
+  // counted as kept, and each frame then cost 96 Mi characters of JSON.stringify on the executor's one thread.
+  test('preload scripts are counted as written to a frame (JSON): control characters count six each', async () => {
+    const { page, kept } = preloadPage(() => false);
+    const { call } = membrane(page);
+    const text = `/*${'\u0001'.repeat(2 * 2 ** 20)}*/`;
+    for (let i = 0; i < 8; i++) {
+      call('evaluateOnNewDocument', [text]);
+      await settled();
+    }
+    const written = [...kept.values()].reduce((n, t) => n + JSON.stringify(t).length - 2, 0);
+    assert.ok(written <= MAX_PRELOAD_CHARS, `${written} characters written to each frame`);
+    assert.equal(kept.size, 1);
   });
 
   test('a call Puppeteer refuses before keeping anything (a string with arguments) costs no budget', async () => {
