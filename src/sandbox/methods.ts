@@ -20,7 +20,13 @@ import { hostCall } from '../../sandbox/page-api.js';
 import type { HandleKind } from '../../sandbox/wire.js';
 import { isTagged } from '../../sandbox/wire.js';
 import { budgetError, checkSelectorCost } from './budgets.js';
-import { VIEWPORT_BOUNDS, refusedHeader } from '../request-options.js';
+import {
+  MAX_HEADERS,
+  MAX_HEADER_CHARS,
+  MAX_USER_AGENT_CHARS,
+  VIEWPORT_BOUNDS,
+  refusedHeader,
+} from '../request-options.js';
 import {
   CLICK,
   COOKIE,
@@ -222,8 +228,27 @@ function selectValues(values: unknown[]): string[] {
 }
 
 /** setExtraHTTPHeaders()'s object: string values, refused otherwise in Puppeteer's own words. */
+/**
+ * SECURITY: a string Puppeteer keeps on the host for the rest of the request and
+ * sends again to each frame of another site the page attaches (extra headers,
+ * the user agent, the time zone, media features; credentials, to each request
+ * that asks for them): as long as a request's options allow, not as long as one
+ * membrane message (16 Mi characters, each of them JSON-written again per frame).
+ */
+function kept(v: unknown, where: string, maxChars: number): string {
+  const s = str(v, where);
+  if (s.length > maxChars) throw budgetError(`${where} is too long (${s.length} characters; at most ${maxChars})`);
+  return s;
+}
+
+/** A time zone's name (IANA names are under 40 characters) and a media feature's value, at most. */
+export const MAX_EMULATION_CHARS = 256;
+
 function extraHeaders(v: unknown): Record<string, string> {
   if (!isPlainObject(v)) throw new MembraneError('page.setExtraHTTPHeaders: headers must be an object of strings');
+  // As a request's options.extraHTTPHeaders are bounded (request-options.ts).
+  if (Object.keys(v).length > MAX_HEADERS)
+    throw budgetError(`page.setExtraHTTPHeaders: at most ${MAX_HEADERS} headers`);
   for (const [k, x] of Object.entries(v))
     if (typeof x !== 'string')
       throw new MembraneError(`Expected value of header "${k}" to be String, but "${typeof x}" is found.`);
@@ -231,6 +256,8 @@ function extraHeaders(v: unknown): Record<string, string> {
     // SECURITY: the same headers are refused as in the request's options.extraHTTPHeaders (the guard relies on them).
     const why = refusedHeader(k);
     if (why !== undefined) throw new MembraneError(`page.setExtraHTTPHeaders: header "${k.slice(0, 64)}" ${why}`);
+    kept(k, 'page.setExtraHTTPHeaders: a header name', MAX_HEADER_CHARS);
+    kept(v[k], `page.setExtraHTTPHeaders: header "${k.slice(0, 64)}"`, MAX_HEADER_CHARS);
   }
   return stringRecord(v, 'page.setExtraHTTPHeaders');
 }
@@ -360,8 +387,8 @@ function mediaFeatures(v: unknown): { name: string; value: string }[] {
   return v.map((f, i) => {
     if (!isPlainObject(f)) throw new MembraneError(`page.emulateMediaFeatures: feature ${i} must be { name, value }`);
     return {
-      name: str(f.name, `page.emulateMediaFeatures: feature ${i} name`),
-      value: str(f.value, `page.emulateMediaFeatures: feature ${i} value`),
+      name: kept(f.name, `page.emulateMediaFeatures: feature ${i} name`, MAX_EMULATION_CHARS),
+      value: kept(f.value, `page.emulateMediaFeatures: feature ${i} value`, MAX_EMULATION_CHARS),
     };
   });
 }
@@ -382,13 +409,15 @@ const PAGE: Table<Page> = {
   emulate: (p, [device], c) => {
     if (!isPlainObject(device)) throw new MembraneError('page.emulate: device must be { userAgent, viewport }');
     return p.emulate({
-      userAgent: str(device.userAgent, 'page.emulate: userAgent'),
+      userAgent: kept(device.userAgent, 'page.emulate: userAgent', MAX_USER_AGENT_CHARS),
       viewport: viewport(device.viewport, c, 'page.emulate: viewport'),
     });
   },
   setUserAgent: (p, [ua]) =>
     p.setUserAgent(
-      isPlainObject(ua) ? str(ua.userAgent, 'page.setUserAgent: userAgent') : str(ua, 'page.setUserAgent'),
+      isPlainObject(ua)
+        ? kept(ua.userAgent, 'page.setUserAgent: userAgent', MAX_USER_AGENT_CHARS)
+        : kept(ua, 'page.setUserAgent', MAX_USER_AGENT_CHARS),
     ),
   setExtraHTTPHeaders: (p, [h]) => p.setExtraHTTPHeaders(extraHeaders(h)),
   setCookie: (p, cookies, c) =>
@@ -401,7 +430,8 @@ const PAGE: Table<Page> = {
   setJavaScriptEnabled: (p, [on]) => p.setJavaScriptEnabled(on === true),
   emulateMediaType: (p, [type]) =>
     p.emulateMediaType(type === undefined || type === null ? undefined : str(type, 'page.emulateMediaType')),
-  emulateTimezone: (p, [tz]) => p.emulateTimezone(tz === undefined ? undefined : str(tz, 'page.emulateTimezone')),
+  emulateTimezone: (p, [tz]) =>
+    p.emulateTimezone(tz === undefined ? undefined : kept(tz, 'page.emulateTimezone', MAX_EMULATION_CHARS)),
   emulateMediaFeatures: (p, [features]) =>
     p.emulateMediaFeatures(features === undefined || features === null ? undefined : mediaFeatures(features)),
   // Puppeteer checks the names (its message comes through); the host checks only the kind.
@@ -441,12 +471,16 @@ const PAGE: Table<Page> = {
   setOfflineMode: (p, [on]) => p.setOfflineMode(on === true),
   setCacheEnabled: (p, [on]) => p.setCacheEnabled(on !== false),
   setBypassCSP: (p, [on]) => p.setBypassCSP(on === true),
-  authenticate: (p, [creds], c) =>
-    p.authenticate(
-      creds === null
-        ? null
-        : (options(creds, { username: 'string', password: 'string' }, c.clock, 'page.authenticate') as never),
-    ),
+  authenticate: (p, [creds], c) => {
+    if (creds === null) return p.authenticate(null);
+    const o = options(creds, { username: 'string', password: 'string' }, c.clock, 'page.authenticate') as {
+      username?: unknown;
+      password?: unknown;
+    };
+    if (o.username !== undefined) kept(o.username, 'page.authenticate: username', MAX_HEADER_CHARS);
+    if (o.password !== undefined) kept(o.password, 'page.authenticate: password', MAX_HEADER_CHARS);
+    return p.authenticate(o as never);
+  },
   setRequestInterception: (p, [on]) => p.setRequestInterception(on === true),
   screenshot: (p, [opts], c) => p.screenshot(options(opts, SCREENSHOT, c.clock, 'page.screenshot')),
   pdf: (p, [opts], c) => p.pdf(options(opts, PDF, c.clock, 'page.pdf')),

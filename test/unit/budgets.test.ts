@@ -427,3 +427,69 @@ describe('preload scripts (page.evaluateOnNewDocument)', () => {
     assert.equal(kept.size, MAX_PRELOAD_SCRIPTS);
   });
 });
+
+// Attack (host memory and the executor's thread, per frame): page.setExtraHTTPHeaders, setUserAgent,
+// emulate, emulateTimezone, emulateMediaFeatures and authenticate each took a string as long as one
+// membrane message (16 Mi characters). Puppeteer keeps each on the host until the page closes (with a
+// time zone Chromium refuses, too: it keeps the state before applying it) and writes it again, as JSON,
+// to each frame of another site the page attaches (credentials: to each request that asks for them).
+describe('strings Puppeteer keeps for the rest of the request', () => {
+  const long = 'a'.repeat(1024 * 1024);
+  const cases: [string, unknown[]][] = [
+    ['setExtraHTTPHeaders', [{ 'x-a': long }]],
+    ['setExtraHTTPHeaders', [{ [`x-${long}`]: 'v' }]],
+    ['setExtraHTTPHeaders', [Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`x-${i}`, 'v']))]],
+    ['setUserAgent', [long]],
+    ['setUserAgent', [{ userAgent: long }]],
+    ['emulate', [{ userAgent: long, viewport: { width: 800, height: 600 } }]],
+    ['emulateTimezone', [long]],
+    ['emulateMediaFeatures', [[{ name: 'prefers-color-scheme', value: long }]]],
+    ['authenticate', [{ username: long, password: 'p' }]],
+    ['authenticate', [{ username: 'u', password: long }]],
+  ];
+  for (const [i, [method, args]] of cases.entries()) {
+    test(`${method} with a 1 Mi-character string is refused before Puppeteer keeps it (${i})`, async () => {
+      let reached = false;
+      const reach = (): Promise<void> => {
+        reached = true;
+        return Promise.resolve();
+      };
+      const { call, sent } = membrane({
+        setExtraHTTPHeaders: reach,
+        setUserAgent: reach,
+        emulate: reach,
+        emulateTimezone: reach,
+        emulateMediaFeatures: reach,
+        authenticate: reach,
+      });
+      call(method, args);
+      await settled();
+      assert.equal(reached, false, `${method} reached Puppeteer`);
+      const reply = sent.at(-1)?.msg;
+      assert.equal(reply?.ok, false);
+      assert.match(reply?.e?.message ?? '', /too long|at most 32 headers/);
+    });
+  }
+
+  test('strings of ordinary length still reach Puppeteer', async () => {
+    const seen: string[] = [];
+    const reach = (name: string) => (): Promise<void> => {
+      seen.push(name);
+      return Promise.resolve();
+    };
+    const { call } = membrane({
+      setExtraHTTPHeaders: reach('headers'),
+      setUserAgent: reach('ua'),
+      emulateTimezone: reach('tz'),
+      emulateMediaFeatures: reach('media'),
+      authenticate: reach('auth'),
+    });
+    call('setExtraHTTPHeaders', [{ 'x-a': 'b'.repeat(8192) }]);
+    call('setUserAgent', ['Mozilla/5.0 '.repeat(80)]);
+    call('emulateTimezone', ['America/Argentina/ComodRivadavia']);
+    call('emulateMediaFeatures', [[{ name: 'prefers-color-scheme', value: 'dark' }]]);
+    call('authenticate', [{ username: 'u', password: 'p'.repeat(8192) }]);
+    await settled();
+    assert.deepEqual(seen, ['headers', 'ua', 'tz', 'media', 'auth']);
+  });
+});
