@@ -711,26 +711,25 @@ export class Membrane implements MethodContext {
     const had = this.#exposedNames.has(n);
     if (!had && this.#exposedNames.size >= MAX_EXPOSED_FUNCTIONS)
       throw budgetError(`page.exposeFunction: at most ${MAX_EXPOSED_FUNCTIONS} functions may be exposed at once`);
+    // SECURITY: counted before the call, and still if it fails. Puppeteer keeps the binding (and its preload
+    // script) before it installs it in each frame; a frame of another site detached meanwhile fails the call
+    // with the binding kept, and one Puppeteer will neither remove (removeExposedFunction: "does not exist")
+    // nor set again. Given back, each failed call left a binding on the host beyond MAX_EXPOSED_FUNCTIONS.
     this.#exposedNames.add(n);
-    try {
-      await this.page.exposeFunction(n, async (...args: unknown[]) => {
-        if (this.#disposed) throw new Error('the script has ended');
-        // The function runs in the isolate; only JSON crosses, and its answer is JSON.
-        const json = JSON.stringify({ op: 'exposed', fid: id, a: args.map((x) => this.encode(x)) } satisfies ToIsolate);
-        if (json.length > MAX_TRANSFER_CHARS || this.#queuedChars + json.length > MAX_QUEUED_CHARS)
-          throw new Error('the arguments are too large to give to the script');
-        this.#queuedChars += json.length;
-        const answer = await this.#deps.toIsolate(json, true).finally(() => (this.#queuedChars -= json.length));
-        if (answer !== undefined && answer.length > MAX_MESSAGE_CHARS)
-          throw new Error('the exposed function returned too much data');
-        const parsed = JSON.parse(answer ?? '{"ok":false}') as { ok: boolean; v?: unknown; e?: WireError };
-        if (!parsed.ok) throw new Error(parsed.e?.message ?? 'exposed function failed');
-        return this.#pageArg(parsed.v, `page.exposeFunction(${n})`, 1);
-      });
-    } catch (e) {
-      if (!had) this.#exposedNames.delete(n);
-      throw e;
-    }
+    await this.page.exposeFunction(n, async (...args: unknown[]) => {
+      if (this.#disposed) throw new Error('the script has ended');
+      // The function runs in the isolate; only JSON crosses, and its answer is JSON.
+      const json = JSON.stringify({ op: 'exposed', fid: id, a: args.map((x) => this.encode(x)) } satisfies ToIsolate);
+      if (json.length > MAX_TRANSFER_CHARS || this.#queuedChars + json.length > MAX_QUEUED_CHARS)
+        throw new Error('the arguments are too large to give to the script');
+      this.#queuedChars += json.length;
+      const answer = await this.#deps.toIsolate(json, true).finally(() => (this.#queuedChars -= json.length));
+      if (answer !== undefined && answer.length > MAX_MESSAGE_CHARS)
+        throw new Error('the exposed function returned too much data');
+      const parsed = JSON.parse(answer ?? '{"ok":false}') as { ok: boolean; v?: unknown; e?: WireError };
+      if (!parsed.ok) throw new Error(parsed.e?.message ?? 'exposed function failed');
+      return this.#pageArg(parsed.v, `page.exposeFunction(${n})`, 1);
+    });
   }
 
   async removeExposedFunction(name: unknown): Promise<void> {

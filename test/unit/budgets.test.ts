@@ -8,6 +8,7 @@ import { parsePSelectors } from '../../node_modules/puppeteer-core/lib/esm/puppe
 import {
   MAX_ABANDONED_CALLS,
   MAX_CALLS_IN_FLIGHT,
+  MAX_EXPOSED_FUNCTIONS,
   MAX_QUEUED_CHARS,
   MAX_PRELOAD_CHARS,
   MAX_PRELOAD_SCRIPTS,
@@ -492,4 +493,24 @@ describe('strings Puppeteer keeps for the rest of the request', () => {
     await settled();
     assert.deepEqual(seen, ['headers', 'ua', 'tz', 'media', 'auth']);
   });
+});
+
+// Attack (host memory past the exposed-function budget): Puppeteer keeps a binding (its name, function and
+// preload script) before it installs it in each frame. A frame of another site that the page removes meanwhile
+// fails the call with the binding kept, and the membrane gave the name back: 100 failing names, 100 bindings.
+test('an exposeFunction that fails after Puppeteer kept its binding still counts against MAX_EXPOSED_FUNCTIONS', async () => {
+  const bindings = new Set<string>();
+  const { call, sent } = membrane({
+    exposeFunction: (name: string) => {
+      if (bindings.has(name)) return Promise.reject(new Error(`window['${name}'] already exists!`));
+      bindings.add(name);
+      return Promise.reject(new Error('Protocol error (Page.addScriptToEvaluateOnNewDocument): Target closed'));
+    },
+  });
+  for (let i = 0; i < 100; i++) {
+    call('exposeFunction', [`f${i}`, i + 1]);
+    await settled();
+  }
+  assert.ok(bindings.size <= MAX_EXPOSED_FUNCTIONS, `Puppeteer keeps ${bindings.size} bindings`);
+  assert.equal(sent.filter((s) => /at most 64 functions/.test(s.msg.e?.message ?? '')).length, 36);
 });
