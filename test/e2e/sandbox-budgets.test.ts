@@ -150,6 +150,26 @@ describe('membrane budgets', () => {
     await thenNormalRequestSucceeds();
   });
 
+  // Attack (the executor's thread): the isolate subscribes to a page event on the host only once, by a check
+  // of the runtime's own (a Set), which the script can change. With Set.prototype.has answering false, each
+  // page.on added a host listener, each encoding and queueing every event of that kind once more.
+  test('page.on with the runtime Set changed still adds one host listener per event', async () => {
+    const r = await run(`
+      const has = Set.prototype.has;
+      Set.prototype.has = function (k) { return String(k).endsWith(':console') ? false : has.call(this, k); };
+      for (let i = 0; i < 1000; i++) page.on('console', () => {});
+      Set.prototype.has = has;
+      let heard = 0;
+      page.on('console', () => heard++);
+      await page.evaluate(() => console.log('once'));
+      await new Promise((r) => setTimeout(r, 300));
+      return heard;
+    `);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.data, 1, 'one console line is heard once');
+    await thenNormalRequestSucceeds();
+  });
+
   test('a selector of a shape Puppeteer parses slowly is refused before parsing', async () => {
     const r = await run(`
       try { await page.$('[a='.repeat(600)); return 'passed'; } catch (e) { return e.name + ': ' + e.message; }
