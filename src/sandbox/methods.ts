@@ -227,7 +227,6 @@ function selectValues(values: unknown[]): string[] {
   });
 }
 
-/** setExtraHTTPHeaders()'s object: string values, refused otherwise in Puppeteer's own words. */
 /**
  * SECURITY: a string Puppeteer keeps on the host for the rest of the request and
  * sends again to each frame of another site the page attaches (extra headers,
@@ -244,6 +243,7 @@ function kept(v: unknown, where: string, maxChars: number): string {
 /** A time zone's name (IANA names are under 40 characters) and a media feature's value, at most. */
 export const MAX_EMULATION_CHARS = 256;
 
+/** setExtraHTTPHeaders()'s object: string values, refused otherwise in Puppeteer's own words. */
 function extraHeaders(v: unknown): Record<string, string> {
   if (!isPlainObject(v)) throw new MembraneError('page.setExtraHTTPHeaders: headers must be an object of strings');
   // As a request's options.extraHTTPHeaders are bounded (request-options.ts).
