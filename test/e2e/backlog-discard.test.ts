@@ -10,12 +10,9 @@
 // tells the fixture when it is done, over the network, not over the held pipe.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { BACKLOG_DRAIN_BYTES, BrowserHost, type PageLease } from '../../src/browser/browser-host.js';
-import { loadConfig } from '../../src/config.js';
-import { EgressChecker } from '../../src/egress/checker.js';
-import { EgressGuard } from '../../src/egress/guard.js';
-import { silentLogger } from '../../src/log.js';
+import { BACKLOG_DRAIN_BYTES, type BrowserHost, type PageLease } from '../../src/browser/browser-host.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { startGuardedHost, type GuardedHost } from '../helpers/guarded-host.js';
 import { capturingLogger } from '../helpers/service.js';
 import { alive } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
@@ -28,45 +25,18 @@ const fixtures = new FixtureServer({
   },
 });
 const log = capturingLogger();
-let guard: EgressGuard;
+let guarded: GuardedHost;
 let host: BrowserHost;
 
 const discarded = (): number => log.lines.filter((l) => String(l.msg).startsWith('chromium discarded')).length;
 
 before(async () => {
   await fixtures.start();
-  const config = loadConfig({
-    ...(process.env.CHROMIUM ? { CHROMIUM: process.env.CHROMIUM } : {}),
-    ...(process.env.PUPPETEER_EXECUTABLE_PATH
-      ? { PUPPETEER_EXECUTABLE_PATH: process.env.PUPPETEER_EXECUTABLE_PATH }
-      : {}),
-  });
-  guard = new EgressGuard({
-    checker: new EgressChecker({
-      allowlist: [{ host: '127.0.0.1', port: fixtures.port }],
-      protectedPorts: () => guard.ports(),
-      // SECURITY (of the test): nothing resolves; the fixture is reached by its address.
-      resolve: () => Promise.reject(new Error('no such name')),
-      localAddresses: () => [],
-    }),
-    logger: silentLogger(),
-  });
-  const guardPort = await guard.listen();
-  host = new BrowserHost({
-    executablePath: config.executablePath,
-    chromium: config.chromium,
-    guardPort,
-    openEgress: () => guard.openSession(),
-    protocolTimeoutMs: 30_000,
-    prewarmedContexts: 0,
-    recycleAfterContexts: 0,
-    logger: log.logger,
-  });
-  await host.start();
+  guarded = await startGuardedHost({ fixturePort: fixtures.port, logger: log.logger });
+  host = guarded.host;
 });
 after(async () => {
-  await host.close();
-  await guard.close();
+  await guarded.close();
   await fixtures.close();
 });
 
@@ -95,6 +65,18 @@ async function floodedLease(name: string, lines: number): Promise<PageLease> {
   return lease;
 }
 
+/** A next request's lease: it loads the example page; the pid of the Chromium that served it. */
+async function nextRequestServedBy(name: string): Promise<number> {
+  const next = await host.lease(name);
+  try {
+    await next.page.goto(fixtures.url('/example'));
+    assert.equal(await next.page.title(), 'Example Domain');
+    return next.pid;
+  } finally {
+    await next.close();
+  }
+}
+
 test('a heavy request whose Chromium still has its flood queued at the end: the Chromium is killed and replaced, not drained', async () => {
   await until(() => host.ready, 'the browser to be ready', { timeoutMs: 60_000 });
   const recycles = host.recycles;
@@ -109,14 +91,7 @@ test('a heavy request whose Chromium still has its flood queued at the end: the 
   await until(() => discarded() === seen + 1, 'the flooded Chromium to be discarded', { timeoutMs: 30_000 });
   assert.equal(host.recycles, recycles + 1, 'counted as a recycle');
   await until(() => !alive(pid), 'the discarded Chromium to be gone');
-  const next = await host.lease('after-flood');
-  try {
-    assert.notEqual(next.pid, pid, 'the next request is given the new Chromium');
-    await next.page.goto(fixtures.url('/example'));
-    assert.equal(await next.page.title(), 'Example Domain');
-  } finally {
-    await next.close();
-  }
+  assert.notEqual(await nextRequestServedBy('after-flood'), pid, 'the next request is given the new Chromium');
 });
 
 test('the same flood at the end of a request within its CPU budget is drained: its Chromium stays', async () => {
@@ -127,14 +102,7 @@ test('the same flood at the end of a request within its CPU budget is drained: i
   const pid = lease.pid;
   lease.holdMessages(false);
   await lease.close(false);
-  const next = await host.lease('after-light');
-  try {
-    assert.equal(next.pid, pid, 'the same Chromium serves the next request');
-    await next.page.goto(fixtures.url('/example'));
-    assert.equal(await next.page.title(), 'Example Domain');
-  } finally {
-    await next.close();
-  }
+  assert.equal(await nextRequestServedBy('after-light'), pid, 'the same Chromium serves the next request');
   assert.equal(discarded(), seen);
   assert.equal(host.recycles, recycles);
 });

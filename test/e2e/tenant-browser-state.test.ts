@@ -21,11 +21,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TLSSocket } from 'node:tls';
-import { BrowserHost, type PageLease } from '../../src/browser/browser-host.js';
-import { loadConfig } from '../../src/config.js';
-import { EgressChecker } from '../../src/egress/checker.js';
-import { EgressGuard } from '../../src/egress/guard.js';
-import { silentLogger } from '../../src/log.js';
+import type { BrowserHost, PageLease } from '../../src/browser/browser-host.js';
+import { startGuardedHost, type GuardedHost } from '../helpers/guarded-host.js';
 
 /** A name, not an address or localhost: Chromium keeps HSTS only for names. */
 const HOST = 'tenants.pagescript.test';
@@ -152,47 +149,24 @@ class DualFixture {
 }
 
 const fixture = new DualFixture();
-let guard: EgressGuard;
+let guarded: GuardedHost;
 let host: BrowserHost;
 
 before(async () => {
   await fixture.start();
-  const config = loadConfig({
-    ...(process.env.CHROMIUM ? { CHROMIUM: process.env.CHROMIUM } : {}),
-    ...(process.env.PUPPETEER_EXECUTABLE_PATH
-      ? { PUPPETEER_EXECUTABLE_PATH: process.env.PUPPETEER_EXECUTABLE_PATH }
-      : {}),
-  });
-  guard = new EgressGuard({
-    checker: new EgressChecker({
-      allowlist: [{ host: '127.0.0.1', port: fixture.port }],
-      protectedPorts: () => guard.ports(),
-      // SECURITY (of the test): only the fixture's name resolves, to loopback.
-      resolve: (name) =>
-        name === HOST
-          ? Promise.resolve([{ address: '127.0.0.1', family: 4 }])
-          : Promise.reject(new Error('no such name')),
-      localAddresses: () => [],
-    }),
-    logger: silentLogger(),
-  });
-  const guardPort = await guard.listen();
-  host = new BrowserHost({
-    executablePath: config.executablePath,
-    chromium: config.chromium,
-    guardPort,
-    openEgress: () => guard.openSession(),
-    protocolTimeoutMs: 30_000,
-    prewarmedContexts: 0,
-    recycleAfterContexts: 0,
-    logger: silentLogger(),
+  guarded = await startGuardedHost({
+    fixturePort: fixture.port,
+    // SECURITY (of the test): only the fixture's name resolves, to loopback.
+    resolve: (name) =>
+      name === HOST
+        ? Promise.resolve([{ address: '127.0.0.1', family: 4 }])
+        : Promise.reject(new Error('no such name')),
     testTrustedSpki: [fixture.spki],
   });
-  await host.start();
+  host = guarded.host;
 });
 after(async () => {
-  await host.close();
-  await guard.close();
+  await guarded.close();
   await fixture.close();
 });
 

@@ -5,6 +5,7 @@ import { after, before } from 'node:test';
 import { request } from 'undici';
 import { loadConfig } from '../../src/config.js';
 import { createLogger, silentLogger, type Logger } from '../../src/log.js';
+import { suiteChromiumEnv } from './guarded-host.js';
 import { assertMatchesOpenApi } from './openapi.js';
 import { startService, type Service, type ServiceOptions } from '../../src/service.js';
 
@@ -36,10 +37,7 @@ export async function startTestService(
     API_KEYS: TEST_KEY,
     LOG_LEVEL: 'silent',
     // The suite runs on the Chromium npm test chose (CHROMIUM=shell|full, or PUPPETEER_EXECUTABLE_PATH).
-    ...(process.env.PUPPETEER_EXECUTABLE_PATH
-      ? { PUPPETEER_EXECUTABLE_PATH: process.env.PUPPETEER_EXECUTABLE_PATH }
-      : {}),
-    ...(process.env.CHROMIUM ? { CHROMIUM: process.env.CHROMIUM } : {}),
+    ...suiteChromiumEnv(),
     SCRIPT_TIMEOUT_MS: '5000',
     NAVIGATION_TIMEOUT_MS: '5000',
     RATE_LIMIT: '100000',

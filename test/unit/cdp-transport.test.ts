@@ -292,12 +292,27 @@ test('a hold asked for after the pipe closed does not hold back its last message
   assert.equal(closes(), 1);
 });
 
-test('backed up: a flood of events past the queue bound is, for BACKLOG_RECENT_MS after; one large answer is not', async () => {
-  let now = 0;
+/** A transport on its own clock (clock.now, moved by the test), counting the messages it hands on. */
+function clockedTransport(): {
+  t: BoundedPipeTransport;
+  fromChromium: PassThrough;
+  clock: { now: number };
+  got: () => number;
+} {
+  const clock = { now: 0 };
   const fromChromium = new PassThrough();
-  const t = new BoundedPipeTransport(new PassThrough(), fromChromium, { now: () => now });
+  const t = new BoundedPipeTransport(new PassThrough(), fromChromium, { now: () => clock.now });
   let got = 0;
   t.onmessage = () => void got++;
+  return { t, fromChromium, clock, got: () => got };
+}
+
+/** n console events of 1 kB each, as Chromium writes them. */
+const consoleEvents = (n: number): string =>
+  `{"method":"Runtime.consoleAPICalled","params":{"p":"${'p'.repeat(1000)}"}}\0`.repeat(n);
+
+test('backed up: a flood of events past the queue bound is, for BACKLOG_RECENT_MS after; one large answer is not', async () => {
+  const { t, fromChromium, clock, got } = clockedTransport();
   // One answer of 2 MiB, held: the pipe is paused for it, but it is one message.
   t.hold(true);
   fromChromium.write(`{"id":1,"result":{"value":"${'a'.repeat(2 * QUEUE_PAUSE_BYTES)}"}}\0`);
@@ -305,36 +320,30 @@ test('backed up: a flood of events past the queue bound is, for BACKLOG_RECENT_M
   assert.equal(fromChromium.isPaused(), true);
   assert.equal(t.backedUp, false, 'one large answer');
   t.hold(false);
-  await turns(() => got === 1);
+  await turns(() => got() === 1);
   // 3 MiB of 1 kB events.
-  const pad = 'p'.repeat(1000);
   const total = Math.ceil((3 * QUEUE_PAUSE_BYTES) / 1000);
-  fromChromium.write(`{"method":"Runtime.consoleAPICalled","params":{"p":"${pad}"}}\0`.repeat(total));
+  fromChromium.write(consoleEvents(total));
   await new Promise((r) => setImmediate(r));
   assert.equal(t.backedUp, true, 'a flood');
-  await turns(() => got === total + 1);
-  now += BACKLOG_RECENT_MS - 1;
+  await turns(() => got() === total + 1);
+  clock.now += BACKLOG_RECENT_MS - 1;
   assert.equal(t.backedUp, true, 'still, just after it was drained');
-  now += 1;
+  clock.now += 1;
   assert.equal(t.backedUp, false, 'not once BACKLOG_RECENT_MS have passed');
 });
 
 test('backed up: a flood still queued in a paused pipe is, however long ago the pipe paused', async () => {
-  let now = 0;
-  const fromChromium = new PassThrough();
-  const t = new BoundedPipeTransport(new PassThrough(), fromChromium, { now: () => now });
-  let got = 0;
-  t.onmessage = () => void got++;
+  const { t, fromChromium, clock, got } = clockedTransport();
   // Held (a lane's pause) with 2 MiB of 1 kB events: the pipe pauses with them queued.
   t.hold(true);
-  const pad = 'p'.repeat(1000);
   const total = Math.ceil((2 * QUEUE_PAUSE_BYTES) / 1000);
-  fromChromium.write(`{"method":"Runtime.consoleAPICalled","params":{"p":"${pad}"}}\0`.repeat(total));
+  fromChromium.write(consoleEvents(total));
   await turns(() => fromChromium.isPaused(), 1000);
-  now += 10 * BACKLOG_RECENT_MS;
+  clock.now += 10 * BACKLOG_RECENT_MS;
   assert.equal(t.backedUp, true, 'still paused with the flood queued');
   t.hold(false);
-  await turns(() => got === total, 5000);
+  await turns(() => got() === total, 5000);
   assert.equal(t.backedUp, false, 'drained, and the pause long past');
 });
 
