@@ -17,7 +17,7 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': [
         'error',
         {
-          // `void p` is no answer: a rejection must be handled (src/background.ts).
+          // `void p` is no answer: a rejection must be handled (src/common/background.ts).
           ignoreVoid: false,
           // node:test's test() and describe() return promises the runner itself awaits.
           allowForKnownSafeCalls: [

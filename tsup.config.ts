@@ -4,7 +4,7 @@ export default defineConfig([
   {
     // The service: the front (server) and the two processes it forks (the script
     // executor and the egress process), run by Node 24.
-    entry: { server: 'src/server.ts', executor: 'src/executor.ts', 'egress-process': 'src/egress-process.ts' },
+    entry: { server: 'src/front/server.ts', executor: 'src/slot/main.ts', 'egress-process': 'src/egress/main.ts' },
     format: ['esm'],
     platform: 'node',
     target: 'node24',

@@ -1,6 +1,6 @@
 // What a script sees, for the editor's completion: the globals of the isolate
 // (sandbox/runtime.ts) and the methods of `page` the membrane allows
-// (src/sandbox/methods.ts). A unit test checks this list against the
+// (src/slot/membrane/methods.ts). A unit test checks this list against the
 // membrane's tables in both directions, so it cannot drift from them.
 
 export interface GlobalInfo {

@@ -32,7 +32,7 @@ export interface ErrorLocation {
  * Hook for the failure details of issue 18: when the error body carries a
  * numeric `line` (and `column`), that is used. Until then, the line is read
  * from the message, which ends in "(line N)" for a thrown error or
- * "(line N, column M)" for a syntax error (src/sandbox/isolate.ts). Only the
+ * "(line N, column M)" for a syntax error (src/slot/membrane/script-sandbox.ts). Only the
  * end of the message is read, so a "(line 9)" in the script's own error text
  * is not taken for the location.
  */

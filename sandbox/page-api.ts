@@ -2,7 +2,7 @@
 // membrane's methods. Both sides read it:
 //   - the isolate's proxies (sandbox/proxies.ts, bundled into the isolate) build
 //     each class from it, so a script sees exactly these names;
-//   - the host (src/sandbox/methods.ts) runs a call only when this table says the
+//   - the host (src/slot/membrane/methods.ts) runs a call only when this table says the
 //     name goes to the host that way, and has one implementation per such name
 //     (test/unit/membrane-methods.test.ts checks both directions).
 // This file is data only: no state, no host value; minified, the comments are gone.
@@ -18,7 +18,7 @@
 // (no reach into the host, none into internal networks, none into another tenant).
 // Everything a method touches is the request's own page, in its own incognito
 // context, closed after the request; every timeout is clamped to the request's
-// remaining time (src/sandbox/options.ts).
+// remaining time (src/slot/membrane/options.ts).
 import type { HandleKind } from './wire.js';
 
 export interface Refused {

@@ -10,7 +10,7 @@
 // to run the cheerio bundle in this isolate (the `cheerio` getter below).
 //
 // Nothing here is trusted by the host: a script can rewrite any of it. The host
-// validates every message on its side (src/sandbox/membrane.ts).
+// validates every message on its side (src/slot/membrane/membrane.ts).
 import { AbortController, AbortSignal, installTimeout, isAbortSignal } from './abort.js';
 import { atob, base64ToBytes, btoa, bytesToBase64 } from './base64.js';
 import { format } from './inspect.js';
@@ -514,7 +514,7 @@ function resultReplacer(_k: string, v: unknown): unknown {
  * The outcome is a string, built from captured functions: a promise resolved
  * with an object would look up "then" (a script can put one on
  * Object.prototype), and JSON.stringify of an object calls an inherited
- * toJSON. The host checks it anyway (src/sandbox/outcome.ts).
+ * toJSON. The host checks it anyway (src/slot/membrane/outcome.ts).
  */
 async function run(fn: AnyFn): Promise<string> {
   let value: unknown;

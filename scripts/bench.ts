@@ -19,8 +19,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer';
 import { Agent, request } from 'undici';
-import { PER_CONTEXT_FEATURES_OFF } from '../src/browser/browser-host.js';
-import { CHROMIUM_PATHS, DEFAULT_IDLE_CHROMIUM_CLOSE_MS, type ChromiumMode } from '../src/config.js';
+import { PER_CONTEXT_FEATURES_OFF } from '../src/slot/browser/browser-host.js';
+import { CHROMIUM_PATHS, DEFAULT_IDLE_CHROMIUM_CLOSE_MS, type ChromiumMode } from '../src/common/config.js';
 import { descendants, freePort, statFields } from '../test/helpers/system.js';
 import { neighbour } from './neighbour.js';
 import { realPagesBench, realPagesReport } from './real-pages-bench.js';
@@ -141,7 +141,7 @@ function memory(servicePid: number): {
  * soak, so that the two are compared alike.
  */
 async function settledMemory(servicePid: number): Promise<ReturnType<typeof memory>> {
-  // At rest: after the service's idle collection (5 s without work, src/service.ts) and after the
+  // At rest: after the service's idle collection (5 s without work, src/front/service.ts) and after the
   // Chromiums past the first slot's are closed (IDLE_CHROMIUM_CLOSE_MS, the default: the bench sets none).
   await new Promise((r) => setTimeout(r, Math.max(6000, DEFAULT_IDLE_CHROMIUM_CLOSE_MS + 2000)));
   let m = memory(servicePid);
@@ -889,7 +889,7 @@ async function soak(
     ['cheerio', 'const $ = cheerio.load(await page.content()); return $("p").length', 200],
   ];
   for (let i = 0; i < 20; i++) await callService(svc.base, { url: pageUrl, script: SCRIPT });
-  // After the service's idle collection (5 s without work, src/service.ts), as after the soak.
+  // After the service's idle collection (5 s without work, src/front/service.ts), as after the soak.
   const before = await settledMemory(pid);
   const heapBefore = await heap(svc.base);
   console.log(`soak: ${n} mixed requests at 4 clients; before:`, before, heapBefore);
@@ -915,7 +915,7 @@ async function soak(
     }),
   );
   const secs = (performance.now() - t0) / 1000;
-  // The service collects its heap after 5 s without work (src/service.ts): sampled after that.
+  // The service collects its heap after 5 s without work (src/front/service.ts): sampled after that.
   const after = await settledMemory(pid);
   const heapAfter = await heap(svc.base);
   await svc.stop();

@@ -32,7 +32,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 const RUNTIME_VERSION = pkg.pagescript.nodeRuntime; // exact version, e.g. "24.21.0"
 const REQUIRED_MAJOR = Number(RUNTIME_VERSION.split('.')[0]);
-/** Debian's two builds of Chromium, by the CHROMIUM setting (package.json's pagescript.chromiumShellPath and chromiumPath; src/config.ts reads them too). */
+/** Debian's two builds of Chromium, by the CHROMIUM setting (package.json's pagescript.chromiumShellPath and chromiumPath; src/common/config.ts reads them too). */
 const DEBIAN_CHROMIUM = {
   shell: { path: pkg.pagescript.chromiumShellPath, pkg: 'chromium-headless-shell' },
   full: { path: pkg.pagescript.chromiumPath, pkg: 'chromium' },
@@ -106,7 +106,7 @@ function aptGet(args, env) {
  * Returns the Chromium to run, { path, mode }, installing Debian's package when
  * we may. CHROMIUM=shell (the default) is chromium-headless-shell, CHROMIUM=full
  * the whole browser; PUPPETEER_EXECUTABLE_PATH wins over both (its mode is then
- * CHROMIUM, or read from its file name by src/config.ts).
+ * CHROMIUM, or read from its file name by src/common/config.ts).
  */
 function ensureChromium() {
   const fromEnv = process.env.PUPPETEER_EXECUTABLE_PATH;
@@ -187,8 +187,8 @@ function ensureBuild(nodeBin, force) {
 
 /**
  * As root, the service runs its script executors and Chromium as an unprivileged
- * user, and its egress process as another (src/supervisor.ts,
- * src/egress-supervisor.ts); this creates them. They need to read dist/ and
+ * user, and its egress process as another (src/front/children/supervisor.ts,
+ * src/front/children/egress-supervisor.ts); this creates them. They need to read dist/ and
  * node_modules (world-readable as npm and tsup leave them) and must not read the
  * key file (written 0600 by npm run key).
  */
@@ -251,7 +251,7 @@ switch (command) {
   case 'start':
     ensureBuild(nodeBin, false);
     // Two malloc arenas instead of glibc's 8 per core (isolates run on threads).
-    // --expose-gc: the service collects its heap once after 5 s idle (src/service.ts).
+    // --expose-gc: the service collects its heap once after 5 s idle (src/front/service.ts).
     runForwardingSignals(nodeBin, [...nodeFlags, '--expose-gc', join(ROOT, 'dist', 'server.js'), ...rest], {
       env: { ...env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' },
     });

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { PROXY_NAME } from '../src/config.js';
+import { PROXY_NAME } from '../src/common/config.js';
 import {
   ALL_PROXIES,
   formatRate,
@@ -21,7 +21,7 @@ import {
   writeKeyFile,
   type KeyFile,
   type KeyRecord,
-} from '../src/tenancy/keyfile.js';
+} from '../src/front/tenancy/keyfile.js';
 
 const USAGE = `usage:
   npm run key -- create --name NAME [--rate N/min] [--concurrency N] [--proxy NAME] [--proxies A,B] [--file PATH]

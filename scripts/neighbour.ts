@@ -8,7 +8,7 @@
 // executors, every Chromium) is sampled against SERVICE_MEMORY_MB.
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { memoryPlan, type ChromiumMode } from '../src/config.js';
+import { memoryPlan, type ChromiumMode } from '../src/common/config.js';
 import { descendants } from '../test/helpers/system.js';
 
 export interface NeighbourDeps {
@@ -70,7 +70,7 @@ function read(path: string): string {
 
 /**
  * The whole tree's memory, MiB: the sum of anonymous + shared resident memory
- * (the service's own measure, src/service-memory.ts; shared memory counted in
+ * (the service's own measure, src/common/service-memory.ts; shared memory counted in
  * each process that maps it) and of PSS (shared pages split).
  */
 function treeMemory(root: number): { residentMb: number; pssMb: number } {

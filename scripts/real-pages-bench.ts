@@ -22,7 +22,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
-import type { ChromiumMode } from '../src/config.js';
+import type { ChromiumMode } from '../src/common/config.js';
 import { OFFLINE_CSP, REAL_PAGES_DIR, realPageNames } from '../test/helpers/fixtures.js';
 
 export interface RealPagesDeps {

@@ -4,8 +4,9 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import type { EgressAllowEntry } from '../config.js';
+import type { EgressAllowEntry } from '../common/config.js';
 import { isLocalName, judgeAddress, parse6 } from './policy.js';
+import { type EgressDecision } from '../protocol/egress.js';
 
 export interface ResolvedAddress {
   readonly address: string;
@@ -14,10 +15,6 @@ export interface ResolvedAddress {
 
 /** Resolves a host name to all of its addresses. Injectable so tests never use DNS. */
 export type Resolver = (host: string) => Promise<readonly ResolvedAddress[]>;
-
-export type EgressDecision =
-  | { ok: true; address: string; family: 4 | 6; allowlisted: boolean }
-  | { ok: false; reason: string; code: 'NOT_ALLOWED' | 'NAME_NOT_RESOLVED' };
 
 export const systemResolver: Resolver = async (host) => {
   const answers = await lookup(host, { all: true, verbatim: true });

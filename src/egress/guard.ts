@@ -19,17 +19,18 @@ import {
 } from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
 import type { ConnectionOptions } from 'node:tls';
-import type { UpstreamProxy } from '../config.js';
-import type { Logger } from '../log.js';
+import type { UpstreamProxy } from '../common/config.js';
+import type { Logger } from '../common/log.js';
 import { normalizeHost, systemResolver, type EgressChecker, type Resolver } from './checker.js';
 import { EgressSession } from './session.js';
 import { dialThroughProxy, ProxyError } from './upstream.js';
 import { loopbackPeerUid, type Endpoint } from './peer-uid.js';
-import { background } from '../background.js';
-import type { GuardCounts, GuardLimits } from '../ipc.js';
-import { HOP_BY_HOP_HEADERS } from '../http-headers.js';
+import { background } from '../common/background.js';
+import type { GuardCounts, GuardLimits } from '../protocol/messages.js';
+import { HOP_BY_HOP_HEADERS } from '../protocol/http-headers.js';
+import { MAX_REFUSALS_LOGGED_PER_REQUEST, NET_ERRORS, REFUSED_HEADER } from '../protocol/egress.js';
 
-// Declared with the messages (src/ipc.ts), which the front may read; re-exported for the guard's users.
+// Declared with the messages (src/protocol/messages.ts), which the front may read; re-exported for the guard's users.
 export type { GuardCounts, GuardLimits };
 
 export interface UpstreamTarget {
@@ -66,23 +67,6 @@ export const DEFAULT_GUARD_LIMITS: GuardLimits = {
   totalTimeoutMs: 10 * 60_000,
   maxBytesPerConnection: 512 * 1024 * 1024,
 };
-
-/** Chromium's net error names for upstream failures, by Node error code. */
-export const NET_ERRORS: Readonly<Record<string, string>> = {
-  ECONNREFUSED: 'net::ERR_CONNECTION_REFUSED',
-  ECONNRESET: 'net::ERR_CONNECTION_RESET',
-  EMPTY_RESPONSE: 'net::ERR_EMPTY_RESPONSE',
-  ETIMEDOUT: 'net::ERR_CONNECTION_TIMED_OUT',
-  INVALID_RESPONSE: 'net::ERR_INVALID_HTTP_RESPONSE',
-  EHOSTUNREACH: 'net::ERR_ADDRESS_UNREACHABLE',
-  ENETUNREACH: 'net::ERR_ADDRESS_UNREACHABLE',
-  NAME_NOT_RESOLVED: 'net::ERR_NAME_NOT_RESOLVED',
-  NOT_ALLOWED: 'net::ERR_ACCESS_DENIED',
-};
-
-export const REFUSED_HEADER = 'x-pagescript-egress';
-/** How many of one request's egress refusals are logged one by one; the rest are counted (EgressStats.refused). */
-export const MAX_REFUSALS_LOGGED_PER_REQUEST = 20;
 
 /** A reason phrase or header value Node can write again (no control characters but tab). */
 const WRITABLE_TEXT = /^[\t\x20-\x7e\x80-\xff]*$/;

@@ -4,7 +4,7 @@
 // to take connections on a context's port only from the executors' user (their
 // Chromium), not from any other local process (issue 23, B3).
 import { open } from 'node:fs/promises';
-import { background } from '../background.js';
+import { background } from '../common/background.js';
 
 export interface Endpoint {
   readonly address: string;

@@ -6,31 +6,14 @@
 // browser-wide proxy port, carry nothing either.
 import type { Duplex } from 'node:stream';
 import type { Server } from 'node:net';
-import { PROXY_FAILURE_STATS, type ProxyFailureKind, type ProxyFailureStat } from '../ipc.js';
-
-/** What one request's context did through the guard. */
-export type EgressStats = {
-  /** Upstream connections opened (tunnels and plain requests). */
-  connections: number;
-  /** Connections and requests refused (by policy, or because the name did not resolve). */
-  refused: number;
-  /** Bytes from the page to upstreams, and from upstreams to the page. */
-  bytesSent: number;
-  bytesReceived: number;
-} & { [K in ProxyFailureStat]?: number };
-
-export type SessionState = 'spare' | 'live' | 'ended';
+import { PROXY_FAILURE_STATS, type ProxyFailureKind } from '../protocol/messages.js';
+import { FAILURE_TTL_MS, MAX_FAILURES, type EgressStats, type SessionState } from '../protocol/egress.js';
 
 /** Told of every change of a session's counts and failures (the egress process passes them to the executor). */
 export interface SessionObserver {
   stats?(stats: EgressStats): void;
   failure?(host: string, port: number, error: string): void;
 }
-
-/** Failures remembered per request, so one request never sees another's. */
-export const MAX_FAILURES = 256;
-/** A failure is used to name an error within this time (a navigation's lifetime). */
-export const FAILURE_TTL_MS = 60_000;
 
 export class EgressSession {
   readonly port: number;

@@ -11,8 +11,8 @@
 // no message of a socket, a TLS library or the proxy is passed on.
 import { isIP, type Socket } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
-import type { UpstreamProxy } from '../config.js';
-import type { ProxyFailureKind } from '../ipc.js';
+import type { UpstreamProxy } from '../common/config.js';
+import type { ProxyFailureKind } from '../protocol/messages.js';
 import type { ResolvedAddress, Resolver } from './checker.js';
 
 /** The net::ERR_… name Chromium itself gives each kind of proxy failure. */

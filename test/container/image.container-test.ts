@@ -16,10 +16,10 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { CHROMIUM_PATHS } from '../../src/config.js';
+import { CHROMIUM_PATHS } from '../../src/common/config.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { until } from '../helpers/wait.js';
-import { hashKey, writeKeyFile } from '../../src/tenancy/keyfile.js';
+import { hashKey, writeKeyFile } from '../../src/front/tenancy/keyfile.js';
 import { BASE_IMAGE, Podman, ensureTools, mustRun, run } from './podman.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -292,7 +292,7 @@ describe('the container image', { skip }, () => {
   async function chromiumSandboxed(seccomp: string[]): ReturnType<Podman['podman']> {
     const options = hardening().filter((o) => !o.startsWith('--security-opt=seccomp='));
     // The browser the image's service runs: PUPPETEER_EXECUTABLE_PATH if the image sets it, else the one its
-    // CHROMIUM setting names (package.json's paths, as src/config.ts reads them).
+    // CHROMIUM setting names (package.json's paths, as src/common/config.ts reads them).
     const env = await podman.mustPodman(
       ['image', 'inspect', '--format', '{{range .Config.Env}}{{println .}}{{end}}', IMAGE],
       {

@@ -10,7 +10,7 @@
 // tells the fixture when it is done, over the network, not over the held pipe.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { BACKLOG_DRAIN_BYTES, type BrowserHost, type PageLease } from '../../src/browser/browser-host.js';
+import { BACKLOG_DRAIN_BYTES, type BrowserHost, type PageLease } from '../../src/slot/browser/browser-host.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { startGuardedHost, type GuardedHost } from '../helpers/guarded-host.js';
 import { capturingLogger } from '../helpers/service.js';

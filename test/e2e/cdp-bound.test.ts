@@ -1,5 +1,5 @@
 // No DevTools message from the page is read whole before its size is checked
-// (src/browser/cdp-transport.ts). Before the bound, one page.evaluate(() =>
+// (src/slot/browser/cdp-transport.ts). Before the bound, one page.evaluate(() =>
 // 'x'.repeat(100e6)) took the executor from 119 to 696 MB and blocked it ~11 s,
 // and four in flight made another tenant's navigation time out. Each attack here
 // makes answers or events of 30-100 MB from the page while another key's
@@ -10,7 +10,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { after, before, describe, test, type TestContext } from 'node:test';
-import { MAX_CDP_MESSAGE_BYTES } from '../../src/browser/cdp-transport.js';
 import { FixtureServer, html } from '../helpers/fixtures.js';
 import {
   assertServesNormally,
@@ -21,6 +20,7 @@ import {
   type TestService,
 } from '../helpers/service.js';
 import { until } from '../helpers/wait.js';
+import { MAX_CDP_MESSAGE_BYTES } from '../../src/slot/limits.js';
 
 const OTHER_KEY = 'other-tenant-key-0123456789';
 const LIMIT_MIB = MAX_CDP_MESSAGE_BYTES / 2 ** 20;

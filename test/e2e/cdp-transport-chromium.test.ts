@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { afterEach, test } from 'node:test';
-import { BoundedPipeTransport, MAX_BATCH_CHARS } from '../../src/browser/cdp-transport.js';
-import { chromiumCommandLine } from '../../src/browser/chromium-process.js';
-import { chooseChromium } from '../../src/config.js';
+import { BoundedPipeTransport, MAX_BATCH_CHARS } from '../../src/slot/browser/cdp-transport.js';
+import { chromiumCommandLine } from '../../src/slot/browser/chromium-process.js';
+import { chooseChromium } from '../../src/common/config.js';
 import { within } from '../helpers/wait.js';
 
 interface Launched {

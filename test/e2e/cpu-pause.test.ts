@@ -1,6 +1,6 @@
 // CPU between requests: a request's renderer that has used its CPU budget is
 // stopped for most of each watchdog poll while another request runs (SIGSTOP,
-// SIGCONT; src/browser/page-memory.ts PAGE_CPU_PAUSE_MS). Shown here on a real
+// SIGCONT; src/slot/browser/page-memory.ts PAGE_CPU_PAUSE_MS). Shown here on a real
 // service: a busy renderer is seen stopped while another key's request is
 // served; and an executor killed while it held a renderer stopped leaves
 // nothing stopped behind (the front continues it; it then exits with its

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { MAX_UNANSWERED_REQUESTS } from '../../src/http/edge.js';
+import { MAX_UNANSWERED_REQUESTS } from '../../src/front/http/edge.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { httpRequest, parseResponse, rawConnect, type RawConnection } from '../helpers/raw-client.js';
 import { TEST_KEY, capturingLogger, startTestService, type TestService } from '../helpers/service.js';

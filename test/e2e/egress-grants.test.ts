@@ -13,9 +13,9 @@ import { FixtureServer, html } from '../helpers/fixtures.js';
 import { connectAs } from '../helpers/connect-as.js';
 import { pretendExecutor as pretend } from '../helpers/pretend-executor.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { executorUser } from '../../src/supervisor.js';
-import { MAX_CHECKS_IN_FLIGHT_PER_CHANNEL } from '../../src/egress/channel.js';
-import { loadConfig } from '../../src/config.js';
+import { MAX_CHECKS_IN_FLIGHT_PER_CHANNEL } from '../../src/protocol/egress-channel.js';
+import { loadConfig } from '../../src/common/config.js';
+import { executorUser } from '../../src/front/children/users.js';
 
 /** As root, Chromium's user: only its sockets are served on a context's port. */
 const EXECUTOR_USER = executorUser(loadConfig({}));

@@ -7,12 +7,12 @@
 // is bound to a request, never carried into it.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { loadConfig } from '../../src/config.js';
-import { executorUser, lookupUser } from '../../src/supervisor.js';
+import { loadConfig } from '../../src/common/config.js';
 import { FixtureServer, html } from '../helpers/fixtures.js';
 import { connectAs } from '../helpers/connect-as.js';
 import { pretendExecutor, type PretendExecutor } from '../helpers/pretend-executor.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { executorUser, lookupUser } from '../../src/front/children/users.js';
 
 const fixtures = new FixtureServer({ '/': html('<title>target</title>') });
 const ROOT = process.getuid?.() === 0;

@@ -137,7 +137,7 @@ describe('no host paths or frames in a failure', () => {
   test('a frame faked by the script through Error.prepareStackTrace is dropped', async () => {
     const r = await fails({
       script:
-        "Error.prepareStackTrace = () => 'Error: x\\n    at /work/main/src/sandbox/membrane.ts:10:5\\n    at x (/etc/passwd:1:1)';\nthrow new Error('x');",
+        "Error.prepareStackTrace = () => 'Error: x\\n    at /work/main/src/slot/membrane/membrane.ts:10:5\\n    at x (/etc/passwd:1:1)';\nthrow new Error('x');",
     });
     assert.equal(r.body.stack, undefined);
   });

@@ -1,4 +1,4 @@
-// The front's last-resort handlers (src/server.ts), in the real process. An
+// The front's last-resort handlers (src/front/server.ts), in the real process. An
 // exception nobody caught is a bug of the front: it is logged with its stack, the
 // process exits 70 for its process manager to restart it, and it leaves no
 // executor or Chromium behind. A rejection nobody handled is logged with its
@@ -32,7 +32,7 @@ interface Front {
 async function startFront(fault: 'throw' | 'reject'): Promise<Front> {
   const child = spawn(
     process.execPath,
-    ['--no-node-snapshot', '--import', 'tsx', '--import', './test/helpers/front-fault.ts', 'src/server.ts'],
+    ['--no-node-snapshot', '--import', 'tsx', '--import', './test/helpers/front-fault.ts', 'src/front/server.ts'],
     {
       env: {
         ...process.env,

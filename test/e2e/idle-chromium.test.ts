@@ -1,5 +1,5 @@
 // An idle service keeps one Chromium per executor: the others (one per request
-// slot, src/browser/lanes.ts) are closed after IDLE_CHROMIUM_CLOSE_MS with no
+// slot, src/slot/browser/lanes.ts) are closed after IDLE_CHROMIUM_CLOSE_MS with no
 // request and launched again when requests need their slots (issue 20: the
 // process tree at rest).
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Least privilege, read from the real processes: the service (src/server.ts) is
+// Least privilege, read from the real processes: the service (src/front/server.ts) is
 // started with every secret it can hold (API_KEYS, a key file, REDIS_URL,
 // METRICS_TOKEN); its script executors and every Chromium process have none of
 // them in their environment, hold none of the front's sockets or files, run as
@@ -11,13 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
-import { lookupUser } from '../../src/supervisor.js';
-import { hashKey, writeKeyFile } from '../../src/tenancy/keyfile.js';
+import { hashKey, writeKeyFile } from '../../src/front/tenancy/keyfile.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { RedisServer } from '../helpers/redis.js';
 import { TEST_KEY } from '../helpers/service.js';
 import { descendants } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
+import { lookupUser } from '../../src/front/children/users.js';
 
 const FILE_KEY = 'file-key-0123456789abcdef';
 const TOKEN = 'metrics-token-secret-0123456789';
@@ -32,7 +32,7 @@ before(async () => {
   await fixtures.start();
   redis = await RedisServer.start();
   writeKeyFile(keyFile, { version: 1, keys: [{ name: 'file-tenant', sha256: hashKey(FILE_KEY), active: true }] });
-  child = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'src/server.ts'], {
+  child = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'src/front/server.ts'], {
     env: {
       ...process.env,
       PORT: '0',

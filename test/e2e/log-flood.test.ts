@@ -5,9 +5,9 @@
 // metric), not logged one by one.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { MAX_REFUSALS_LOGGED_PER_REQUEST } from '../../src/egress/guard.js';
 import { FixtureServer, html } from '../helpers/fixtures.js';
 import { capturingLogger, startTestService, type TestService } from '../helpers/service.js';
+import { MAX_REFUSALS_LOGGED_PER_REQUEST } from '../../src/protocol/egress.js';
 
 const fixtures = new FixtureServer({
   '/plain': html('<!doctype html><title>plain</title>'),

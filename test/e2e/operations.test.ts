@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { BrowserHost } from '../../src/browser/browser-host.js';
+import { BrowserHost } from '../../src/slot/browser/browser-host.js';
 import { EgressSession } from '../../src/egress/session.js';
-import { ERRORS } from '../../src/errors.js';
-import { createLogger, silentLogger } from '../../src/log.js';
+import { ERRORS } from '../../src/common/errors.js';
+import { createLogger, silentLogger } from '../../src/common/log.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { assertMatchesOpenApi } from '../helpers/openapi.js';
 import { TEST_KEY, capturingLogger, serviceFor, startTestService } from '../helpers/service.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { request } from 'undici';
-import { memoryPlan } from '../../src/config.js';
+import { memoryPlan } from '../../src/common/config.js';
 import { FixtureServer, html } from '../helpers/fixtures.js';
 import { assertServesNormally, startTestService, type TestService } from '../helpers/service.js';
 import { until } from '../helpers/wait.js';

@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { hashKey } from '../../src/tenancy/keyfile.js';
+import { hashKey } from '../../src/front/tenancy/keyfile.js';
 import { FixtureServer, html } from '../helpers/fixtures.js';
 import { PROXY_OUTGOING_ADDRESS, Socks5Proxy, TinyProxy } from '../helpers/proxies.js';
 import { capturingLogger, startTestService, TEST_KEY, type TestService } from '../helpers/service.js';

@@ -103,7 +103,7 @@ for (const [i, ex] of examples().entries()) {
 }
 
 test('the README configuration table lists every environment variable the service reads', () => {
-  const source = readFileSync(new URL('../../src/config.ts', import.meta.url), 'utf8');
+  const source = readFileSync(new URL('../../src/common/config.ts', import.meta.url), 'utf8');
   const names = new Set([...source.matchAll(/(?:int\('|env\.)([A-Z_]+)/g)].map((m) => m[1] as string));
   assert.ok(names.size >= 15);
   for (const name of names) assert.match(README, new RegExp(`\\| \`${name}\` \\|`), name);

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { hashKey, writeKeyFile } from '../../src/tenancy/keyfile.js';
+import { hashKey, writeKeyFile } from '../../src/front/tenancy/keyfile.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { RedisServer } from '../helpers/redis.js';
 import { capturingLogger, startTestService, type Reply, type TestService } from '../helpers/service.js';

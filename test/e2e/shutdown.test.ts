@@ -1,4 +1,4 @@
-// Graceful shutdown of the real process (src/server.ts): SIGTERM lets running
+// Graceful shutdown of the real process (src/front/server.ts): SIGTERM lets running
 // scripts finish within SHUTDOWN_GRACE_MS, answers the rest with 503, closes
 // Chromium, exits 0, and leaves no process behind.
 import assert from 'node:assert/strict';
@@ -24,7 +24,7 @@ interface Running {
 }
 
 async function startProcess(env: Record<string, string>): Promise<Running> {
-  const child = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'src/front/server.ts'], {
     env: {
       ...process.env,
       PORT: '0',

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { hashKey, writeKeyFile, type KeyRecord } from '../../src/tenancy/keyfile.js';
+import { hashKey, writeKeyFile, type KeyRecord } from '../../src/front/tenancy/keyfile.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { TEST_KEY, capturingLogger, startTestService, type Reply, type TestService } from '../helpers/service.js';
 import { until } from '../helpers/wait.js';

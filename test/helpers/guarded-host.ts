@@ -2,11 +2,11 @@
 // (outside the membrane), behind a real egress guard that lets its contexts
 // reach one loopback fixture only: for tests that drive Chromium's contexts
 // and pipe directly.
-import { BrowserHost } from '../../src/browser/browser-host.js';
-import { loadConfig } from '../../src/config.js';
+import { BrowserHost } from '../../src/slot/browser/browser-host.js';
+import { loadConfig } from '../../src/common/config.js';
 import { EgressChecker, type Resolver } from '../../src/egress/checker.js';
 import { EgressGuard } from '../../src/egress/guard.js';
-import { silentLogger, type Logger } from '../../src/log.js';
+import { silentLogger, type Logger } from '../../src/common/log.js';
 
 /** The settings that choose the Chromium the suite runs on (CHROMIUM=shell|full, or PUPPETEER_EXECUTABLE_PATH). */
 export function suiteChromiumEnv(): Record<string, string> {

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { loadConfig } from '../../src/config.js';
-import { openApiDocument } from '../../src/openapi.js';
+import { loadConfig } from '../../src/common/config.js';
+import { openApiDocument } from '../../src/front/openapi.js';
 
 type Json = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 // A channel the front made for a (pretend) executor, speaking the channel's line
-// protocol (src/egress/channel.ts): what a taken-over executor could say to the
+// protocol (src/protocol/egress-channel.ts): what a taken-over executor could say to the
 // egress process.
 import type { TestService } from './service.js';
 

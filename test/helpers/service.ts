@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import { request } from 'undici';
-import { loadConfig } from '../../src/config.js';
-import { createLogger, silentLogger, type Logger } from '../../src/log.js';
+import { loadConfig } from '../../src/common/config.js';
+import { createLogger, silentLogger, type Logger } from '../../src/common/log.js';
 import { suiteChromiumEnv } from './guarded-host.js';
 import { assertMatchesOpenApi } from './openapi.js';
-import { startService, type Service, type ServiceOptions } from '../../src/service.js';
+import { startService, type Service, type ServiceOptions } from '../../src/front/service.js';
 
 export const TEST_KEY = 'test-key-0123456789abcdef';
 

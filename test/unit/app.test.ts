@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { silentLogger } from '../../src/log.js';
+import { buildApp } from '../../src/front/app.js';
+import { loadConfig } from '../../src/common/config.js';
+import { silentLogger } from '../../src/common/log.js';
 
 const KEY = 'unit-key-0123456789abcdef';
 const browser = { ready: false, pid: undefined, pids: [], restarts: 0, recycles: 0, contextsReady: 0 };

@@ -1,4 +1,4 @@
-// The host-side budgets of one request (src/sandbox/budgets.ts), driven through
+// The host-side budgets of one request (src/slot/membrane/budgets.ts), driven through
 // the membrane with a stand-in page and a stand-in isolate, so that each limit
 // is reached deterministically.
 import assert from 'node:assert/strict';
@@ -15,9 +15,9 @@ import {
   MAX_SELECTOR_CHARS,
   MAX_TRANSFER_CHARS,
   checkSelectorCost,
-} from '../../src/sandbox/budgets.js';
-import { Membrane } from '../../src/sandbox/membrane.js';
-import { MAX_ERROR_MESSAGE_CHARS, readOutcome } from '../../src/sandbox/outcome.js';
+} from '../../src/slot/membrane/budgets.js';
+import { Membrane } from '../../src/slot/membrane/membrane.js';
+import { MAX_ERROR_MESSAGE_CHARS, readOutcome } from '../../src/slot/membrane/outcome.js';
 
 interface Sent {
   json: string;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import ivm from 'isolated-vm';
-import { compileCached, compileCachedSync, type SandboxSource } from '../../src/sandbox/bundle.js';
+import { compileCached, compileCachedSync, type SandboxSource } from '../../src/slot/membrane/bundle.js';
 
 /** An isolate whose compiles are counted (a Proxy: isolated-vm's objects are not extensible). */
 function countingIsolate(): { isolate: ivm.Isolate; compiles: () => number; dispose(): void } {

@@ -9,10 +9,10 @@ import {
   BoundedPipeTransport,
   CdpFramer,
   EDGE_BYTES,
-  OVERSIZED_MESSAGE,
   QUEUE_PAUSE_BYTES,
   type DroppedMessage,
-} from '../../src/browser/cdp-transport.js';
+} from '../../src/slot/browser/cdp-transport.js';
+import { OVERSIZED_MESSAGE } from '../../src/slot/limits.js';
 
 function framer(max: number): {
   push: (s: string | Buffer) => void;

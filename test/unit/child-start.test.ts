@@ -1,4 +1,4 @@
-// How the front starts a child (src/child-start.ts), with a stand-in child: a
+// How the front starts a child (src/front/children/child-start.ts), with a stand-in child: a
 // child that never says ready is killed at its deadline; one that sends what
 // the front cannot read is killed, not the front; its output is logged line by
 // line, each line bounded.
@@ -7,8 +7,14 @@ import type { ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
-import { MAX_OUTPUT_LINE, awaitReady, logChildOutput, stopChild, type ReadyWatch } from '../../src/child-start.js';
-import { createLogger } from '../../src/log.js';
+import {
+  MAX_OUTPUT_LINE,
+  awaitReady,
+  logChildOutput,
+  stopChild,
+  type ReadyWatch,
+} from '../../src/front/children/child-start.js';
+import { createLogger } from '../../src/common/log.js';
 import { until } from '../helpers/wait.js';
 
 type Msg = { readonly type: 'ready' } | { readonly type: 'note'; readonly n: number };

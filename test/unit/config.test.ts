@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
-import { CHROMIUM_PATHS, chooseChromium, ConfigError, JOB_CLOSE_MARGIN_MS, loadConfig } from '../../src/config.js';
+import {
+  CHROMIUM_PATHS,
+  chooseChromium,
+  ConfigError,
+  JOB_CLOSE_MARGIN_MS,
+  loadConfig,
+} from '../../src/common/config.js';
 
 test('defaults: port 3000 on 127.0.0.1, 30 s scripts, 128 MiB, no keys (one is generated at start)', () => {
   const c = loadConfig({});

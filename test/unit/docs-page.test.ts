@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { loadConfig } from '../../src/config.js';
-import { ERRORS, type ErrorCode } from '../../src/errors.js';
-import { renderDocs } from '../../src/http/docs-page.js';
-import { openApiDocument } from '../../src/openapi.js';
+import { loadConfig } from '../../src/common/config.js';
+import { ERRORS, type ErrorCode } from '../../src/common/errors.js';
+import { renderDocs } from '../../src/front/http/docs-page.js';
+import { openApiDocument } from '../../src/front/openapi.js';
 
 const KEYS = { API_KEYS: 'docs-test-key-0123456789' };
 const html = renderDocs(openApiDocument(loadConfig(KEYS)));

@@ -1,4 +1,4 @@
-// The channel between an executor and the egress process (src/egress/channel.ts)
+// The channel between an executor and the egress process (src/protocol/egress-channel.ts)
 // and the pair of sockets the front makes for it (socketPair): the front never
 // reads either end (a copy it still holds after handing it over would swallow
 // what the children say), and each side reads the other's messages as untrusted.
@@ -9,11 +9,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { socketPair } from '../../src/egress-supervisor.js';
-import { MAX_PROXY_NAME, checkFromEgressChannel, checkFromExecutorChannel } from '../../src/egress/channel.js';
-import { RemoteGuard } from '../../src/egress/remote.js';
-import { silentLogger } from '../../src/log.js';
-import { sendSocket } from '../../src/supervisor.js';
+import { socketPair } from '../../src/front/children/egress-supervisor.js';
+import { MAX_PROXY_NAME, checkFromEgressChannel, checkFromExecutorChannel } from '../../src/protocol/egress-channel.js';
+import { RemoteGuard } from '../../src/slot/egress-client/remote.js';
+import { silentLogger } from '../../src/common/log.js';
+import { sendSocket } from '../../src/front/children/child-start.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pagescript-channel-test-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { EgressChecker, type ResolvedAddress } from '../../src/egress/checker.js';
 import { EgressGuard, type Connector, type UpstreamTarget } from '../../src/egress/guard.js';
 import type { EgressSession } from '../../src/egress/session.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/common/log.js';
 
 const attempts: UpstreamTarget[] = [];
 /** Records each attempt; connects only to loopback, refuses the rest without touching the network. */

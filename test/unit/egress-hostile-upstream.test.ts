@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { EgressChecker } from '../../src/egress/checker.js';
 import { EgressGuard } from '../../src/egress/guard.js';
 import type { EgressSession } from '../../src/egress/session.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/common/log.js';
 
 /** A raw upstream: answers each connection with `reply` once the request's headers are in. */
 class RawUpstream {

@@ -7,13 +7,9 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { connect, createServer as createTcpServer, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { EgressChecker } from '../../src/egress/checker.js';
-import {
-  EgressGuard,
-  MAX_REFUSALS_LOGGED_PER_REQUEST,
-  type Connector,
-  type UpstreamTarget,
-} from '../../src/egress/guard.js';
+import { EgressGuard, type Connector, type UpstreamTarget } from '../../src/egress/guard.js';
 import { capturingLogger } from '../helpers/service.js';
+import { MAX_REFUSALS_LOGGED_PER_REQUEST } from '../../src/protocol/egress.js';
 
 const attempts: UpstreamTarget[] = [];
 const connector: Connector = async (t) => {

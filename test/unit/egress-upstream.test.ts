@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createTlsServer } from 'node:tls';
 import { after, test } from 'node:test';
-import type { UpstreamProxy } from '../../src/config.js';
+import type { UpstreamProxy } from '../../src/common/config.js';
 import { EgressChecker } from '../../src/egress/checker.js';
 import { EgressGuard, type Connector, type UpstreamTarget } from '../../src/egress/guard.js';
 import { dialThroughProxy, ProxyError, type ProxyDialer, type TunnelTarget } from '../../src/egress/upstream.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/common/log.js';
 
 const PASSWORD = 'up-Secret-3e9a';
 const servers: Server[] = [];

@@ -1,11 +1,11 @@
-// Each error code is written once, in src/errors.ts; the README's table and the
+// Each error code is written once, in src/common/errors.ts; the README's table and the
 // OpenAPI document say the same, in both directions.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { loadConfig } from '../../src/config.js';
-import { ERRORS, type ErrorCode } from '../../src/errors.js';
-import { openApiDocument } from '../../src/openapi.js';
+import { loadConfig } from '../../src/common/config.js';
+import { ERRORS, type ErrorCode } from '../../src/common/errors.js';
+import { openApiDocument } from '../../src/front/openapi.js';
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
@@ -23,20 +23,20 @@ function readmeErrorRows(): Map<string, [number, string, string]> {
   return rows;
 }
 
-test('every code in src/errors.ts has a README row with the same status, meaning and advice', () => {
+test('every code in src/common/errors.ts has a README row with the same status, meaning and advice', () => {
   const rows = readmeErrorRows();
   for (const [code, e] of Object.entries(ERRORS)) {
     assert.deepEqual(rows.get(code), [e.status, e.meaning, e.action], code);
   }
 });
 
-test('every code in the README error table exists in src/errors.ts', () => {
+test('every code in the README error table exists in src/common/errors.ts', () => {
   const rows = readmeErrorRows();
   assert.ok(rows.size > 0, 'no error table found under "## Errors"');
   for (const code of rows.keys()) assert.ok(Object.hasOwn(ERRORS, code), `${code} is documented but not declared`);
 });
 
-test('the OpenAPI document lists every code with the meaning from src/errors.ts, and no other', () => {
+test('the OpenAPI document lists every code with the meaning from src/common/errors.ts, and no other', () => {
   const doc = openApiDocument(loadConfig({ LOG_LEVEL: 'silent' })) as {
     components: { schemas: { ErrorCode: { enum: string[]; 'x-codes': Record<string, { meaning: string }> } } };
   };

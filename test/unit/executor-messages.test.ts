@@ -1,12 +1,12 @@
 // What the front takes from an executor: every field it reads is checked
-// before it is believed (src/ipc.ts checkFromExecutor). An executor runs
+// before it is believed (src/protocol/messages.ts checkFromExecutor). An executor runs
 // hostile scripts and pages; one that escaped its isolate could send any
 // message, and the front must neither end nor grow from it. The e2e test
 // (test/e2e/executor-messages.test.ts) shows a refused message kills only that
 // executor; these show which messages are refused.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkFromExecutor } from '../../src/ipc.js';
+import { checkFromExecutor } from '../../src/protocol/messages.js';
 
 const OUTCOME = { logs: ['a'], executionTimeMs: 12, timings: { lease: 1.5, navigation: 30 } };
 const ERROR = { code: 'SCRAPING_FAILED', message: 'Script execution failed: no' };

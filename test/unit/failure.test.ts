@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'puppeteer';
-import { ApiError, MAX_ERROR_SCREENSHOT_BYTES } from '../../src/errors.js';
-import { ERROR_SCREENSHOT_TIMEOUT_MS, describeFailure } from '../../src/scrape/failure.js';
+import { ApiError, MAX_ERROR_SCREENSHOT_BYTES } from '../../src/common/errors.js';
+import { ERROR_SCREENSHOT_TIMEOUT_MS, describeFailure } from '../../src/slot/scrape/failure.js';
 
 function fakePage(screenshot: () => Promise<string>, closed = false): Page {
   return {

@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
 import { after, mock, test } from 'node:test';
 import { promisify } from 'node:util';
-import { createLogger, silentLogger, type Logger } from '../../src/log.js';
+import { createLogger, silentLogger, type Logger } from '../../src/common/log.js';
 import {
   hashKey,
   KeyFileError,
@@ -16,8 +16,8 @@ import {
   parseRate,
   writeKeyFile,
   type KeyRecord,
-} from '../../src/tenancy/keyfile.js';
-import { KeyRing } from '../../src/tenancy/keyring.js';
+} from '../../src/front/tenancy/keyfile.js';
+import { KeyRing } from '../../src/front/tenancy/keyring.js';
 import { until } from '../helpers/wait.js';
 
 const run = promisify(execFile);

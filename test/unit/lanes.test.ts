@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
-import type { BrowserHost, PageLease } from '../../src/browser/browser-host.js';
-import { BrowserLanes, type LaneLease } from '../../src/browser/lanes.js';
+import type { BrowserHost, PageLease } from '../../src/slot/browser/browser-host.js';
+import { BrowserLanes, type LaneLease } from '../../src/slot/browser/lanes.js';
 import {
   BACKGROUND_NICE,
   PAGE_CPU_BUDGET_MS,
@@ -15,8 +15,8 @@ import {
   procfsSource,
   type ProcessMemory,
   type ProcessSource,
-} from '../../src/browser/page-memory.js';
-import { silentLogger } from '../../src/log.js';
+} from '../../src/slot/browser/page-memory.js';
+import { silentLogger } from '../../src/common/log.js';
 import { until } from '../helpers/wait.js';
 
 const MB = 2 ** 20;

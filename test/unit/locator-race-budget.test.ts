@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import type { Page } from 'puppeteer';
 import { Locator } from 'puppeteer';
 import type { WireHandle } from '../../sandbox/wire.js';
-import { Membrane } from '../../src/sandbox/membrane.js';
-import { MAX_RACED_LOCATORS } from '../../src/sandbox/methods.js';
+import { Membrane } from '../../src/slot/membrane/membrane.js';
+import { MAX_RACED_LOCATORS } from '../../src/slot/membrane/methods.js';
 
 interface Settled {
   ok: boolean;

@@ -1,13 +1,13 @@
-// The host's allow-list (src/sandbox/membrane.ts + methods.ts) driven through the
+// The host's allow-list (src/slot/membrane/membrane.ts + methods.ts) driven through the
 // isolate's one callback, with a fake Page that records what Puppeteer would have
 // been asked: what is refused never reaches it, and what reaches it is rebuilt.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'puppeteer';
 import type { ToIsolate } from '../../sandbox/wire.js';
-import { Membrane } from '../../src/sandbox/membrane.js';
-import { MAX_TOUCHES } from '../../src/sandbox/methods.js';
-import { PAST_DEADLINE_MS } from '../../src/sandbox/options.js';
+import { Membrane } from '../../src/slot/membrane/membrane.js';
+import { MAX_TOUCHES } from '../../src/slot/membrane/methods.js';
+import { PAST_DEADLINE_MS } from '../../src/slot/membrane/options.js';
 
 type Call = [method: string, ...args: unknown[]];
 

@@ -6,8 +6,8 @@ import { test } from 'node:test';
 import type { Page } from 'puppeteer';
 import { JSHandle, Locator } from 'puppeteer';
 import type { ToIsolate, WireHandle } from '../../sandbox/wire.js';
-import { Membrane } from '../../src/sandbox/membrane.js';
-import { PAST_DEADLINE_MS, PUPPETEER_DEFAULT_TIMEOUT_MS } from '../../src/sandbox/options.js';
+import { Membrane } from '../../src/slot/membrane/membrane.js';
+import { PAST_DEADLINE_MS, PUPPETEER_DEFAULT_TIMEOUT_MS } from '../../src/slot/membrane/options.js';
 
 interface Settled {
   ok: boolean;

@@ -1,4 +1,4 @@
-// The option schemas of src/sandbox/options.ts: every options object a script
+// The option schemas of src/slot/membrane/options.ts: every options object a script
 // passes is rebuilt from allowed keys and checked values, or refused.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -17,7 +17,7 @@ import {
   num,
   options,
   stringRecord,
-} from '../../src/sandbox/options.js';
+} from '../../src/slot/membrane/options.js';
 
 const clock = (ms: number) => ({ remainingMs: () => ms });
 const refused = (fn: () => unknown, message: RegExp): void =>

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'puppeteer';
-import { Membrane, cleanMessage, cleanStack, toWireError } from '../../src/sandbox/membrane.js';
+import { Membrane, cleanMessage, cleanStack, toWireError } from '../../src/slot/membrane/membrane.js';
 
 test('host file paths are removed from error messages, URLs in them are kept', () => {
   const e = new Error(

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Metrics, type MetricsSources } from '../../src/metrics.js';
+import { Metrics, type MetricsSources } from '../../src/front/metrics.js';
 
 const sources = (running: number): MetricsSources => ({
   running: () => running,

@@ -1,11 +1,11 @@
-// Reading /proc (src/proc.ts), shared by the page memory watchdog and the
+// Reading /proc (src/common/proc.ts), shared by the page memory watchdog and the
 // front's continue of stopped Chromium: a process names itself, and that name
 // must not shift the fields read after it.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { parseStat, readOr } from '../../src/proc.js';
+import { parseStat, readOr } from '../../src/common/proc.js';
 import { until } from '../helpers/wait.js';
 
 test("a command name holding ') T 7 7' cannot pass a running process off as stopped, or in group 7", async () => {

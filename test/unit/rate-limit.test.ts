@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
-import type { ApiError } from '../../src/errors.js';
-import { normalizeAddress } from '../../src/http/address.js';
-import { clientAddress } from '../../src/http/auth.js';
-import { AuthFailureLimiter, RateLimiter, rateHeaders } from '../../src/http/rate-limit.js';
-import { MemoryStore } from '../../src/tenancy/store.js';
+import type { ApiError } from '../../src/common/errors.js';
+import { normalizeAddress } from '../../src/front/http/address.js';
+import { clientAddress } from '../../src/front/http/auth.js';
+import { AuthFailureLimiter, RateLimiter, rateHeaders } from '../../src/front/tenancy/rate-limit.js';
+import { MemoryStore } from '../../src/front/tenancy/store.js';
 
 function clock(start = 1_000_000): { now: () => number; advance(ms: number): void } {
   let t = start;

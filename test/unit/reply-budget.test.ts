@@ -2,7 +2,7 @@
 // readers pass the budget (the real server is tested in test/e2e/edge.test.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ReplyBudget } from '../../src/http/reply-budget.js';
+import { ReplyBudget } from '../../src/front/http/reply-budget.js';
 
 const MB = 1024 * 1024;
 

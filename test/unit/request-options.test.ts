@@ -1,21 +1,21 @@
 // The request's options as the front and the executor both check them
-// (src/request-options.ts), and the pieces of a failure's description that can
+// (src/protocol/request-options.ts), and the pieces of a failure's description that can
 // be tested without a browser: the caller's frames and the bounded call log.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ApiError } from '../../src/errors.js';
-import { parseScrapeRequest } from '../../src/http/validate.js';
+import { ApiError } from '../../src/common/errors.js';
+import { parseScrapeRequest } from '../../src/front/http/validate.js';
 import {
   OptionsError,
   VIEWPORT_BOUNDS,
   clampNavigationTimeoutMs,
   parseRequestOptions,
   refusedHeader,
-} from '../../src/request-options.js';
-import { CallLog, MAX_RECENT_CALLS } from '../../src/sandbox/call-log.js';
-import { scriptFramesOf } from '../../src/sandbox/outcome.js';
-import { VIEWPORT } from '../../src/sandbox/options.js';
-import { recheckOptions } from '../../src/scrape/page-setup.js';
+} from '../../src/protocol/request-options.js';
+import { CallLog, MAX_RECENT_CALLS } from '../../src/slot/membrane/call-log.js';
+import { scriptFramesOf } from '../../src/slot/membrane/outcome.js';
+import { VIEWPORT } from '../../src/slot/membrane/options.js';
+import { recheckOptions } from '../../src/slot/scrape/page-setup.js';
 
 const URL_ = 'https://www.shop.example/cart';
 
@@ -141,7 +141,7 @@ test('the executor checks the options again and refuses a selector the membrane 
 test('only frames of the caller script are kept from the stack the isolate reports', () => {
   const stack = [
     '    at go (script.js:3:15)',
-    '    at /work/main/src/sandbox/membrane.ts:10:5',
+    '    at /work/main/src/slot/membrane/membrane.ts:10:5',
     '    at x (/etc/passwd:1:1)',
     '    at /etc/passwd (script.js:1:1)',
     '    at node:internal/process/task_queues:95:5',

@@ -1,8 +1,8 @@
 // The reason a script was ended is what the caller hears, whenever the end came.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ApiError, scrapingFailed } from '../../src/errors.js';
-import { ScriptSandbox } from '../../src/sandbox/script-sandbox.js';
+import { ApiError, scrapingFailed } from '../../src/common/errors.js';
+import { ScriptSandbox } from '../../src/slot/membrane/script-sandbox.js';
 
 const OPTIONS = { memoryLimitMb: 32, maxResultBytes: 1024, maxLogLines: 10, maxLogBytes: 1024, defaultTimeoutMs: 1000 };
 

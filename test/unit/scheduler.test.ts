@@ -2,9 +2,9 @@
 // bounded queue and its 429s. No timing thresholds: order and counts only.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type ApiError } from '../../src/errors.js';
-import { FairScheduler, type Ticket } from '../../src/tenancy/scheduler.js';
-import { MemoryStore, type LimitStore } from '../../src/tenancy/store.js';
+import { type ApiError } from '../../src/common/errors.js';
+import { FairScheduler, type Ticket } from '../../src/front/tenancy/scheduler.js';
+import { MemoryStore, type LimitStore } from '../../src/front/tenancy/store.js';
 import { until } from '../helpers/wait.js';
 
 function scheduler(over: Partial<ConstructorParameters<typeof FairScheduler>[0]> = {}): FairScheduler {

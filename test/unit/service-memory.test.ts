@@ -12,8 +12,8 @@ import {
   hostRequestMb,
   loadConfig,
   memoryPlan,
-} from '../../src/config.js';
-import { detectServiceMemoryMb, type MemorySources } from '../../src/service-memory.js';
+} from '../../src/common/config.js';
+import { detectServiceMemoryMb, type MemorySources } from '../../src/common/service-memory.js';
 
 const GiB = 2 ** 30;
 

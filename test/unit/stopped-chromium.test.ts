@@ -1,9 +1,9 @@
-// The front continues what a killed executor left stopped (src/stopped-chromium.ts):
+// The front continues what a killed executor left stopped (src/front/children/stopped-chromium.ts):
 // only stopped processes, only in the groups named, only of the executor's user.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { test } from 'node:test';
-import { continueStopped } from '../../src/stopped-chromium.js';
+import { continueStopped } from '../../src/front/children/stopped-chromium.js';
 import { statFields } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ApiError } from '../../src/errors.js';
-import { decodeScriptBase64, parseScrapeRequest, validUrl } from '../../src/http/validate.js';
+import { ApiError } from '../../src/common/errors.js';
+import { decodeScriptBase64, parseScrapeRequest, validUrl } from '../../src/front/http/validate.js';
 
 const parse = (v: unknown): ReturnType<typeof parseScrapeRequest> =>
   parseScrapeRequest(Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)));

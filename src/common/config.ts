@@ -1,0 +1,541 @@
+// Every setting of the service: its environment variable, default, unit and
+// validation. Parsed once at start and frozen; nothing else reads process.env.
+import { existsSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { resolve as resolvePath } from 'node:path';
+import pkg from '../../package.json' with { type: 'json' };
+import { detectServiceMemoryMb } from './service-memory.js';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/**
+ * Which Chromium: `shell` is chromium-headless-shell (Puppeteer's `headless:
+ * 'shell'`, the old headless mode without the browser's UI layer: a fresh
+ * context costs a quarter of the CPU), `full` the whole browser in its new
+ * headless mode. README, "Chromium: the headless shell or the full browser".
+ */
+export type ChromiumMode = 'shell' | 'full';
+
+/**
+ * Where Debian's packages put each (scripts/bootstrap.mjs installs them). Written
+ * once, in package.json, because bootstrap.mjs (plain JavaScript, run before
+ * anything is built) needs them too.
+ */
+export const CHROMIUM_PATHS: Readonly<Record<ChromiumMode, string>> = {
+  shell: pkg.pagescript.chromiumShellPath,
+  full: pkg.pagescript.chromiumPath,
+};
+
+export interface EgressAllowEntry {
+  /** Lower-cased host name or IP literal, without brackets. */
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * An upstream proxy the operator named in PROXIES (README "Upstream proxies").
+ * SECURITY: username and password are secrets like the API keys: the front
+ * holds them and hands them to the egress guard only, never to a job.
+ */
+export interface UpstreamProxy {
+  /** What requests (options.proxy) and key files name it by; shown in logs and metrics. */
+  readonly name: string;
+  readonly protocol: 'http' | 'https' | 'socks5';
+  /** Host name or IP literal (without brackets). */
+  readonly host: string;
+  readonly port: number;
+  readonly username?: string;
+  readonly password?: string;
+  /** The proxy is given host names (after the guard has checked them), not only the addresses the guard chose. */
+  readonly mayResolve: boolean;
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** Keys given in API_KEYS; when empty, one key is generated at start. */
+  readonly apiKeys: readonly string[];
+  /** The key file (absolute path), re-read when it changes. */
+  readonly apiKeysFile: string | undefined;
+  /** Failed authentications per client address per rate-limit window. */
+  readonly authFailureLimit: number;
+  /** Balancers in front of the service whose X-Forwarded-For is believed. */
+  readonly trustProxy: number;
+  /** Redis shared by every instance for limits; in-memory limits when unset. */
+  readonly redisUrl: string | undefined;
+  readonly gatewayHost: string | undefined;
+  readonly scriptTimeoutMs: number;
+  readonly scriptMemoryMb: number;
+  readonly navigationTimeoutMs: number;
+  readonly rateLimit: number;
+  readonly rateLimitWindowMs: number;
+  /** Scripts at once: MAX_CONCURRENCY, or derived from memory and cores; never more than SERVICE_MEMORY_MB allows. */
+  readonly maxConcurrency: number;
+  /** MAX_CONCURRENCY as given, when it was more than SERVICE_MEMORY_MB allows (and was cut to maxConcurrency). */
+  readonly maxConcurrencyAsked: number | undefined;
+  /** Memory of the Chromium processes serving one request (its renderers, workers, its storage), in MiB. */
+  readonly pageMemoryMb: number;
+  /** What the whole service (front, executors, isolates, every Chromium) may use: SERVICE_MEMORY_MB or detected. */
+  readonly serviceMemoryMb: number;
+  /** How serviceMemoryMb is shared out (see memoryPlan). */
+  readonly memory: MemoryPlan;
+  readonly queueLimit: number;
+  readonly queueTimeoutMs: number;
+  /** A request's headers must arrive within this of its first byte (or of the connection, for the first request). */
+  readonly headersTimeoutMs: number;
+  /** A request's headers and whole body must arrive within this. Not the job: it ends once the body is in. */
+  readonly requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  readonly keepAliveTimeoutMs: number;
+  /** A reply whose reader takes nothing for this long is cut off and its memory freed. */
+  readonly replyStallTimeoutMs: number;
+  /** Bytes of replies held while their readers take them; past it, the oldest reply of the key holding most is cut off. */
+  readonly replyMemoryBytes: number;
+  /** Open connections at once; past it, new connections are closed at once. Default: from SERVICE_MEMORY_MB. */
+  readonly maxConnections: number;
+  /** Open connections at once from one client address (IPv6: one /64); not applied behind TRUST_PROXY balancers. */
+  readonly maxConnectionsPerAddress: number;
+  readonly maxBodyBytes: number;
+  readonly maxResultBytes: number;
+  readonly maxLogLines: number;
+  readonly maxLogBytes: number;
+  readonly prewarmedContexts: number;
+  readonly prewarmedIsolates: number;
+  /** Chromium is replaced after this many contexts; 0: never. */
+  readonly browserRecycleContexts: number;
+  /** An executor's Chromiums past its first are closed after this long with no request (relaunched on demand); 0: never. */
+  readonly idleChromiumCloseMs: number;
+  /** On SIGTERM/SIGINT, how long running scripts may go on before they are ended. */
+  readonly shutdownGraceMs: number;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  readonly metricsToken: string | undefined;
+  /** GET /playground and its assets; off: 404. */
+  readonly playground: boolean;
+  readonly egressAllowlist: readonly EgressAllowEntry[];
+  /** Upstream proxies a request may leave through (PROXIES); empty: every request leaves from this machine. */
+  readonly proxies: readonly UpstreamProxy[];
+  readonly chromium: ChromiumMode;
+  readonly executablePath: string;
+  /** Script executor processes (each with its own Chromium); see README, "How it is built". */
+  readonly executors: number;
+  /** When the service runs as root, executors and Chromium run as this unprivileged user. */
+  readonly executorUser: string;
+  /** As root, the egress process's user: another than the executors' (SECURITY: it will hold proxy credentials). */
+  readonly egressUser: string;
+  readonly logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/**
+ * The service's own memory, before any request, in MiB (anonymous + shared
+ * resident memory, with room). Measured at rest after a dozen requests with
+ * scratch runs of the service (README, "Budgets"): the front ~70-90 MB, an
+ * executor (Node, the prepared isolates) ~75-80 MB, the egress process (Node and
+ * the guard's connections) EGRESS_BASE_MB, one lane's
+ * Chromium with its spare context ~130-150 MB for the headless shell and
+ * ~280 MB for the full browser.
+ */
+export const FRONT_BASE_MB = 128;
+export const EXECUTOR_BASE_MB = 128;
+/**
+ * The egress process: Node and the guard. Measured at rest ~45 MB resident and
+ * ~55 MB with two pages loading through it (README, "How it is built"); its
+ * connections' buffers are bounded by the guard's limits per connection.
+ */
+export const EGRESS_BASE_MB = 64;
+export const LANE_BASE_MB: Readonly<Record<ChromiumMode, number>> = { shell: 192, full: 320 };
+/**
+ * What the host may hold for one request beyond its isolate, in MiB: what
+ * src/slot/membrane/budgets.ts lets wait on the membrane (32 M characters in flight and
+ * 32 M queued toward the isolate, one byte a character) and three copies of the
+ * largest result (the isolate's string, its JSON, the reply).
+ */
+export function hostRequestMb(maxResultBytes: number): number {
+  return 64 + 3 * Math.ceil(maxResultBytes / 2 ** 20);
+}
+
+/** How SERVICE_MEMORY_MB is shared out, in MiB; what /health and /metrics show. */
+export interface MemoryPlan {
+  /** The front, the egress process and the executors' own processes. */
+  readonly baseMb: number;
+  /** One lane's Chromium at rest (each executor has ceil(MAX_CONCURRENCY / EXECUTORS) lanes). */
+  readonly laneBaseMb: number;
+  /** What one running request may add: PAGE_MEMORY_MB + SCRIPT_MEMORY_MB + its host-side queues. */
+  readonly perRequestMb: number;
+  /** Lanes (Chromium processes) in each executor. */
+  readonly lanesPerExecutor: number;
+  /** What the service may use with every slot busy: baseMb + the lanes at rest + perRequestMb per slot. */
+  readonly plannedMb: number;
+}
+
+export function memoryPlan(opts: {
+  readonly concurrency: number;
+  readonly executors: number;
+  readonly chromium: ChromiumMode;
+  readonly pageMemoryMb: number;
+  readonly scriptMemoryMb: number;
+  readonly maxResultBytes: number;
+}): MemoryPlan {
+  const baseMb = FRONT_BASE_MB + EGRESS_BASE_MB + opts.executors * EXECUTOR_BASE_MB;
+  const laneBaseMb = LANE_BASE_MB[opts.chromium];
+  const perRequestMb = opts.pageMemoryMb + opts.scriptMemoryMb + hostRequestMb(opts.maxResultBytes);
+  const lanesPerExecutor = Math.ceil(opts.concurrency / opts.executors);
+  const plannedMb = baseMb + opts.executors * lanesPerExecutor * laneBaseMb + opts.concurrency * perRequestMb;
+  return { baseMb, laneBaseMb, perRequestMb, lanesPerExecutor, plannedMb };
+}
+
+/** The most requests at once whose plan fits in serviceMemoryMb (at least one, even when one does not fit). */
+export function concurrencyByMemory(
+  serviceMemoryMb: number,
+  plan: Omit<Parameters<typeof memoryPlan>[0], 'concurrency'>,
+): number {
+  let fits = 1;
+  for (let c = 2; c <= MAX_CONCURRENCY_LIMIT; c++) {
+    if (memoryPlan({ ...plan, concurrency: c }).plannedMb > serviceMemoryMb) break;
+    fits = c;
+  }
+  return fits;
+}
+
+/** MAX_CONCURRENCY's upper bound. */
+export const MAX_CONCURRENCY_LIMIT = 256;
+
+/**
+ * The default concurrency: one script per core (at least two), and no more than
+ * fits in SERVICE_MEMORY_MB (concurrencyByMemory). Chromium's work per request is CPU-bound: on 2
+ * cores, 2 at once served 4.0–4.6 req/s where 4 at once served 3.6–3.7 (npm run
+ * bench's page, 4 clients). Sites that keep scripts waiting on the network gain
+ * from a higher MAX_CONCURRENCY.
+ */
+export function defaultConcurrency(byMemory: number, cores: number = cpus().length): number {
+  return Math.min(Math.max(2, cores), byMemory);
+}
+
+/**
+ * What a job may take after its navigation and script limits: closing its
+ * context and isolate, and the reply. The queue timeout's default covers a
+ * whole job, so that a request waiting behind another key's longest job (the
+ * next free slot is its, by turn) still runs.
+ */
+export const JOB_CLOSE_MARGIN_MS = 15_000;
+
+/** The default QUEUE_TIMEOUT_MS: the longest job (navigation + script + close), 60 s with the default limits. */
+export function defaultQueueTimeoutMs(navigationTimeoutMs: number, scriptTimeoutMs: number): number {
+  return navigationTimeoutMs + scriptTimeoutMs + JOB_CLOSE_MARGIN_MS;
+}
+
+/**
+ * The default REPLY_MEMORY_BYTES: two full-size replies per script slot. A
+ * reply is held whole until its reader has taken it; the slot is free again
+ * as soon as the job ends, so without this bound the replies waiting for slow
+ * readers are bounded only by how many requests a key may make.
+ */
+export function defaultReplyMemoryBytes(maxConcurrency: number, maxResultBytes: number): number {
+  return 2 * maxConcurrency * maxResultBytes;
+}
+
+/**
+ * The default MAX_CONNECTIONS: one per MiB of SERVICE_MEMORY_MB (1024 for
+ * 1 GiB), from 256 to 16384. An open connection costs a socket, a file
+ * descriptor, the parser and a few KiB of buffers: budgeting 64 KiB for each
+ * gives all of them together a sixteenth of the memory. The large costs (a
+ * script, a reply of up to MAX_RESULT_BYTES) are bounded by MAX_CONCURRENCY and
+ * REPLY_MEMORY_BYTES, not by this; the upper bound stays well under the usual
+ * open-file limits.
+ */
+export function defaultMaxConnections(serviceMemoryMb: number): number {
+  return Math.min(16_384, Math.max(256, serviceMemoryMb));
+}
+
+/**
+ * The default MAX_CONNECTIONS_PER_ADDRESS: an eighth of MAX_CONNECTIONS, so
+ * that one address (a client, or everyone behind one NAT) cannot take them
+ * all, while an office behind one address still has room.
+ */
+export function defaultMaxConnectionsPerAddress(maxConnections: number): number {
+  return Math.max(1, Math.floor(maxConnections / 8));
+}
+
+export function parseEgressAllowlist(value: string, problems: string[]): EgressAllowEntry[] {
+  const out: EgressAllowEntry[] = [];
+  for (const raw of value.split(',')) {
+    const item = raw.trim();
+    if (item === '') continue;
+    // host:port, [v6]:port
+    const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]\s]+)):(\d{1,5})$/.exec(item);
+    const port = m ? Number(m[3]) : NaN;
+    if (!m || !(port >= 1 && port <= 65535)) {
+      problems.push(`EGRESS_ALLOWLIST: "${item}" is not host:port (e.g. 127.0.0.1:8080 or [::1]:8080)`);
+      continue;
+    }
+    out.push({ host: (m[1] ?? m[2] ?? '').toLowerCase(), port });
+  }
+  return out;
+}
+
+/** A proxy's name: what options.proxy and the key file say. */
+export const PROXY_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const PROXY_DEFAULT_PORTS: Readonly<Record<UpstreamProxy['protocol'], number>> = { http: 80, https: 443, socks5: 1080 };
+/** The flag after a proxy's URL: it may resolve host names itself. */
+const MAY_RESOLVE = ';resolve';
+
+/**
+ * PROXIES: `name=URL[;resolve]`, comma-separated, e.g.
+ * `de=http://user:pass@proxy.example:3128,geo=socks5://u:p@10.0.0.5:1080;resolve`.
+ * SECURITY: a problem names the entry by its position and name, never by its
+ * text, which holds a password.
+ */
+export function parseProxies(value: string, problems: string[]): UpstreamProxy[] {
+  const out: UpstreamProxy[] = [];
+  const names = new Set<string>();
+  const entries = value.split(',');
+  entries.forEach((raw, i) => {
+    const item = raw.trim();
+    if (item === '') return;
+    const eq = item.indexOf('=');
+    const name = eq > 0 ? item.slice(0, eq) : '';
+    const at = `PROXIES: entry ${i + 1}${PROXY_NAME.test(name) ? ` ("${name}")` : ''}`;
+    if (!PROXY_NAME.test(name)) {
+      problems.push(
+        `${at} is not name=URL (a name of letters, digits, "_", "." or "-"; a comma inside a password must be written %2C)`,
+      );
+      return;
+    }
+    if (names.has(name)) {
+      problems.push(`${at}: the name is used twice`);
+      return;
+    }
+    names.add(name);
+    let text = item.slice(eq + 1);
+    const mayResolve = text.endsWith(MAY_RESOLVE);
+    if (mayResolve) text = text.slice(0, -MAY_RESOLVE.length);
+    let u: URL;
+    try {
+      u = new URL(text);
+    } catch {
+      problems.push(`${at}: not a URL`);
+      return;
+    }
+    const protocol = u.protocol.slice(0, -1);
+    if (protocol !== 'http' && protocol !== 'https' && protocol !== 'socks5') {
+      problems.push(`${at}: the URL must be http://, https:// or socks5://`);
+      return;
+    }
+    if ((u.pathname !== '' && u.pathname !== '/') || u.search !== '' || u.hash !== '' || text.includes(';')) {
+      problems.push(
+        `${at}: the URL must be scheme://[user:password@]host[:port] (percent-encode ";", "@", "/" and "," in the password)`,
+      );
+      return;
+    }
+    const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname.toLowerCase();
+    if (host === '') {
+      problems.push(`${at}: the URL has no host`);
+      return;
+    }
+    let username: string | undefined;
+    let password: string | undefined;
+    try {
+      username = u.username === '' ? undefined : decodeURIComponent(u.username);
+      password = u.password === '' ? undefined : decodeURIComponent(u.password);
+    } catch {
+      problems.push(`${at}: the user or password is not percent-encoded correctly`);
+      return;
+    }
+    if ((username === undefined) !== (password === undefined)) {
+      problems.push(`${at}: give both a user and a password, or neither`);
+      return;
+    }
+    // RFC 1929: each at most 255 bytes.
+    if (Buffer.byteLength(username ?? '') > 255 || Buffer.byteLength(password ?? '') > 255) {
+      problems.push(`${at}: the user and the password must be at most 255 bytes each`);
+      return;
+    }
+    out.push({
+      name,
+      protocol,
+      host,
+      port: Number(u.port || PROXY_DEFAULT_PORTS[protocol]),
+      ...(username === undefined ? {} : { username, password: password ?? '' }),
+      mayResolve,
+    });
+  });
+  return out;
+}
+
+/**
+ * CHROMIUM and PUPPETEER_EXECUTABLE_PATH together. CHROMIUM names the mode; the
+ * path, when given, wins over the mode's Debian path. With a path and no mode,
+ * the mode is read from the file name (Chrome's and Debian's headless shells
+ * are named *headless[-_]shell). With neither, the shell where it is installed,
+ * else the full browser.
+ */
+export function chooseChromium(
+  env: Env,
+  problems: string[],
+  installed: (path: string) => boolean = existsSync,
+): { chromium: ChromiumMode; executablePath: string } {
+  const rawMode = env.CHROMIUM?.trim().toLowerCase() ?? '';
+  const path = env.PUPPETEER_EXECUTABLE_PATH?.trim() ?? '';
+  let mode: ChromiumMode | undefined;
+  if (rawMode === 'shell' || rawMode === 'full') mode = rawMode;
+  else if (rawMode !== '') problems.push(`CHROMIUM: "${env.CHROMIUM}" must be shell or full`);
+  if (path !== '')
+    return { chromium: mode ?? (/headless[-_]shell/i.test(path) ? 'shell' : 'full'), executablePath: path };
+  mode ??= installed(CHROMIUM_PATHS.shell) || !installed(CHROMIUM_PATHS.full) ? 'shell' : 'full';
+  return { chromium: mode, executablePath: CHROMIUM_PATHS[mode] };
+}
+
+/** IDLE_CHROMIUM_CLOSE_MS unless set (README, Configuration). */
+export const DEFAULT_IDLE_CHROMIUM_CLOSE_MS = 30_000;
+
+export function loadConfig(env: Env = process.env, detectMemoryMb: () => number = detectServiceMemoryMb): Config {
+  const problems: string[] = [];
+
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return def;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name}: "${raw}" must be a whole number from ${min} to ${max}`);
+      return def;
+    }
+    return n;
+  };
+
+  const apiKeys = (env.API_KEYS ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
+  for (const k of apiKeys) {
+    if (k.length < 16) problems.push('API_KEYS: every key must be at least 16 characters long');
+  }
+
+  const logLevel = (env.LOG_LEVEL ?? 'info').trim().toLowerCase() as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel))
+    problems.push(`LOG_LEVEL: "${env.LOG_LEVEL}" must be one of ${LOG_LEVELS.join(', ')}`);
+
+  const host = (env.HOST ?? '127.0.0.1').trim();
+  if (host === '') problems.push('HOST: must not be empty');
+
+  const apiKeysFile = env.API_KEYS_FILE?.trim() ? resolvePath(env.API_KEYS_FILE.trim()) : undefined;
+  const redisUrl = env.REDIS_URL?.trim() ? env.REDIS_URL.trim() : undefined;
+  if (redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(redisUrl))
+    problems.push('REDIS_URL: must be redis://[user:password@]host:port[/db] or rediss://…');
+
+  const playground = (env.PLAYGROUND ?? 'on').trim().toLowerCase();
+  if (playground !== 'on' && playground !== 'off') problems.push(`PLAYGROUND: "${env.PLAYGROUND}" must be on or off`);
+
+  const { chromium, executablePath } = chooseChromium(env, problems);
+  const executorUser = (env.EXECUTOR_USER ?? 'pagescript-exec').trim();
+  if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(executorUser))
+    problems.push(`EXECUTOR_USER: "${executorUser}" is not a user name`);
+  const egressUser = (env.EGRESS_USER ?? 'pagescript-egress').trim();
+  if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(egressUser)) problems.push(`EGRESS_USER: "${egressUser}" is not a user name`);
+  else if (egressUser === executorUser)
+    problems.push(`EGRESS_USER: "${egressUser}" must be another user than EXECUTOR_USER`);
+
+  const navigationTimeoutMs = int('NAVIGATION_TIMEOUT_MS', 15_000, 100, 600_000);
+  const scriptTimeoutMs = int('SCRIPT_TIMEOUT_MS', 30_000, 100, 600_000);
+  const headersTimeoutMs = int('HEADERS_TIMEOUT_MS', 20_000, 100, 600_000);
+  const requestTimeoutMs = int('REQUEST_TIMEOUT_MS', 30_000, 100, 600_000);
+  if (requestTimeoutMs < headersTimeoutMs)
+    problems.push(
+      `REQUEST_TIMEOUT_MS: ${requestTimeoutMs} must not be less than HEADERS_TIMEOUT_MS (${headersTimeoutMs}); it covers the headers too`,
+    );
+
+  const scriptMemoryMb = int('SCRIPT_MEMORY_MB', 128, 16, 4096);
+  const pageMemoryMb = int('PAGE_MEMORY_MB', 512, 64, 65_536);
+  const maxResultBytes = int('MAX_RESULT_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024);
+  const executors = int('EXECUTORS', 1, 1, 16);
+  const serviceMemoryMb = env.SERVICE_MEMORY_MB?.trim()
+    ? int('SERVICE_MEMORY_MB', 0, 256, 64 * 1024 * 1024)
+    : detectMemoryMb();
+  const shape = { executors, chromium, pageMemoryMb, scriptMemoryMb, maxResultBytes };
+  const byMemory = concurrencyByMemory(serviceMemoryMb, shape);
+  const asked = int('MAX_CONCURRENCY', defaultConcurrency(byMemory), 1, MAX_CONCURRENCY_LIMIT);
+  // SECURITY: a request that would not fit in SERVICE_MEMORY_MB waits in the
+  // queue for a slot: an explicit MAX_CONCURRENCY is cut to what fits (logged at start).
+  const maxConcurrency = Math.min(asked, byMemory);
+  const replyMemoryBytes = int(
+    'REPLY_MEMORY_BYTES',
+    defaultReplyMemoryBytes(maxConcurrency, maxResultBytes),
+    1024 * 1024,
+    64 * 1024 ** 3,
+  );
+  if (replyMemoryBytes < maxResultBytes)
+    problems.push(
+      `REPLY_MEMORY_BYTES: ${replyMemoryBytes} must not be less than MAX_RESULT_BYTES (${maxResultBytes}); one reply must fit`,
+    );
+  const maxConnections = int('MAX_CONNECTIONS', defaultMaxConnections(serviceMemoryMb), 1, 1_000_000);
+
+  const config: Config = {
+    port: int('PORT', 3000, 0, 65535),
+    host,
+    apiKeys: [...new Set(apiKeys)],
+    apiKeysFile,
+    authFailureLimit: int('AUTH_FAILURE_LIMIT', 20, 1, 1_000_000),
+    trustProxy: int('TRUST_PROXY', 0, 0, 16),
+    redisUrl,
+    gatewayHost: env.GATEWAY_HOST?.trim() ? env.GATEWAY_HOST.trim().toLowerCase() : undefined,
+    scriptTimeoutMs,
+    scriptMemoryMb,
+    navigationTimeoutMs,
+    rateLimit: int('RATE_LIMIT', 60, 1, 1_000_000),
+    rateLimitWindowMs: int('RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
+    maxConcurrency,
+    maxConcurrencyAsked: asked > maxConcurrency ? asked : undefined,
+    pageMemoryMb,
+    serviceMemoryMb,
+    memory: memoryPlan({ ...shape, concurrency: maxConcurrency }),
+    queueLimit: int('QUEUE_LIMIT', 100, 0, 100_000),
+    queueTimeoutMs: int('QUEUE_TIMEOUT_MS', defaultQueueTimeoutMs(navigationTimeoutMs, scriptTimeoutMs), 0, 1_800_000),
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', 10_000, 100, 600_000),
+    replyStallTimeoutMs: int('REPLY_STALL_TIMEOUT_MS', 30_000, 100, 600_000),
+    replyMemoryBytes,
+    maxConnections,
+    maxConnectionsPerAddress: int(
+      'MAX_CONNECTIONS_PER_ADDRESS',
+      defaultMaxConnectionsPerAddress(maxConnections),
+      1,
+      1_000_000,
+    ),
+    maxBodyBytes: int('MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    maxResultBytes,
+    maxLogLines: int('MAX_LOG_LINES', 1000, 1, 100_000),
+    maxLogBytes: int('MAX_LOG_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
+    prewarmedContexts: int('PREWARM_CONTEXTS', 2, 0, 64),
+    prewarmedIsolates: int('PREWARM_ISOLATES', 2, 0, 64),
+    browserRecycleContexts: int('BROWSER_RECYCLE_CONTEXTS', 1000, 0, 10_000_000),
+    idleChromiumCloseMs: int('IDLE_CHROMIUM_CLOSE_MS', DEFAULT_IDLE_CHROMIUM_CLOSE_MS, 0, 86_400_000),
+    shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    metricsToken: env.METRICS_TOKEN?.trim() ? env.METRICS_TOKEN.trim() : undefined,
+    playground: playground !== 'off',
+    egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),
+    proxies: parseProxies(env.PROXIES ?? '', problems),
+    chromium,
+    executablePath,
+    executors,
+    executorUser,
+    egressUser,
+    logLevel: LOG_LEVELS.includes(logLevel) ? logLevel : 'info',
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}
+
+/** Returns a copy of the config with the given keys, for tests and for the generated key. */
+export function withConfig(config: Config, patch: Partial<Config>): Config {
+  return Object.freeze({ ...config, ...patch });
+}

@@ -1,0 +1,423 @@
+// The egress process's entry point: a process the front forks (src/front/children/egress-supervisor.ts)
+// to hold the egress guard, apart from the executors. It runs no script and no
+// Chromium; as root it runs as a user of its own (EGRESS_USER), not the
+// executors', so code that escapes an isolate or a renderer cannot read its
+// memory (ptrace, /proc/<pid>/mem) — where, with upstream proxies, their
+// credentials are. A hostile upstream (or a bug in the guard) can end only this
+// process: the front fails the requests in flight and starts another.
+//
+// Each executor reaches it over a channel of its own (src/protocol/egress-channel.ts)
+// that the front hands both sides; Chromium's traffic reaches it on loopback
+// ports (one per browser context, and the browser-wide one).
+//
+// Nothing here imports from the front, nor from the executor's browser/,
+// sandbox/ or scrape/ (test/unit/process-boundary.test.ts).
+import { isIP, type Socket } from 'node:net';
+import { pino } from 'pino';
+import { background } from '../common/background.js';
+import {
+  ChannelEnd,
+  MAX_CHECKS_IN_FLIGHT_PER_CHANNEL,
+  checkFromExecutorChannel,
+  type EgressToExecutor,
+  type ExecutorToEgress,
+} from '../protocol/egress-channel.js';
+import { EgressChecker, systemAddresses, systemResolver, type ResolvedAddress, type Resolver } from './checker.js';
+import { EgressGuard, netConnector, type Connector } from './guard.js';
+import type { EgressSession } from './session.js';
+import type { EgressTestSeam, FromEgress, ToEgress } from '../protocol/messages.js';
+import type { Logger } from '../common/log.js';
+import { residentBytes } from '../common/service-memory.js';
+import { collectWhenIdle } from '../common/idle-gc.js';
+
+/** How often this process's memory is read from /proc and sent to the front. */
+const MEMORY_EVERY_MS = 1_000;
+/** After a fatal error, how long the last messages (the log line) get to leave before the exit. */
+const FATAL_FLUSH_MS = 200;
+/** Exit status after a fatal error (EX_SOFTWARE). */
+const EXIT_FATAL = 70;
+/**
+ * Sessions (ports) one executor may hold at once. An executor needs a few per
+ * lane (the request's, a spare, one closing); SECURITY: one that escaped its
+ * code cannot take every port and descriptor of this process from the others.
+ */
+export const MAX_SESSIONS_PER_CHANNEL = 256;
+/**
+ * How long a bind waits for its grant: the front sends the grant before it hands
+ * the executor the request, but on another pipe than the executor's bind, so the
+ * two may be read in either order.
+ */
+export const GRANT_WAIT_MS = 5_000;
+/** Grants held at once (the front revokes each when its request ends; a bound, not a limit it reaches). */
+export const MAX_GRANTS = 16_384;
+
+interface Grant {
+  readonly executor: number;
+  readonly requestId: string;
+  readonly proxy: string | undefined;
+  used: boolean;
+}
+
+/**
+ * SECURITY: what the front allowed each executor to bind. A bind names a request
+ * and a proxy; it is refused unless an unused grant for that executor names
+ * both: the key's proxy rules hold here too, not only in the front, and an
+ * executor cannot take another request's id.
+ */
+class Grants {
+  readonly #grants = new Map<number, Grant>();
+  readonly #waiting = new Set<() => void>();
+
+  add(id: number, executor: number, requestId: string, proxy: string | undefined): void {
+    // Oldest first when full: the front revokes each grant, so this is a bound for a bug, not a limit.
+    if (this.#grants.size >= MAX_GRANTS) this.#grants.delete(this.#grants.keys().next().value as number);
+    this.#grants.set(id, { executor, requestId, proxy, used: false });
+    for (const wake of [...this.#waiting]) wake();
+  }
+
+  revoke(id: number): void {
+    this.#grants.delete(id);
+  }
+
+  /** Takes the grant that allows this bind, waiting GRANT_WAIT_MS for it; throws if there is none. */
+  async take(executor: number, requestId: string, proxy: string | undefined, closed: () => boolean): Promise<void> {
+    const deadline = performance.now() + GRANT_WAIT_MS;
+    for (;;) {
+      let other: Grant | undefined;
+      for (const g of this.#grants.values()) {
+        if (g.used || g.executor !== executor || g.requestId !== requestId) continue;
+        if (g.proxy === proxy) {
+          g.used = true;
+          return;
+        }
+        other = g;
+      }
+      // Granted with another proxy (or none): refused at once, the proxy never asked.
+      if (other)
+        throw new Error(
+          `request ${requestId} was not granted ${proxy === undefined ? 'no proxy' : `proxy "${proxy}"`}`,
+        );
+      const left = deadline - performance.now();
+      if (left <= 0 || closed()) throw new Error(`request ${requestId} was not granted to this executor`);
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          clearTimeout(timer);
+          this.#waiting.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, left);
+        this.#waiting.add(wake);
+      });
+    }
+  }
+}
+
+function send(msg: FromEgress): void {
+  if (process.connected) process.send?.(msg);
+}
+
+function ipcLogger(level: string): Logger {
+  return pino(
+    { level, base: { egress: process.pid } },
+    { write: (line: string) => send({ type: 'log', line: line.trimEnd() }) },
+  );
+}
+
+let logger: Logger | undefined;
+let exiting = false;
+
+function fatal(what: string, e: unknown): void {
+  if (logger) logger.fatal({ err: e }, `${what}; the egress process exits`);
+  else
+    process.stderr.write(
+      `pagescript egress ${process.pid}: ${what}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`,
+    );
+  if (exiting) return;
+  exiting = true;
+  // The front fails the requests in flight when it sees this process exit (EGRESS_STOPPED).
+  setTimeout(() => process.exit(EXIT_FATAL), FATAL_FLUSH_MS);
+}
+
+// SECURITY: an error nobody caught (an upstream's parser, a bug) ends this process
+// loudly, never silently, and never the front or an executor.
+process.on('uncaughtException', (e) => fatal('uncaught exception', e));
+process.on('unhandledRejection', (e) => fatal('unhandled rejection', e));
+process.on('disconnect', () => {
+  if (!exiting) process.exit(0);
+});
+
+/** The resolver a test describes as data (see ExecutorTestSeam.hosts): each lookup takes the next answer. */
+function seamResolver(hosts: NonNullable<EgressTestSeam['hosts']>): Resolver {
+  const turns = new Map<string, number>();
+  return async (host) => {
+    const answers = hosts[host];
+    if (answers === undefined || answers.length === 0)
+      throw Object.assign(new Error(`ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+    const turn = turns.get(host) ?? 0;
+    turns.set(host, turn + 1);
+    const chosen = answers[turn % answers.length] ?? [];
+    return chosen.map((address): ResolvedAddress => ({ address, family: isIP(address) === 6 ? 6 : 4 }));
+  };
+}
+
+function seamConnector(seam: EgressTestSeam): Connector {
+  return async (t, ms) => {
+    if (seam.reportDials) send({ type: 'dial', address: t.address, port: t.port });
+    if (seam.loopbackOnly && t.address !== '127.0.0.1' && t.address !== '::1')
+      throw Object.assign(new Error('refused by the test seam'), { code: 'ECONNREFUSED' });
+    return await netConnector(t, ms);
+  };
+}
+
+/**
+ * Serves one executor's channel: the sessions it opens are its own (an id it
+ * did not get here names nothing), and all of them are closed with the channel.
+ */
+function serveChannel(
+  executor: number,
+  channel: number,
+  socket: Socket,
+  guard: EgressGuard,
+  checker: EgressChecker,
+  grants: Grants,
+  log: Logger,
+): ChannelEnd<ExecutorToEgress, EgressToExecutor> {
+  const sessions = new Map<number, EgressSession>();
+  /** Sessions whose bind waits for its grant (one each: a session is bound once). */
+  const binding = new Set<number>();
+  /** URL checks of this channel in flight (bounded: MAX_CHECKS_IN_FLIGHT_PER_CHANNEL). */
+  let checking = 0;
+  let opening = 0;
+  let nextId = 1;
+  const answer = (q: number, fields: Omit<Extract<EgressToExecutor, { op: 'answer' }>, 'op' | 'q'>): void =>
+    end.send({ op: 'answer', q, ...fields });
+  const failed = (q: number, e: unknown): void => answer(q, { ok: false, error: String(e) });
+
+  const open = async (q: number): Promise<void> => {
+    if (sessions.size + opening >= MAX_SESSIONS_PER_CHANNEL) {
+      answer(q, { ok: false, error: `an executor may hold ${MAX_SESSIONS_PER_CHANNEL} egress sessions at once` });
+      return;
+    }
+    opening++;
+    let session: EgressSession;
+    try {
+      session = await guard.openSession();
+    } finally {
+      opening--;
+    }
+    if (end.closed) {
+      await session.close();
+      return;
+    }
+    const s = nextId++;
+    sessions.set(s, session);
+    // SECURITY: sent before the page hears of the change (the guard counts and
+    // records a failure before it answers Chromium), so the executor names the
+    // page's error from this request's failures alone.
+    session.observe({
+      stats: (stats) => end.send({ op: 'stats', s, stats }),
+      failure: (host, port, error) => end.send({ op: 'failure', s, host, port, error }),
+    });
+    answer(q, { ok: true, s, port: session.port });
+  };
+
+  const onMessage = (m: ExecutorToEgress): void => {
+    switch (m.op) {
+      case 'open':
+        open(m.q).catch((e: unknown) => failed(m.q, e));
+        return;
+      case 'bind': {
+        const session = sessions.get(m.s);
+        if (!session) return failed(m.q, `no egress session ${m.s}`);
+        if (binding.has(m.s)) return failed(m.q, `egress session ${m.s} is being bound`);
+        binding.add(m.s);
+        grants
+          .take(executor, m.requestId, m.proxy, () => end.closed || sessions.get(m.s) !== session)
+          .then(() => {
+            if (sessions.get(m.s) !== session) throw new Error(`no egress session ${m.s}`);
+            session.bind(m.requestId, m.proxy);
+            answer(m.q, { ok: true });
+          })
+          .catch((e: unknown) => {
+            log.warn({ executor, requestId: m.requestId, err: String(e) }, 'an egress bind was refused');
+            failed(m.q, e);
+          })
+          .finally(() => binding.delete(m.s));
+        return;
+      }
+      case 'end':
+        sessions.get(m.s)?.end();
+        return;
+      case 'close': {
+        const session = sessions.get(m.s);
+        if (!session) return failed(m.q, `no egress session ${m.s}`);
+        session.close().then(
+          () => {
+            sessions.delete(m.s);
+            answer(m.q, { ok: true });
+          },
+          (e: unknown) => failed(m.q, e),
+        );
+        return;
+      }
+      case 'check':
+        if (checking >= MAX_CHECKS_IN_FLIGHT_PER_CHANNEL)
+          return failed(
+            m.q,
+            `an executor may have ${MAX_CHECKS_IN_FLIGHT_PER_CHANNEL} egress checks in flight at once; this one was refused`,
+          );
+        checking++;
+        checker
+          .check(m.host, m.port)
+          .then(
+            (decision) => answer(m.q, { ok: true, decision }),
+            (e: unknown) => failed(m.q, e),
+          )
+          .finally(() => checking--);
+        return;
+    }
+  };
+
+  const end: ChannelEnd<ExecutorToEgress, EgressToExecutor> = new ChannelEnd(
+    socket,
+    checkFromExecutorChannel,
+    onMessage,
+    (e) => {
+      // SECURITY: an executor that sends what it should not is taken over or broken: the front kills it.
+      log.error({ err: e, executor }, 'an executor sent what the egress process cannot read; closing its channel');
+      send({ type: 'executor-misbehaved', executor });
+    },
+  );
+  end.onClose(() => {
+    // The executor is gone (or its channel is): every port it held is closed, whatever its contexts still do.
+    for (const session of sessions.values()) background(session.close(), 'closing an egress session', log);
+    sessions.clear();
+    // SECURITY: the front hands this executor another channel only once this is said.
+    send({ type: 'channel-closed', executor, channel });
+  });
+  return end;
+}
+
+async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
+  const { config, seam } = init;
+  const log = ipcLogger(init.logLevel);
+  logger = log;
+  const interfaces = seam?.localAddresses ? (): readonly string[] => seam.localAddresses ?? [] : systemAddresses();
+  let guard: EgressGuard | undefined;
+  const resolve = seam?.hosts ? seamResolver(seam.hosts) : systemResolver;
+  const checker = new EgressChecker({
+    allowlist: config.egressAllowlist,
+    // SECURITY: the service's port and every port of the guard (the browser-wide
+    // one and each context's) are never reachable, allow-list or not.
+    protectedPorts: () => [init.servicePort, ...(guard?.ports() ?? [])],
+    resolve,
+    // SECURITY: this machine's own addresses (and the one the service listens on) are not "public".
+    localAddresses: () => [...interfaces(), config.host],
+  });
+  const theGuard = new EgressGuard({
+    checker,
+    logger: log,
+    // SECURITY: the proxies' credentials live here, in this process alone (no
+    // script, no Chromium): never in an executor, a job or a log line.
+    proxies: init.egress.proxies,
+    resolveProxy: resolve,
+    events: {
+      // Only refusals for a request count; Chromium's own background requests do not.
+      onRefused: (_host, _port, _reason, requestId) => {
+        if (requestId !== undefined) send({ type: 'egress-refused' });
+      },
+    },
+    ...(init.clientUid === undefined ? {} : { clientUid: init.clientUid }),
+    ...(seam ? { connector: seamConnector(seam) } : {}),
+    ...(seam?.guardLimits ? { limits: seam.guardLimits } : {}),
+  });
+  guard = theGuard;
+  // The previous egress process's port when there was one: Chromium was started with it.
+  const guardPort = await theGuard.listen(init.port);
+  const memoryTimer = setInterval(() => send({ type: 'memory', bytes: residentBytes('self') }), MEMORY_EVERY_MS);
+  send({ type: 'memory', bytes: residentBytes('self') });
+  // The guard's heap grows with traffic (parsers, buffers) and stayed at its
+  // high-water mark: ~22 MB of anonymous memory at rest after a bench (measured).
+  // Idle: no connection open and none made since the last look (requests'
+  // connections last less than the 1 s between looks).
+  let seen = -1;
+  const stopCollecting = collectWhenIdle(() => {
+    const made = theGuard.counts().clientConnections;
+    const busy = made !== seen || theGuard.openConnections > 0;
+    seen = made;
+    return busy;
+  });
+
+  /** Each executor's one channel, by the front's number for the executor. */
+  const channels = new Map<number, ChannelEnd<ExecutorToEgress, EgressToExecutor>>();
+  const grants = new Grants();
+  process.on('message', (msg: ToEgress, handle: unknown) => {
+    switch (msg.type) {
+      case 'attach': {
+        if (!handle || typeof (handle as Socket).write !== 'function') return;
+        // SECURITY: one channel per executor. Its previous one (and every session of
+        // it) is closed first, so that an executor can never hold more than
+        // MAX_SESSIONS_PER_CHANNEL ports, however many channels it is handed.
+        channels.get(msg.executor)?.close();
+        const end = serveChannel(msg.executor, msg.channel, handle as Socket, theGuard, checker, grants, log);
+        channels.set(msg.executor, end);
+        end.onClose(() => {
+          if (channels.get(msg.executor) === end) channels.delete(msg.executor);
+        });
+        return;
+      }
+      case 'grant':
+        grants.add(msg.grant, msg.executor, msg.requestId, msg.proxy);
+        return;
+      case 'revoke':
+        grants.revoke(msg.grant);
+        return;
+      case 'close-guard':
+        theGuard.close().then(
+          () => send({ type: 'guard-closed', ask: msg.ask }),
+          (e: unknown) => fatal('closing the egress guard', e),
+        );
+        return;
+      case 'guard-counts':
+        // Tests only: what the guard has seen (counts, no traffic).
+        if (seam) send({ type: 'guard-counts', ask: msg.ask, counts: theGuard.counts() });
+        return;
+      case 'shutdown':
+        clearInterval(memoryTimer);
+        stopCollecting();
+        theGuard.close().then(
+          () => process.exit(0),
+          (e: unknown) => fatal('shutdown', e),
+        );
+        return;
+      case 'fault':
+        if (seam?.faults !== true) return;
+        if (msg.kind === 'throw')
+          setImmediate(() => {
+            throw new Error('a fault the test asked for');
+          });
+        else if (msg.kind === 'send') process.send?.(msg.message);
+        // eslint-disable-next-line @typescript-eslint/no-floating-promises -- the point: a rejection nobody handles
+        else if (msg.kind === 'reject') Promise.reject(new Error('a fault the test asked for'));
+        return;
+      case 'init':
+        return;
+    }
+  });
+  started = true;
+  send({ type: 'ready', guardPort });
+  log.info({ guardPort, user: process.getuid?.() }, 'egress process ready');
+}
+
+let started = false;
+process.on('message', (msg: ToEgress) => {
+  if (!started && msg.type === 'shutdown') process.exit(0);
+});
+
+process.once('message', (msg: ToEgress) => {
+  if (msg.type !== 'init') {
+    fatal('the first message was not init', new Error(msg.type));
+    return;
+  }
+  start(msg).catch((e: unknown) => fatal('the egress process could not start', e));
+});

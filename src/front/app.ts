@@ -1,0 +1,150 @@
+// Builds the request handler from its parts. No globals: everything it uses is
+// passed in, so tests can build the app with substitutes and without a socket.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError } from '../common/errors.js';
+import { infoRoutes } from './http/info-routes.js';
+import { playgroundRoutes } from './http/playground-page.js';
+import { sendError } from './http/reply.js';
+import { scrapeRoute } from './http/scrape-route.js';
+import { memoryReport } from './memory-report.js';
+import { Metrics } from './metrics.js';
+import type { LimitsMode } from './tenancy/fallback-store.js';
+import { KeyRing } from './tenancy/keyring.js';
+import { FairScheduler } from './tenancy/scheduler.js';
+import { MemoryStore, type LimitStore } from './tenancy/store.js';
+import { background } from '../common/background.js';
+import type { Config } from '../common/config.js';
+import type { Logger } from '../common/log.js';
+import type { EgressSupervisor } from './children/egress-supervisor.js';
+import type { Supervisor } from './children/supervisor.js';
+
+/** Keys and the store limits are counted in; the service builds them from the config (file, Redis). */
+export interface Tenancy {
+  readonly keys: KeyRing;
+  readonly store: LimitStore;
+  mode(): LimitsMode;
+}
+
+/** The app needs the script executors (jobs run there, in other processes), and keys and limits. */
+export interface AppDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly executors: Pick<Supervisor, 'run' | 'browser' | 'restarts' | 'chromiumSandbox' | 'memory'> & {
+    readonly egress: Pick<EgressSupervisor, 'ready' | 'restarts'>;
+  };
+  readonly tenancy?: Tenancy;
+}
+
+export interface App {
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  readonly scheduler: FairScheduler;
+  readonly metrics: Metrics;
+  /** Shutdown, first step: new scrape requests and those waiting for a slot get 503; running ones go on. */
+  drain(): void;
+  /** Shutdown, after the grace period: the scripts still running are ended (their requests get 503). */
+  abortRunning(): void;
+}
+
+/** The configuration's keys, limits in this process's memory: one instance without Redis, and tests. */
+export function localTenancy(config: AppDeps['config'], logger: AppDeps['logger']): Tenancy {
+  return { keys: KeyRing.fromConfig(config, logger), store: new MemoryStore(), mode: () => 'memory' };
+}
+
+const SCRAPE_PATH = '/api/scrape';
+/** A per-key lease outlives the longest job by this, in case its release never comes. */
+const LEASE_MARGIN_MS = 30_000;
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/**
+ * The path of a request target: origin-form ("/api/scrape?x") or absolute-form
+ * ("http://host/api/scrape", which HTTP/1.1 servers must accept too).
+ */
+export function targetPath(target: string | undefined): string {
+  const t = target ?? '/';
+  if (/^https?:\/\//i.test(t)) {
+    try {
+      return new URL(t).pathname;
+    } catch {
+      return t;
+    }
+  }
+  return t.split('?')[0] ?? '/';
+}
+
+export function buildApp(deps: AppDeps): App {
+  const { config, logger, executors } = deps;
+  const tenancy = deps.tenancy ?? localTenancy(config, logger);
+  const scheduler = new FairScheduler({
+    maxConcurrency: config.maxConcurrency,
+    queueLimit: config.queueLimit,
+    queueTimeoutMs: config.queueTimeoutMs,
+    store: tenancy.store,
+    leaseTtlMs: config.navigationTimeoutMs + config.scriptTimeoutMs + LEASE_MARGIN_MS,
+  });
+  const metrics = new Metrics({
+    running: () => scheduler.running,
+    queued: () => scheduler.queued,
+    contextsReady: () => executors.browser.contextsReady,
+    browserRestarts: () => executors.browser.restarts,
+    browserRecycles: () => executors.browser.recycles,
+    executorRestarts: () => executors.restarts,
+    egressRestarts: () => executors.egress.restarts,
+    keyFileStale: () => tenancy.keys.fileStatus === 'stale',
+    keyFileReloadFailures: () => tenancy.keys.reloadFailures,
+    memory: () => memoryReport(config, scheduler.running, executors),
+    pageMemoryKills: () => executors.memory.pageLimitKills,
+  });
+  const running = new Set<AbortController>();
+  let draining = false;
+  const scrape = scrapeRoute({
+    ...deps,
+    keys: tenancy.keys,
+    store: tenancy.store,
+    scheduler,
+    metrics,
+    running,
+    draining: () => draining,
+  });
+  const info = infoRoutes({
+    config,
+    executors,
+    scheduler,
+    metrics,
+    limitsMode: () => tenancy.mode(),
+    keyFileStatus: () => tenancy.keys.fileStatus,
+    draining: () => draining,
+  });
+  const playground = config.playground ? playgroundRoutes() : undefined;
+
+  function handle(req: IncomingMessage, res: ServerResponse): void {
+    const given = req.headers['x-request-id'];
+    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    res.setHeader('X-Request-Id', requestId);
+    const path = targetPath(req.url);
+    if (path === SCRAPE_PATH) {
+      if (req.method !== 'POST') {
+        sendError(res, new ApiError('METHOD_NOT_ALLOWED', 'Method not allowed: use POST'), { Allow: 'POST' });
+        return;
+      }
+      background(scrape(req, res, requestId), 'scrape request', logger);
+      return;
+    }
+    if (info.handle(path, req, res)) return;
+    if (playground?.handle(path, req, res)) return;
+    sendError(res, new ApiError('NOT_FOUND', `Not found: ${req.method ?? 'GET'} ${path.slice(0, 200)}`));
+  }
+
+  return {
+    handle,
+    scheduler,
+    metrics,
+    drain(): void {
+      draining = true;
+      scheduler.rejectWaiting(new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down'));
+    },
+    abortRunning(): void {
+      for (const a of running) a.abort(new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down'));
+    },
+  };
+}

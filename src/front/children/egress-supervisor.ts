@@ -1,0 +1,495 @@
+// The front's side of the egress process (src/egress/main.ts): forks it with
+// an allow-listed environment, a home of its own and, as root, a user of its own
+// (EGRESS_USER, not the executors'); gives it its configuration (and nothing of
+// the front's secrets); makes each executor's channel to it; reads every message
+// it sends against its shape and kills it for one it cannot read; and when it
+// dies, tells the supervisor (whose requests in flight fail with 500) and starts
+// another after a backoff, on the same browser-wide port.
+import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+import type { Config } from '../../common/config.js';
+import {
+  checkFromEgress,
+  egressConfig,
+  egressInit,
+  type EgressTestSeam,
+  type FaultKind,
+  type FromEgress,
+  type GuardCounts,
+  type ToEgress,
+} from '../../protocol/messages.js';
+import type { Logger } from '../../common/log.js';
+import {
+  EXECUTOR_ASK_TIMEOUT_MS,
+  EXECUTOR_CLOSE_TIMEOUT_MS,
+  EXECUTOR_START_TIMEOUT_MS,
+  childDir,
+  childEntry,
+  childEnv,
+  restartBackoffMs,
+  sendSocket,
+  writeChildLine,
+} from './child-start.js';
+import { awaitReady, forkChild, logChildOutput, stopChild } from './child-start.js';
+import { executorUser, lookupUser, type RunAs } from './users.js';
+
+/**
+ * As root, the egress process's user: it must exist (scripts/bootstrap.mjs
+ * creates it) and be neither root nor the executors' user (SECURITY: code that
+ * escaped an executor or a renderer runs as that user, and could read the memory
+ * of any process of it).
+ */
+export function egressUser(config: Pick<Config, 'egressUser' | 'executorUser'>): RunAs | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const found = lookupUser(config.egressUser);
+  if (found === undefined || found.uid === 0)
+    throw new Error(
+      `running as root, the egress process needs the unprivileged user "${config.egressUser}" ` +
+        `(EGRESS_USER): run \`node scripts/bootstrap.mjs build\` as root, which creates it, or ` +
+        `\`useradd --system --no-create-home --shell /usr/sbin/nologin ${config.egressUser}\``,
+    );
+  const executor = lookupUser(config.executorUser);
+  if (executor !== undefined && executor.uid === found.uid)
+    throw new Error(
+      `EGRESS_USER (${config.egressUser}) must be another user than EXECUTOR_USER (${config.executorUser})`,
+    );
+  return found;
+}
+
+/**
+ * The first message the egress process gets: the guard's policy, the ports it
+ * keeps, and (SECURITY) the upstream proxies with their credentials, which go
+ * to this process alone, never to an executor (see executorInit in supervisor.ts).
+ */
+export function egressInitMessage(
+  config: Config,
+  logLevel: string,
+  servicePort: number,
+  port: number,
+  seam: EgressTestSeam | undefined,
+  clientUid?: number,
+): Extract<ToEgress, { type: 'init' }> {
+  return {
+    type: 'init',
+    config: egressConfig(config),
+    logLevel,
+    servicePort,
+    port,
+    egress: egressInit(config),
+    ...(clientUid === undefined ? {} : { clientUid }),
+    ...(seam
+      ? {
+          seam: {
+            ...(seam.hosts ? { hosts: seam.hosts } : {}),
+            ...(seam.localAddresses ? { localAddresses: seam.localAddresses } : {}),
+            ...(seam.guardLimits ? { guardLimits: seam.guardLimits } : {}),
+            loopbackOnly: seam.loopbackOnly,
+            reportDials: seam.reportDials,
+            faults: seam.faults,
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * Two connected Unix sockets: a listener in a directory only the front may
+ * enter, one connection to it, and the listener closed and removed at once.
+ * (Node has no socketpair(); the ends are handed to two children as handles.)
+ *
+ * Neither end is ever read here. Node keeps the front's copy of a sent socket
+ * open until the child acknowledges it (NODE_HANDLE_ACK), and a copy that was
+ * reading keeps reading, its data thrown away: what one child wrote in that
+ * window (the executor's first question, the egress process's answer) was
+ * swallowed by the front, and the executor waited EGRESS_ASK_TIMEOUT_MS for an
+ * answer that never came (the ~10 s after an egress process was replaced).
+ */
+export async function socketPair(dir: string): Promise<[Socket, Socket]> {
+  const path = join(dir, `channel-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  // pauseOnConnect: the accepted end never starts reading in the front.
+  const server = createServer({ pauseOnConnect: true });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => resolve());
+    });
+    const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
+    const client = connect(path);
+    // Paused before it connects, so Node never starts reading it (see above).
+    client.pause();
+    await new Promise<void>((resolve, reject) => {
+      client.once('connect', resolve);
+      client.once('error', reject);
+    });
+    return [await accepted, client];
+  } finally {
+    server.close();
+    rmSync(path, { force: true });
+  }
+}
+
+export interface EgressEvents {
+  /** A refusal of a request's traffic. */
+  egressRefused?(): void;
+  /** The egress process died: the requests in flight fail; the executors' channels are gone. */
+  stopped?(): void;
+  /** A (new) egress process is ready: channels can be made. */
+  ready?(): void;
+  /** An executor sent what the egress process cannot read: the front kills it. */
+  executorMisbehaved?(executor: number): void;
+  /** The egress process closed an executor's channel (and every session of it). */
+  channelClosed?(executor: number, channel: number): void;
+}
+
+export interface EgressSupervisorOptions {
+  readonly config: Config;
+  readonly logger: Logger;
+  /** The front's own port, which no page may reach. */
+  readonly servicePort: number;
+  readonly events?: EgressEvents;
+  readonly seam?: EgressTestSeam & { onDial?(address: string, port: number): void };
+}
+
+type Answer = Extract<FromEgress, { type: 'guard-closed' | 'guard-counts' }>;
+
+interface Asking {
+  readonly id: number;
+  readonly type: Answer['type'];
+  readonly answer: (msg: Answer) => void;
+  readonly fail: (e: Error) => void;
+}
+
+export class EgressSupervisor {
+  readonly #opts: EgressSupervisorOptions;
+  readonly #runAs: RunAs | undefined;
+  /** Where the channels' sockets are made (the front's own, 0700). */
+  readonly #dir: string;
+  #child: ChildProcess | undefined;
+  #childDir: string | undefined;
+  #ready = false;
+  /** The current process said it was ready once (whether or not it still is). */
+  #wasReady = false;
+  #generation = 0;
+  #guardPort = 0;
+  #restarts = 0;
+  #failedStarts = 0;
+  #memoryBytes = 0;
+  #nextAsk = 1;
+  /** The front's number for the next channel: unique across egress processes. */
+  #nextChannel = 1;
+  #nextGrant = 1;
+  /** The requests in flight that may bind a session: given again to each new egress process. */
+  readonly #grants = new Map<number, Extract<ToEgress, { type: 'grant' }>>();
+  #channelsMade = 0;
+  readonly #asking = new Set<Asking>();
+  #closed = false;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(opts: EgressSupervisorOptions) {
+    this.#opts = opts;
+    this.#runAs = egressUser(opts.config);
+    this.#dir = childDir('pagescript-channels-', undefined);
+  }
+
+  /** Starts the egress process and waits until it listens. */
+  async start(): Promise<void> {
+    await this.#spawn();
+  }
+
+  get ready(): boolean {
+    return this.#ready;
+  }
+
+  /** Which egress process this is: 1 for the first, one more for each replacement. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** The browser-wide port (Chromium's --proxy-server): the first process's, kept by its replacements. */
+  get guardPort(): number {
+    return this.#guardPort;
+  }
+
+  /** Egress processes that died and were replaced. */
+  get restarts(): number {
+    return this.#restarts;
+  }
+
+  get pid(): number | undefined {
+    return this.#ready ? this.#child?.pid : undefined;
+  }
+
+  /** The user it runs as (undefined: the front's own). */
+  get runAs(): RunAs | undefined {
+    return this.#runAs;
+  }
+
+  /** What it holds now (read from /proc every second), in bytes. */
+  get memoryBytes(): number {
+    return this.#ready ? this.#memoryBytes : 0;
+  }
+
+  /**
+   * A new channel for executor `executor`: one end is handed to the egress
+   * process now, the other is returned for the executor. Only when it is ready.
+   */
+  async channel(executor: number): Promise<{ socket: Socket; channel: number }> {
+    const child = this.#child;
+    if (!this.#ready || !child?.connected) throw new Error('the egress process is not ready');
+    const [egressEnd, executorEnd] = await socketPair(this.#dir);
+    if (child !== this.#child || !child.connected) {
+      egressEnd.destroy();
+      executorEnd.destroy();
+      throw new Error('the egress process stopped while a channel was made');
+    }
+    // The front's copy of the egress end is closed once it is written (sendSocket):
+    // from then on only the egress process holds it, and when that process dies
+    // (before or after it took it) the executor's end sees the channel close, and the
+    // executor drains and is handed another. One that could not be written at all
+    // (a process already gone) closes both ends, with the same effect.
+    const channel = this.#nextChannel++;
+    this.#channelsMade++;
+    sendSocket(child, { type: 'attach', executor, channel }, egressEnd, (e) => {
+      if (e) executorEnd.destroy();
+    });
+    return { socket: executorEnd, channel };
+  }
+
+  /**
+   * SECURITY: executor `executor` may bind one egress session to `requestId`,
+   * through `proxy` (a name the front checked against the request's key) or none.
+   * Kept until revoke() (the request's context is closed), and given again to a
+   * replacement egress process. Returns the grant's number for revoke().
+   */
+  grant(executor: number, requestId: string, proxy: string | undefined): number {
+    const grant = this.#nextGrant++;
+    const msg: Extract<ToEgress, { type: 'grant' }> = {
+      type: 'grant',
+      grant,
+      executor,
+      requestId,
+      ...(proxy === undefined ? {} : { proxy }),
+    };
+    // Bounded by the requests in flight: each is revoked when its context is closed.
+    this.#grants.set(grant, msg);
+    if (this.#ready) this.#send(msg);
+    return grant;
+  }
+
+  /** The request of `grant` is over. */
+  revoke(grant: number): void {
+    if (this.#grants.delete(grant) && this.#ready) this.#send({ type: 'revoke', grant });
+  }
+
+  /** Channels made to executors since the start (every process's), for tests and the log. */
+  get channelsMade(): number {
+    return this.#channelsMade;
+  }
+
+  /** Tests (seam.faults): makes the egress process fail as asked. */
+  fault(kind: FaultKind, message?: unknown): void {
+    this.#send({ type: 'fault', kind, ...(message === undefined ? {} : { message }) });
+  }
+
+  /** Closes the egress guard (a test of what happens when it is down). */
+  async closeGuard(timeoutMs = EXECUTOR_ASK_TIMEOUT_MS): Promise<void> {
+    await this.#ask('close-guard', 'guard-closed', timeoutMs);
+  }
+
+  /** Tests (seam): the guard's counts. */
+  async guardCounts(timeoutMs = EXECUTOR_ASK_TIMEOUT_MS): Promise<GuardCounts> {
+    if (!this.#opts.seam) throw new Error('the guard counts are answered only in tests (egressSeam)');
+    return (await this.#ask('guard-counts', 'guard-counts', timeoutMs)).counts;
+  }
+
+  #send(msg: ToEgress): void {
+    if (this.#child?.connected) this.#child.send(msg, (e) => void e);
+  }
+
+  #ask<T extends Answer['type']>(
+    question: 'close-guard' | 'guard-counts',
+    answer: T,
+    timeoutMs: number,
+  ): Promise<Extract<Answer, { type: T }>> {
+    return new Promise((resolve, reject) => {
+      if (!this.#ready || !this.#child?.connected) {
+        reject(new Error(`the egress process is not ready; it cannot answer ${question}`));
+        return;
+      }
+      const asking: Asking = {
+        id: this.#nextAsk++,
+        type: answer,
+        answer: (msg) => {
+          done();
+          resolve(msg as Extract<Answer, { type: T }>);
+        },
+        fail: (err) => {
+          done();
+          reject(err);
+        },
+      };
+      const timer = setTimeout(
+        () => asking.fail(new Error(`the egress process did not answer ${question} within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      const done = (): void => {
+        clearTimeout(timer);
+        this.#asking.delete(asking);
+      };
+      this.#asking.add(asking);
+      this.#send({ type: question, ask: asking.id });
+    });
+  }
+
+  #spawn(): Promise<void> {
+    const { config, logger, seam } = this.#opts;
+    // SECURITY: a home and temporary directory of its own, which only its user may enter.
+    const dir = childDir('pagescript-egress-', this.#runAs);
+    const { file, execArgv } = childEntry('egress-process');
+    const child = forkChild(file, execArgv, childEnv(dir), this.#runAs);
+    this.#child = child;
+    this.#childDir = dir;
+    this.#ready = false;
+    this.#wasReady = false;
+    this.#generation++;
+    logChildOutput(child, logger, { egress: child.pid }, 'egress process output');
+    // Its channel is gone before its exit is seen: no channel is made for it from now on.
+    child.once('disconnect', () => {
+      if (this.#child === child) this.#ready = false;
+    });
+    const wasReady = (): boolean => this.#wasReady && this.#child === child;
+    return awaitReady(child, {
+      logger,
+      timeoutMs: EXECUTOR_START_TIMEOUT_MS,
+      begin: () => {
+        child.send(
+          egressInitMessage(
+            config,
+            logger.level,
+            this.#opts.servicePort,
+            this.#guardPort,
+            seam,
+            // SECURITY: as root, the executors (and their Chromium) run as their own user:
+            // only that user's sockets are served on a context's port.
+            executorUser(config)?.uid,
+          ),
+        );
+      },
+      check: checkFromEgress,
+      onMessage: (msg) => this.#onMessage(child, msg),
+      kill: () => this.#kill(child),
+      wasReady,
+      onExit: (code, signal) => this.#onExit(child, dir, wasReady(), code, signal),
+      words: {
+        timeout: 'egress process did not start in time; killing it',
+        badMessage: 'bad message from the egress process; killing it',
+        error: 'egress process error',
+        who: 'the egress process',
+      },
+    });
+  }
+
+  /**
+   * Kills the egress process and, at once, makes no more channels to it: one
+   * handed out before its exit is seen would reach no process, and the executor
+   * that took it would wait for it.
+   */
+  #kill(child: ChildProcess): void {
+    if (this.#child === child) this.#ready = false;
+    child.kill('SIGKILL');
+  }
+
+  #onMessage(child: ChildProcess, msg: FromEgress): void {
+    const { logger, events } = this.#opts;
+    switch (msg.type) {
+      case 'ready':
+        if (this.#guardPort !== 0 && msg.guardPort !== this.#guardPort) {
+          // Chromium was started with the first port: a process on another would carry none of its traffic.
+          logger.error(
+            { pid: child.pid, guardPort: msg.guardPort },
+            'the egress process listens on another port; killing it',
+          );
+          this.#kill(child);
+          return;
+        }
+        this.#guardPort = msg.guardPort;
+        // Before any channel is made to it (events.ready): the requests in flight may bind.
+        for (const grant of this.#grants.values()) child.send(grant, (e) => void e);
+        this.#ready = true;
+        this.#wasReady = true;
+        this.#failedStarts = 0;
+        logger.info(
+          { pid: child.pid, user: this.#runAs?.user, guardPort: msg.guardPort, restarts: this.#restarts },
+          'egress process ready',
+        );
+        events?.ready?.();
+        return;
+      case 'log':
+        writeChildLine(logger, msg.line, { egress: child.pid }, 'egress process');
+        return;
+      case 'egress-refused':
+        events?.egressRefused?.();
+        return;
+      case 'dial':
+        this.#opts.seam?.onDial?.(msg.address, msg.port);
+        return;
+      case 'memory':
+        this.#memoryBytes = msg.bytes;
+        return;
+      case 'executor-misbehaved':
+        events?.executorMisbehaved?.(msg.executor);
+        return;
+      case 'channel-closed':
+        if (child === this.#child) events?.channelClosed?.(msg.executor, msg.channel);
+        return;
+      case 'guard-closed':
+      case 'guard-counts':
+        for (const asking of [...this.#asking])
+          if (asking.type === msg.type && asking.id === msg.ask) asking.answer(msg);
+        return;
+    }
+  }
+
+  #onExit(
+    child: ChildProcess,
+    dir: string,
+    wasReady: boolean,
+    code: number | null,
+    signal: NodeJS.Signals | null,
+  ): void {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    if (this.#child !== child) return;
+    this.#ready = false;
+    this.#memoryBytes = 0;
+    for (const asking of [...this.#asking])
+      asking.fail(new Error(`the egress process exited (${code ?? signal}) before it answered`));
+    if (this.#closed) return;
+    this.#restarts++;
+    if (!wasReady) this.#failedStarts++;
+    const backoff = restartBackoffMs(this.#failedStarts);
+    this.#opts.logger.error(
+      { pid: child.pid, code, signal, restarts: this.#restarts, backoffMs: backoff },
+      'egress process stopped; starting another',
+    );
+    this.#opts.events?.stopped?.();
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      if (this.#closed) return;
+      this.#spawn().catch((err: unknown) => this.#opts.logger.error({ err }, 'egress process replacement failed'));
+    }, backoff);
+    this.#timer.unref();
+  }
+
+  /** Asks the egress process to close its guard and exit; kills it if it does not in time. Idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    const child = this.#child;
+    if (child && child.exitCode === null && child.signalCode === null)
+      await stopChild(child, () => this.#send({ type: 'shutdown' }), EXECUTOR_CLOSE_TIMEOUT_MS);
+    if (this.#childDir) rmSync(this.#childDir, { recursive: true, force: true, maxRetries: 3 });
+    rmSync(this.#dir, { recursive: true, force: true, maxRetries: 3 });
+  }
+}

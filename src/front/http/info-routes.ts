@@ -1,0 +1,138 @@
+// The GET endpoints about the service itself: /health, /metrics, /openapi.json
+// and /docs. None needs an API key; /metrics needs METRICS_TOKEN when set.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Config } from '../../common/config.js';
+import { ApiError } from '../../common/errors.js';
+import type { Metrics } from '../metrics.js';
+import { memoryReport } from '../memory-report.js';
+import { openApiDocument } from '../openapi.js';
+import type { LimitsMode } from '../tenancy/fallback-store.js';
+import type { EgressSupervisor } from '../children/egress-supervisor.js';
+import type { Supervisor } from '../children/supervisor.js';
+import type { KeyFileStatus } from '../tenancy/keyring.js';
+import type { FairScheduler } from '../tenancy/scheduler.js';
+import { DOCS_CSP, renderDocs } from './docs-page.js';
+import { HTML_TYPE, JSON_TYPE, sendBody, sendError, sendJson } from './reply.js';
+
+export interface InfoDeps {
+  readonly config: Config;
+  /** The script executors and their Chromium. */
+  readonly executors: Pick<Supervisor, 'browser' | 'restarts' | 'chromiumSandbox' | 'memory'> & {
+    readonly egress: Pick<EgressSupervisor, 'ready' | 'restarts'>;
+  };
+  readonly scheduler: FairScheduler;
+  readonly metrics: Metrics;
+  limitsMode(): LimitsMode;
+  keyFileStatus(): KeyFileStatus;
+  draining(): boolean;
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+
+/** SECURITY: compared as digests in constant time, so timing says nothing of the token. */
+function bearerMatches(req: IncomingMessage, token: string): boolean {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+  return m !== null && timingSafeEqual(digest(m[1] ?? ''), digest(token));
+}
+
+export function infoRoutes(deps: InfoDeps): {
+  handle(path: string, req: IncomingMessage, res: ServerResponse): boolean;
+} {
+  const { config, executors, scheduler, metrics } = deps;
+  // Made at the first request for them, not at start.
+  let docs: { json: string; html: string } | undefined;
+  const document = (): { json: string; html: string } => {
+    if (docs) return docs;
+    const doc = openApiDocument(config);
+    docs = { json: JSON.stringify(doc), html: renderDocs(doc) };
+    return docs;
+  };
+
+  function health(req: IncomingMessage, res: ServerResponse): void {
+    const browser = executors.browser;
+    const ready = browser.ready;
+    const limits = deps.limitsMode();
+    const keys = deps.keyFileStatus();
+    const degraded = limits === 'local-fallback' || keys === 'stale';
+    const status = deps.draining() ? 'draining' : !ready ? 'starting' : degraded ? 'degraded' : 'ok';
+    // SECURITY: how busy the service is and how often Chromium died is other
+    // tenants' work: shown only with METRICS_TOKEN, as /metrics is.
+    const trusted = config.metricsToken !== undefined && bearerMatches(req, config.metricsToken);
+    const counts = trusted
+      ? {
+          browserRestarts: browser.restarts,
+          browserRecycles: browser.recycles,
+          executorRestarts: executors.restarts,
+          egress: executors.egress.ready ? 'ready' : 'not ready',
+          egressRestarts: executors.egress.restarts,
+          running: scheduler.running,
+          queued: scheduler.queued,
+        }
+      : {};
+    // The budget is how the service is set up (shown to all); what is in use is other tenants' work (token only).
+    const m = memoryReport(config, scheduler.running, executors);
+    const memory = {
+      serviceMb: m.serviceMb,
+      plannedMb: m.plannedMb,
+      perRequestMb: m.perRequestMb,
+      pageLimitMb: m.pageLimitMb,
+      scriptLimitMb: m.scriptLimitMb,
+      maxConcurrency: config.maxConcurrency,
+      ...(trusted
+        ? {
+            reservedMb: m.reservedMb,
+            inUseMb: m.inUseMb,
+            frontMb: m.frontMb,
+            executorsMb: m.executorsMb,
+            chromiumMb: m.chromiumMb,
+            pagesMb: m.pagesMb,
+          }
+        : {}),
+    };
+    // Limits on local memory while Redis is away, or keys from an older file, is degraded, not down: it still serves.
+    sendJson(res, ready && status !== 'draining' ? 200 : 503, {
+      status,
+      browser: ready ? 'ready' : 'not ready',
+      // Which Chromium (CHROMIUM): the headless shell or the full browser; how the service is set up, shown to all.
+      chromium: config.chromium,
+      chromiumSandbox: executors.chromiumSandbox ?? null,
+      ...counts,
+      memory,
+      limits,
+      keys,
+    });
+  }
+
+  async function metricsText(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (config.metricsToken !== undefined && !bearerMatches(req, config.metricsToken)) {
+      sendError(res, new ApiError('INVALID_METRICS_TOKEN'), { 'WWW-Authenticate': 'Bearer' });
+      return;
+    }
+    sendBody(res, 200, metrics.contentType, await metrics.text());
+  }
+
+  const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
+    '/health': (req, res) => health(req, res),
+    '/metrics': (req, res) => {
+      metricsText(req, res).catch((e: unknown) =>
+        sendError(res, new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: e })),
+      );
+    },
+    '/openapi.json': (_req, res) => sendBody(res, 200, JSON_TYPE, document().json),
+    '/docs': (_req, res) => sendBody(res, 200, HTML_TYPE, document().html, { 'Content-Security-Policy': DOCS_CSP }),
+  };
+
+  return {
+    handle(path, req, res) {
+      const route = routes[path];
+      if (route === undefined) return false;
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        sendError(res, new ApiError('METHOD_NOT_ALLOWED', 'Method not allowed: use GET'), { Allow: 'GET, HEAD' });
+        return true;
+      }
+      route(req, res);
+      return true;
+    },
+  };
+}

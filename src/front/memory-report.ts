@@ -1,0 +1,52 @@
+// The service's memory budget (SERVICE_MEMORY_MB and how it is shared out) and
+// what is in use now, for /health and /metrics. The front reads its own memory;
+// each executor reports its own and its Chromium's every second over IPC.
+import type { Config } from '../common/config.js';
+import type { ExecutorMemory } from '../protocol/messages.js';
+import { residentBytes } from '../common/service-memory.js';
+
+const MB = 2 ** 20;
+
+export interface MemoryReport {
+  /** SERVICE_MEMORY_MB. */
+  readonly serviceMb: number;
+  /** What the service may use with every slot busy (FRONT + executors + lanes at rest + perRequestMb per slot). */
+  readonly plannedMb: number;
+  /** What one running request may add: PAGE_MEMORY_MB + SCRIPT_MEMORY_MB + its host-side queues. */
+  readonly perRequestMb: number;
+  readonly pageLimitMb: number;
+  readonly scriptLimitMb: number;
+  /** What the plan holds now: the base, the lanes at rest, and perRequestMb per running request. */
+  readonly reservedMb: number;
+  /** Resident now (anonymous + shared): the front, the executors and every Chromium. */
+  readonly inUseMb: number;
+  readonly frontMb: number;
+  readonly executorsMb: number;
+  readonly chromiumMb: number;
+  /** What the running requests' pages hold, as counted against PAGE_MEMORY_MB. */
+  readonly pagesMb: number;
+}
+
+export interface MemorySource {
+  readonly memory: ExecutorMemory;
+}
+
+/** The budget and what is in use now, in MiB. */
+export function memoryReport(config: Config, running: number, executors: MemorySource): MemoryReport {
+  const plan = config.memory;
+  const m = executors.memory;
+  const front = residentBytes('self');
+  return {
+    serviceMb: config.serviceMemoryMb,
+    plannedMb: plan.plannedMb,
+    perRequestMb: plan.perRequestMb,
+    pageLimitMb: config.pageMemoryMb,
+    scriptLimitMb: config.scriptMemoryMb,
+    reservedMb: plan.plannedMb - (config.maxConcurrency - running) * plan.perRequestMb,
+    inUseMb: Math.round((front + m.executorBytes + m.chromiumBytes) / MB),
+    frontMb: Math.round(front / MB),
+    executorsMb: Math.round(m.executorBytes / MB),
+    chromiumMb: Math.round(m.chromiumBytes / MB),
+    pagesMb: Math.round(m.pageBytes / MB),
+  };
+}

@@ -1,0 +1,445 @@
+// The OpenAPI 3.1 document of the service, served at GET /openapi.json and
+// rendered at GET /docs. Built from the error table and the running
+// configuration, so its codes and limits are always the service's own.
+import type { Config } from '../common/config.js';
+import { ERRORS, MAX_ERROR_SCREENSHOT_BYTES, MAX_PAGE_CALLS, type ErrorCode } from '../common/errors.js';
+import { requestOptionsSchema } from '../protocol/request-options.js';
+import { VERSION } from '../common/version.js';
+
+type Json = Record<string, unknown>;
+
+function codesWithStatus(status: number, only?: readonly ErrorCode[]): ErrorCode[] {
+  return (Object.keys(ERRORS) as ErrorCode[]).filter(
+    (c) => ERRORS[c].status === status && (only === undefined || only.includes(c)),
+  );
+}
+
+const int = (description: string): Json => ({ description, schema: { type: 'string', pattern: '^[0-9]+$' } });
+
+const RATE_HEADERS: Json = {
+  'RateLimit-Limit': int("The key's requests per window."),
+  'RateLimit-Remaining': int('Requests left in the current window.'),
+  'RateLimit-Reset': int('Seconds until the window ends.'),
+};
+const REQUEST_ID_HEADER: Json = {
+  'X-Request-Id': {
+    description: 'The request id: the one sent, else a new one.',
+    required: true,
+    schema: { type: 'string' },
+  },
+};
+
+function errorResponse(status: number, only?: readonly ErrorCode[], headers: Json = {}): Json {
+  const codes = codesWithStatus(status, only);
+  return {
+    description: codes.map((c) => `${c}: ${ERRORS[c].meaning}`).join(' '),
+    headers: { ...REQUEST_ID_HEADER, ...headers },
+    content: {
+      'application/json': {
+        schema: {
+          allOf: [{ $ref: '#/components/schemas/Error' }],
+          properties: { code: { enum: codes }, statusCode: { const: status } },
+        },
+      },
+    },
+  };
+}
+
+/** GET /playground and its two assets (PLAYGROUND=on, the default). */
+function playgroundPaths(): Json {
+  const get = (operationId: string, summary: string, type: string, extra: Json = {}): Json => ({
+    get: {
+      operationId,
+      summary,
+      security: [],
+      responses: {
+        '200': { description: type, headers: REQUEST_ID_HEADER, content: { [type]: { schema: { type: 'string' } } } },
+        ...extra,
+        '405': errorResponse(405, undefined, {
+          Allow: { description: 'GET, HEAD', required: true, schema: { type: 'string' } },
+        }),
+      },
+    },
+  });
+  const notModified = { '304': { description: 'Not modified (If-None-Match).', headers: REQUEST_ID_HEADER } };
+  return {
+    '/playground': get(
+      'playground',
+      'A page to write, run and share scripts (HTML; off with PLAYGROUND=off)',
+      'text/html',
+    ),
+    '/playground/playground.js': get('playgroundScript', "The playground's script", 'text/javascript', notModified),
+    '/playground/playground.css': get('playgroundStyle', "The playground's stylesheet", 'text/css', notModified),
+  };
+}
+
+export function openApiDocument(config: Config): Json {
+  const limits = {
+    maxBodyBytes: config.maxBodyBytes,
+    maxResultBytes: config.maxResultBytes,
+    scriptTimeoutMs: config.scriptTimeoutMs,
+    navigationTimeoutMs: config.navigationTimeoutMs,
+    scriptMemoryMb: config.scriptMemoryMb,
+    maxLogLines: config.maxLogLines,
+    maxLogBytes: config.maxLogBytes,
+    rateLimit: config.rateLimit,
+    rateLimitWindowMs: config.rateLimitWindowMs,
+    authFailureLimit: config.authFailureLimit,
+    maxConcurrency: config.maxConcurrency,
+    queueLimit: config.queueLimit,
+    queueTimeoutMs: config.queueTimeoutMs,
+    headersTimeoutMs: config.headersTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+    keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+    replyStallTimeoutMs: config.replyStallTimeoutMs,
+  };
+  const retryAfter = { 'Retry-After': { ...int('Seconds to wait before trying again.'), required: true } };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'pagescript',
+      version: VERSION,
+      summary: 'Load a web page in headless Chromium, run your script against it, get its result.',
+      description:
+        'POST /api/scrape loads url in a fresh incognito browser context, runs the script (the body of an async function, with ' +
+        '`page` (Puppeteer 24), `cheerio`, `targetUrl` and `console.log`) in a V8 isolate, and returns what it returns. ' +
+        `Limits of this instance: request body ${limits.maxBodyBytes} bytes; result ${limits.maxResultBytes} bytes; ` +
+        `script ${limits.scriptTimeoutMs} ms and ${limits.scriptMemoryMb} MiB; navigation ${limits.navigationTimeoutMs} ms; ` +
+        `${limits.rateLimit} requests per key per ${limits.rateLimitWindowMs} ms unless the key has its own limit; ` +
+        `${limits.maxConcurrency} scripts at once, ${limits.queueLimit} waiting for at most ${limits.queueTimeoutMs} ms. ` +
+        'Errors are JSON {error, code, statusCode}: match on code. Any request may also get 400 MALFORMED_REQUEST, ' +
+        '408 REQUEST_TIMEOUT or 431 HEADERS_TOO_LARGE, written before it reaches the service (no X-Request-Id).',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    'x-pagescript-limits': limits,
+    servers: [{ url: '/' }],
+    security: [{ gatewayKey: [] }],
+    paths: {
+      '/api/scrape': {
+        post: {
+          operationId: 'scrape',
+          summary: 'Run a script against a page',
+          parameters: [
+            {
+              name: 'X-Gateway-Host',
+              in: 'header',
+              required: false,
+              description: 'Checked only when the service has GATEWAY_HOST set.',
+              schema: { type: 'string' },
+            },
+            {
+              name: 'X-Request-Id',
+              in: 'header',
+              required: false,
+              description: 'Your id for the request (1–128 of A–Z a–z 0–9 _ . : -); echoed.',
+              schema: { type: 'string' },
+            },
+          ],
+          requestBody: {
+            required: true,
+            description: `At most ${limits.maxBodyBytes} bytes.`,
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/ScrapeRequest' } } },
+          },
+          responses: {
+            '200': {
+              description: 'The script ran. JSON by default; with outputFormat "html", the string the script returned.',
+              headers: {
+                ...REQUEST_ID_HEADER,
+                ...Object.fromEntries(
+                  Object.entries(RATE_HEADERS).map(([k, v]) => [k, { ...(v as Json), required: true }]),
+                ),
+                'X-Queue-Time-Ms': {
+                  ...int('Milliseconds spent waiting for a slot (not in executionTime).'),
+                  required: true,
+                },
+                'Server-Timing': {
+                  description: 'Where the time went: queue, lease, isolate, navigation, script, serialize (ms).',
+                  required: true,
+                  schema: { type: 'string' },
+                },
+              },
+              content: {
+                'application/json': { schema: { $ref: '#/components/schemas/ScrapeSuccess' } },
+                'text/html': { schema: { type: 'string' } },
+              },
+            },
+            '400': errorResponse(400, undefined, {
+              ...RATE_HEADERS,
+              'X-Request-Id': {
+                description:
+                  'The request id; absent on MALFORMED_REQUEST, written before the request reaches the service.',
+                required: false,
+                schema: { type: 'string' },
+              },
+            }),
+            '401': errorResponse(401, ['MISSING_API_KEY', 'INVALID_API_KEY', 'INVALID_GATEWAY_HOST']),
+            '405': errorResponse(405, undefined, {
+              Allow: { description: 'POST', required: true, schema: { type: 'string' } },
+            }),
+            '408': {
+              ...errorResponse(408),
+              // Written at the edge, before the request reaches the service: no X-Request-Id.
+              headers: {},
+            },
+            '413': errorResponse(413, undefined, RATE_HEADERS),
+            '431': {
+              ...errorResponse(431),
+              // Written at the edge, as 408 is.
+              headers: {},
+            },
+            '415': errorResponse(415, undefined, RATE_HEADERS),
+            '429': errorResponse(429, undefined, { ...RATE_HEADERS, ...retryAfter }),
+            '500': errorResponse(500, undefined, RATE_HEADERS),
+            '503': errorResponse(503, undefined, RATE_HEADERS),
+          },
+        },
+      },
+      '/health': {
+        get: {
+          operationId: 'health',
+          summary: 'Whether the service can serve',
+          security: [],
+          responses: {
+            '200': {
+              description: 'Ready (status ok, or degraded while Redis is away).',
+              headers: REQUEST_ID_HEADER,
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Health' } } },
+            },
+            '503': {
+              description: 'Not ready: starting, or the browser is being relaunched.',
+              headers: REQUEST_ID_HEADER,
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Health' } } },
+            },
+            '405': errorResponse(405, undefined, {
+              Allow: { description: 'GET, HEAD', required: true, schema: { type: 'string' } },
+            }),
+          },
+        },
+      },
+      '/metrics': {
+        get: {
+          operationId: 'metrics',
+          summary: 'Prometheus metrics',
+          security: [{}, { metricsToken: [] }],
+          responses: {
+            '200': {
+              description: 'Prometheus text format.',
+              headers: REQUEST_ID_HEADER,
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            },
+            '401': errorResponse(401, ['INVALID_METRICS_TOKEN']),
+            '405': errorResponse(405),
+          },
+        },
+      },
+      '/openapi.json': {
+        get: {
+          operationId: 'openapi',
+          summary: 'This document',
+          security: [],
+          responses: {
+            '200': {
+              description: 'OpenAPI 3.1.',
+              headers: REQUEST_ID_HEADER,
+              content: { 'application/json': { schema: { type: 'object' } } },
+            },
+            '405': errorResponse(405),
+          },
+        },
+      },
+      '/docs': {
+        get: {
+          operationId: 'docs',
+          summary: 'This document for a person (HTML, works offline)',
+          security: [],
+          responses: {
+            '200': {
+              description: 'HTML.',
+              headers: REQUEST_ID_HEADER,
+              content: { 'text/html': { schema: { type: 'string' } } },
+            },
+            '405': errorResponse(405),
+          },
+        },
+      },
+      ...(config.playground ? playgroundPaths() : {}),
+    },
+    components: {
+      securitySchemes: {
+        gatewayKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Gateway-Key',
+          description: 'An API key (API_KEYS or the key file).',
+        },
+        metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when the service has one.' },
+      },
+      responses: { NotFound: errorResponse(404) },
+      schemas: {
+        ScrapeRequest: {
+          type: 'object',
+          required: ['url'],
+          properties: {
+            url: {
+              type: 'string',
+              maxLength: 8192,
+              description: 'An absolute http: or https: URL; loaded before the script runs.',
+            },
+            script: {
+              type: ['string', 'null'],
+              description: 'The script: the body of an async function. Empty or absent: only check that url loads.',
+            },
+            scriptBase64: {
+              type: ['string', 'null'],
+              description: 'The script, Base64-encoded UTF-8. Not together with script.',
+            },
+            outputFormat: { enum: ['json', 'html', null], default: 'json' },
+            options: { $ref: '#/components/schemas/RequestOptions' },
+          },
+        },
+        RequestOptions: requestOptionsSchema(),
+        ScrapeSuccess: {
+          type: 'object',
+          required: ['message', 'executionTime', 'logs'],
+          additionalProperties: false,
+          properties: {
+            message: { type: 'string' },
+            data: {
+              description: 'What the script returned, copied with JSON semantics; absent when it returned undefined.',
+            },
+            executionTime: {
+              type: 'integer',
+              minimum: 0,
+              description: 'Milliseconds of navigation and script, without the queue.',
+            },
+            logs: {
+              type: 'array',
+              items: { type: 'string' },
+              description: `console output, at most ${limits.maxLogLines} lines.`,
+            },
+          },
+        },
+        Error: {
+          type: 'object',
+          required: ['error', 'code', 'statusCode'],
+          additionalProperties: false,
+          properties: {
+            error: { type: 'string', description: 'A message for a person.' },
+            code: { $ref: '#/components/schemas/ErrorCode' },
+            statusCode: { type: 'integer', description: 'The HTTP status, repeated.' },
+            logs: { type: 'array', items: { type: 'string' }, description: "A failed script's console output." },
+            phase: {
+              enum: ['navigation', 'script'],
+              description:
+                'What was running when the script or the page failed: loading the page (options, navigation, waitForSelector) or the script.',
+            },
+            finalUrl: { type: 'string', description: "The page's URL when it failed." },
+            line: {
+              type: 'integer',
+              minimum: 1,
+              description:
+                'Where the error is in the script as sent: line 1 is its first line (script or scriptBase64).',
+            },
+            column: { type: 'integer', minimum: 1 },
+            stack: {
+              type: 'string',
+              description:
+                "The error's stack: its message line, then the script's own frames (at script.js:line:column).",
+            },
+            pageCalls: {
+              type: 'array',
+              maxItems: MAX_PAGE_CALLS,
+              description: `The script's last ${MAX_PAGE_CALLS} calls to the page, oldest first.`,
+              items: {
+                type: 'object',
+                required: ['method', 'durationMs', 'outcome'],
+                additionalProperties: false,
+                properties: {
+                  method: { type: 'string', description: 'page.click, elementHandle.type, ...' },
+                  durationMs: { type: 'integer', minimum: 0, description: 'So far, for a pending call.' },
+                  outcome: { enum: ['ok', 'error', 'pending'] },
+                  error: { type: 'string' },
+                },
+              },
+            },
+            screenshot: {
+              type: 'string',
+              contentEncoding: 'base64',
+              contentMediaType: 'image/png',
+              description: `With options.screenshotOnError: the page when it failed (PNG, at most ${MAX_ERROR_SCREENSHOT_BYTES} bytes before Base64).`,
+            },
+            screenshotOmitted: { type: 'string', description: 'Why the screenshot asked for is absent.' },
+          },
+        },
+        ErrorCode: {
+          enum: Object.keys(ERRORS),
+          'x-codes': Object.fromEntries(
+            (Object.keys(ERRORS) as ErrorCode[]).map((c) => [
+              c,
+              {
+                status: ERRORS[c].status,
+                message: ERRORS[c].message,
+                meaning: ERRORS[c].meaning,
+                action: ERRORS[c].action,
+              },
+            ]),
+          ),
+        },
+        Health: {
+          type: 'object',
+          required: ['status', 'browser', 'chromium', 'limits', 'keys'],
+          description:
+            'browserRestarts, browserRecycles, executorRestarts, egress, egressRestarts, running and queued are given only with Authorization: Bearer <METRICS_TOKEN>.',
+          properties: {
+            status: { enum: ['ok', 'degraded', 'starting', 'draining'] },
+            browser: { enum: ['ready', 'not ready'] },
+            chromium: {
+              enum: ['shell', 'full'],
+              description: 'shell: chromium-headless-shell; full: the whole browser (setting CHROMIUM).',
+            },
+            browserRestarts: { type: 'integer', minimum: 0 },
+            browserRecycles: { type: 'integer', minimum: 0 },
+            executorRestarts: { type: 'integer', minimum: 0 },
+            egress: {
+              enum: ['ready', 'not ready'],
+              description:
+                'The egress process (the guard all browser traffic goes through); not ready while it is replaced.',
+            },
+            egressRestarts: { type: 'integer', minimum: 0 },
+            chromiumSandbox: { type: ['boolean', 'null'] },
+            running: { type: 'integer', minimum: 0 },
+            queued: { type: 'integer', minimum: 0 },
+            memory: {
+              type: 'object',
+              description:
+                'MiB. The budget (SERVICE_MEMORY_MB, what every slot busy would use, what one request may add, the page and script limits, MAX_CONCURRENCY) is shown to all; reservedMb, inUseMb and its parts only with Authorization: Bearer <METRICS_TOKEN>.',
+              required: ['serviceMb', 'plannedMb', 'perRequestMb', 'pageLimitMb', 'scriptLimitMb', 'maxConcurrency'],
+              additionalProperties: false,
+              properties: Object.fromEntries(
+                [
+                  'serviceMb',
+                  'plannedMb',
+                  'perRequestMb',
+                  'pageLimitMb',
+                  'scriptLimitMb',
+                  'maxConcurrency',
+                  'reservedMb',
+                  'inUseMb',
+                  'frontMb',
+                  'executorsMb',
+                  'chromiumMb',
+                  'pagesMb',
+                ].map((k) => [k, { type: 'integer', minimum: 0 }]),
+              ),
+            },
+            limits: { enum: ['memory', 'redis', 'local-fallback'] },
+            keys: {
+              enum: ['ok', 'stale'],
+              description: 'stale: the last change to the key file failed to load (status is then degraded).',
+            },
+          },
+        },
+      },
+    },
+  };
+}

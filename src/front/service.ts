@@ -1,0 +1,293 @@
+// Wires the front together and starts it: keys and limits, the HTTP server, and
+// the script executors (other processes, see src/front/children/supervisor.ts). Used by
+// server.ts (the process) and by the end-to-end tests.
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import { buildApp, localTenancy, type App, type Tenancy } from './app.js';
+import { withConfig, type Config } from '../common/config.js';
+import { createEdgeServer } from './http/edge.js';
+import { ApiError } from '../common/errors.js';
+import { sendError } from './http/reply.js';
+import type { BrowserStatus, ExecutorTestSeam, GuardCounts } from '../protocol/messages.js';
+import type { Logger } from '../common/log.js';
+import { collectWhenIdle } from '../common/idle-gc.js';
+import { EgressSupervisor } from './children/egress-supervisor.js';
+import { Supervisor } from './children/supervisor.js';
+import { FallbackStore } from './tenancy/fallback-store.js';
+import { KeyRing } from './tenancy/keyring.js';
+import { RedisStore } from './tenancy/redis-store.js';
+
+export interface Service {
+  readonly config: Config;
+  readonly port: number;
+  /** The script executors: processes that run Chromium and the isolates. */
+  readonly executors: Supervisor;
+  /** The egress process: the guard every Chromium's traffic goes through. */
+  readonly egress: EgressSupervisor;
+  /** The executors' Chromium, as one (pid, ready, restarts, recycles). */
+  readonly browser: BrowserStatus;
+  /** The egress guard: close() closes it (a test of what happens when the guard is down). */
+  readonly guard: { close(): Promise<void>; counts(): Promise<GuardCounts> };
+  readonly app: App;
+  readonly tenancy: Tenancy;
+  readonly server: Server;
+  /**
+   * Graceful stop: no new connections; new and waiting requests get 503;
+   * running scripts may finish for up to graceMs (SHUTDOWN_GRACE_MS), then
+   * they are ended (503); then everything is closed, Chromium included.
+   */
+  shutdown(graceMs?: number): Promise<void>;
+  /** Closes everything now; requests in flight fail. Every step runs, even when one before it fails. */
+  close(): Promise<void>;
+}
+
+/** After the grace period, how long ended scripts get to send their 503. */
+const ABORT_SETTLE_MS = 5_000;
+
+async function waitUntil(cond: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+}
+
+export interface ServiceOptions {
+  /**
+   * Tests only: the egress process answers names from this table instead of
+   * DNS, dials only loopback, and reports each upstream it dials to onDial.
+   * Data, because the guard runs in another process.
+   */
+  readonly egressSeam?: Partial<ExecutorTestSeam> & {
+    onDial?(address: string, port: number): void;
+    /** Names are resolved by the system, not from `hosts` (a test of Chromium's own requests). */
+    systemResolver?: boolean;
+  };
+  /** Called with the generated key when API_KEYS is unset. */
+  readonly onGeneratedKey?: (key: string) => void;
+}
+
+export function generateKey(): string {
+  return `ps_${randomBytes(24).toString('base64url')}`;
+}
+
+/** Keys (API_KEYS and the key file) and the limit store (Redis with a local fallback, or memory). */
+async function startTenancy(config: Config, logger: Logger): Promise<Tenancy> {
+  if (config.redisUrl === undefined) return localTenancy(config, logger);
+  const keys = KeyRing.fromConfig(config, logger);
+  const redis = new RedisStore(config.redisUrl);
+  try {
+    await redis.connect();
+  } catch (e) {
+    keys.close();
+    await redis.close();
+    throw e;
+  }
+  const store = new FallbackStore(redis, logger);
+  return { keys, store, mode: () => store.mode };
+}
+
+/** A close step that logs its failure instead of skipping the steps after it. */
+function step(logger: Logger, what: string, fn: () => unknown): () => Promise<void> {
+  return async () => {
+    try {
+      await fn();
+    } catch (e) {
+      logger.error({ err: e, what }, 'close step failed');
+    }
+  };
+}
+
+export async function startService(base: Config, logger: Logger, opts: ServiceOptions = {}): Promise<Service> {
+  let config = base;
+  if (config.apiKeys.length === 0 && config.apiKeysFile === undefined) {
+    const key = generateKey();
+    config = withConfig(config, { apiKeys: [key] });
+    opts.onGeneratedKey?.(key);
+  }
+  // Whatever is opened is closed again if a later step of the start fails: the
+  // stack is disposed at the end of this block unless its contents are moved out.
+  await using opened = new AsyncDisposableStack();
+  // First, so that a bad key file stops the start before anything else is running.
+  const tenancy = await startTenancy(config, logger);
+  opened.defer(step(logger, 'limit store', () => tenancy.store.close()));
+  opened.defer(step(logger, 'key file watch', () => tenancy.keys.close()));
+
+  let app: App | undefined;
+  // Timeouts and the connection cap: src/front/http/edge.ts.
+  const server = createEdgeServer(
+    config,
+    logger,
+    (req, res) => {
+      // SECURITY: never leave a request without an answer (there is no await between
+      // the listen and buildApp below, so this is a guard, not a path).
+      if (app) app.handle(req, res);
+      else sendError(res, new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: starting'));
+    },
+    {
+      onDropped: () => app?.metrics.connectionsDropped.inc(),
+      onDroppedPerAddress: () => app?.metrics.connectionsDroppedPerAddress.inc(),
+      onRequestTimeout: () => app?.metrics.requestTimeouts.inc(),
+      onReplyCut: (reason) => app?.metrics.repliesCut.inc({ reason }),
+    },
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  opened.defer(
+    step(
+      logger,
+      'http server',
+      () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        }),
+    ),
+  );
+  const addr = server.address();
+  const servicePort = typeof addr === 'object' && addr ? addr.port : config.port;
+
+  const seam = opts.egressSeam;
+  let executors: Supervisor | undefined;
+  // SECURITY: the egress process gets its configuration from here (egressConfig
+  // in src/protocol/messages.ts), directly: nothing of it passes through an executor.
+  const egress = new EgressSupervisor({
+    config,
+    logger,
+    servicePort,
+    events: {
+      egressRefused: () => app?.metrics.egressRefusals.inc(),
+      stopped: () => executors?.egressStopped(),
+      ready: () => executors?.egressReady(),
+      executorMisbehaved: (index) => executors?.executorMisbehaved(index),
+      channelClosed: (index, channel) => executors?.egressChannelClosed(index, channel),
+    },
+    ...(seam
+      ? {
+          seam: {
+            ...(seam.systemResolver === true ? {} : { hosts: seam.hosts ?? {} }),
+            loopbackOnly: seam.loopbackOnly ?? false,
+            reportDials: seam.onDial !== undefined,
+            faults: seam.faults ?? false,
+            ...(seam.localAddresses ? { localAddresses: seam.localAddresses } : {}),
+            ...(seam.guardLimits ? { guardLimits: seam.guardLimits } : {}),
+            ...(seam.onDial ? { onDial: seam.onDial } : {}),
+          },
+        }
+      : {}),
+  });
+  opened.defer(step(logger, 'egress process', () => egress.close()));
+  const theExecutors = new Supervisor({
+    config,
+    logger,
+    egress,
+    events: {
+      observe: (metric, seconds) => app?.metrics[metric].observe(seconds),
+      egressRefused: () => app?.metrics.egressRefusals.inc(),
+    },
+    ...(seam
+      ? {
+          seam: {
+            loopbackOnly: seam.loopbackOnly ?? false,
+            reportDials: false,
+            faults: seam.faults ?? false,
+            ...(seam.heapMb === undefined ? {} : { heapMb: seam.heapMb }),
+          },
+        }
+      : {}),
+  });
+  executors = theExecutors;
+  opened.defer(step(logger, 'script executors', () => theExecutors.close()));
+  // SECURITY: the app exists before anything is awaited after the listen: the
+  // server accepts connections from then on, and a request that arrived while the
+  // egress process started used to find no app and was never answered (the bench's
+  // first /health poll hung for ever). Until the executors are ready, /health says
+  // "starting" and scrapes wait in the queue like any other.
+  app = buildApp({ config, executors: theExecutors, tenancy, logger });
+  const theApp = app;
+  await egress.start();
+  await theExecutors.start();
+  logger.info(
+    {
+      host: config.host,
+      port: servicePort,
+      executors: theExecutors.pids,
+      executorUser: theExecutors.runAs?.user,
+      egress: egress.pid,
+      egressUser: egress.runAs?.user,
+      chromiumSandbox: executors.chromiumSandbox,
+      maxConcurrency: config.maxConcurrency,
+      serviceMemoryMb: config.serviceMemoryMb,
+      memoryPlan: config.memory,
+      keys: tenancy.keys.activeKeys,
+      limits: tenancy.mode(),
+    },
+    'pagescript listening',
+  );
+
+  if (config.maxConcurrencyAsked !== undefined)
+    logger.warn(
+      {
+        asked: config.maxConcurrencyAsked,
+        maxConcurrency: config.maxConcurrency,
+        serviceMemoryMb: config.serviceMemoryMb,
+        perRequestMb: config.memory.perRequestMb,
+      },
+      'MAX_CONCURRENCY is more than SERVICE_MEMORY_MB allows; requests beyond what fits wait in the queue',
+    );
+  if (config.memory.plannedMb > config.serviceMemoryMb)
+    logger.warn(
+      { serviceMemoryMb: config.serviceMemoryMb, plannedMb: config.memory.plannedMb },
+      'SERVICE_MEMORY_MB is less than one request at a time needs (PAGE_MEMORY_MB + SCRIPT_MEMORY_MB + the processes at rest); lower those limits or give the service more memory',
+    );
+
+  const stopCollecting = collectWhenIdle(() => theApp.scheduler.running + theApp.scheduler.queued > 0);
+  opened.defer(stopCollecting);
+  // From here the service owns what was opened; close() disposes it.
+  const owned = opened.move();
+  let closing: Promise<void> | undefined;
+  let shuttingDown: Promise<void> | undefined;
+  const service: Service = {
+    config,
+    port: servicePort,
+    executors: theExecutors,
+    egress,
+    get browser() {
+      return theExecutors.browser;
+    },
+    guard: { close: () => egress.closeGuard(), counts: () => egress.guardCounts() },
+    app: theApp,
+    tenancy,
+    server,
+    close() {
+      closing ??= owned.disposeAsync();
+      return closing;
+    },
+    shutdown(graceMs = config.shutdownGraceMs) {
+      shuttingDown ??= (async () => {
+        const t0 = Date.now();
+        logger.info(
+          { running: theApp.scheduler.running, queued: theApp.scheduler.queued, graceMs },
+          'shutting down: no new requests',
+        );
+        theApp.drain();
+        server.close();
+        server.closeIdleConnections();
+        await waitUntil(() => theApp.scheduler.running === 0, graceMs);
+        const ended = theApp.scheduler.running;
+        if (ended > 0) {
+          logger.warn({ running: ended }, 'shutting down: grace period over, ending the scripts still running');
+          theApp.abortRunning();
+          await waitUntil(() => theApp.scheduler.running === 0, ABORT_SETTLE_MS);
+        }
+        server.closeAllConnections();
+        await service.close();
+        logger.info({ ms: Date.now() - t0, ended }, 'shut down');
+      })();
+      return shuttingDown;
+    },
+  };
+  return service;
+}

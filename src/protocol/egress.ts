@@ -1,0 +1,49 @@
+// What the egress process and a slot both know of the guard: a check's
+// decision, a request's counts through it, the error names it reports and the
+// header that marks a refusal. Data and types only.
+import type { ProxyFailureStat } from './messages.js';
+
+/** Whether the browser may connect to host:port, and to which address. */
+export type EgressDecision =
+  | { ok: true; address: string; family: 4 | 6; allowlisted: boolean }
+  | { ok: false; reason: string; code: 'NOT_ALLOWED' | 'NAME_NOT_RESOLVED' };
+
+/** Asks the egress policy about host:port (the guard's checker, or a slot's client of it). */
+export interface EgressCheck {
+  check(host: string, port: number): Promise<EgressDecision>;
+}
+
+/** What one request's context did through the guard. */
+export type EgressStats = {
+  /** Upstream connections opened (tunnels and plain requests). */
+  connections: number;
+  /** Connections and requests refused (by policy, or because the name did not resolve). */
+  refused: number;
+  /** Bytes from the page to upstreams, and from upstreams to the page. */
+  bytesSent: number;
+  bytesReceived: number;
+} & { [K in ProxyFailureStat]?: number };
+
+export type SessionState = 'spare' | 'live' | 'ended';
+
+/** Failures remembered per request, so one request never sees another's. */
+export const MAX_FAILURES = 256;
+/** A failure is used to name an error within this time (a navigation's lifetime). */
+export const FAILURE_TTL_MS = 60_000;
+
+/** Chromium's net error names for upstream failures, by Node error code. */
+export const NET_ERRORS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'net::ERR_CONNECTION_REFUSED',
+  ECONNRESET: 'net::ERR_CONNECTION_RESET',
+  EMPTY_RESPONSE: 'net::ERR_EMPTY_RESPONSE',
+  ETIMEDOUT: 'net::ERR_CONNECTION_TIMED_OUT',
+  INVALID_RESPONSE: 'net::ERR_INVALID_HTTP_RESPONSE',
+  EHOSTUNREACH: 'net::ERR_ADDRESS_UNREACHABLE',
+  ENETUNREACH: 'net::ERR_ADDRESS_UNREACHABLE',
+  NAME_NOT_RESOLVED: 'net::ERR_NAME_NOT_RESOLVED',
+  NOT_ALLOWED: 'net::ERR_ACCESS_DENIED',
+};
+
+export const REFUSED_HEADER = 'x-pagescript-egress';
+/** How many of one request's egress refusals are logged one by one; the rest are counted (EgressStats.refused). */
+export const MAX_REFUSALS_LOGGED_PER_REQUEST = 20;

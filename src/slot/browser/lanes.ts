@@ -1,0 +1,326 @@
+// Lanes: one Chromium per request slot of the executor, each serving one request
+// at a time, so that every process under a lane's browser is that request's (or
+// the lane's own, from before the request) and its memory can be counted and
+// bounded (PAGE_MEMORY_MB; see page-memory.ts for why).
+//
+// Attribution: a lane is leased to one request from lease() until its context is
+// closed; its renderers (frames of other sites, popups, workers included) are
+// the zygotes' children under that lane's browser process, and nothing of
+// another request is ever there. It holds with any number of requests at once
+// and does not depend on timing.
+import type { BrowserHost, PageLease } from './browser-host.js';
+import type { Logger } from '../../common/log.js';
+import type { PageMemoryUse, PageMemoryWatchdog, Watch } from './page-memory.js';
+
+/** How long a request waits for a lane whose previous context is still being closed. */
+export const LANE_WAIT_TIMEOUT_MS = 15_000;
+
+/** Chromium's own words when a renderer dies of memory (V8's heap limit, Oilpan, PartitionAlloc). */
+const OOM_OUTPUT = /V8 javascript OOM|Oilpan: Out of memory|Out of memory\. size=|OOM_CRASH|ran out of memory/i;
+
+export interface LaneLease extends PageLease {
+  /** Set once the request's Chromium went over PAGE_MEMORY_MB or a renderer of it died of memory. */
+  readonly memoryExceeded: PageMemoryUse | undefined;
+  /** Memory of the request's Chromium processes now, in bytes. */
+  readonly memoryBytes: number;
+  /** Called at most once, when memoryExceeded is set. */
+  onMemoryExceeded(fn: () => void): void;
+  /**
+   * While the lane is paused (the request is past its CPU budget and another
+   * runs): a promise that resolves when it runs again; undefined while it runs.
+   */
+  whenRunning(): Promise<void> | undefined;
+}
+
+interface Lane {
+  readonly index: number;
+  readonly host: BrowserHost;
+  busy: boolean;
+  /** The running request's watch; undefined while its context is made (or the lane is free). */
+  watch: Watch | undefined;
+  /** The request on the lane, told when its Chromium writes an out-of-memory line. */
+  onOom: (() => void) | undefined;
+}
+
+export interface BrowserLanesOptions {
+  readonly count: number;
+  /** Makes lane i's BrowserHost; onOutput is where its Chromium's stderr goes. */
+  makeHost(index: number, onOutput: (text: string) => void, onSpares: () => void): BrowserHost;
+  readonly watchdog: PageMemoryWatchdog;
+  /**
+   * After this long with every lane free, the Chromiums of lanes past the first
+   * are closed (each is relaunched when a request needs its lane); 0 or absent: never.
+   */
+  readonly idleCloseMs?: number;
+  readonly logger: Logger;
+}
+
+export class BrowserLanes {
+  readonly #lanes: Lane[];
+  readonly #watchdog: PageMemoryWatchdog;
+  readonly #log: Logger;
+  readonly #waiters: ((lane: Lane | undefined) => void)[] = [];
+  readonly #watches = new Set<Watch>();
+  readonly #idleCloseMs: number;
+  #idleTimer: NodeJS.Timeout | undefined;
+  #memoryKills = 0;
+
+  constructor(opts: BrowserLanesOptions) {
+    this.#lanes = Array.from({ length: Math.max(1, opts.count) }, (_, index) => {
+      let lane: Lane | undefined = undefined;
+      let tail = '';
+      const host = opts.makeHost(
+        index,
+        (text) => {
+          // A line may arrive in two chunks: the end of the last one is kept.
+          const seen = tail + text;
+          tail = seen.slice(-200);
+          if (OOM_OUTPUT.test(seen)) lane?.onOom?.();
+        },
+        // A context made ahead for the next request is work others yield to (yieldsTo, below).
+        () => {
+          for (const w of this.#watches) w.recheck();
+        },
+      );
+      lane = { index, host, busy: false, watch: undefined, onOom: undefined };
+      return lane;
+    });
+    this.#watchdog = opts.watchdog;
+    this.#idleCloseMs = opts.idleCloseMs ?? 0;
+    this.#log = opts.logger;
+  }
+
+  /** Closes every lane's contexts made ahead (their egress process stopped). */
+  dropSpares(): void {
+    for (const lane of this.#lanes) lane.host.dropSpares();
+  }
+
+  get lanes(): number {
+    return this.#lanes.length;
+  }
+
+  /** A lane's Chromium is up (the others may be relaunching): requests are served. */
+  get ready(): boolean {
+    return this.#lanes.some((l) => l.host.ready);
+  }
+
+  get restarts(): number {
+    return this.#lanes.reduce((n, l) => n + l.host.restarts, 0);
+  }
+
+  get recycles(): number {
+    return this.#lanes.reduce((n, l) => n + l.host.recycles, 0);
+  }
+
+  get contextsReady(): number {
+    return this.#lanes.reduce((n, l) => n + l.host.contextsReady, 0);
+  }
+
+  /** The first lane's Chromium process id (the one a lone request uses), for tests. */
+  get pid(): number | undefined {
+    return this.#lanes[0]?.host.pid;
+  }
+
+  /** Every lane's Chromiums (a retiring one still serving a request included), for the front to see. */
+  get pids(): number[] {
+    return this.#lanes.flatMap((l) => l.host.pids);
+  }
+
+  /** Page memory of the requests running now, in bytes. */
+  get pageMemoryBytes(): number {
+    let n = 0;
+    for (const w of this.#watches) n += w.use.bytes;
+    return n;
+  }
+
+  /** Requests ended for going over PAGE_MEMORY_MB (or a renderer dying of memory). */
+  get memoryKills(): number {
+    return this.#memoryKills;
+  }
+
+  /** All the lanes' Chromium processes (anonymous + shared memory), in bytes; read now from /proc. */
+  memoryBytes(): number {
+    let n = 0;
+    for (const l of this.#lanes) {
+      const pid = l.host.pid;
+      if (pid !== undefined) n += this.#watchdog.totalBytes(pid);
+    }
+    return n;
+  }
+
+  /** Whether Chromium runs with its own sandbox in every lane. */
+  get sandboxed(): boolean {
+    return this.#lanes.every((l) => l.host.sandboxed);
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.#lanes.map((l) => l.host.start()));
+  }
+
+  /**
+   * A free lane's fresh context and page for the request, watched for memory
+   * until it is closed; its traffic leaves through `proxy` (a name) when one is given.
+   */
+  async lease(requestId: string, proxy?: string): Promise<LaneLease> {
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
+    const lane = this.#free() ?? (await this.#waitForLane());
+    lane.busy = true;
+    // The requests already running share the CPU with this one from now on (page-memory.ts PAGE_CPU_PAUSE_MS).
+    for (const w of this.#watches) w.recheck();
+    let lease: PageLease;
+    try {
+      lease = await lane.host.lease(requestId, proxy);
+    } catch (e) {
+      this.#release(lane);
+      throw e;
+    }
+    return this.#watched(lane, lease);
+  }
+
+  /**
+   * The lowest free lane with a context ready for the request, else the lowest
+   * free lane whose Chromium is up (a lone request on an idle service takes lane
+   * 0), else any free one. A lane just released may still be closing its last
+   * context and making the next: after a page's console flood, whose backlog
+   * Chromium sends before the answer to closing it, that took ~1.9 s (measured),
+   * while the other lane had its context ready.
+   */
+  #free(): Lane | undefined {
+    const free = this.#lanes.filter((l) => !l.busy);
+    return free.find((l) => l.host.ready && l.host.contextsReady > 0) ?? free.find((l) => l.host.ready) ?? free[0];
+  }
+
+  #waitForLane(): Promise<Lane> {
+    return new Promise<Lane>((resolve, reject) => {
+      const waiter = (lane: Lane | undefined): void => {
+        clearTimeout(timer);
+        if (lane) resolve(lane);
+        else reject(new Error('the browser is shut down'));
+      };
+      const timer = setTimeout(() => {
+        const i = this.#waiters.indexOf(waiter);
+        if (i >= 0) this.#waiters.splice(i, 1);
+        reject(new Error(`no browser lane became free within ${LANE_WAIT_TIMEOUT_MS} ms`));
+      }, LANE_WAIT_TIMEOUT_MS);
+      this.#waiters.push(waiter);
+    });
+  }
+
+  #release(lane: Lane): void {
+    lane.onOom = undefined;
+    const next = this.#waiters.shift();
+    if (next) next(lane);
+    else {
+      lane.busy = false;
+      for (const w of this.#watches) w.recheck();
+      this.#closeWhenIdle();
+    }
+  }
+
+  /**
+   * Once every lane has been free for idleCloseMs, the Chromiums of lanes past
+   * the first are closed: each is ~120 MB of PSS with its context made ahead
+   * (measured, headless shell), most of the service's memory at rest. Lane 0
+   * stays up, so a lone request is served as before; a request that needs
+   * another lane later waits for its Chromium's launch (~0.5 s), once per idle spell.
+   */
+  #closeWhenIdle(): void {
+    if (this.#idleCloseMs <= 0 || this.#lanes.some((l) => l.busy)) return;
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = setTimeout(() => {
+      this.#idleTimer = undefined;
+      for (const lane of this.#lanes.slice(1))
+        if (!lane.busy && lane.host.closeIdle()) this.#log.info({ lane: lane.index }, 'chromium closed while idle');
+    }, this.#idleCloseMs);
+    this.#idleTimer.unref();
+  }
+
+  #watched(lane: Lane, lease: PageLease): LaneLease {
+    const pid = lease.pid;
+    const listeners: (() => void)[] = [];
+    let exceeded: PageMemoryUse | undefined;
+    const fire = (use: PageMemoryUse): void => {
+      if (exceeded) return;
+      exceeded = use;
+      this.#memoryKills++;
+      this.#log.warn(
+        { lane: lane.index, mb: Math.round(use.bytes / 2 ** 20), renderers: use.renderers },
+        'page memory limit exceeded',
+      );
+      for (const fn of listeners.splice(0)) fn();
+    };
+    // SECURITY: a request past its CPU budget yields to another request only if
+    // that one is within its budget and not idle (or still being set up): two
+    // heavy requests share the cores as they would anyway, and one that sleeps
+    // holding a lane slows nobody (the pause is then only lost time). It yields
+    // too while another lane makes the context its next request will be given:
+    // made between requests, that context was still not ready when the next one
+    // came (measured beside a page's console flood: leases waiting 100-340 ms for it).
+    const yieldsTo = (l: Lane): boolean =>
+      l !== lane &&
+      ((l.busy && (l.watch === undefined || (!l.watch.overBudget && l.watch.active))) || l.host.makingSpares);
+    // Paused, the lane's DevTools messages wait too (cdp-transport.ts hold), and so
+    // do the request's next calls (whenRunning: the membrane waits before it starts one).
+    let running: { promise: Promise<void>; resolve: () => void } | undefined;
+    const watch = this.#watchdog.watch(
+      pid,
+      fire,
+      () => this.#lanes.some(yieldsTo),
+      (paused) => {
+        lease.holdMessages(paused);
+        if (paused) {
+          if (!running) {
+            let resolve = (): void => undefined;
+            const promise = new Promise<void>((r) => (resolve = r));
+            running = { promise, resolve };
+          }
+        } else {
+          running?.resolve();
+          running = undefined;
+        }
+      },
+    );
+    this.#watches.add(watch);
+    lane.watch = watch;
+    // A renderer that died of memory before the watchdog saw it (V8's own heap limit).
+    lane.onOom = () => fire(watch.use);
+    let closing: Promise<void> | undefined;
+    return {
+      page: lease.page,
+      pid: lease.pid,
+      context: lease.context,
+      egress: lease.egress,
+      holdMessages: (held) => lease.holdMessages(held),
+      get memoryExceeded() {
+        return exceeded;
+      },
+      get memoryBytes() {
+        return watch.use.bytes;
+      },
+      onMemoryExceeded(fn) {
+        if (exceeded) fn();
+        else listeners.push(fn);
+      },
+      whenRunning: () => running?.promise,
+      close: () => {
+        // Stopped as the context is closed: the request's renderers go with it,
+        // and the next request's blank page, made as soon as this context is
+        // gone, must not be killed for what this request did.
+        watch.stop();
+        this.#watches.delete(watch);
+        if (lane.watch === watch) lane.watch = undefined;
+        closing ??= lease.close(watch.overBudget).finally(() => this.#release(lane));
+        return closing;
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.#idleTimer);
+    for (const w of this.#waiters.splice(0)) w(undefined);
+    await Promise.all(this.#lanes.map((l) => l.host.close()));
+    for (const w of this.#watches) w.stop();
+    this.#watches.clear();
+  }
+}

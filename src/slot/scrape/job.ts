@@ -1,0 +1,388 @@
+// One scrape: check the URL, lease a fresh context and page, start a fresh
+// isolate meanwhile, navigate, run the script, collect logs, and dispose of
+// everything on every path.
+import { randomUUID } from 'node:crypto';
+import { TimeoutError, type HTTPResponse, type Page } from 'puppeteer';
+import type { BrowserLanes, LaneLease } from '../browser/lanes.js';
+import type { Config } from '../../common/config.js';
+import { defaultPort, unmaskNetError, type RecentFailure } from '../egress-client/net-errors.js';
+import { ApiError, scrapingFailed } from '../../common/errors.js';
+import type { Logger } from '../../common/log.js';
+import type { ScriptSandbox } from '../membrane/script-sandbox.js';
+import { Membrane, cleanMessage } from '../membrane/membrane.js';
+import { MembraneError } from '../membrane/options.js';
+import type { SandboxPool } from '../membrane/pool.js';
+import { background } from '../../common/background.js';
+import type { JobOutcome, JobRequest, JobTimings } from '../../protocol/messages.js';
+import type { RequestOptions } from '../../protocol/request-options.js';
+import { applyOptions, navigationWait, recheckOptions } from './page-setup.js';
+import { describeFailure } from './failure.js';
+import {
+  type EgressCheck,
+  MAX_REFUSALS_LOGGED_PER_REQUEST,
+  NET_ERRORS,
+  REFUSED_HEADER,
+} from '../../protocol/egress.js';
+
+/** What a job needs from the service; passed in, so tests can substitute parts. */
+export interface ScrapeDeps {
+  readonly config: Config;
+  /** One Chromium per request slot: the lease's page memory is watched (PAGE_MEMORY_MB). */
+  readonly browser: BrowserLanes;
+  readonly sandboxes: SandboxPool;
+  /** The egress policy (the guard's own checker, in the egress process). */
+  readonly checker: EgressCheck;
+  readonly logger: Logger;
+  /** Where navigation and script times and egress refusals are counted. */
+  readonly metrics?: JobMetrics;
+}
+
+/** What a job counts; in an executor, each count is sent to the front's metrics. */
+export interface JobMetrics {
+  readonly navigation: { observe(seconds: number): void };
+  readonly script: { observe(seconds: number): void };
+  readonly egressRefusals: { inc(): void };
+}
+
+/**
+ * A page that crashed may have died of memory: Chromium writes so on its stderr
+ * as the renderer dies, and the lane reads it, but the crash may be reported
+ * first. How long the job waits for that line after a crash before calling it a
+ * plain crash.
+ */
+const CRASH_REPORT_GRACE_MS = 250;
+
+/** The page side went over PAGE_MEMORY_MB (or a renderer of it died of memory). */
+function pageMemoryExceeded(config: Config): ApiError {
+  return new ApiError(
+    'MEMORY_LIMIT_EXCEEDED',
+    `Memory limit exceeded: the page used more than ${config.pageMemoryMb} MiB (PAGE_MEMORY_MB)`,
+  );
+}
+
+/** Limits of the membrane that have no setting of their own. */
+const MAX_HANDLES = 50_000;
+const MAX_TIMERS = 10_000;
+
+const EGRESS_UNAVAILABLE = 'Internal server error: the egress process did not answer; the request was not completed';
+
+/** Refuses a URL the browser may not reach, before the browser tries. */
+async function checkUrl(deps: ScrapeDeps, url: URL, requestId: string, refusals = { count: 0 }): Promise<void> {
+  let d;
+  try {
+    d = await deps.checker.check(url.hostname, defaultPort(url));
+  } catch (e) {
+    // The egress process could not be asked (it stopped, or did not answer): the service's failure, not the URL's.
+    throw new ApiError('INTERNAL_SERVER_ERROR', EGRESS_UNAVAILABLE, { cause: e });
+  }
+  if (d.ok) return;
+  if (d.code === 'NAME_NOT_RESOLVED') throw new MembraneError(`${NET_ERRORS.NAME_NOT_RESOLVED} at ${url.href}`);
+  // SECURITY: a script chooses how often it is refused: past the first few, its refusals are only counted.
+  if (++refusals.count <= MAX_REFUSALS_LOGGED_PER_REQUEST)
+    deps.logger.warn({ requestId, host: url.hostname, port: defaultPort(url), reason: d.reason }, 'egress refused');
+  deps.metrics?.egressRefusals.inc();
+  throw new MembraneError(d.reason);
+}
+
+async function navigate(
+  page: Page,
+  url: URL,
+  deps: ScrapeDeps,
+  recentFailure: RecentFailure,
+  options: RequestOptions | undefined,
+): Promise<HTTPResponse | null> {
+  const { waitUntil, timeoutMs } = navigationWait(options, deps.config.navigationTimeoutMs);
+  const started = performance.now();
+  let response: HTTPResponse | null;
+  try {
+    response = await page.goto(url.href, { waitUntil: waitUntil as never, timeout: timeoutMs });
+  } catch (e) {
+    if (!page.browser().connected) throw browserGone(e);
+    const err = scrapingFailed(
+      `navigation to ${url.href} failed: ${unmaskNetError(cleanMessage(e), url.href, recentFailure)}`,
+      e,
+    );
+    if (e instanceof TimeoutError) err.timeout = 'navigation';
+    throw err;
+  }
+  // A redirect to a refused address ends at the guard's 403.
+  if (response?.headers()[REFUSED_HEADER] === 'NOT_ALLOWED') {
+    throw scrapingFailed(`navigation to ${url.href} failed: address not allowed (${response.url()})`);
+  }
+  const selector = options?.waitForSelector;
+  if (selector !== undefined) {
+    // Within the navigation's own time: what is left of it once the page loaded.
+    const leftMs = Math.max(1, Math.round(timeoutMs - (performance.now() - started)));
+    try {
+      await page.waitForSelector(selector, { timeout: leftMs });
+    } catch (e) {
+      if (!page.browser().connected) throw browserGone(e);
+      const err = scrapingFailed(
+        `waiting for options.waitForSelector "${selector.slice(0, 200)}" after loading ${url.href} failed: ${cleanMessage(e)}`,
+        e,
+      );
+      if (e instanceof TimeoutError) err.timeout = 'navigation';
+      throw err;
+    }
+  }
+  return response;
+}
+
+/** Chromium died under the request; it is relaunched for the next one. */
+function browserGone(cause?: unknown): ApiError {
+  return new ApiError(
+    'INTERNAL_SERVER_ERROR',
+    'Internal server error: the browser closed unexpectedly; it is being relaunched',
+    { cause },
+  );
+}
+
+/** Resolves to the promise's value and records how long it took. */
+async function timed<T>(p: Promise<T>, record: (ms: number) => void): Promise<T> {
+  const t0 = performance.now();
+  try {
+    return await p;
+  } finally {
+    record(performance.now() - t0);
+  }
+}
+
+/**
+ * Runs one job. The context is closed after the job on every path; with
+ * `deferClose`, the caller receives that closing instead of waiting for it, so
+ * the reply need not wait for Chromium to tear the context down.
+ */
+export async function runScrape(
+  req: JobRequest,
+  deps: ScrapeDeps,
+  signal?: AbortSignal,
+  deferClose?: (closing: Promise<void>) => void,
+): Promise<JobOutcome> {
+  const started = performance.now();
+  const timings: JobTimings = {};
+  const { config } = deps;
+  const url = new URL(req.url);
+  const requestId = req.requestId ?? randomUUID();
+  const options = recheckOptions(req.options, req.url);
+  /** This request's refusals by the URL check (the guard counts its own). */
+  const refusals = { count: 0 };
+  try {
+    await checkUrl(deps, url, requestId, refusals);
+  } catch (e) {
+    if (e instanceof ApiError && e.status >= 500) throw e;
+    const refused = scrapingFailed(cleanMessage(e), e);
+    await describeFailure(refused, { phase: 'navigation', screenshot: false });
+    throw refused;
+  }
+
+  let lease: LaneLease | undefined;
+  let sandbox: ScriptSandbox | undefined;
+  let membrane: Membrane | undefined;
+  const cancelled = (): ApiError =>
+    signal?.reason instanceof ApiError
+      ? signal.reason
+      : new ApiError('SERVICE_UNAVAILABLE', 'The request was cancelled');
+  const onAbort = (): void => {
+    sandbox?.abort(cancelled());
+    if (lease) background(lease.close(), 'closing a cancelled context', deps.logger);
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  let stopWatchingBrowser: (() => void) | undefined;
+  /** Set when the page crashed; settles once it is known whether it died of memory. */
+  let crashed: Promise<void> | undefined;
+  let phase: 'navigation' | 'script' = 'navigation';
+  try {
+    // The context and the isolate are made at the same time.
+    const [leased, made] = await Promise.allSettled([
+      timed(deps.browser.lease(requestId, req.proxy), (ms) => (timings.lease = ms)),
+      req.script === undefined
+        ? Promise.resolve(undefined)
+        : timed(deps.sandboxes.take(), (ms) => (timings.isolate = ms)),
+    ]);
+    if (made.status === 'fulfilled') sandbox = made.value;
+    if (leased.status === 'fulfilled') lease = leased.value;
+    if (leased.status === 'rejected') throw new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: leased.reason });
+    if (made.status === 'rejected') throw new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: made.reason });
+    if (signal?.aborted) throw cancelled();
+    const { page, egress } = lease as LaneLease;
+    const laneLease = lease as LaneLease;
+    // Over PAGE_MEMORY_MB the lane has killed the renderers already: end the script now.
+    laneLease.onMemoryExceeded(() => sandbox?.abort(pageMemoryExceeded(config)));
+    // ...and whatever the job waits on in the page (a navigation to a page that died
+    // as it loaded waits otherwise for the protocol timeout).
+    const memoryGone = new Promise<never>((_resolve, reject) =>
+      laneLease.onMemoryExceeded(() => reject(pageMemoryExceeded(config))),
+    );
+    memoryGone.catch(() => undefined);
+    const unlessMemoryGone = <T>(p: Promise<T>): Promise<T> => Promise.race([p, memoryGone]);
+    // A crashed renderer rejects pending calls only at the protocol timeout: end
+    // the script now, as a plain crash unless the lane learns (within the grace)
+    // that the renderer died of memory.
+    page.once('error', () => {
+      crashed = new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          sandbox?.abort(scrapingFailed('the page crashed'));
+          resolve();
+        }, CRASH_REPORT_GRACE_MS);
+        timer.unref();
+        laneLease.onMemoryExceeded(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    });
+    // SECURITY: the guard's memory of failures is this request's alone.
+    const recentFailure: RecentFailure = (h, p) => egress.recentFailure(h, p);
+    // cheerio goes into the isolate during the navigation when the script names it
+    // (else on first use, see ScriptSandbox.create); execute() waits for it.
+    if (sandbox && req.script?.includes('cheerio'))
+      background(sandbox.loadCheerio(), 'loading cheerio ahead', deps.logger);
+
+    if (options) {
+      try {
+        await applyOptions(page, options, req.url);
+      } catch (e) {
+        if (!page.browser().connected) throw browserGone(e);
+        throw scrapingFailed(`applying the request's options failed: ${cleanMessage(e)}`, e);
+      }
+    }
+    const response = await timed(unlessMemoryGone(navigate(page, url, deps, recentFailure, options)), (ms) => {
+      timings.navigation = ms;
+      deps.metrics?.navigation.observe(ms / 1000);
+    });
+
+    if (sandbox === undefined) {
+      const value =
+        req.outputFormat === 'html'
+          ? await unlessMemoryGone(page.content())
+          : {
+              url: req.url,
+              finalUrl: page.url(),
+              status: response?.status() ?? null,
+              ok: response?.ok() ?? false,
+              title: await unlessMemoryGone(page.title()),
+            };
+      // A frame's or a worker's renderer was ended for memory while the page loaded.
+      if (laneLease.memoryExceeded) throw pageMemoryExceeded(config);
+      // SECURITY: the page chooses the size of its HTML (and title); what crosses to the front is capped as a script's result is.
+      const bytes = Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value), 'utf8');
+      if (bytes > config.maxResultBytes)
+        throw new ApiError(
+          'RESULT_TOO_LARGE',
+          `Result too large: the page's ${req.outputFormat === 'html' ? 'HTML' : 'summary'} is larger than ${config.maxResultBytes} bytes`,
+        );
+      return {
+        value,
+        logs: [],
+        executionTimeMs: Math.round(performance.now() - started),
+        timings,
+        egress: egress.stats(),
+      };
+    }
+
+    const box = sandbox;
+    const scriptDeadline = performance.now() + config.scriptTimeoutMs;
+    const clock = { remainingMs: () => Math.max(1, Math.round(scriptDeadline - performance.now())) };
+    page.setDefaultTimeout(config.scriptTimeoutMs);
+    page.setDefaultNavigationTimeout(config.scriptTimeoutMs);
+    membrane = new Membrane({
+      page,
+      clock,
+      limits: {
+        maxHandles: MAX_HANDLES,
+        maxTimers: MAX_TIMERS,
+        maxLogLines: config.maxLogLines,
+        maxLogBytes: config.maxLogBytes,
+      },
+      checkUrl: (u) => checkUrl(deps, u, requestId, refusals),
+      recentFailure,
+      // SECURITY: no membrane call starts once the script's time is up.
+      expired: () => performance.now() >= scriptDeadline,
+      toIsolate: (json, wantAnswer) => box.toIsolate(json, wantAnswer),
+      whenRunning: () => laneLease.whenRunning(),
+    });
+    const m = membrane;
+    await box.attach((json) => m.onHost(json), req.url);
+    page.once('close', () =>
+      box.abort(new ApiError('INTERNAL_SERVER_ERROR', 'Internal server error: the browser page closed unexpectedly')),
+    );
+    // A Chromium that dies does not close its pages one by one: end the script now, not at its time limit.
+    const browser = page.browser();
+    const onBrowserGone = (): void => box.abort(browserGone());
+    browser.once('disconnected', onBrowserGone);
+    stopWatchingBrowser = () => browser.off('disconnected', onBrowserGone);
+
+    let result;
+    phase = 'script';
+    try {
+      result = await timed(box.execute(req.script as string, config.scriptTimeoutMs), (ms) => {
+        timings.script = ms;
+        deps.metrics?.script.observe(ms / 1000);
+      });
+    } catch (e) {
+      if (e instanceof ApiError) e.logs = collectLogs(box, m);
+      throw e;
+    }
+    // A frame's or a worker's renderer was ended for memory while the script went on.
+    if (laneLease.memoryExceeded) {
+      const err = pageMemoryExceeded(config);
+      err.logs = collectLogs(box, m);
+      throw err;
+    }
+    return {
+      ...(result.json === undefined ? {} : { json: result.json }),
+      logs: collectLogs(box, m),
+      executionTimeMs: Math.round(performance.now() - started),
+      timings,
+      egress: egress.stats(),
+    };
+  } catch (caught) {
+    let e = caught;
+    // The page crashed (a navigation or a call failed of it): whether it died of memory is known within the grace.
+    if (crashed) await crashed;
+    // Whatever failed once the page went over its memory failed because of it.
+    if (lease?.memoryExceeded && !(e instanceof ApiError && e.code === 'MEMORY_LIMIT_EXCEEDED')) {
+      const err = pageMemoryExceeded(config);
+      if (e instanceof ApiError && e.logs) err.logs = e.logs;
+      e = err;
+    }
+    if (e instanceof ApiError && lease) e.egress = lease.egress.stats();
+    if (e instanceof ApiError) e.timings = timings;
+    // Whatever failed once the request was cancelled (client gone, shutdown) failed because of it.
+    if (signal?.aborted && !(e instanceof ApiError && e.code === 'SERVICE_UNAVAILABLE')) throw cancelled();
+    if (e instanceof ApiError) {
+      const calls = membrane?.calls.recent();
+      // SECURITY: the failed script reaches nothing more while its failure is described (a screenshot takes time).
+      membrane?.dispose();
+      await describeFailure(e, {
+        phase,
+        ...(lease ? { page: lease.page } : {}),
+        ...(calls ? { calls } : {}),
+        screenshot: options?.screenshotOnError === true,
+      });
+    }
+    throw e;
+  } finally {
+    stopWatchingBrowser?.();
+    signal?.removeEventListener('abort', onAbort);
+    // The isolate is disposed a turn later, after the reply is written: nothing of
+    // the script runs meanwhile (the membrane is closed at once, and a script still
+    // spinning gets only refusals from the host), and disposing takes milliseconds.
+    membrane?.dispose();
+    const box = sandbox;
+    const closing = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      box?.dispose();
+      await lease?.close();
+    });
+    if (deferClose) deferClose(closing);
+    else await closing;
+  }
+}
+
+/** The script's console lines, with a last line saying how many were dropped beyond the caps. */
+function collectLogs(box: ScriptSandbox, m: Membrane): string[] {
+  const dropped = box.droppedLogs() ?? m.dropped;
+  const logs = [...m.logs];
+  if (dropped.lines > 0) logs.push(`... ${dropped.lines} more log lines dropped (${dropped.bytes} characters)`);
+  return logs;
+}
