@@ -26,11 +26,11 @@ import { EgressSession } from './session.js';
 import { dialThroughProxy, ProxyError } from './upstream.js';
 import { loopbackPeerUid, type Endpoint } from './peer-uid.js';
 import { background } from '../common/background.js';
-import type { GuardCounts, GuardLimits } from '../protocol/messages.js';
+import type { GuardCounts, GuardLimits } from '../protocol/egress.js';
 import { HOP_BY_HOP_HEADERS } from '../protocol/http-headers.js';
 import { MAX_REFUSALS_LOGGED_PER_REQUEST, NET_ERRORS, REFUSED_HEADER } from '../protocol/egress.js';
 
-// Declared with the messages (src/protocol/messages.ts), which the front may read; re-exported for the guard's users.
+// Declared with the messages (src/protocol/egress.ts), which the front may read; re-exported for the guard's users.
 export type { GuardCounts, GuardLimits };
 
 export interface UpstreamTarget {

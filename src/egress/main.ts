@@ -25,7 +25,8 @@ import {
 import { EgressChecker, systemAddresses, systemResolver, type ResolvedAddress, type Resolver } from './checker.js';
 import { EgressGuard, netConnector, type Connector } from './guard.js';
 import type { EgressSession } from './session.js';
-import type { EgressTestSeam, FromEgress, ToEgress } from '../protocol/messages.js';
+import type { FromEgress, ToEgress } from '../protocol/egress-messages.js';
+import type { EgressTestSeam } from '../protocol/test-seams.js';
 import type { Logger } from '../common/log.js';
 import { residentBytes } from '../common/service-memory.js';
 import { collectWhenIdle } from '../common/idle-gc.js';

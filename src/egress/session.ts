@@ -6,8 +6,14 @@
 // browser-wide proxy port, carry nothing either.
 import type { Duplex } from 'node:stream';
 import type { Server } from 'node:net';
-import { PROXY_FAILURE_STATS, type ProxyFailureKind } from '../protocol/messages.js';
-import { FAILURE_TTL_MS, MAX_FAILURES, type EgressStats, type SessionState } from '../protocol/egress.js';
+import {
+  FAILURE_TTL_MS,
+  MAX_FAILURES,
+  PROXY_FAILURE_STATS,
+  type EgressStats,
+  type ProxyFailureKind,
+  type SessionState,
+} from '../protocol/egress.js';
 
 /** Told of every change of a session's counts and failures (the egress process passes them to the executor). */
 export interface SessionObserver {

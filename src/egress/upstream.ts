@@ -12,7 +12,7 @@
 import { isIP, type Socket } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import type { UpstreamProxy } from '../common/config.js';
-import type { ProxyFailureKind } from '../protocol/messages.js';
+import type { ProxyFailureKind } from '../protocol/egress.js';
 import type { ResolvedAddress, Resolver } from './checker.js';
 
 /** The net::ERR_… name Chromium itself gives each kind of proxy failure. */

@@ -10,7 +10,7 @@
 // nothing of its own running, and a process that starts many services (the
 // tests) does not gain a histogram and an observer per service.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { PROXY_FAILURE_KINDS, PROXY_FAILURE_STATS } from '../protocol/messages.js';
+import { PROXY_FAILURE_KINDS, PROXY_FAILURE_STATS } from '../protocol/egress.js';
 import type { MemoryReport } from './memory-report.js';
 
 /** Seconds; from a fast page (tens of ms) to the longest script limits. */

@@ -8,7 +8,9 @@ import { withConfig, type Config } from '../common/config.js';
 import { createEdgeServer } from './http/edge.js';
 import { ApiError } from '../common/errors.js';
 import { sendError } from './http/reply.js';
-import type { BrowserStatus, ExecutorTestSeam, GuardCounts } from '../protocol/messages.js';
+import type { GuardCounts } from '../protocol/egress.js';
+import type { BrowserStatus } from '../protocol/executor-messages.js';
+import type { ExecutorTestSeam } from '../protocol/test-seams.js';
 import type { Logger } from '../common/log.js';
 import { collectWhenIdle } from '../common/idle-gc.js';
 import { EgressSupervisor } from './children/egress-supervisor.js';
@@ -152,7 +154,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
   const seam = opts.egressSeam;
   let executors: Supervisor | undefined;
   // SECURITY: the egress process gets its configuration from here (egressConfig
-  // in src/protocol/messages.ts), directly: nothing of it passes through an executor.
+  // in src/protocol/egress-messages.ts), directly: nothing of it passes through an executor.
   const egress = new EgressSupervisor({
     config,
     logger,

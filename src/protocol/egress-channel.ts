@@ -6,7 +6,7 @@
 // runs hostile scripts): every message is checked against its shape, lines are
 // bounded, and an executor reaches only the sessions it opened on its own channel.
 import type { Socket } from 'node:net';
-import { PROXY_FAILURE_STATS } from './messages.js';
+import { PROXY_FAILURE_STATS } from './egress.js';
 import { type EgressDecision, type EgressStats } from './egress.js';
 
 /** The longest line either side sends; a longer one ends the channel. */

@@ -1,7 +1,20 @@
 // What the egress process and a slot both know of the guard: a check's
 // decision, a request's counts through it, the error names it reports and the
 // header that marks a refusal. Data and types only.
-import type { ProxyFailureStat } from './messages.js';
+
+/** What can go wrong with a request's upstream proxy: each a label of pagescript_proxy_failures_total. */
+export const PROXY_FAILURE_KINDS = ['unreachable', 'auth', 'refused', 'socks', 'protocol'] as const;
+export type ProxyFailureKind = (typeof PROXY_FAILURE_KINDS)[number];
+
+/** Where a request's egress stats count each kind of proxy failure (present once one happened). */
+export const PROXY_FAILURE_STATS = {
+  unreachable: 'proxyUnreachable',
+  auth: 'proxyAuthRefused',
+  refused: 'proxyRefusedTarget',
+  socks: 'proxySocksError',
+  protocol: 'proxyBadAnswer',
+} as const satisfies Record<ProxyFailureKind, string>;
+export type ProxyFailureStat = (typeof PROXY_FAILURE_STATS)[ProxyFailureKind];
 
 /** Whether the browser may connect to host:port, and to which address. */
 export type EgressDecision =
@@ -47,3 +60,23 @@ export const NET_ERRORS: Readonly<Record<string, string>> = {
 export const REFUSED_HEADER = 'x-pagescript-egress';
 /** How many of one request's egress refusals are logged one by one; the rest are counted (EgressStats.refused). */
 export const MAX_REFUSALS_LOGGED_PER_REQUEST = 20;
+
+/** The egress guard's time and size limits per connection (tests shorten them through the seam). */
+export interface GuardLimits {
+  readonly connectTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+  readonly totalTimeoutMs: number;
+  readonly maxBytesPerConnection: number;
+}
+
+/** What the egress guard has counted (tests read it through the seam). */
+export interface GuardCounts {
+  /** TCP connections accepted from the browser. */
+  clientConnections: number;
+  /** Connections and requests refused because they belonged to no live request. */
+  unclaimed: number;
+  /** Upstream connections opened. */
+  upstreamConnections: number;
+  /** Connections to a context's port from a process of another user than the executors' (closed unread). */
+  otherUsers: number;
+}

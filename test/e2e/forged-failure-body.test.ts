@@ -1,5 +1,5 @@
 // Attack (H15, compromised executor): a `failed` message whose `failure` passes
-// the front's checks (src/protocol/messages.ts isFailure: every known field of the right kind)
+// the front's checks (src/protocol/jobs.ts isFailure: every known field of the right kind)
 // but carries one more field, which errorBody (src/front/http/reply.ts) copies into
 // the reply. Structured clone ('advanced' serialization) carries values JSON
 // cannot write (a BigInt, a cycle): the reply must still be sent (a 500, or the

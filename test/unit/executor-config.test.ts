@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadConfig } from '../../src/common/config.js';
-import { executorConfig } from '../../src/protocol/messages.js';
+import { executorConfig } from '../../src/protocol/executor-messages.js';
 
 test('the configuration sent to an executor has no API key, key-file path, Redis URL or metrics token', () => {
   const secrets = {

@@ -6,7 +6,7 @@
 // executor; these show which messages are refused.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkFromExecutor } from '../../src/protocol/messages.js';
+import { checkFromExecutor } from '../../src/protocol/executor-messages.js';
 
 const OUTCOME = { logs: ['a'], executionTimeMs: 12, timings: { lease: 1.5, navigation: 30 } };
 const ERROR = { code: 'SCRAPING_FAILED', message: 'Script execution failed: no' };

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../common/log.js';
-import type { ToEgress, ToExecutor } from '../../protocol/messages.js';
+import type { ToEgress } from '../../protocol/egress-messages.js';
+import type { ToExecutor } from '../../protocol/executor-messages.js';
 import type { RunAs } from './users.js';
 import { readBoundedLines } from './output-lines.js';
 

@@ -14,12 +14,11 @@ import {
   checkFromEgress,
   egressConfig,
   egressInit,
-  type EgressTestSeam,
-  type FaultKind,
   type FromEgress,
-  type GuardCounts,
   type ToEgress,
-} from '../../protocol/messages.js';
+} from '../../protocol/egress-messages.js';
+import type { GuardCounts } from '../../protocol/egress.js';
+import { type EgressTestSeam, type FaultKind } from '../../protocol/test-seams.js';
 import type { Logger } from '../../common/log.js';
 import {
   EXECUTOR_ASK_TIMEOUT_MS,

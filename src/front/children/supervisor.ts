@@ -13,20 +13,21 @@ import { awaitReady, forkChild, logChildOutput, stopChild } from './child-start.
 import { ApiError } from '../../common/errors.js';
 import type { EgressSupervisor } from './egress-supervisor.js';
 import {
-  EGRESS_STOPPED,
-  RUNNER_STOPPED,
   checkFromExecutor,
   executorConfig,
   type BrowserStatus,
   type ExecutorMemory,
-  type ExecutorTestSeam,
-  type FaultKind,
   type FromExecutor,
+  type ToExecutor,
+} from '../../protocol/executor-messages.js';
+import {
+  EGRESS_STOPPED,
+  RUNNER_STOPPED,
   type JobOutcome,
   type JobRequest,
-  type ToExecutor,
   type WireError,
-} from '../../protocol/messages.js';
+} from '../../protocol/jobs.js';
+import { type ExecutorTestSeam, type FaultKind } from '../../protocol/test-seams.js';
 import type { Logger } from '../../common/log.js';
 import { continueStopped } from './stopped-chromium.js';
 import { executorUser, type RunAs } from './users.js';

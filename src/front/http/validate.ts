@@ -1,7 +1,7 @@
 // The request body of POST /api/scrape, checked in a fixed order (url, then
 // outputFormat, then the script fields), so one body always gets one code.
 import { ApiError } from '../../common/errors.js';
-import type { JobRequest as ScrapeRequest } from '../../protocol/messages.js';
+import type { JobRequest as ScrapeRequest } from '../../protocol/jobs.js';
 import type { UpstreamProxy } from '../../common/config.js';
 import {
   OptionsError,

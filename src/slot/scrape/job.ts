@@ -13,7 +13,7 @@ import { Membrane, cleanMessage } from '../membrane/membrane.js';
 import { MembraneError } from '../membrane/options.js';
 import type { SandboxPool } from '../membrane/pool.js';
 import { background } from '../../common/background.js';
-import type { JobOutcome, JobRequest, JobTimings } from '../../protocol/messages.js';
+import type { JobOutcome, JobRequest, JobTimings } from '../../protocol/jobs.js';
 import type { RequestOptions } from '../../protocol/request-options.js';
 import { applyOptions, navigationWait, recheckOptions } from './page-setup.js';
 import { describeFailure } from './failure.js';

@@ -1,0 +1,152 @@
+// The messages between the front and the egress process, over the IPC channel
+// of child_process.fork (structured clone: plain data only), and the check the
+// front makes of each message it sends. The socket of an executor's channel to
+// the egress process is the one handle that crosses (see egress-channel.ts).
+import type { Config, UpstreamProxy } from '../common/config.js';
+import { MAX_EXECUTOR_LOG_LINE } from './executor-messages.js';
+import { isCount, isObject, isPort, isSeconds } from './shape.js';
+import type { GuardCounts } from './egress.js';
+import type { EgressTestSeam, FaultKind } from './test-seams.js';
+
+/**
+ * What the egress guard is given at its start, apart from the policy: the
+ * upstream proxies with their credentials. SECURITY: a secret; whoever holds
+ * the guard holds this, and nothing else of the service should: the front sends
+ * it to the egress process (src/front/children/egress-supervisor.ts), never to an executor.
+ */
+export interface EgressInit {
+  readonly proxies: readonly UpstreamProxy[];
+}
+
+/**
+ * What the egress process runs with: the fields of the configuration it needs,
+ * chosen one by one (an allow-list, unlike the executor's deny-list), so a
+ * setting added later reaches it only when it is named here. SECURITY: the
+ * front hands the egress process its configuration (and, with upstream proxies,
+ * their credentials) directly over this channel; nothing of it passes through an
+ * executor.
+ */
+export interface EgressConfig {
+  readonly egressAllowlist: Config['egressAllowlist'];
+  /** The address the service listens on: one of this machine's, refused unless allow-listed. */
+  readonly host: Config['host'];
+}
+
+export function egressConfig(config: Config): EgressConfig {
+  return { egressAllowlist: config.egressAllowlist, host: config.host };
+}
+
+/** What the egress guard is started with (its proxies); see EgressInit. */
+export function egressInit(config: Config): EgressInit {
+  return { proxies: config.proxies };
+}
+
+export type ToEgress =
+  | {
+      readonly type: 'init';
+      readonly config: EgressConfig;
+      readonly logLevel: string;
+      /** The service's own port, which no page may reach. */
+      readonly servicePort: number;
+      /** The browser-wide port to listen on: the previous egress process's (Chromium was started with it), or 0. */
+      readonly port: number;
+      /**
+       * The guard's upstream proxies with their credentials. SECURITY: sent to
+       * this process alone; an executor names a request's proxy by name only.
+       */
+      readonly egress: EgressInit;
+      /**
+       * SECURITY: as root, the executors' uid: a context's port takes connections
+       * only from sockets of this user (their Chromium). Absent: from any local process.
+       */
+      readonly clientUid?: number;
+      readonly seam?: EgressTestSeam;
+    }
+  /**
+   * The egress end of a new channel for executor `executor`, sent with the socket
+   * as its handle; `channel` is the front's number for it (channel-closed names it).
+   * An executor has one channel at a time: its previous one is closed.
+   */
+  | { readonly type: 'attach'; readonly executor: number; readonly channel: number }
+  /**
+   * SECURITY: executor `executor` may bind one session to request `requestId`,
+   * leaving through `proxy` (by name; absent: no proxy). Sent when the front
+   * hands the executor the request; the egress process refuses every bind that
+   * matches no unused grant, so an executor cannot pick another request's id or
+   * a proxy its request's key may not use.
+   */
+  | {
+      readonly type: 'grant';
+      readonly grant: number;
+      readonly executor: number;
+      readonly requestId: string;
+      readonly proxy?: string;
+    }
+  /** The request of grant `grant` is over: no session may be bound with it any more. */
+  | { readonly type: 'revoke'; readonly grant: number }
+  /** Closes the egress guard (a test of what happens when it is down). */
+  | { readonly type: 'close-guard'; readonly ask: number }
+  /** Tests (any seam): the guard's counts, answered with { type: 'guard-counts' } and the same `ask`. */
+  | { readonly type: 'guard-counts'; readonly ask: number }
+  | { readonly type: 'fault'; readonly kind: FaultKind; readonly message?: unknown }
+  | { readonly type: 'shutdown' };
+
+export type FromEgress =
+  | { readonly type: 'ready'; readonly guardPort: number }
+  | { readonly type: 'log'; readonly line: string }
+  /** A refusal of a request's traffic (counted in pagescript_egress_refusals_total). */
+  | { readonly type: 'egress-refused' }
+  | { readonly type: 'dial'; readonly address: string; readonly port: number }
+  /** What the egress process holds now (read from /proc every second), in bytes. */
+  | { readonly type: 'memory'; readonly bytes: number }
+  /**
+   * An executor sent what the egress process cannot read on its channel: the
+   * channel is closed, and the front kills that executor as it would for a
+   * malformed message to itself.
+   */
+  | { readonly type: 'executor-misbehaved'; readonly executor: number }
+  /**
+   * A channel is closed on the egress side (the executor closed it, or it was
+   * replaced or misbehaved), every session of it with it. SECURITY: only this
+   * lets the front hand that executor another channel; an executor's own word
+   * (egress-drained) is not enough.
+   */
+  | { readonly type: 'channel-closed'; readonly executor: number; readonly channel: number }
+  | { readonly type: 'guard-closed'; readonly ask: number }
+  | { readonly type: 'guard-counts'; readonly ask: number; readonly counts: GuardCounts };
+
+function isGuardCounts(c: unknown): boolean {
+  return (
+    isObject(c) &&
+    isCount(c.clientConnections) &&
+    isCount(c.unclaimed) &&
+    isCount(c.upstreamConnections) &&
+    isCount(c.otherUsers)
+  );
+}
+
+const EGRESS_SHAPES: Record<FromEgress['type'], (m: Record<string, unknown>) => boolean> = {
+  ready: (m) => isPort(m.guardPort),
+  log: (m) => typeof m.line === 'string' && m.line.length <= MAX_EXECUTOR_LOG_LINE,
+  'egress-refused': () => true,
+  dial: (m) => typeof m.address === 'string' && m.address.length <= 64 && isPort(m.port),
+  memory: (m) => isSeconds(m.bytes),
+  'executor-misbehaved': (m) => isCount(m.executor),
+  'channel-closed': (m) => isCount(m.executor) && isCount(m.channel),
+  'guard-closed': (m) => isCount(m.ask),
+  'guard-counts': (m) => isCount(m.ask) && isGuardCounts(m.counts),
+};
+
+/**
+ * SECURITY: what the front takes from the egress process. It runs no script,
+ * but it parses what hostile pages and upstreams send; one that a bug or an
+ * upstream took over could send anything. Throws on anything that is not a
+ * FromEgress the front can read; the front then kills the egress process.
+ */
+export function checkFromEgress(msg: unknown): FromEgress {
+  if (!isObject(msg) || typeof msg.type !== 'string' || !Object.hasOwn(EGRESS_SHAPES, msg.type))
+    throw new Error('the egress process sent a message of no known type');
+  if (!EGRESS_SHAPES[msg.type as FromEgress['type']](msg))
+    throw new Error(`the egress process sent a ${msg.type} message the front cannot read`);
+  return msg as unknown as FromEgress;
+}

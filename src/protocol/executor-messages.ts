@@ -1,0 +1,151 @@
+// The messages between the front and an executor (a slot process), over the
+// IPC channel of child_process.fork (structured clone: plain data only), and
+// the check the front makes of each message an executor sends.
+import type { Config } from '../common/config.js';
+import { isOutcome, isWireError } from './jobs.js';
+import type { JobOutcome, JobRequest, WireError } from './jobs.js';
+import { isCount, isList, isObject, isSeconds } from './shape.js';
+import type { ExecutorTestSeam, FaultKind } from './test-seams.js';
+
+/** The configuration an executor runs with: the front's, with every secret taken out. */
+export type ExecutorConfig = Omit<Config, 'apiKeys' | 'apiKeysFile' | 'redisUrl' | 'metricsToken' | 'proxies'> & {
+  readonly apiKeys: readonly never[];
+  readonly apiKeysFile: undefined;
+  readonly redisUrl: undefined;
+  readonly metricsToken: undefined;
+  readonly proxies: readonly never[];
+};
+
+/**
+ * SECURITY: the executor is given the configuration without keys, key file,
+ * Redis URL, metrics token or proxies (their credentials go to the egress guard
+ * alone, as EgressInit).
+ */
+export function executorConfig(config: Config): ExecutorConfig {
+  return {
+    ...config,
+    apiKeys: [],
+    apiKeysFile: undefined,
+    redisUrl: undefined,
+    metricsToken: undefined,
+    proxies: [],
+  };
+}
+
+/** What the executor says about its Chromium, whenever it changes. */
+export interface BrowserStatus {
+  readonly ready: boolean;
+  /** The first lane's Chromium (the one a lone request uses). */
+  readonly pid: number | undefined;
+  /** Every lane's Chromium. */
+  readonly pids: readonly number[];
+  readonly restarts: number;
+  readonly recycles: number;
+  readonly contextsReady: number;
+}
+
+/** What an executor holds now (read from /proc every second), in bytes. */
+export interface ExecutorMemory {
+  /** The executor's own process: Node, the isolates, the egress guard. */
+  readonly executorBytes: number;
+  /** Every Chromium process of its lanes. */
+  readonly chromiumBytes: number;
+  /** What the running requests' pages hold, as counted against PAGE_MEMORY_MB. */
+  readonly pageBytes: number;
+  /** Requests whose pages were ended for PAGE_MEMORY_MB (or whose renderer died of memory). */
+  readonly pageLimitKills: number;
+}
+
+export type ToExecutor =
+  | {
+      readonly type: 'init';
+      readonly config: ExecutorConfig;
+      /** The front's log level: the executor sends only the lines the front would write. */
+      readonly logLevel: string;
+      /** The egress guard's browser-wide port (Chromium's --proxy-server), the same across its restarts. */
+      readonly guardPort: number;
+      readonly seam?: ExecutorTestSeam;
+    }
+  /**
+   * A channel to the (new) egress process: sent with the socket as its handle.
+   * Sent only once the executor holds no context of a previous one (egress-drained).
+   */
+  | { readonly type: 'egress-channel' }
+  | { readonly type: 'run'; readonly id: number; readonly request: JobRequest }
+  /** The job's request was cancelled; `error` is the reason when it is a public error (shutdown). */
+  | { readonly type: 'abort'; readonly id: number; readonly error?: WireError }
+  /**
+   * Tests (seam.faults): an exception nobody catches, a rejection nobody
+   * handles, V8's heap exhausted, or `message` sent to the front as it is (what
+   * an executor that escaped our code could send).
+   */
+  | { readonly type: 'fault'; readonly kind: FaultKind; readonly message?: unknown }
+  /** Close everything and exit 0. */
+  | { readonly type: 'shutdown' };
+
+export type FromExecutor =
+  | { readonly type: 'ready'; readonly chromiumSandbox: boolean }
+  | { readonly type: 'status'; readonly browser: BrowserStatus }
+  | { readonly type: 'memory'; readonly memory: ExecutorMemory }
+  /** One log line of the executor's logger (pino JSON), for the front to write. */
+  | { readonly type: 'log'; readonly line: string }
+  | { readonly type: 'observe'; readonly metric: 'navigation' | 'script'; readonly seconds: number }
+  | { readonly type: 'egress-refused' }
+  | { readonly type: 'done'; readonly id: number; readonly outcome: JobOutcome }
+  | { readonly type: 'failed'; readonly id: number; readonly error: WireError }
+  /** The job's context and isolate are closed: its slot may be given to the next job. */
+  | { readonly type: 'closed'; readonly id: number }
+  /**
+   * Its channel to the egress process is gone, and every context that used a
+   * port of that process is closed: it may be given a channel to the next one.
+   */
+  | { readonly type: 'egress-drained' };
+
+/** The longest log line the front takes from an executor (its own lines are far shorter). */
+export const MAX_EXECUTOR_LOG_LINE = 64 * 1024;
+
+function isBrowserStatus(b: unknown): boolean {
+  return (
+    isObject(b) &&
+    typeof b.ready === 'boolean' &&
+    (b.pid === undefined || isCount(b.pid)) &&
+    isList(b.pids, isCount) &&
+    isCount(b.restarts) &&
+    isCount(b.recycles) &&
+    isCount(b.contextsReady)
+  );
+}
+
+/** Whether each kind of message has the fields the front reads, of the types it reads them as. */
+const SHAPES: Record<FromExecutor['type'], (m: Record<string, unknown>) => boolean> = {
+  ready: (m) => typeof m.chromiumSandbox === 'boolean',
+  status: (m) => isBrowserStatus(m.browser),
+  memory: (m) =>
+    isObject(m.memory) &&
+    isSeconds(m.memory.executorBytes) &&
+    isSeconds(m.memory.chromiumBytes) &&
+    isSeconds(m.memory.pageBytes) &&
+    isCount(m.memory.pageLimitKills),
+  log: (m) => typeof m.line === 'string' && m.line.length <= MAX_EXECUTOR_LOG_LINE,
+  observe: (m) => (m.metric === 'navigation' || m.metric === 'script') && isSeconds(m.seconds),
+  'egress-refused': () => true,
+  done: (m) => isCount(m.id) && isOutcome(m.outcome),
+  failed: (m) => isCount(m.id) && isWireError(m.error),
+  closed: (m) => isCount(m.id),
+  'egress-drained': () => true,
+};
+
+/**
+ * SECURITY: what the front takes from an executor. An executor runs hostile
+ * scripts and pages; one that escaped its isolate could send anything, and a
+ * field of the wrong type read later in an event handler (a process exit's, a
+ * health check's) would end the front. Throws on anything that is not a
+ * FromExecutor the front can read; the supervisor then kills the executor.
+ */
+export function checkFromExecutor(msg: unknown): FromExecutor {
+  if (!isObject(msg) || typeof msg.type !== 'string' || !Object.hasOwn(SHAPES, msg.type))
+    throw new Error('an executor sent a message of no known type');
+  if (!SHAPES[msg.type as FromExecutor['type']](msg))
+    throw new Error(`an executor sent a ${msg.type} message the front cannot read`);
+  return msg as unknown as FromExecutor;
+}

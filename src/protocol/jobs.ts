@@ -1,0 +1,140 @@
+// One job as it crosses between the front and an executor: the request, the
+// outcome or the error, and the checks the front makes of what comes back.
+import { ERRORS, type ErrorCode, type FailureDetails } from '../common/errors.js';
+import type { RequestOptions } from './request-options.js';
+import { hasOnly, isCount, isList, isLogs, isObject, isOptional, isSeconds, isString } from './shape.js';
+
+/** One job, as POST /api/scrape describes it once it is validated. */
+export interface JobRequest {
+  /** The request this job serves: its context's egress is counted and logged under this id. */
+  readonly requestId?: string;
+  readonly url: string;
+  /** Absent: the reachability check. */
+  readonly script?: string;
+  readonly outputFormat: 'json' | 'html';
+  /** How the page is set up before it loads (checked by the front; checked again before it is applied). */
+  readonly options?: RequestOptions;
+  /**
+   * The upstream proxy this request leaves through, by name (options.proxy or
+   * the key's default, checked by the front). SECURITY: a name only; the
+   * credentials go to the egress guard at its start (EgressInit), never in a job.
+   */
+  readonly proxy?: string;
+}
+
+/** Where a job's time went, in milliseconds (lease and isolate overlap). */
+export interface JobTimings {
+  lease?: number;
+  isolate?: number;
+  navigation?: number;
+  script?: number;
+}
+
+export interface JobOutcome {
+  /** The script's result as JSON text; absent when it returned undefined. */
+  readonly json?: string;
+  /** For the reachability check: the page summary or its HTML. */
+  readonly value?: unknown;
+  readonly logs: readonly string[];
+  readonly executionTimeMs: number;
+  readonly timings: JobTimings;
+  /** What the request's context did through the egress guard (EgressStats), for the request's log line. */
+  readonly egress?: Readonly<Record<string, number>>;
+}
+
+/** An error as it crosses: its public code and message, and what the reply and metrics need. */
+export interface WireError {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly logs?: readonly string[];
+  readonly timeout?: 'script' | 'navigation';
+  /** For the front's log line only (never sent to a caller): what caused a 5xx. */
+  readonly detail?: string;
+  /** What the request's context did through the egress guard, for the front's log line. */
+  readonly egress?: Readonly<Record<string, number>>;
+  /** Where and why a script or navigation failed, for the error body. */
+  readonly failure?: FailureDetails;
+  /** Where the job's time went before it failed, for the front's log line. */
+  readonly timings?: JobTimings;
+}
+
+/** The fail message of a job whose executor stopped under it. */
+export const RUNNER_STOPPED = 'Internal server error: the script runner stopped; the request was not completed';
+/** The fail message of a job whose egress process stopped under it. */
+export const EGRESS_STOPPED = 'Internal server error: the egress process stopped; the request was not completed';
+
+/** The most fields an egress summary has (EgressStats has a dozen); more is not one. */
+const MAX_EGRESS_FIELDS = 64;
+
+/** JobTimings: each phase a duration in ms, or absent. */
+function isTimings(t: unknown): boolean {
+  return (
+    isObject(t) &&
+    hasOnly(t, ['lease', 'isolate', 'navigation', 'script']) &&
+    isOptional(t.lease, isSeconds) &&
+    isOptional(t.isolate, isSeconds) &&
+    isOptional(t.navigation, isSeconds) &&
+    isOptional(t.script, isSeconds)
+  );
+}
+
+/** An egress summary: counts by name (the front reads some by name and logs the whole). */
+export function isEgress(e: unknown): boolean {
+  return isObject(e) && Object.keys(e).length <= MAX_EGRESS_FIELDS && Object.values(e).every(isCount);
+}
+
+function isPageCall(c: unknown): boolean {
+  return (
+    isObject(c) &&
+    hasOnly(c, ['method', 'durationMs', 'outcome', 'error']) &&
+    isString(c.method) &&
+    isSeconds(c.durationMs) &&
+    (c.outcome === 'ok' || c.outcome === 'error' || c.outcome === 'pending') &&
+    isOptional(c.error, isString)
+  );
+}
+
+/** FailureDetails, whose fields the front copies into the error body. */
+function isFailure(f: unknown): boolean {
+  return (
+    isObject(f) &&
+    hasOnly(f, ['phase', 'finalUrl', 'line', 'column', 'stack', 'pageCalls', 'screenshot', 'screenshotOmitted']) &&
+    isOptional(f.phase, (v) => v === 'navigation' || v === 'script') &&
+    isOptional(f.finalUrl, isString) &&
+    isOptional(f.line, isCount) &&
+    isOptional(f.column, isCount) &&
+    isOptional(f.stack, isString) &&
+    isOptional(f.pageCalls, (v) => isList(v, isPageCall)) &&
+    isOptional(f.screenshot, isString) &&
+    isOptional(f.screenshotOmitted, isString)
+  );
+}
+
+export function isOutcome(o: unknown): boolean {
+  return (
+    isObject(o) &&
+    isOptional(o.json, isString) &&
+    isLogs(o.logs) &&
+    isSeconds(o.executionTimeMs) &&
+    isTimings(o.timings) &&
+    isOptional(o.egress, isEgress)
+  );
+}
+
+// SECURITY: every field the front reads is checked, not only the code: a
+// `timeout` becomes a metric label (any string would make label values without
+// end), `egress` is counted per proxy, `failure` is copied into the reply.
+export function isWireError(e: unknown): boolean {
+  return (
+    isObject(e) &&
+    isString(e.code) &&
+    Object.hasOwn(ERRORS, e.code) &&
+    isString(e.message) &&
+    isOptional(e.logs, isLogs) &&
+    isOptional(e.timeout, (v) => v === 'script' || v === 'navigation') &&
+    isOptional(e.detail, isString) &&
+    isOptional(e.egress, isEgress) &&
+    isOptional(e.failure, isFailure) &&
+    isOptional(e.timings, isTimings)
+  );
+}

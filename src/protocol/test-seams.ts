@@ -1,0 +1,44 @@
+// The one gate through which a test changes a child process: data-only seams,
+// sent in the `seam` field of a child's init message only when a test starts
+// the service with them (never from configuration or a request).
+import type { GuardLimits } from './egress.js';
+
+/**
+ * A data-only test seam: names answered from a table instead of DNS, upstream
+ * connections limited to loopback, and faults on request. Functions cannot
+ * cross a process hop, so the tests that used to inject a resolver and a
+ * connector describe them here. The front sends it only when a test asks.
+ */
+export interface ExecutorTestSeam {
+  /**
+   * host → answers; each lookup of the host takes the next answer, in turn. Names not listed do not resolve.
+   * Absent: the system's resolver (a test of what Chromium does on its own).
+   */
+  readonly hosts?: Readonly<Record<string, readonly (readonly string[])[]>>;
+  /** Refuse (ECONNREFUSED) every upstream that is not 127.0.0.1 or ::1, without dialling it. */
+  readonly loopbackOnly: boolean;
+  /** Report each upstream the guard dials ({ type: 'dial' }). */
+  readonly reportDials: boolean;
+  /** Obey { type: 'fault' }: a test of what happens when an executor fails in a way no script can cause. */
+  readonly faults: boolean;
+  /** This machine's own addresses, for the egress checker, instead of the system's interfaces. */
+  readonly localAddresses?: readonly string[];
+  /** The guard's limits, where a test lowers them. */
+  readonly guardLimits?: Partial<GuardLimits>;
+  /** The executor's V8 heap limit (--max-old-space-size), where a test makes it run out. */
+  readonly heapMb?: number;
+}
+
+/** The data-only test seam of the egress process: the part of ExecutorTestSeam that is the guard's. */
+export interface EgressTestSeam {
+  readonly hosts?: ExecutorTestSeam['hosts'];
+  readonly loopbackOnly: boolean;
+  readonly reportDials: boolean;
+  /** Obey { type: 'fault' } (a test of an egress process that fails or misbehaves). */
+  readonly faults: boolean;
+  readonly localAddresses?: readonly string[];
+  readonly guardLimits?: Partial<GuardLimits>;
+}
+
+/** The failures a test may ask of an executor or of the egress process (seam.faults). */
+export type FaultKind = 'throw' | 'reject' | 'oom' | 'send';
