@@ -15,8 +15,9 @@
 //   2. Chromium: PUPPETEER_EXECUTABLE_PATH, or Debian's chromium-headless-shell
 //      (CHROMIUM=shell, the default) or chromium (CHROMIUM=full), installed with
 //      apt-get when we are root on Debian and it is missing;
-//   3. node_modules, installed from the lock file (npm ci) by npm running on
-//      the Node 24 runtime so that native addons (isolated-vm) match it;
+//   3. node_modules, installed from the lock file (npm ci, devDependencies
+//      included) by npm running on the Node 24 runtime so that native addons
+//      (isolated-vm) match it;
 //   4. as root on Linux: the unprivileged system users the script executors and
 //      Chromium run as (EXECUTOR_USER, default pagescript-exec) and the egress
 //      process runs as (EGRESS_USER, default pagescript-egress), without a home
@@ -145,12 +146,14 @@ function withNodeOnPath(nodeBin, extra = {}) {
 }
 
 /** How node_modules is installed; part of the install stamp, so that changing it installs again. */
-const NPM_INSTALL = ['ci', '--no-audit', '--no-fund'];
+const NPM_INSTALL = ['ci', '--include=dev', '--no-audit', '--no-fund'];
 
 /**
  * Installs node_modules from the committed lock file with npm running on the
  * Node 24 runtime. `npm ci` never writes package-lock.json, so a fresh clone
- * stays clean.
+ * stays clean. --include=dev: the build (tsup) and the tests need the
+ * devDependencies whatever NODE_ENV says (npm leaves them out under
+ * NODE_ENV=production); the service still runs with the NODE_ENV it was given.
  */
 function ensureDependencies(nodeBin) {
   const lock = join(ROOT, 'package-lock.json');
