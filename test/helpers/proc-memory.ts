@@ -2,19 +2,21 @@
 // find whether it holds a string: what a process that shares its user (ptrace,
 // /proc/<pid>/mem) could read of it. Needs root, or the same user and ptrace
 // permission; undefined when the memory cannot be read.
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+// Asynchronous: the test's process also runs the service's front, whose timers
+// (keep-alive) must keep time while a scan of many seconds goes on.
+import { open, readFile, type FileHandle } from 'node:fs/promises';
 
 const CHUNK_BYTES = 8 * 1024 * 1024;
 
 /** Whether process `pid` holds `text` (as one-byte Latin-1 or UTF-16, V8's two string forms); undefined if unreadable. */
-export function memoryHolds(pid: number, text: string): boolean | undefined {
+export async function memoryHolds(pid: number, text: string): Promise<boolean | undefined> {
   const needles = [Buffer.from(text, 'latin1'), Buffer.from(text, 'utf16le')];
   const overlap = Math.max(...needles.map((n) => n.length)) - 1;
   let maps: string;
-  let fd: number;
+  let mem: FileHandle;
   try {
-    maps = readFileSync(`/proc/${pid}/maps`, 'utf8');
-    fd = openSync(`/proc/${pid}/mem`, 'r');
+    maps = await readFile(`/proc/${pid}/maps`, 'utf8');
+    mem = await open(`/proc/${pid}/mem`, 'r');
   } catch {
     return undefined;
   }
@@ -30,7 +32,7 @@ export function memoryHolds(pid: number, text: string): boolean | undefined {
         const want = Number(end - at < BigInt(CHUNK_BYTES + overlap) ? end - at : BigInt(CHUNK_BYTES + overlap));
         let n: number;
         try {
-          n = readSync(fd, buffer, 0, want, at);
+          n = (await mem.read(buffer, 0, want, at)).bytesRead;
         } catch {
           break; // a region that cannot be read (guard pages, device memory)
         }
@@ -40,7 +42,7 @@ export function memoryHolds(pid: number, text: string): boolean | undefined {
       }
     }
   } finally {
-    closeSync(fd);
+    await mem.close();
   }
   return readAny ? false : undefined;
 }
