@@ -1,6 +1,7 @@
 // npm run key -- create --name acme [--rate 60/min] [--concurrency 2] [--proxy de] [--proxies de,us]
 // npm run key -- list | revoke --name acme | activate --name acme
 // npm run key -- proxies --name acme [--proxy de|none] [--proxies de,us|*|none]
+// npm run key -- policy --name acme [--script-timeout-ms 10000] [--hosts '*.acme.example,acme.example'] …
 //
 // Manages the API key file (API_KEYS_FILE, else ./pagescript-keys.json, or
 // --file PATH). A new key is printed once and only its SHA-256 is stored. A
@@ -9,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { PROXY_NAME } from '../src/common/config.js';
+import { loadConfig, PROXY_NAME } from '../src/common/config.js';
+import { parseKeyPolicy, POLICY_LIMITS, type KeyPolicy, type PolicyLimit } from '../src/front/tenancy/key-policy.js';
 import {
   ALL_PROXIES,
   formatRate,
@@ -29,10 +31,16 @@ const USAGE = `usage:
   npm run key -- revoke --name NAME [--file PATH]
   npm run key -- activate --name NAME [--file PATH]
   npm run key -- proxies --name NAME [--proxy NAME|none] [--proxies A,B|*|none] [--file PATH]
+  npm run key -- policy --name NAME [--script-timeout-ms N] [--navigation-timeout-ms N] [--script-memory-mb N]
+                        [--page-memory-mb N] [--max-result-bytes N] [--max-log-lines N] [--options A,B|all]
+                        [--output-formats json,html|all] [--hosts PATTERN,…|any] [--file PATH]
 The file is --file, else $API_KEYS_FILE, else ./pagescript-keys.json.
 --rate: N/s, N/min, N/h, N/day or N/<ms>ms (default: the service's RATE_LIMIT per RATE_LIMIT_WINDOW_MS).
 --proxy: the upstream proxy (a name in PROXIES) the key's requests leave through when they name none.
---proxies: the proxies its requests may name in options.proxy ("*": every one in PROXIES; default: none).`;
+--proxies: the proxies its requests may name in options.proxy ("*": every one in PROXIES; default: none).
+policy: each field optional, falling back to the service's setting and never above it ("default" removes a
+limit); --options: the request options its requests may set; --hosts: the hosts they may reach, e.g.
+'*.acme.example,acme.example:8443' (the address policy still applies first).`;
 
 class UsageError extends Error {}
 
@@ -66,9 +74,68 @@ function describe(k: KeyRecord): string {
     `concurrency ${k.maxConcurrency ?? 'default'}`,
     `proxy ${k.proxy ?? '-'}`,
     `proxies ${k.proxies?.join(',') ?? '-'}`,
+    `policy ${k.policy === undefined ? '-' : describePolicy(k.policy)}`,
     `sha256 ${k.sha256.slice(0, 12)}…`,
     k.createdAt ?? '',
   ].join('\t');
+}
+
+/** A policy on one line: "scriptTimeoutMs=10000 hosts=*.acme.example,acme.example". */
+function describePolicy(p: KeyPolicy): string {
+  const parts = Object.entries(p).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : String(v)}`);
+  return parts.length === 0 ? '-' : parts.join(' ');
+}
+
+/** The policy flags, by the policy field each sets. */
+const POLICY_FLAGS: Record<PolicyLimit | 'options' | 'outputFormats' | 'hosts', string> = {
+  scriptTimeoutMs: 'script-timeout-ms',
+  navigationTimeoutMs: 'navigation-timeout-ms',
+  scriptMemoryMb: 'script-memory-mb',
+  pageMemoryMb: 'page-memory-mb',
+  maxResultBytes: 'max-result-bytes',
+  maxLogLines: 'max-log-lines',
+  options: 'options',
+  outputFormats: 'output-formats',
+  hosts: 'hosts',
+};
+
+/**
+ * The key's policy with the flags given applied; throws UsageError naming the
+ * flag when a value is not one, or is above the service's setting.
+ */
+function nextPolicy(old: KeyPolicy | undefined, values: Record<string, string | boolean | undefined>): KeyPolicy {
+  const raw: Record<string, unknown> = { ...old };
+  let given = false;
+  for (const [field, flag] of Object.entries(POLICY_FLAGS)) {
+    const v = values[flag];
+    if (typeof v !== 'string') continue;
+    given = true;
+    const all = field === 'hosts' ? 'any' : 'all';
+    if (v === 'default' || v === all) delete raw[field];
+    else if (field in POLICY_LIMITS) raw[field] = /^\d+$/.test(v) ? Number(v) : v;
+    else {
+      const list = [...new Set(v.split(',').map((s) => s.trim()))].filter((s) => s !== '');
+      // Names are case-insensitive; the key file holds them as the guard compares them.
+      raw[field] = field === 'hosts' ? list.map((h) => h.toLowerCase()) : list;
+    }
+  }
+  if (!given) throw new UsageError(`give at least one of --${Object.values(POLICY_FLAGS).join(', --')}`);
+  const problems: string[] = [];
+  const policy = parseKeyPolicy(raw, 'policy', problems) ?? {};
+  const flagOf = (p: string): string => {
+    const field = /^policy\.(\w+)/.exec(p)?.[1] ?? '';
+    return field in POLICY_FLAGS ? `--${POLICY_FLAGS[field as keyof typeof POLICY_FLAGS]}` : p;
+  };
+  if (problems.length > 0)
+    throw new UsageError(problems.map((p) => `${flagOf(p)}: ${p.replace(/^policy\.\w+: /, '')}`).join('; '));
+  // Never above the service's setting (as this shell's environment gives it; the service also cuts to its own).
+  const config = loadConfig(process.env);
+  for (const [field, { setting }] of Object.entries(POLICY_LIMITS) as [PolicyLimit, { setting: string }][]) {
+    const v = policy[field];
+    if (v !== undefined && v > config[field])
+      throw new UsageError(`--${POLICY_FLAGS[field]} ${v} is above the service's ${setting} (${config[field]})`);
+  }
+  return policy;
 }
 
 /** --proxy: a proxy's name; "none" (with clear) removes it. */
@@ -102,6 +169,7 @@ function main(argv: string[]): void {
       file: { type: 'string' },
       proxy: { type: 'string' },
       proxies: { type: 'string' },
+      ...Object.fromEntries(Object.values(POLICY_FLAGS).map((f) => [f, { type: 'string' as const }])),
       help: { type: 'boolean' },
     },
   });
@@ -176,6 +244,15 @@ function main(argv: string[]): void {
         ...(nextProxy !== undefined ? { proxy: nextProxy } : {}),
         ...(nextProxies !== undefined ? { proxies: nextProxies } : {}),
       };
+      writeKeyFile(file, replace(data, next));
+      process.stdout.write(`${describe(next)}\n`);
+      return;
+    }
+    case 'policy': {
+      const rec = find(data, values.name);
+      const policy = nextPolicy(rec.policy, values);
+      const { policy: _old, ...rest } = rec;
+      const next: KeyRecord = { ...rest, ...(Object.keys(policy).length > 0 ? { policy } : {}) };
       writeKeyFile(file, replace(data, next));
       process.stdout.write(`${describe(next)}\n`);
       return;

@@ -20,6 +20,23 @@ export interface JobRequest {
    * credentials go to the egress guard at its start (EgressInit), never in a job.
    */
   readonly proxy?: string;
+  /** Limits of the request's key below the service's (README "Keys and limits"); absent: the service's. */
+  readonly limits?: JobLimits;
+  /**
+   * SECURITY: the hosts the request's key may reach, as patterns (host-patterns.ts):
+   * the egress guard refuses every other connection of the page. Absent: any public host.
+   */
+  readonly hosts?: readonly string[];
+}
+
+/** Per-key limits a job runs with instead of the service's settings; each at most the setting. */
+export interface JobLimits {
+  readonly scriptTimeoutMs?: number;
+  readonly navigationTimeoutMs?: number;
+  readonly scriptMemoryMb?: number;
+  readonly pageMemoryMb?: number;
+  readonly maxResultBytes?: number;
+  readonly maxLogLines?: number;
 }
 
 /** Where a job's time went, in milliseconds (lease and isolate overlap). */

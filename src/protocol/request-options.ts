@@ -301,7 +301,7 @@ function timezoneId(v: unknown, where: string): string {
   }
 }
 
-const KEYS = [
+export const REQUEST_OPTION_NAMES = [
   'viewport',
   'userAgent',
   'extraHTTPHeaders',
@@ -326,11 +326,11 @@ const KEYS = [
 export function parseRequestOptions(v: unknown, url: string): RequestOptions {
   const where = 'options';
   if (!isObject(v)) throw new OptionsError(where, 'must be an object');
-  onlyKeys(v, KEYS, where);
+  onlyKeys(v, REQUEST_OPTION_NAMES, where);
   const out: { -readonly [K in keyof RequestOptions]: RequestOptions[K] } = {};
   const at = (k: string): string => `${where}.${k}`;
   // null is "absent", as for the body's other fields.
-  const given = (k: (typeof KEYS)[number]): boolean => v[k] !== undefined && v[k] !== null;
+  const given = (k: (typeof REQUEST_OPTION_NAMES)[number]): boolean => v[k] !== undefined && v[k] !== null;
   if (given('viewport')) out.viewport = viewport(v.viewport, at('viewport'));
   if (given('userAgent')) {
     out.userAgent = text(v.userAgent, at('userAgent'), MAX_USER_AGENT_CHARS);

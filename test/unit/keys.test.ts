@@ -98,6 +98,7 @@ test('keys from API_KEYS and the file are accepted; unknown and inactive ones ar
       maxConcurrency: 2,
       defaultProxy: undefined,
       allowed: [],
+      policy: undefined,
     });
     assert.equal(keys.verify(KEY_B), undefined, 'an inactive key is refused');
     assert.equal(keys.verify('ps_unknown'), undefined);

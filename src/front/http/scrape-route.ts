@@ -17,6 +17,7 @@ import { AuthFailureLimiter, RateLimiter, rateHeaders as headersOf } from '../te
 import { HTML_TYPE, JSON_TYPE, internalError, sendBody, sendError, setReplyOwner } from './reply.js';
 import { parseScrapeRequest, requestProxy } from './validate.js';
 import { background } from '../../common/background.js';
+import { checkAgainstPolicy, jobLimits } from '../tenancy/key-policy.js';
 
 export interface ScrapeRouteDeps {
   readonly config: Config;
@@ -108,8 +109,13 @@ export function scrapeRoute(
       const parsed = parseScrapeRequest(await readBody(req, config.maxBodyBytes));
       host = new URL(parsed.url).host;
       // Before any slot or page: a proxy this key may not use is 400 INVALID_OPTIONS.
-      const job = requestProxy(parsed, client, config.proxies);
-      proxy = job.proxy;
+      const proxied = requestProxy(parsed, client, config.proxies);
+      proxy = proxied.proxy;
+      // Before any slot or page: what the key's policy does not allow is refused here.
+      checkAgainstPolicy(client.policy, parsed, config);
+      const limits = jobLimits(client.policy, config);
+      const hosts = client.policy?.policy.hosts;
+      const job = { ...proxied, ...(limits ? { limits } : {}), ...(hosts ? { hosts } : {}) };
 
       const aborter = new AbortController();
       const onClose = (): void => {

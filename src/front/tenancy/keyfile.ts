@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { renameSync, writeFileSync } from 'node:fs';
 import { PROXY_NAME } from '../../common/config.js';
+import { parseKeyPolicy, type KeyPolicy } from './key-policy.js';
 
 export interface KeyRecord {
   /** Shown in logs and metrics in place of the key. */
@@ -22,6 +23,8 @@ export interface KeyRecord {
   readonly proxy?: string;
   /** The proxies (names in PROXIES, or "*" for all) its requests may name in options.proxy; none when absent. */
   readonly proxies?: readonly string[];
+  /** What this key's requests may take and where they may go (README "Keys and limits"); the service's settings when absent. */
+  readonly policy?: KeyPolicy;
   readonly createdAt?: string;
   readonly revokedAt?: string;
 }
@@ -106,6 +109,7 @@ export function parseKeyFile(text: string): KeyFile {
       )
     )
       problems.push(`${at}.proxies: an array of at most ${MAX_KEY_PROXIES} names of proxies in PROXIES, or ["*"]`);
+    const policy = r.policy === undefined ? undefined : parseKeyPolicy(r.policy, `${at}.policy`, problems);
     if (typeof r.name === 'string') names.add(r.name);
     if (typeof r.sha256 === 'string') hashes.add(r.sha256);
     keys.push({
@@ -117,6 +121,7 @@ export function parseKeyFile(text: string): KeyFile {
       ...(r.maxConcurrency !== undefined ? { maxConcurrency: r.maxConcurrency as number } : {}),
       ...(r.proxy !== undefined ? { proxy: r.proxy as string } : {}),
       ...(r.proxies !== undefined ? { proxies: [...new Set(r.proxies as string[])] } : {}),
+      ...(policy !== undefined ? { policy } : {}),
       ...(typeof r.createdAt === 'string' ? { createdAt: r.createdAt } : {}),
       ...(typeof r.revokedAt === 'string' ? { revokedAt: r.revokedAt } : {}),
     });

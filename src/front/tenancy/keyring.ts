@@ -8,6 +8,7 @@ import type { Config } from '../../common/config.js';
 import type { Logger } from '../../common/log.js';
 import { ALL_PROXIES, KeyFileError, hashKey, parseKeyFile, unknownProxies, type KeyRecord } from './keyfile.js';
 import { background } from '../../common/background.js';
+import { resolvePolicy, type ResolvedPolicy } from './key-policy.js';
 
 /** Who is calling, as the rest of the service sees it: a name and limits, never the key. */
 export interface Client {
@@ -20,6 +21,8 @@ export interface Client {
   readonly defaultProxy: string | undefined;
   /** The proxies it may name in options.proxy: API_KEYS keys every one, key-file keys those listed. */
   readonly allowed: readonly string[] | 'all';
+  /** The key's policy (the key file's `policy`); undefined: the service's settings. */
+  readonly policy: ResolvedPolicy | undefined;
 }
 
 export interface KeyRingOptions {
@@ -39,6 +42,8 @@ interface Entry {
   readonly record: KeyRecord;
   /** From the key file (else from API_KEYS). */
   readonly fromFile: boolean;
+  /** The record's policy, its host patterns parsed once at load. */
+  readonly policy?: ResolvedPolicy | undefined;
 }
 
 /**
@@ -197,6 +202,7 @@ export class KeyRing {
       defaultProxy: found.proxy,
       // API_KEYS keys (no record of their own in a file) may use every proxy; a key file grants them one by one.
       allowed: !entry.fromFile || found.proxies?.includes(ALL_PROXIES) ? 'all' : (found.proxies ?? []),
+      policy: entry.policy,
     };
   }
 
@@ -250,7 +256,7 @@ export class KeyRing {
     this.#fileEntries = this.#fileEntries.map((e) => {
       if (!e.record.active || stillActive.has(e.record.sha256)) return e;
       revoked++;
-      return { digest: e.digest, record: { ...e.record, active: false }, fromFile: true };
+      return { ...e, record: { ...e.record, active: false } };
     });
     return revoked;
   }
@@ -260,5 +266,10 @@ function entriesOf(text: string, proxyNames: readonly string[]): Entry[] {
   const file = parseKeyFile(text);
   const unknown = unknownProxies(file, proxyNames);
   if (unknown.length > 0) throw new KeyFileError(unknown.join('; '));
-  return file.keys.map((record) => ({ digest: Buffer.from(record.sha256, 'hex'), record, fromFile: true }));
+  return file.keys.map((record) => ({
+    digest: Buffer.from(record.sha256, 'hex'),
+    record,
+    fromFile: true,
+    policy: resolvePolicy(record.policy),
+  }));
 }
