@@ -89,7 +89,7 @@ function chromiumPids(root: number): number[] {
 function executorPids(root: number): number[] {
   return descendants(root).filter((p) => {
     try {
-      return /executor\.(js|ts)/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'));
+      return /slot\/main\.ts|executor\.js/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'));
     } catch {
       return false; // gone
     }

@@ -96,9 +96,9 @@ function processes(): { executors: number[]; chromium: number[]; egress: number[
     }
   }
   const all = [...lines.keys()];
-  const executors = all.filter((p) => /executor\.(ts|js)/.test(lines.get(p) ?? ''));
+  const executors = all.filter((p) => /slot\/main\.ts|executor\.js/.test(lines.get(p) ?? ''));
   const chromium = all.filter((p) => /chrom/.test(lines.get(p) ?? ''));
-  const egress = all.filter((p) => /egress-process\.(ts|js)/.test(lines.get(p) ?? ''));
+  const egress = all.filter((p) => /egress\/main\.ts|egress-process\.js/.test(lines.get(p) ?? ''));
   return { executors, chromium, egress };
 }
 
