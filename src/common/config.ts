@@ -99,6 +99,11 @@ export interface Config {
   readonly maxResultBytes: number;
   readonly maxLogLines: number;
   readonly maxLogBytes: number;
+  /** Where each request's usage record goes (USAGE_LOG): nowhere, stdout, or appended to a file. */
+  readonly usageLog:
+    { readonly to: 'off' } | { readonly to: 'stdout' } | { readonly to: 'file'; readonly path: string };
+  /** How many key names /metrics labels usage with; the others count under "_other". */
+  readonly usageMetricsKeys: number;
   readonly prewarmedContexts: number;
   readonly prewarmedIsolates: number;
   /** Chromium is replaced after this many contexts; 0: never. */
@@ -398,6 +403,18 @@ export function chooseChromium(
 /** IDLE_CHROMIUM_CLOSE_MS unless set (README, Configuration). */
 export const DEFAULT_IDLE_CHROMIUM_CLOSE_MS = 30_000;
 
+/** USAGE_LOG: off (or unset), stdout, or an absolute file path the records are appended to. */
+function parseUsageLog(text: string, problems: string[]): Config['usageLog'] {
+  const v = text.trim();
+  if (v === '' || v === 'off') return { to: 'off' };
+  if (v === 'stdout') return { to: 'stdout' };
+  if (!v.startsWith('/')) {
+    problems.push('USAGE_LOG: off, stdout, or an absolute path of a file to append records to');
+    return { to: 'off' };
+  }
+  return { to: 'file', path: v };
+}
+
 export function loadConfig(env: Env = process.env, detectMemoryMb: () => number = detectServiceMemoryMb): Config {
   const problems: string[] = [];
 
@@ -521,6 +538,8 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     idleChromiumCloseMs: int('IDLE_CHROMIUM_CLOSE_MS', DEFAULT_IDLE_CHROMIUM_CLOSE_MS, 0, 86_400_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     metricsToken: env.METRICS_TOKEN?.trim() ? env.METRICS_TOKEN.trim() : undefined,
+    usageLog: parseUsageLog(env.USAGE_LOG ?? '', problems),
+    usageMetricsKeys: int('USAGE_METRICS_KEYS', 1000, 0, 100_000),
     playground: playground !== 'off',
     egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),
     proxies: parseProxies(env.PROXIES ?? '', problems),

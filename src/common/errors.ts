@@ -229,6 +229,8 @@ export class ApiError extends Error {
   failure?: FailureDetails;
   /** Where the job's time went before it failed (lease, isolate, navigation, script; ms), for the log line. */
   timings?: Readonly<Partial<Record<'lease' | 'isolate' | 'navigation' | 'script', number>>>;
+  /** What the request cost before it failed, as the slot measured it (JobUsage), for the reply's usage headers. */
+  usage?: Readonly<Partial<Record<string, number>>>;
 
   constructor(
     readonly code: ErrorCode,

@@ -21,6 +21,18 @@ const RATE_HEADERS: Json = {
   'RateLimit-Remaining': int('Requests left in the current window.'),
   'RateLimit-Reset': int('Seconds until the window ends.'),
 };
+/** What the request cost (README "What a request cost"): on every reply after authentication, each when known. */
+const USAGE_HEADERS: Json = {
+  'X-Usage-Wall-Ms': int('Milliseconds from the request to the reply.'),
+  'X-Usage-Queue-Ms': int('Milliseconds waiting for a slot.'),
+  'X-Usage-Cpu-Ms': int("CPU milliseconds of the request's processes: its slot process and its Chromium."),
+  'X-Usage-Page-Memory-Peak-MiB': { description: "The page's highest memory, in MiB.", schema: { type: 'number' } },
+  'X-Usage-Isolate-Heap-Peak-MiB': { description: "The isolate's highest heap, in MiB.", schema: { type: 'number' } },
+  'X-Usage-Bytes-Received': int("Bytes the request's page received through the egress guard."),
+  'X-Usage-Bytes-Sent': int("Bytes the request's page sent through the egress guard."),
+  'X-Usage-Connections': int("Connections the request's page opened through the egress guard."),
+};
+
 const REQUEST_ID_HEADER: Json = {
   'X-Request-Id': {
     description: 'The request id: the one sent, else a new one.',
@@ -157,6 +169,7 @@ export function openApiDocument(config: Config): Json {
                   required: true,
                   schema: { type: 'string' },
                 },
+                ...USAGE_HEADERS,
               },
               content: {
                 'application/json': { schema: { $ref: '#/components/schemas/ScrapeSuccess' } },
@@ -165,6 +178,7 @@ export function openApiDocument(config: Config): Json {
             },
             '400': errorResponse(400, undefined, {
               ...RATE_HEADERS,
+              ...USAGE_HEADERS,
               'X-Request-Id': {
                 description:
                   'The request id; absent on MALFORMED_REQUEST, written before the request reaches the service.',
@@ -181,16 +195,16 @@ export function openApiDocument(config: Config): Json {
               // Written at the edge, before the request reaches the service: no X-Request-Id.
               headers: {},
             },
-            '413': errorResponse(413, undefined, RATE_HEADERS),
+            '413': errorResponse(413, undefined, { ...RATE_HEADERS, ...USAGE_HEADERS }),
             '431': {
               ...errorResponse(431),
               // Written at the edge, as 408 is.
               headers: {},
             },
-            '415': errorResponse(415, undefined, RATE_HEADERS),
-            '429': errorResponse(429, undefined, { ...RATE_HEADERS, ...retryAfter }),
-            '500': errorResponse(500, undefined, RATE_HEADERS),
-            '503': errorResponse(503, undefined, RATE_HEADERS),
+            '415': errorResponse(415, undefined, { ...RATE_HEADERS, ...USAGE_HEADERS }),
+            '429': errorResponse(429, undefined, { ...RATE_HEADERS, ...USAGE_HEADERS, ...retryAfter }),
+            '500': errorResponse(500, undefined, { ...RATE_HEADERS, ...USAGE_HEADERS }),
+            '503': errorResponse(503, undefined, { ...RATE_HEADERS, ...USAGE_HEADERS }),
           },
         },
       },

@@ -595,5 +595,6 @@ function fromWire(w: WireError): ApiError {
   if (w.egress !== undefined) e.egress = w.egress;
   if (w.failure !== undefined) e.failure = w.failure;
   if (w.timings !== undefined) e.timings = w.timings;
+  if (w.usage !== undefined) e.usage = { ...w.usage };
   return e;
 }
