@@ -10,11 +10,6 @@ export interface Difference {
 }
 
 export const KNOWN_DIFFERENCES: Record<string, Difference> = {
-  'queryselector: invalid selector throws': {
-    onPurpose: true,
-    reason:
-      "Selectors are checked on the host before Puppeteer parses them (a request's host CPU is bounded): one with unbalanced brackets is refused there with a RangeError naming the rule, not by the page with a DOMException.",
-  },
   'page: Page.Events.Close is not for scripts: close() refused': {
     onPurpose: true,
     reason:

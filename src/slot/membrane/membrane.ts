@@ -73,6 +73,8 @@ const PAGE_EVENTS = new Set([
   'frameattached',
   'framedetached',
   'pageerror',
+  'metrics', // { title, metrics }: console.timeStamp's label and the page's own Performance.getMetrics numbers
+  'requestservedfromcache', // an HTTPRequest handle, as 'request'
 ]);
 
 const NAVIGABLE_SCHEMES = new Set(['http:', 'https:', 'data:']);
@@ -726,7 +728,14 @@ export class Membrane implements MethodContext {
       const answer = await this.#deps.toIsolate(json, true).finally(() => (this.#queuedChars -= json.length));
       if (answer !== undefined && answer.length > MAX_MESSAGE_CHARS)
         throw new Error('the exposed function returned too much data');
-      const parsed = JSON.parse(answer ?? '{"ok":false}') as { ok: boolean; v?: unknown; e?: WireError };
+      const parsed = JSON.parse(answer ?? '{"ok":false}') as {
+        ok: boolean;
+        v?: unknown;
+        e?: WireError;
+        thrown?: unknown;
+      };
+      // A value thrown that is no Error (null, a string) reaches the page as itself, as in Puppeteer.
+      if (!parsed.ok && 'thrown' in parsed) throw this.#pageArg(parsed.thrown, `page.exposeFunction(${n})`, 1);
       if (!parsed.ok) throw new Error(parsed.e?.message ?? 'exposed function failed');
       return this.#pageArg(parsed.v, `page.exposeFunction(${n})`, 1);
     });
