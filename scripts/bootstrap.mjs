@@ -2,9 +2,10 @@
 // Prepares a machine for pagescript and then runs one of its commands on Node 24.
 //
 //   node scripts/bootstrap.mjs start   -> build if stale, then run the service
-//   node scripts/bootstrap.mjs test    -> build, type-check, lint, unit and e2e tests, coverage
+//   node scripts/bootstrap.mjs test    -> build, type-check, lint, unit and e2e tests (not conformance), coverage
 //   node scripts/bootstrap.mjs test:unit -> build if stale, unit tests only (no Chromium; seconds)
-//   node scripts/bootstrap.mjs test:e2e  -> build if stale, e2e and conformance tests (real Chromium)
+//   node scripts/bootstrap.mjs test:e2e  -> build if stale, e2e tests (real Chromium)
+//   node scripts/bootstrap.mjs test:conformance -> build if stale, the conformance suite
 //   node scripts/bootstrap.mjs lint    -> eslint and prettier --check
 //   node scripts/bootstrap.mjs run F…  -> run a script file (bench, key tools) on Node 24
 //
@@ -309,6 +310,10 @@ switch (command) {
     ensureBuild(nodeBin, false);
     status = runTests(nodeBin, env, rest.length > 0 ? rest : e2eTests(), {});
     break;
+  case 'test:conformance':
+    ensureBuild(nodeBin, false);
+    status = runTests(nodeBin, env, rest.length > 0 ? rest : conformanceTests(), {});
+    break;
   case 'lint':
     lint(nodeBin, env);
     status = 0;
@@ -319,7 +324,7 @@ switch (command) {
     status = undefined;
     break;
   default:
-    fail(`unknown command ${command} (start, build, test, test:unit, test:e2e, lint, run)`);
+    fail(`unknown command ${command} (start, build, test, test:unit, test:e2e, test:conformance, lint, run)`);
 }
 if (status !== undefined) process.exit(status);
 
@@ -357,10 +362,15 @@ function unitTests() {
   return listTests(join(ROOT, 'test', 'unit'));
 }
 
-/** Everything else under test/ (e2e, conformance): real Chromium. */
+/** Everything else under test/ but the conformance suite: real Chromium. */
 function e2eTests() {
-  const unit = new Set(unitTests());
-  return listTests(join(ROOT, 'test')).filter((f) => !unit.has(f));
+  const apart = new Set([...unitTests(), ...conformanceTests()]);
+  return listTests(join(ROOT, 'test')).filter((f) => !apart.has(f));
+}
+
+/** The conformance suite (Puppeteer's own page-level tests, ~12 minutes): a tier of its own, npm run test:conformance. */
+function conformanceTests() {
+  return listTests(join(ROOT, 'test', 'conformance'));
 }
 
 function listTests(dir) {
