@@ -5,7 +5,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { EgressAllowEntry } from '../common/config.js';
-import { isLocalName, judgeAddress, parse6 } from './policy.js';
+import { embedded4, format4, isLocalName, judgeAddress, parse6 } from './policy.js';
 import { type EgressDecision } from '../protocol/egress.js';
 
 export interface ResolvedAddress {
@@ -74,6 +74,7 @@ export function systemAddresses(ttlMs = LOCAL_ADDRESSES_TTL_MS): () => readonly 
 /**
  * One key per address however it is spelt: an IPv4 address and its IPv4-mapped
  * IPv6 form (::ffff:a.b.c.d) are the same host, as a connection to either shows.
+ * The allow-list compares these keys: only the address as dialled.
  */
 export function addressKey(ip: string): string | undefined {
   const bare = normalizeHost(ip);
@@ -82,11 +83,24 @@ export function addressKey(ip: string): string | undefined {
   if (family !== 6) return undefined;
   const n = parse6(bare);
   if (n === undefined) return undefined;
-  if (n >> 32n === 0xffffn) {
-    const v4 = Number(n & 0xffffffffn);
-    return `4:${[v4 >>> 24, (v4 >>> 16) & 255, (v4 >>> 8) & 255, v4 & 255].join('.')}`;
-  }
+  if (n >> 32n === 0xffffn) return `4:${format4(Number(n & 0xffffffffn))}`;
   return `6:${n.toString(16)}`;
+}
+
+/**
+ * The host an address reaches, for the own-address check: every IPv6 form that
+ * embeds an IPv4 address (IPv4-compatible, SIIT, NAT64, 6to4, as policy.ts
+ * unwraps them) is keyed as that IPv4 address. SECURITY: not for the allow-list,
+ * where unwrapping would widen an entry (64:ff9b::7f00:1 is dialled off the machine).
+ */
+export function ownAddressKey(ip: string): string | undefined {
+  const key = addressKey(ip);
+  if (key === undefined || !key.startsWith('6:')) return key;
+  const n = BigInt(`0x${key.slice(2)}`);
+  // :: and ::1 are IPv6's own unspecified and loopback addresses, not IPv4-compatible forms.
+  if (n <= 1n) return key;
+  const v4 = embedded4(n);
+  return v4 === undefined ? key : `4:${format4(v4)}`;
 }
 
 export class EgressChecker {
@@ -112,7 +126,7 @@ export class EgressChecker {
    */
   #refusal(host: string, address: string, port: number, self: ReadonlySet<string>): string | undefined {
     const verdict = judgeAddress(address);
-    if (verdict.ok && !self.has(addressKey(address) ?? '')) return undefined;
+    if (verdict.ok && !self.has(ownAddressKey(address) ?? '')) return undefined;
     // SECURITY: the service's own port and the guard's are never reachable, allow-list or not.
     if (this.#opts.protectedPorts().includes(port)) return `address not allowed: ${host}:${port} is this service`;
     if (this.#allowlisted(host, address, port)) return undefined;
@@ -140,7 +154,7 @@ export class EgressChecker {
     }
     const self = new Set<string>();
     for (const a of this.#localAddresses()) {
-      const k = addressKey(a);
+      const k = ownAddressKey(a);
       if (k !== undefined) self.add(k);
     }
     // SECURITY: every answer is judged on its own (an allow-listed answer vouches
@@ -150,7 +164,7 @@ export class EgressChecker {
     for (const a of addresses) {
       const reason = this.#refusal(host, a.address, port, self);
       if (reason !== undefined) return { ok: false, reason, code: 'NOT_ALLOWED' };
-      if (!judgeAddress(a.address).ok || self.has(addressKey(a.address) ?? '')) allowlisted = true;
+      if (!judgeAddress(a.address).ok || self.has(ownAddressKey(a.address) ?? '')) allowlisted = true;
     }
     // SECURITY: the address dialled is one that was judged above, never the name.
     const first = addresses[0] as ResolvedAddress;
