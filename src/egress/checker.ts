@@ -48,6 +48,8 @@ export interface EgressCheckerOptions {
    * covered. Injectable: tests pass a list; the default reads the interfaces.
    */
   readonly localAddresses?: () => readonly string[];
+  /** Tests only (the egress test seam): loopback address:port pairs judged as public servers. */
+  readonly publicTargets?: readonly { readonly address: string; readonly port: number }[];
 }
 
 /**
@@ -120,11 +122,23 @@ export class EgressChecker {
     );
   }
 
+  #standsInForPublic(address: string, port: number): boolean {
+    const key = addressKey(address);
+    return (this.#opts.publicTargets ?? []).some((t) => t.port === port && addressKey(t.address) === key);
+  }
+
+  /** An answer that is not a public server elsewhere: loopback, private, this machine's (allow-listed, or refused). */
+  #local(address: string, port: number, self: ReadonlySet<string>): boolean {
+    if (this.#standsInForPublic(address, port)) return false;
+    return !judgeAddress(address).ok || self.has(ownAddressKey(address) ?? '');
+  }
+
   /**
    * Judges one answer for host:port on its own: allowed when it is public and not
    * this machine, or allow-listed. Returns why it is refused, or undefined.
    */
   #refusal(host: string, address: string, port: number, self: ReadonlySet<string>): string | undefined {
+    if (this.#standsInForPublic(address, port)) return undefined;
     const verdict = judgeAddress(address);
     if (verdict.ok && !self.has(ownAddressKey(address) ?? '')) return undefined;
     // SECURITY: the service's own port and the guard's are never reachable, allow-list or not.
@@ -164,7 +178,7 @@ export class EgressChecker {
     for (const a of addresses) {
       const reason = this.#refusal(host, a.address, port, self);
       if (reason !== undefined) return { ok: false, reason, code: 'NOT_ALLOWED' };
-      if (!judgeAddress(a.address).ok || self.has(ownAddressKey(a.address) ?? '')) allowlisted = true;
+      if (this.#local(a.address, port, self)) allowlisted = true;
     }
     // SECURITY: the address dialled is one that was judged above, never the name.
     const first = addresses[0] as ResolvedAddress;

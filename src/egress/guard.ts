@@ -291,23 +291,27 @@ export class EgressGuard {
 
   /**
    * Opens the connection to host:port the checker approved: to the address it
-   * judged, directly, or through the request's upstream proxy.
+   * judged, directly, or through the request's upstream proxy (public targets only).
    */
   async #dial(
     session: EgressSession,
     host: string,
     port: number,
-    decision: { address: string; family: 4 | 6 },
+    decision: { address: string; family: 4 | 6; allowlisted: boolean },
   ): Promise<Socket> {
     const name = session.proxy;
-    if (name === undefined)
+    const proxy = name === undefined ? undefined : this.#proxies.get(name);
+    // SECURITY: a request bound to a proxy this guard does not have never goes out at all.
+    if (name !== undefined && !proxy)
+      throw new ProxyError(name, 'unreachable', 'is not configured in the egress guard');
+    // SECURITY: an allow-listed local target is this machine's network, not the
+    // proxy's: asked of a proxy, 127.0.0.1 or an intranet name would be the
+    // proxy host's own (its admin ports). It is dialled directly, at the checked address.
+    if (!proxy || decision.allowlisted)
       return await this.#connect(
         { host, address: decision.address, family: decision.family, port },
         this.#limits.connectTimeoutMs,
       );
-    const proxy = this.#proxies.get(name);
-    // SECURITY: a request bound to a proxy this guard does not have never goes out directly.
-    if (!proxy) throw new ProxyError(name, 'unreachable', 'is not configured in the egress guard');
     return await dialThroughProxy(
       proxy,
       { host: normalizeHost(host), address: decision.address, family: decision.family, port },

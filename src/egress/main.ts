@@ -314,6 +314,7 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
     resolve,
     // SECURITY: this machine's own addresses (and the one the service listens on) are not "public".
     localAddresses: () => [...interfaces(), config.host],
+    ...(seam?.publicTargets ? { publicTargets: seam.publicTargets } : {}),
   });
   const theGuard = new EgressGuard({
     checker,

@@ -16,7 +16,12 @@ export const PROXY_FAILURE_STATS = {
 } as const satisfies Record<ProxyFailureKind, string>;
 export type ProxyFailureStat = (typeof PROXY_FAILURE_STATS)[ProxyFailureKind];
 
-/** Whether the browser may connect to host:port, and to which address. */
+/**
+ * Whether the browser may connect to host:port, and to which address.
+ * `allowlisted`: an answer is local (loopback, private, this machine's) and
+ * passed by the allow-list alone; such a target is dialled directly, never
+ * through an upstream proxy (the allow-list names this machine's network).
+ */
 export type EgressDecision =
   | { ok: true; address: string; family: 4 | 6; allowlisted: boolean }
   | { ok: false; reason: string; code: 'NOT_ALLOWED' | 'NAME_NOT_RESOLVED' };
