@@ -71,6 +71,8 @@ export const DEFAULT_GUARD_LIMITS: GuardLimits = {
 /** A reason phrase or header value Node can write again (no control characters but tab). */
 const WRITABLE_TEXT = /^[\t\x20-\x7e\x80-\xff]*$/;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Interim (1xx) answers taken before the final one; past it the upstream is flooding, not answering. */
+export const MAX_INFORMATIONAL_ANSWERS = 16;
 
 export interface GuardEvents {
   /** A connection was refused by policy; requestId is absent when it belonged to no request. */
@@ -495,7 +497,11 @@ export class EgressGuard {
     const host = target.hostname;
     const port = Number(target.port || 80);
     /** The upstream failed before an answer could be relayed: a network error for the page. */
+    let failed = false;
     const fail = (code: string): void => {
+      // The first cause names the failure; the close it brings about says nothing more.
+      if (failed) return;
+      failed = true;
       this.#failed(session, host, port, code);
       socket.destroy();
       if (!res.headersSent) req.socket.destroy();
@@ -520,6 +526,18 @@ export class EgressGuard {
       fail('ECONNRESET');
       return;
     }
+    // SECURITY: a hostile upstream chooses these answers. 101 to a request that asked
+    // for no upgrade: Node would emit only 'close' and the page would wait for its
+    // timeout. Endless 1xx: each one resets the idle timer. Both are a network error.
+    upstream.on('upgrade', () => fail('INVALID_RESPONSE'));
+    let informational = 0;
+    upstream.on('information', () => {
+      if (++informational > MAX_INFORMATIONAL_ANSWERS) fail('INVALID_RESPONSE');
+    });
+    upstream.on('close', () => {
+      // Closed with no answer relayed and no error said: still the page's network error.
+      if (!res.headersSent) fail('EMPTY_RESPONSE');
+    });
     upstream.on('response', (up) => {
       // SECURITY: what an upstream sends is hostile; nothing here may throw out of
       // an event handler (that would end the process and every tenant's request).
