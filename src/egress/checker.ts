@@ -1,7 +1,7 @@
 // Decides whether the browser may open a connection to host:port, and to which
 // address. Names are resolved here, once; the caller connects to the address
 // returned and never resolves the name again (no DNS rebinding).
-import { lookup } from 'node:dns/promises';
+import { lookup, Resolver as DnsResolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { EgressAllowEntry } from '../common/config.js';
@@ -16,10 +16,56 @@ export interface ResolvedAddress {
 /** Resolves a host name to all of its addresses. Injectable so tests never use DNS. */
 export type Resolver = (host: string) => Promise<readonly ResolvedAddress[]>;
 
+/**
+ * The system's getaddrinfo (reads /etc/hosts), on libuv's shared 4-thread pool
+ * with no deadline: for the operator's own names only (the upstream proxies'),
+ * never for names a page chooses (see dnsResolver).
+ */
 export const systemResolver: Resolver = async (host) => {
   const answers = await lookup(host, { all: true, verbatim: true });
   return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
+
+/** How long one DNS query waits for an answer before it is asked again (c-ares doubles it each try). */
+export const DNS_TRY_TIMEOUT_MS = 1_500;
+/** How many times a DNS query is sent to each server. */
+export const DNS_TRIES = 2;
+/** The most a page's name lookup takes, A and AAAA together, whatever the servers do. */
+export const LOOKUP_DEADLINE_MS = 5_000;
+
+/**
+ * Names a page chooses, resolved by c-ares (node:dns Resolver): queries wait on
+ * sockets in the event loop, not on libuv's 4 shared threads, so names whose
+ * servers never answer cannot hold what every other tenant's lookups need; each
+ * lookup ends by LOOKUP_DEADLINE_MS. Asks `servers` (DNS_SERVERS), or those of
+ * /etc/resolv.conf. Unlike getaddrinfo it does not read /etc/hosts.
+ */
+export function dnsResolver(servers: readonly string[]): Resolver {
+  const resolver = new DnsResolver({ timeout: DNS_TRY_TIMEOUT_MS, tries: DNS_TRIES });
+  if (servers.length > 0) resolver.setServers([...servers]);
+  return async (host) => {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(Object.assign(new Error(`lookup of ${host} timed out`), { code: 'ETIMEOUT' })),
+        LOOKUP_DEADLINE_MS,
+      );
+    });
+    try {
+      const [v4, v6] = await Promise.race([
+        Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]),
+        deadline,
+      ]);
+      const out: ResolvedAddress[] = [];
+      if (v4.status === 'fulfilled') for (const address of v4.value) out.push({ address, family: 4 });
+      if (v6.status === 'fulfilled') for (const address of v6.value) out.push({ address, family: 6 });
+      if (out.length === 0) throw v4.status === 'rejected' ? v4.reason : new Error(`ENOTFOUND ${host}`);
+      return out;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
 
 /**
  * The host as a browser reads it: "[::1]" → "::1", "Example.COM." → "example.com",

@@ -28,7 +28,12 @@ import { loopbackPeerUid, type Endpoint } from './peer-uid.js';
 import { background } from '../common/background.js';
 import type { GuardCounts, GuardLimits } from '../protocol/egress.js';
 import { HOP_BY_HOP_HEADERS } from '../protocol/http-headers.js';
-import { MAX_REFUSALS_LOGGED_PER_REQUEST, NET_ERRORS, REFUSED_HEADER } from '../protocol/egress.js';
+import {
+  MAX_REFUSALS_LOGGED_PER_REQUEST,
+  MAX_REQUEST_HEAD_BYTES,
+  NET_ERRORS,
+  REFUSED_HEADER,
+} from '../protocol/egress.js';
 
 // Declared with the messages (src/protocol/egress.ts), which the front may read; re-exported for the guard's users.
 export type { GuardCounts, GuardLimits };
@@ -138,14 +143,13 @@ export class EgressGuard {
     this.#limits = { ...DEFAULT_GUARD_LIMITS, ...opts.limits };
     this.#log = opts.logger;
     this.#events = opts.events ?? {};
-    this.#http = createServer({ keepAlive: true }, (req, res) =>
+    this.#http = createServer({ keepAlive: true, maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, (req, res) =>
       background(this.#onRequest(req, res), 'egress request', this.#log),
     );
     this.#http.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
       background(this.#onConnect(req, socket, head), 'egress tunnel', this.#log),
     );
-    // A client that sends what is not HTTP is cut off; nothing it sent is logged.
-    this.#http.on('clientError', (_e: Error, socket: Duplex) => socket.destroy());
+    this.#http.on('clientError', (e: Error, socket: Duplex) => this.#clientError(e, socket));
     // Requests with Upgrade (not CONNECT) are not proxied: Chromium tunnels WebSockets with CONNECT.
     this.#http.on('upgrade', (_req: IncomingMessage, socket: Duplex) => socket.destroy());
     this.#main = createNetServer((s) => this.#accept(s, undefined));
@@ -246,6 +250,24 @@ export class EgressGuard {
       ...[...this.#sessions].map((s) => s.close()),
       new Promise<void>((resolve) => this.#main.close(() => resolve())),
     ]);
+  }
+
+  /**
+   * A request head past MAX_REQUEST_HEAD_BYTES is answered 431 (the page sees why,
+   * not an empty response); a client that sends what is not HTTP is cut off.
+   * Nothing it sent is logged.
+   */
+  #clientError(e: Error, socket: Duplex): void {
+    if ((e as { code?: unknown }).code !== 'HPE_HEADER_OVERFLOW' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    this.#owner(socket).session?.count('refused');
+    const body = `pagescript egress guard: request headers over ${MAX_REQUEST_HEAD_BYTES} bytes\n`;
+    socket.end(
+      `HTTP/1.1 431 Request Header Fields Too Large\r\n${REFUSED_HEADER}: HEADERS_TOO_LARGE\r\n` +
+        `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
 
   #owner(socket: Duplex): Owner {
@@ -392,7 +414,7 @@ export class EgressGuard {
       return;
     }
     const { session } = owner;
-    const decision = await this.#checker.check(host, port);
+    const decision = await session.lookup(() => this.#checker.check(host, port));
     if (!decision.ok) {
       if (decision.code === 'NOT_ALLOWED') this.#refuse(session, host, port, decision.reason);
       else session.count('refused');
@@ -456,7 +478,7 @@ export class EgressGuard {
       return;
     }
     const { session } = owner;
-    const decision = await this.#checker.check(host, port);
+    const decision = await session.lookup(() => this.#checker.check(host, port));
     if (!decision.ok) {
       this.#failed(session, host, port, decision.code);
       if (decision.code === 'NAME_NOT_RESOLVED') {
