@@ -1,6 +1,7 @@
 // Every setting of the service: its environment variable, default, unit and
 // validation. Parsed once at start and frozen; nothing else reads process.env.
 import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { cpus } from 'node:os';
 import { resolve as resolvePath } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
@@ -117,6 +118,8 @@ export interface Config {
   /** GET /playground and its assets; off: 404. */
   readonly playground: boolean;
   readonly egressAllowlist: readonly EgressAllowEntry[];
+  /** DNS servers the egress guard asks (DNS_SERVERS), as "ip" or "ip:port"; empty: those of /etc/resolv.conf. */
+  readonly dnsServers: readonly string[];
   /** Upstream proxies a request may leave through (PROXIES); empty: every request leaves from this machine. */
   readonly proxies: readonly UpstreamProxy[];
   readonly chromium: ChromiumMode;
@@ -284,6 +287,26 @@ export function parseEgressAllowlist(value: string, problems: string[]): EgressA
       continue;
     }
     out.push({ host: (m[1] ?? m[2] ?? '').toLowerCase(), port });
+  }
+  return out;
+}
+
+export function parseDnsServers(value: string, problems: string[]): string[] {
+  const out: string[] = [];
+  for (const raw of value.split(',')) {
+    const item = raw.trim();
+    if (item === '') continue;
+    // ip, ip:port, [v6]:port, or a bare v6 address (as resolv.conf and c-ares write them)
+    const m = /^(?:\[([0-9a-fA-F:.]+)\]|(\d{1,3}(?:\.\d{1,3}){3}))(?::(\d{1,5}))?$/.exec(item);
+    const ip = m ? (m[1] ?? m[2] ?? '') : isIP(item) === 6 ? item : '';
+    const port = m?.[3] === undefined ? 53 : Number(m[3]);
+    if (isIP(ip) === 0 || !(port >= 1 && port <= 65535)) {
+      problems.push(
+        `DNS_SERVERS: "${item}" is not an IP address with an optional port (e.g. 10.0.0.2 or 10.0.0.2:5353)`,
+      );
+      continue;
+    }
+    out.push(isIP(ip) === 6 ? `[${ip}]:${port}` : `${ip}:${port}`);
   }
   return out;
 }
@@ -542,6 +565,7 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     usageMetricsKeys: int('USAGE_METRICS_KEYS', 1000, 0, 100_000),
     playground: playground !== 'off',
     egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),
+    dnsServers: parseDnsServers(env.DNS_SERVERS ?? '', problems),
     proxies: parseProxies(env.PROXIES ?? '', problems),
     chromium,
     executablePath,

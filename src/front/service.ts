@@ -174,6 +174,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
             reportDials: seam.onDial !== undefined,
             faults: seam.faults ?? false,
             ...(seam.localAddresses ? { localAddresses: seam.localAddresses } : {}),
+            ...(seam.publicTargets ? { publicTargets: seam.publicTargets } : {}),
             ...(seam.guardLimits ? { guardLimits: seam.guardLimits } : {}),
             ...(seam.onDial ? { onDial: seam.onDial } : {}),
           },

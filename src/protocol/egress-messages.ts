@@ -30,10 +30,12 @@ export interface EgressConfig {
   readonly egressAllowlist: Config['egressAllowlist'];
   /** The address the service listens on: one of this machine's, refused unless allow-listed. */
   readonly host: Config['host'];
+  /** The DNS servers the guard asks (DNS_SERVERS); empty: /etc/resolv.conf's. */
+  readonly dnsServers: Config['dnsServers'];
 }
 
 export function egressConfig(config: Config): EgressConfig {
-  return { egressAllowlist: config.egressAllowlist, host: config.host };
+  return { egressAllowlist: config.egressAllowlist, host: config.host, dnsServers: config.dnsServers };
 }
 
 /** What the egress guard is started with (its proxies); see EgressInit. */

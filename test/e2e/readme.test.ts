@@ -50,7 +50,18 @@ const fixtures = {
     await site.close();
   },
 };
-const svc = serviceFor(fixtures, () => ({ PROXIES: `de=http://readme:readme-proxy-password@127.0.0.1:${proxy.port}` }));
+// The site stands in for a public server: a local (allow-listed) target never goes through a proxy.
+const svc = serviceFor(
+  fixtures,
+  () => ({ PROXIES: `de=http://readme:readme-proxy-password@127.0.0.1:${proxy.port}` }),
+  {
+    egressSeam: {
+      get publicTargets() {
+        return [{ address: '127.0.0.1', port: site.port }];
+      },
+    },
+  },
+);
 
 test('the README has an example for json, html, scriptBase64, console.log, cheerio, the no-script check, options and a failure', () => {
   const bodies = examples().map((e) => e.body);

@@ -83,6 +83,7 @@ export function egressInitMessage(
           seam: {
             ...(seam.hosts ? { hosts: seam.hosts } : {}),
             ...(seam.localAddresses ? { localAddresses: seam.localAddresses } : {}),
+            ...(seam.publicTargets ? { publicTargets: seam.publicTargets } : {}),
             ...(seam.guardLimits ? { guardLimits: seam.guardLimits } : {}),
             loopbackOnly: seam.loopbackOnly,
             reportDials: seam.reportDials,
