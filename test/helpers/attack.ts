@@ -1,10 +1,26 @@
 // One tenant's attack beside another tenant's plain request on the same executor:
 // what each got, in which order, and how far the executor's peak memory grew.
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { FixtureServer } from './fixtures.js';
-import { watchPeakGrowth } from './proc-memory.js';
 import type { Reply, TestService } from './service.js';
 import { until } from './wait.js';
+
+/** A field of /proc/<pid>/status, in bytes. */
+function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? NaN) * 1024;
+}
+
+/**
+ * Resets process pid's peak resident memory (VmHWM) to its resident memory now (Linux: 5 > clear_refs);
+ * the function returned reads how far the peak has grown above it since, in MiB.
+ */
+export function watchPeakGrowth(pid: number): () => number {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  const rssBefore = statusBytes(pid, 'VmRSS');
+  return () => (statusBytes(pid, 'VmHWM') - rssBefore) / 2 ** 20;
+}
 
 export interface Attack {
   attacker: Reply;

@@ -2,7 +2,7 @@
 // find whether it holds a string: what a process that shares its user (ptrace,
 // /proc/<pid>/mem) could read of it. Needs root, or the same user and ptrace
 // permission; undefined when the memory cannot be read.
-import { closeSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 
 const CHUNK_BYTES = 8 * 1024 * 1024;
 
@@ -43,20 +43,4 @@ export function memoryHolds(pid: number, text: string): boolean | undefined {
     closeSync(fd);
   }
   return readAny ? false : undefined;
-}
-
-/** A field of /proc/<pid>/status, in bytes. */
-function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(m?.[1] ?? NaN) * 1024;
-}
-
-/**
- * Resets process pid's peak resident memory (VmHWM) to its resident memory now (Linux: 5 > clear_refs);
- * the function returned reads how far the peak has grown above it since, in MiB.
- */
-export function watchPeakGrowth(pid: number): () => number {
-  writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  const rssBefore = statusBytes(pid, 'VmRSS');
-  return () => (statusBytes(pid, 'VmHWM') - rssBefore) / 2 ** 20;
 }
