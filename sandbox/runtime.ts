@@ -172,6 +172,23 @@ function encodeArg(v: unknown): unknown {
   );
 }
 
+const createObject = Object.create;
+
+/**
+ * Sets a key of page data as an own property, as JSON.parse does in Puppeteer:
+ * SECURITY: `out[k] = …` with k "__proto__" would let the page choose the
+ * object's prototype, and a setter the script put on Object.prototype would run.
+ */
+function setOwn(obj: Record<string, unknown>, k: string, value: unknown): void {
+  // A descriptor without a prototype: a "get" on Object.prototype is not read as part of it.
+  const d = createObject(null) as PropertyDescriptor;
+  d.value = value;
+  d.writable = true;
+  d.enumerable = true;
+  d.configurable = true;
+  defineProperty(obj, k, d);
+}
+
 function decode(v: unknown): unknown {
   if (typeof v !== 'object' || v === null) return v;
   if (Array.isArray(v)) return v.map(decode);
@@ -189,7 +206,7 @@ function decode(v: unknown): unknown {
         // Page data with a "$ps" key of its own: data, never a tag.
         const inner = v.v as Record<string, unknown>;
         const obj: Record<string, unknown> = {};
-        for (const k of Object.keys(inner)) obj[k] = decode(inner[k]);
+        for (const k of Object.keys(inner)) setOwn(obj, k, decode(inner[k]));
         return obj;
       }
       case 'n':
@@ -205,7 +222,7 @@ function decode(v: unknown): unknown {
     }
   }
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v)) out[k] = decode((v as Record<string, unknown>)[k]);
+  for (const k of Object.keys(v)) setOwn(out, k, decode((v as Record<string, unknown>)[k]));
   return out;
 }
 

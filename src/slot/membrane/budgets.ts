@@ -19,6 +19,22 @@ export const MAX_IN_FLIGHT_CHARS = 32 * 1024 * 1024;
 export const MAX_TRANSFER_CHARS = 16 * 1024 * 1024;
 /** Everything on its way into the isolate and not yet taken, in characters. */
 export const MAX_QUEUED_CHARS = 32 * 1024 * 1024;
+/**
+ * Page events waiting for a busy isolate to take them, and exposed-function calls from the page
+ * waiting for its answer; past either, the next one is dropped (an exposed function's call fails
+ * in the page) before anything of it is encoded, and counted.
+ */
+export const MAX_WAITING_EVENTS = 1_000;
+/** The characters of the page events waiting for the isolate (within MAX_QUEUED_CHARS, which results share). */
+export const MAX_WAITING_EVENT_CHARS = 8 * 1024 * 1024;
+export const MAX_WAITING_EXPOSED_CALLS = 1_000;
+/**
+ * The handle table's data, in characters: each handle counts HANDLE_CHARS and the strings
+ * the host copied of it for the isolate (a console message's text, a request's URL and
+ * headers), which its Puppeteer object holds as long as the table does.
+ */
+export const MAX_HANDLE_CHARS = 32 * 1024 * 1024;
+export const HANDLE_CHARS = 256;
 /** One console line, in characters; the rest is cut (the total is MAX_LOG_BYTES). */
 export const MAX_LOG_LINE_CHARS = 16 * 1024;
 /** Functions a script may have exposed to its page at once (page.exposeFunction). */
@@ -33,6 +49,11 @@ export const MAX_EXPOSED_NAME_CHARS = 1_024;
  */
 export const MAX_PRELOAD_SCRIPTS = 64;
 export const MAX_PRELOAD_CHARS = 16 * 1024 * 1024;
+/**
+ * A page function's source (a function's text or a string of JavaScript), in characters: Puppeteer
+ * keeps it, tests it and sends it in one DevTools message per call (and per poll of a wait).
+ */
+export const MAX_PAGE_FUNCTION_CHARS = 1024 * 1024;
 /** Host CPU spent in membrane calls of one request (their synchronous part), in milliseconds. */
 export const MAX_HOST_CPU_MS = 5_000;
 
