@@ -8,9 +8,9 @@
 // browser. Figures are reported as ratios against those baselines, because
 // these machines are noisy. --prewarm-sweep measures the service with each
 // PREWARM_CONTEXTS given; --neighbour runs the noisy-neighbour bench
-// (scripts/neighbour.ts, README "Budgets"); --real-pages the saved real pages
+// (scripts/neighbour.ts, docs/performance.md); --real-pages the saved real pages
 // with and without options.blockResourceTypes (scripts/real-pages-bench.ts).
-// See README "Performance".
+// See docs/performance.md.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -85,7 +85,7 @@ function chromiumPids(root: number): number[] {
   });
 }
 
-/** The service's script executors: its Node children that run src/executor (see README, How it is built). */
+/** The service's script executors: its Node children that run src/executor (see docs/architecture.md). */
 function executorPids(root: number): number[] {
   return descendants(root).filter((p) => {
     try {

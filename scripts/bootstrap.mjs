@@ -343,7 +343,7 @@ function lint(nodeBin, env) {
  * Runs test files with node:test, one at a time: end-to-end files each in their
  * own process (one crash cannot hide another), unit files together when asked.
  * With coverage, Node's own (V8's) report of src/ and sandbox/ is printed at the
- * end; code that runs inside the isolates is not in it (see the README).
+ * end; code that runs inside the isolates is not in it (see docs/development.md).
  */
 function runTests(nodeBin, env, files, { isolation = 'process', coverage = false }) {
   const args = [...nodeFlags, '--enable-source-maps', '--import', 'tsx', '--test', '--test-concurrency=1'];

@@ -13,7 +13,7 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
  * Which Chromium: `shell` is chromium-headless-shell (Puppeteer's `headless:
  * 'shell'`, the old headless mode without the browser's UI layer: a fresh
  * context costs a quarter of the CPU), `full` the whole browser in its new
- * headless mode. README, "Chromium: the headless shell or the full browser".
+ * headless mode. docs/chromium.md.
  */
 export type ChromiumMode = 'shell' | 'full';
 
@@ -34,7 +34,7 @@ export interface EgressAllowEntry {
 }
 
 /**
- * An upstream proxy the operator named in PROXIES (README "Upstream proxies").
+ * An upstream proxy the operator named in PROXIES (docs/network.md "Upstream proxies").
  * SECURITY: username and password are secrets like the API keys: the front
  * holds them and hands them to the egress guard only, never to a job.
  */
@@ -124,7 +124,7 @@ export interface Config {
   readonly proxies: readonly UpstreamProxy[];
   readonly chromium: ChromiumMode;
   readonly executablePath: string;
-  /** Script executor processes (each with its own Chromium); see README, "How it is built". */
+  /** Script executor processes (each with its own Chromium); see docs/architecture.md. */
   readonly executors: number;
   /** When the service runs as root, executors and Chromium run as this unprivileged user. */
   readonly executorUser: string;
@@ -147,7 +147,7 @@ const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debu
 /**
  * The service's own memory, before any request, in MiB (anonymous + shared
  * resident memory, with room). Measured at rest after a dozen requests with
- * scratch runs of the service (README, "Budgets"): the front ~70-90 MB, an
+ * scratch runs of the service (docs/budgets.md): the front ~70-90 MB, an
  * executor (Node, the prepared isolates) ~75-80 MB, the egress process (Node and
  * the guard's connections) EGRESS_BASE_MB, one lane's
  * Chromium with its spare context ~130-150 MB for the headless shell and
@@ -157,7 +157,7 @@ export const FRONT_BASE_MB = 128;
 export const EXECUTOR_BASE_MB = 128;
 /**
  * The egress process: Node and the guard. Measured at rest ~45 MB resident and
- * ~55 MB with two pages loading through it (README, "How it is built"); its
+ * ~55 MB with two pages loading through it (docs/architecture.md); its
  * connections' buffers are bounded by the guard's limits per connection.
  */
 export const EGRESS_BASE_MB = 64;
@@ -423,7 +423,7 @@ export function chooseChromium(
   return { chromium: mode, executablePath: CHROMIUM_PATHS[mode] };
 }
 
-/** IDLE_CHROMIUM_CLOSE_MS unless set (README, Configuration). */
+/** IDLE_CHROMIUM_CLOSE_MS unless set (docs/configuration.md). */
 export const DEFAULT_IDLE_CHROMIUM_CLOSE_MS = 30_000;
 
 /** USAGE_LOG: off (or unset), stdout, or an absolute file path the records are appended to. */

@@ -497,7 +497,7 @@ export class EgressGuard {
     try {
       // Through a proxy, a plain request goes through a tunnel to port 80 as well
       // (CONNECT or SOCKS5), and the guard speaks HTTP to the target itself: see
-      // README "Upstream proxies" for why not an absolute-form request to the proxy.
+      // docs/network.md "Upstream proxies" for why not an absolute-form request to the proxy.
       socket = await this.#dial(session, host, port, decision);
     } catch (e) {
       if (e instanceof ProxyError) this.#proxyFailed(session, host, port, e);

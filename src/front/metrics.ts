@@ -129,7 +129,7 @@ export class Metrics {
   });
   readonly keyCpu = new Counter({
     name: 'pagescript_key_cpu_seconds_total',
-    help: "CPU time of each key's requests: their slot process and Chromium (README What a request cost).",
+    help: "CPU time of each key's requests: their slot process and Chromium (docs/keys-and-limits.md, What a request cost).",
     labelNames: ['key'] as const,
     registers: [this.registry],
   });

@@ -21,7 +21,7 @@ const RATE_HEADERS: Json = {
   'RateLimit-Remaining': int('Requests left in the current window.'),
   'RateLimit-Reset': int('Seconds until the window ends.'),
 };
-/** What the request cost (README "What a request cost"): on every reply after authentication, each when known. */
+/** What the request cost (docs/keys-and-limits.md "What a request cost"): on every reply after authentication, each when known. */
 const USAGE_HEADERS: Json = {
   'X-Usage-Wall-Ms': int('Milliseconds from the request to the reply.'),
   'X-Usage-Queue-Ms': int('Milliseconds waiting for a slot.'),

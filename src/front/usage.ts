@@ -1,4 +1,4 @@
-// What a request cost (README "Keys and limits", "What a request cost"): the
+// What a request cost (docs/keys-and-limits.md "What a request cost"): the
 // figures on every reply after authentication, one usage record per request
 // for the operator (USAGE_LOG), and per-key counters in /metrics. Records hold
 // the key's name and figures only: never the script, the URL or any key.

@@ -20,7 +20,7 @@ export interface JobRequest {
    * credentials go to the egress guard at its start (EgressInit), never in a job.
    */
   readonly proxy?: string;
-  /** Limits of the request's key below the service's (README "Keys and limits"); absent: the service's. */
+  /** Limits of the request's key below the service's (docs/keys-and-limits.md); absent: the service's. */
   readonly limits?: JobLimits;
   /**
    * SECURITY: the hosts the request's key may reach, as patterns (host-patterns.ts):
@@ -30,7 +30,7 @@ export interface JobRequest {
 }
 
 /**
- * What a job cost, as the slot measured it (README "What a request cost"). The
+ * What a job cost, as the slot measured it (docs/keys-and-limits.md "What a request cost"). The
  * front adds its own figures (CPU from /proc, the guard's counts, its timings).
  */
 export interface JobUsage {

@@ -40,7 +40,7 @@ const START_TIMEOUT_MS = 180_000;
 const PODMAN_TIMEOUT_MS = 120_000;
 
 /**
- * How the container runs, as README "Container" tells a self-hoster to run it.
+ * How the container runs, as docs/container.md tells a self-hoster to run it.
  * SECURITY: no capabilities, no privilege gain, a read-only root; the seccomp
  * profile differs from podman's default only in letting Chromium's sandbox chroot.
  */
@@ -126,7 +126,7 @@ describe('the container image', { skip }, () => {
     await fixtures.start();
     await canary.start();
     port = await freePort();
-    // The key file on a read-only volume, as README "Container" says: a directory
+    // The key file on a read-only volume, as docs/container.md says: a directory
     // (the file is replaced by a rename when keys change), owned by the image's user.
     const keysDir = join(podman.dir, 'keys');
     mkdirSync(keysDir);

@@ -16,7 +16,7 @@ import { executorUser, lookupUser } from '../../src/front/children/users.js';
 
 const fixtures = new FixtureServer({ '/': html('<title>target</title>') });
 const ROOT = process.getuid?.() === 0;
-/** As root, Chromium's user (undefined otherwise: the check is off, and said so in the README). */
+/** As root, Chromium's user (undefined otherwise: the check is off, and said so in docs/architecture.md). */
 const EXECUTOR_USER = executorUser(loadConfig({}));
 const NOBODY = lookupUser('nobody');
 let svc: TestService;
@@ -37,7 +37,7 @@ const target = (): string => `127.0.0.1:${fixtures.port}`;
 
 test(
   "a local process of another user than the executors' is refused on a context's port, even during its request",
-  { skip: !ROOT && 'the service is not root: every process is of the same user (README)' },
+  { skip: !ROOT && 'the service is not root: every process is of the same user (docs/architecture.md)' },
   async () => {
     assert.ok(NOBODY, 'the user nobody exists');
     const { port } = await executor.session('b3-live');

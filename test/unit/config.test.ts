@@ -8,6 +8,7 @@ import {
   JOB_CLOSE_MARGIN_MS,
   loadConfig,
 } from '../../src/common/config.js';
+import { docSection } from '../helpers/docs.js';
 
 test('defaults: port 3000 on 127.0.0.1, 30 s scripts, 128 MiB, no keys (one is generated at start)', () => {
   const c = loadConfig({});
@@ -98,9 +99,8 @@ test('fairness by default: the queue timeout outlasts the longest job (navigatio
   assert.equal(loadConfig({ QUEUE_TIMEOUT_MS: '5000' }).queueTimeoutMs, 5000);
 });
 
-test("every default the README's configuration table states is the code's default", () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const section = /^## Configuration\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? '';
+test("every default the configuration table (docs/configuration.md) states is the code's default", () => {
+  const section = docSection('docs/configuration.md', '# Configuration');
   const stated = [...section.matchAll(/^\| `([A-Z_]+)` \| `([^`]*)` \|/gm)].map((m): [string, string] => [
     m[1] as string,
     m[2] as string,

@@ -49,7 +49,7 @@ function successMessage(req: ScrapeRequest, out: ScrapeOutcome): string {
   return 'URL is reachable';
 }
 
-/** The body of an html reply: the string the script returned; see the README for other values. */
+/** The body of an html reply: the string the script returned; see docs/api.md for other values. */
 function htmlBody(out: ScrapeOutcome): string {
   if (typeof out.value === 'string') return out.value;
   if (out.json === undefined) return '';

@@ -1,7 +1,7 @@
 // What the host spends on one request's behalf, bounded: membrane calls in
 // flight, bytes crossing the membrane and waiting to cross it, host CPU, and
 // the shapes of selector that Puppeteer parses slowly on the host's main thread.
-// Every limit has a message naming it (see README "Budgets").
+// Every limit has a message naming it (see docs/budgets.md).
 import { MembraneError } from './options.js';
 
 /** Membrane calls a script may have in flight; the next one fails at once. */
