@@ -68,7 +68,7 @@ export function egressInitMessage(
   servicePort: number,
   port: number,
   seam: EgressTestSeam | undefined,
-  clientUid?: number,
+  clientUids?: readonly number[],
 ): Extract<ToEgress, { type: 'init' }> {
   return {
     type: 'init',
@@ -77,7 +77,7 @@ export function egressInitMessage(
     servicePort,
     port,
     egress: egressInit(config),
-    ...(clientUid === undefined ? {} : { clientUid }),
+    ...(clientUids === undefined ? {} : { clientUids }),
     ...(seam
       ? {
           seam: {
@@ -234,7 +234,7 @@ export class EgressSupervisor {
    * A new channel for executor `executor`: one end is handed to the egress
    * process now, the other is returned for the executor. Only when it is ready.
    */
-  async channel(executor: number): Promise<{ socket: Socket; channel: number }> {
+  async channel(executor: number, uid?: number): Promise<{ socket: Socket; channel: number }> {
     const child = this.#child;
     if (!this.#ready || !child?.connected) throw new Error('the egress process is not ready');
     const [egressEnd, executorEnd] = await socketPair(this.#dir);
@@ -250,7 +250,7 @@ export class EgressSupervisor {
     // (a process already gone) closes both ends, with the same effect.
     const channel = this.#nextChannel++;
     this.#channelsMade++;
-    sendSocket(child, { type: 'attach', executor, channel }, egressEnd, (e) => {
+    sendSocket(child, { type: 'attach', executor, channel, ...(uid === undefined ? {} : { uid }) }, egressEnd, (e) => {
       if (e) executorEnd.destroy();
     });
     return { socket: executorEnd, channel };
@@ -372,7 +372,7 @@ export class EgressSupervisor {
             seam,
             // SECURITY: as root, the executors (and their Chromium) run as their own user:
             // only that user's sockets are served on a context's port.
-            executorUser(config)?.uid,
+            ((u) => (u === undefined ? undefined : [u.uid]))(executorUser(config)),
           ),
         );
       },
