@@ -32,15 +32,17 @@ import {
   writeChildLine,
 } from './child-start.js';
 import { awaitReady, forkChild, logChildOutput, stopChild } from './child-start.js';
-import { executorUser, lookupUser, type RunAs } from './users.js';
+import { lookupUser, slotUsers, type RunAs } from './users.js';
 
 /**
  * As root, the egress process's user: it must exist (scripts/bootstrap.mjs
- * creates it) and be neither root nor the executors' user (SECURITY: code that
- * escaped an executor or a renderer runs as that user, and could read the memory
- * of any process of it).
+ * creates it) and be neither root nor a slot's user (SECURITY: code that
+ * escaped a slot process or a renderer runs as that user, and could read the
+ * memory of any process of it).
  */
-export function egressUser(config: Pick<Config, 'egressUser' | 'executorUser'>): RunAs | undefined {
+export function egressUser(
+  config: Pick<Config, 'egressUser' | 'slotUserPrefix' | 'maxConcurrency'>,
+): RunAs | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const found = lookupUser(config.egressUser);
   if (found === undefined || found.uid === 0)
@@ -49,11 +51,9 @@ export function egressUser(config: Pick<Config, 'egressUser' | 'executorUser'>):
         `(EGRESS_USER): run \`node scripts/bootstrap.mjs build\` as root, which creates it, or ` +
         `\`useradd --system --no-create-home --shell /usr/sbin/nologin ${config.egressUser}\``,
     );
-  const executor = lookupUser(config.executorUser);
-  if (executor !== undefined && executor.uid === found.uid)
-    throw new Error(
-      `EGRESS_USER (${config.egressUser}) must be another user than EXECUTOR_USER (${config.executorUser})`,
-    );
+  const slot = slotUsers(config)?.find((u) => u.uid === found.uid);
+  if (slot !== undefined)
+    throw new Error(`EGRESS_USER (${config.egressUser}) must be another user than the slot user ${slot.user}`);
   return found;
 }
 
@@ -370,9 +370,9 @@ export class EgressSupervisor {
             this.#opts.servicePort,
             this.#guardPort,
             seam,
-            // SECURITY: as root, the executors (and their Chromium) run as their own user:
-            // only that user's sockets are served on a context's port.
-            ((u) => (u === undefined ? undefined : [u.uid]))(executorUser(config)),
+            // SECURITY: as root, each slot (its process and Chromium) runs as a user of its
+            // own: only the slots' sockets are served on a context's port, each its own slot's.
+            slotUsers(config)?.map((u) => u.uid),
           ),
         );
       },
