@@ -76,7 +76,7 @@ export interface Config {
   readonly maxConcurrencyAsked: number | undefined;
   /** Memory of the Chromium processes serving one request (its renderers, workers, its storage), in MiB. */
   readonly pageMemoryMb: number;
-  /** What the whole service (front, executors, isolates, every Chromium) may use: SERVICE_MEMORY_MB or detected. */
+  /** What the whole service (front, egress, slot processes, isolates, every Chromium) may use: SERVICE_MEMORY_MB or detected. */
   readonly serviceMemoryMb: number;
   /** How serviceMemoryMb is shared out (see memoryPlan). */
   readonly memory: MemoryPlan;
@@ -109,8 +109,10 @@ export interface Config {
   readonly prewarmedIsolates: number;
   /** Chromium is replaced after this many contexts; 0: never. */
   readonly browserRecycleContexts: number;
-  /** An executor's Chromiums past its first are closed after this long with no request (relaunched on demand); 0: never. */
-  readonly idleChromiumCloseMs: number;
+  /** Slot processes past the first (and their Chromium) are closed after this long with no request (relaunched on demand); 0: never. */
+  readonly idleSlotCloseMs: number;
+  /** A slot process is replaced after this many requests (its memory starts afresh); 0: never. */
+  readonly slotRecycleRequests: number;
   /** On SIGTERM/SIGINT, how long running scripts may go on before they are ended. */
   readonly shutdownGraceMs: number;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
@@ -124,11 +126,9 @@ export interface Config {
   readonly proxies: readonly UpstreamProxy[];
   readonly chromium: ChromiumMode;
   readonly executablePath: string;
-  /** Script executor processes (each with its own Chromium); see docs/architecture.md. */
-  readonly executors: number;
-  /** When the service runs as root, executors and Chromium run as this unprivileged user. */
-  readonly executorUser: string;
-  /** As root, the egress process's user: another than the executors' (SECURITY: it will hold proxy credentials). */
+  /** As root, slot i's process and Chromium run as the user `${slotUserPrefix}${i}` (src/front/children/users.ts). */
+  readonly slotUserPrefix: string;
+  /** As root, the egress process's user: none of the slots' (SECURITY: it will hold proxy credentials). */
   readonly egressUser: string;
   readonly logLevel: LogLevel;
 }
@@ -147,14 +147,16 @@ const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debu
 /**
  * The service's own memory, before any request, in MiB (anonymous + shared
  * resident memory, with room). Measured at rest after a dozen requests with
- * scratch runs of the service (docs/budgets.md): the front ~70-90 MB, an
- * executor (Node, the prepared isolates) ~75-80 MB, the egress process (Node and
- * the guard's connections) EGRESS_BASE_MB, one lane's
+ * scratch runs of the service (docs/budgets.md): the front ~70-90 MB, a
+ * slot process (Node, Puppeteer, its prepared isolate) ~60-80 MB, the egress
+ * process (Node and the guard's connections) EGRESS_BASE_MB, one slot's
  * Chromium with its spare context ~130-150 MB for the headless shell and
  * ~280 MB for the full browser.
  */
 export const FRONT_BASE_MB = 128;
-export const EXECUTOR_BASE_MB = 128;
+export const SLOT_BASE_MB = 128;
+/** A slot process's V8 heap beyond what its request's host-side queues may hold (Puppeteer, the membrane), in MiB. */
+export const SLOT_HEAP_BASE_MB = 64;
 /**
  * The egress process: Node and the guard. Measured at rest ~45 MB resident and
  * ~55 MB with two pages loading through it (docs/architecture.md); its
@@ -174,32 +176,48 @@ export function hostRequestMb(maxResultBytes: number): number {
 
 /** How SERVICE_MEMORY_MB is shared out, in MiB; what /health and /metrics show. */
 export interface MemoryPlan {
-  /** The front, the egress process and the executors' own processes. */
+  /** The front and the egress process. */
   readonly baseMb: number;
-  /** One lane's Chromium at rest (each executor has ceil(MAX_CONCURRENCY / EXECUTORS) lanes). */
+  /** One slot process at rest (Node, Puppeteer, a prepared isolate); there is one per slot (MAX_CONCURRENCY). */
+  readonly slotBaseMb: number;
+  /** One slot's Chromium at rest. */
   readonly laneBaseMb: number;
   /** What one running request may add: PAGE_MEMORY_MB + SCRIPT_MEMORY_MB + its host-side queues. */
   readonly perRequestMb: number;
-  /** Lanes (Chromium processes) in each executor. */
-  readonly lanesPerExecutor: number;
-  /** What the service may use with every slot busy: baseMb + the lanes at rest + perRequestMb per slot. */
+  /**
+   * The hard ceiling of one slot process (its host side: Node, Puppeteer, the
+   * membrane, the isolate): slotBaseMb + SCRIPT_MEMORY_MB + the host-side
+   * queues. The front reads its resident memory from /proc; past it the
+   * request is 400 MEMORY_LIMIT_EXCEEDED and the process is replaced.
+   */
+  readonly slotHostLimitMb: number;
+  /** The slot process's V8 heap limit (--max-old-space-size): SLOT_HEAP_BASE_MB + the host-side queues. */
+  readonly slotHeapMb: number;
+  /** What the service may use with every slot busy: baseMb + the slots at rest + perRequestMb per slot. */
   readonly plannedMb: number;
 }
 
 export function memoryPlan(opts: {
   readonly concurrency: number;
-  readonly executors: number;
   readonly chromium: ChromiumMode;
   readonly pageMemoryMb: number;
   readonly scriptMemoryMb: number;
   readonly maxResultBytes: number;
 }): MemoryPlan {
-  const baseMb = FRONT_BASE_MB + EGRESS_BASE_MB + opts.executors * EXECUTOR_BASE_MB;
+  const baseMb = FRONT_BASE_MB + EGRESS_BASE_MB;
   const laneBaseMb = LANE_BASE_MB[opts.chromium];
-  const perRequestMb = opts.pageMemoryMb + opts.scriptMemoryMb + hostRequestMb(opts.maxResultBytes);
-  const lanesPerExecutor = Math.ceil(opts.concurrency / opts.executors);
-  const plannedMb = baseMb + opts.executors * lanesPerExecutor * laneBaseMb + opts.concurrency * perRequestMb;
-  return { baseMb, laneBaseMb, perRequestMb, lanesPerExecutor, plannedMb };
+  const hostMb = hostRequestMb(opts.maxResultBytes);
+  const perRequestMb = opts.pageMemoryMb + opts.scriptMemoryMb + hostMb;
+  const plannedMb = baseMb + opts.concurrency * (SLOT_BASE_MB + laneBaseMb + perRequestMb);
+  return {
+    baseMb,
+    slotBaseMb: SLOT_BASE_MB,
+    laneBaseMb,
+    perRequestMb,
+    slotHostLimitMb: SLOT_BASE_MB + opts.scriptMemoryMb + hostMb,
+    slotHeapMb: SLOT_HEAP_BASE_MB + hostMb,
+    plannedMb,
+  };
 }
 
 /** The most requests at once whose plan fits in serviceMemoryMb (at least one, even when one does not fit). */
@@ -423,8 +441,18 @@ export function chooseChromium(
   return { chromium: mode, executablePath: CHROMIUM_PATHS[mode] };
 }
 
-/** IDLE_CHROMIUM_CLOSE_MS unless set (docs/configuration.md). */
-export const DEFAULT_IDLE_CHROMIUM_CLOSE_MS = 30_000;
+/** IDLE_SLOT_CLOSE_MS unless set (docs/configuration.md). */
+export const DEFAULT_IDLE_SLOT_CLOSE_MS = 30_000;
+
+/** Settings that are gone, and what an operator who still sets one is told (the service refuses to start). */
+const GONE_SETTINGS: Readonly<Record<string, string>> = {
+  EXECUTORS:
+    'is gone: every request slot (MAX_CONCURRENCY of them) now runs in a slot process of its own; remove EXECUTORS and set MAX_CONCURRENCY',
+  EXECUTOR_USER:
+    'is gone: as root, slot i runs as its own user SLOT_USER_PREFIX + i (pagescript-slot-0, pagescript-slot-1, …); remove EXECUTOR_USER',
+  IDLE_CHROMIUM_CLOSE_MS:
+    'is now IDLE_SLOT_CLOSE_MS: idle slot processes past the first are closed with their Chromium; rename the setting',
+};
 
 /** USAGE_LOG: off (or unset), stdout, or an absolute file path the records are appended to. */
 function parseUsageLog(text: string, problems: string[]): Config['usageLog'] {
@@ -475,14 +503,18 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
   const playground = (env.PLAYGROUND ?? 'on').trim().toLowerCase();
   if (playground !== 'on' && playground !== 'off') problems.push(`PLAYGROUND: "${env.PLAYGROUND}" must be on or off`);
 
+  for (const [name, why] of Object.entries(GONE_SETTINGS))
+    if (env[name] !== undefined && env[name].trim() !== '') problems.push(`${name} ${why}`);
+
   const { chromium, executablePath } = chooseChromium(env, problems);
-  const executorUser = (env.EXECUTOR_USER ?? 'pagescript-exec').trim();
-  if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(executorUser))
-    problems.push(`EXECUTOR_USER: "${executorUser}" is not a user name`);
+  // User names are at most 32 characters: the prefix leaves room for a slot number up to MAX_CONCURRENCY_LIMIT.
+  const slotUserPrefix = (env.SLOT_USER_PREFIX ?? 'pagescript-slot-').trim();
+  if (!/^[a-z_][a-z0-9_-]{0,28}$/.test(slotUserPrefix))
+    problems.push(`SLOT_USER_PREFIX: "${slotUserPrefix}" is not the start of a user name (at most 29 characters)`);
   const egressUser = (env.EGRESS_USER ?? 'pagescript-egress').trim();
   if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(egressUser)) problems.push(`EGRESS_USER: "${egressUser}" is not a user name`);
-  else if (egressUser === executorUser)
-    problems.push(`EGRESS_USER: "${egressUser}" must be another user than EXECUTOR_USER`);
+  else if (egressUser.startsWith(slotUserPrefix) && /^\d+$/.test(egressUser.slice(slotUserPrefix.length)))
+    problems.push(`EGRESS_USER: "${egressUser}" must not be a slot's user (SLOT_USER_PREFIX + a number)`);
 
   const navigationTimeoutMs = int('NAVIGATION_TIMEOUT_MS', 15_000, 100, 600_000);
   const scriptTimeoutMs = int('SCRIPT_TIMEOUT_MS', 30_000, 100, 600_000);
@@ -496,11 +528,10 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
   const scriptMemoryMb = int('SCRIPT_MEMORY_MB', 128, 16, 4096);
   const pageMemoryMb = int('PAGE_MEMORY_MB', 512, 64, 65_536);
   const maxResultBytes = int('MAX_RESULT_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024);
-  const executors = int('EXECUTORS', 1, 1, 16);
   const serviceMemoryMb = env.SERVICE_MEMORY_MB?.trim()
     ? int('SERVICE_MEMORY_MB', 0, 256, 64 * 1024 * 1024)
     : detectMemoryMb();
-  const shape = { executors, chromium, pageMemoryMb, scriptMemoryMb, maxResultBytes };
+  const shape = { chromium, pageMemoryMb, scriptMemoryMb, maxResultBytes };
   const byMemory = concurrencyByMemory(serviceMemoryMb, shape);
   const asked = int('MAX_CONCURRENCY', defaultConcurrency(byMemory), 1, MAX_CONCURRENCY_LIMIT);
   // SECURITY: a request that would not fit in SERVICE_MEMORY_MB waits in the
@@ -558,7 +589,8 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     prewarmedContexts: int('PREWARM_CONTEXTS', 2, 0, 64),
     prewarmedIsolates: int('PREWARM_ISOLATES', 2, 0, 64),
     browserRecycleContexts: int('BROWSER_RECYCLE_CONTEXTS', 1000, 0, 10_000_000),
-    idleChromiumCloseMs: int('IDLE_CHROMIUM_CLOSE_MS', DEFAULT_IDLE_CHROMIUM_CLOSE_MS, 0, 86_400_000),
+    idleSlotCloseMs: int('IDLE_SLOT_CLOSE_MS', DEFAULT_IDLE_SLOT_CLOSE_MS, 0, 86_400_000),
+    slotRecycleRequests: int('SLOT_RECYCLE_REQUESTS', 1000, 0, 10_000_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     metricsToken: env.METRICS_TOKEN?.trim() ? env.METRICS_TOKEN.trim() : undefined,
     usageLog: parseUsageLog(env.USAGE_LOG ?? '', problems),
@@ -569,8 +601,7 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     proxies: parseProxies(env.PROXIES ?? '', problems),
     chromium,
     executablePath,
-    executors,
-    executorUser,
+    slotUserPrefix,
     egressUser,
     logLevel: LOG_LEVELS.includes(logLevel) ? logLevel : 'info',
   };

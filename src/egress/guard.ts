@@ -103,8 +103,8 @@ export class EgressGuard {
   readonly #sessionOf = new WeakMap<Duplex, EgressSession>();
   readonly #sessions = new Set<EgressSession>();
   readonly #counts: GuardCounts = { clientConnections: 0, unclaimed: 0, upstreamConnections: 0, otherUsers: 0 };
-  /** When set, a context's port takes connections only from sockets this user owns (the executors'). */
-  readonly #clientUid: number | undefined;
+  /** When set, a context's port takes connections only from sockets these users own (the slots'). */
+  readonly #clientUids: readonly number[] | undefined;
   readonly #peerUid: (peer: Endpoint, local: Endpoint) => Promise<number | undefined>;
   /** The upstream proxies by name, with their credentials (EgressInit). */
   readonly #proxies: ReadonlyMap<string, UpstreamProxy>;
@@ -126,14 +126,15 @@ export class EgressGuard {
     /** Tests: the CA an https:// proxy's certificate is checked against. */
     proxyTls?: Pick<ConnectionOptions, 'ca'>;
     /**
-     * SECURITY: the only user whose sockets a context's port takes (the executors'
-     * and their Chromiums', when the service runs as root). Undefined: any local process.
+     * SECURITY: the only users whose sockets a context's port takes (the slots'
+     * and their Chromiums', when the service runs as root); a session opened with
+     * a uid of its own takes that one alone. Undefined: any local process.
      */
-    clientUid?: number;
+    clientUids?: readonly number[];
     /** Who owns a loopback socket (the kernel's socket tables by default). */
     peerUid?: (peer: Endpoint, local: Endpoint) => Promise<number | undefined>;
   }) {
-    this.#clientUid = opts.clientUid;
+    this.#clientUids = opts.clientUids;
     this.#peerUid = opts.peerUid ?? loopbackPeerUid;
     this.#checker = opts.checker;
     this.#connect = opts.connector ?? netConnector;
@@ -152,7 +153,7 @@ export class EgressGuard {
     this.#http.on('clientError', (e: Error, socket: Duplex) => this.#clientError(e, socket));
     // Requests with Upgrade (not CONNECT) are not proxied: Chromium tunnels WebSockets with CONNECT.
     this.#http.on('upgrade', (_req: IncomingMessage, socket: Duplex) => socket.destroy());
-    this.#main = createNetServer((s) => this.#accept(s, undefined));
+    this.#main = createNetServer((s) => this.#accept(s, undefined, undefined));
   }
 
   /** The browser-wide port (Chromium's --proxy-server), where nothing is let through. */
@@ -180,22 +181,32 @@ export class EgressGuard {
     return this.#port;
   }
 
-  /** A port for one browser context, on loopback; it carries nothing until bound to a request. */
-  async openSession(): Promise<EgressSession> {
+  /**
+   * A port for one browser context, on loopback; it carries nothing until bound
+   * to a request. `uid`: the slot user whose sockets alone it takes (when users are checked).
+   */
+  async openSession(uid?: number): Promise<EgressSession> {
     // SECURITY: the guard is down: the context is pointed at its closed browser-wide
     // port, so its traffic fails (fails closed) rather than the request erroring.
     if (this.#closed) return new EgressSession(undefined, this.#port, () => undefined);
+    // SECURITY: a uid that is none of the slots' widens nothing: the port then takes no one.
+    const allowed =
+      this.#clientUids === undefined
+        ? undefined
+        : uid === undefined
+          ? this.#clientUids
+          : [uid].filter((u) => this.#clientUids?.includes(u));
     // Paused when connections are checked: nothing is read before the peer's owner is known.
-    const server = createNetServer({ pauseOnConnect: this.#clientUid !== undefined });
+    const server = createNetServer({ pauseOnConnect: allowed !== undefined });
     const port = await listenOnLoopback(server, 0);
     const session: EgressSession = new EgressSession(server, port, () => this.#sessions.delete(session));
-    server.on('connection', (s: Socket) => this.#accept(s, session));
+    server.on('connection', (s: Socket) => this.#accept(s, session, allowed));
     this.#sessions.add(session);
     if (this.#closed) await session.close();
     return session;
   }
 
-  #accept(s: Socket, session: EgressSession | undefined): void {
+  #accept(s: Socket, session: EgressSession | undefined, allowed: readonly number[] | undefined): void {
     this.#counts.clientConnections++;
     s.on('error', () => s.destroy());
     if (session?.state === 'ended') {
@@ -210,28 +221,27 @@ export class EgressGuard {
       this.#sessionOf.set(s, session);
       session.track(s);
     }
-    const clientUid = this.#clientUid;
-    if (!session || clientUid === undefined) {
+    if (!session || allowed === undefined) {
       this.#http.emit('connection', s);
       return;
     }
     // SECURITY: a context's port is on loopback, where every local process can
     // reach it; during a request it would be an open proxy (with the operator's
-    // upstream credentials) for any of them. Only a socket of the executors' user
-    // (their Chromium) is served; any other is closed before a byte is read.
+    // upstream credentials) for any of them. Only a socket of its slot's user
+    // (that slot's Chromium) is served; any other is closed before a byte is read.
     const peer = { address: s.remoteAddress ?? '', port: s.remotePort ?? 0 };
     const local = { address: s.localAddress ?? '', port: s.localPort ?? 0 };
     this.#peerUid(peer, local).then(
       (uid) => {
         if (s.destroyed) return;
-        if (uid !== clientUid) {
+        if (uid === undefined || !allowed.includes(uid)) {
           this.#counts.otherUsers++;
           const n = this.#counts.otherUsers;
           // Bounded logging: a local process chooses how often it connects.
           if (n <= MAX_REFUSALS_LOGGED_PER_REQUEST || n % 1000 === 0)
             this.#log.warn(
               { port: local.port, uid: uid ?? 'unknown', refused: n },
-              "egress refused a connection to a context's port from another user than the executors'",
+              "egress refused a connection to a context's port from another user than its slot's",
             );
           s.destroy();
           return;

@@ -184,6 +184,7 @@ function seamConnector(seam: EgressTestSeam): Connector {
 function serveChannel(
   executor: number,
   channel: number,
+  uid: number | undefined,
   socket: Socket,
   guard: EgressGuard,
   checker: EgressChecker,
@@ -209,7 +210,7 @@ function serveChannel(
     opening++;
     let session: EgressSession;
     try {
-      session = await guard.openSession();
+      session = await guard.openSession(uid);
     } finally {
       opening--;
     }
@@ -339,7 +340,7 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
         if (requestId !== undefined) send({ type: 'egress-refused' });
       },
     },
-    ...(init.clientUid === undefined ? {} : { clientUid: init.clientUid }),
+    ...(init.clientUids === undefined ? {} : { clientUids: init.clientUids }),
     ...(seam ? { connector: seamConnector(seam) } : {}),
     ...(seam?.guardLimits ? { limits: seam.guardLimits } : {}),
   });
@@ -371,7 +372,7 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
         // it) is closed first, so that an executor can never hold more than
         // MAX_SESSIONS_PER_CHANNEL ports, however many channels it is handed.
         channels.get(msg.executor)?.close();
-        const end = serveChannel(msg.executor, msg.channel, handle as Socket, theGuard, checker, grants, log);
+        const end = serveChannel(msg.executor, msg.channel, msg.uid, handle as Socket, theGuard, checker, grants, log);
         channels.set(msg.executor, end);
         end.onClose(() => {
           if (channels.get(msg.executor) === end) channels.delete(msg.executor);

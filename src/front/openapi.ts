@@ -85,6 +85,17 @@ function playgroundPaths(): Json {
   };
 }
 
+/** /health's memory fields shown to all (the budget); the others need the metrics token. */
+const HEALTH_BUDGET = [
+  'serviceMb',
+  'plannedMb',
+  'perRequestMb',
+  'pageLimitMb',
+  'scriptLimitMb',
+  'slotHostLimitMb',
+  'maxConcurrency',
+] as const;
+
 export function openApiDocument(config: Config): Json {
   const limits = {
     maxBodyBytes: config.maxBodyBytes,
@@ -426,24 +437,13 @@ export function openApiDocument(config: Config): Json {
             memory: {
               type: 'object',
               description:
-                'MiB. The budget (SERVICE_MEMORY_MB, what every slot busy would use, what one request may add, the page and script limits, MAX_CONCURRENCY) is shown to all; reservedMb, inUseMb and its parts only with Authorization: Bearer <METRICS_TOKEN>.',
-              required: ['serviceMb', 'plannedMb', 'perRequestMb', 'pageLimitMb', 'scriptLimitMb', 'maxConcurrency'],
+                'MiB. The budget (SERVICE_MEMORY_MB, what every slot busy would use, what one request may add, the page and script limits, the ceiling of a slot process (its host side), MAX_CONCURRENCY) is shown to all; reservedMb, inUseMb and its parts only with Authorization: Bearer <METRICS_TOKEN>.',
+              required: [...HEALTH_BUDGET],
               additionalProperties: false,
               properties: Object.fromEntries(
-                [
-                  'serviceMb',
-                  'plannedMb',
-                  'perRequestMb',
-                  'pageLimitMb',
-                  'scriptLimitMb',
-                  'maxConcurrency',
-                  'reservedMb',
-                  'inUseMb',
-                  'frontMb',
-                  'executorsMb',
-                  'chromiumMb',
-                  'pagesMb',
-                ].map((k) => [k, { type: 'integer', minimum: 0 }]),
+                [...HEALTH_BUDGET, 'reservedMb', 'inUseMb', 'frontMb', 'executorsMb', 'chromiumMb', 'pagesMb'].map(
+                  (k) => [k, { type: 'integer', minimum: 0 }],
+                ),
               ),
             },
             limits: { enum: ['memory', 'redis', 'local-fallback'] },

@@ -217,7 +217,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
       host: config.host,
       port: servicePort,
       executors: theExecutors.pids,
-      executorUser: theExecutors.runAs?.user,
+      slotUsers: theExecutors.users?.map((u) => u.user),
       egress: egress.pid,
       egressUser: egress.runAs?.user,
       chromiumSandbox: executors.chromiumSandbox,

@@ -47,5 +47,9 @@ export interface EgressTestSeam {
   readonly guardLimits?: Partial<GuardLimits>;
 }
 
-/** The failures a test may ask of an executor or of the egress process (seam.faults). */
-export type FaultKind = 'throw' | 'reject' | 'oom' | 'send';
+/**
+ * The failures a test may ask of an executor or of the egress process
+ * (seam.faults); `hang` (a main thread that never yields) and `bloat` (memory
+ * outside V8's heap, grown without end) are a slot process's only.
+ */
+export type FaultKind = 'throw' | 'reject' | 'oom' | 'send' | 'hang' | 'bloat';

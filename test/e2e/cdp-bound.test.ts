@@ -47,9 +47,8 @@ before(async () => {
       EGRESS_ALLOWLIST: fixtures.allowEntry,
       API_KEYS: `${TEST_KEY},${OTHER_KEY}`,
       LOG_LEVEL: 'warn',
-      // Two slots on one executor: the attacker's and the other tenant's requests share it.
+      // Two slots: the attacker's and the other tenant's requests, each in its slot process.
       MAX_CONCURRENCY: '2',
-      EXECUTORS: '1',
       PAGE_MEMORY_MB: '1024',
       SERVICE_MEMORY_MB: '4096',
       SCRIPT_TIMEOUT_MS: '60000',

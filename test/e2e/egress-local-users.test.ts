@@ -12,12 +12,12 @@ import { FixtureServer, html } from '../helpers/fixtures.js';
 import { connectAs } from '../helpers/connect-as.js';
 import { pretendExecutor, type PretendExecutor } from '../helpers/pretend-executor.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { executorUser, lookupUser } from '../../src/front/children/users.js';
+import { lookupUser, slotUsers } from '../../src/front/children/users.js';
 
 const fixtures = new FixtureServer({ '/': html('<title>target</title>') });
 const ROOT = process.getuid?.() === 0;
-/** As root, Chromium's user (undefined otherwise: the check is off, and said so in docs/architecture.md). */
-const EXECUTOR_USER = executorUser(loadConfig({}));
+/** As root, slot 0's user (its Chromium's; undefined otherwise: the check is off, and said so in the README). */
+const EXECUTOR_USER = slotUsers(loadConfig({}))?.[0];
 const NOBODY = lookupUser('nobody');
 let svc: TestService;
 let executor: PretendExecutor;

@@ -170,3 +170,23 @@ test('PUPPETEER_EXECUTABLE_PATH wins over the Debian path; its mode is CHROMIUM 
 test('CHROMIUM other than shell or full is a configuration error', () => {
   assert.throws(() => loadConfig({ CHROMIUM: 'chrome' }), /CHROMIUM: "chrome" must be shell or full/);
 });
+
+test('settings that are gone are refused with what replaces them (EXECUTORS, EXECUTOR_USER, IDLE_CHROMIUM_CLOSE_MS)', () => {
+  assert.throws(
+    () => loadConfig({ EXECUTORS: '2' }),
+    /EXECUTORS is gone: every request slot .* a slot process of its own/,
+  );
+  assert.throws(() => loadConfig({ EXECUTOR_USER: 'x' }), /EXECUTOR_USER is gone: .*SLOT_USER_PREFIX/);
+  assert.throws(() => loadConfig({ IDLE_CHROMIUM_CLOSE_MS: '0' }), /IDLE_CHROMIUM_CLOSE_MS is now IDLE_SLOT_CLOSE_MS/);
+  // Empty is unset.
+  assert.equal(loadConfig({ EXECUTORS: '' }).maxConcurrency, loadConfig({}).maxConcurrency);
+});
+
+test("the egress process's user may not be a slot's", () => {
+  assert.throws(() => loadConfig({ EGRESS_USER: 'pagescript-slot-3' }), /EGRESS_USER: .* must not be a slot's user/);
+  assert.throws(
+    () => loadConfig({ SLOT_USER_PREFIX: 'eg-', EGRESS_USER: 'eg-0' }),
+    /EGRESS_USER: .* must not be a slot's user/,
+  );
+  assert.throws(() => loadConfig({ SLOT_USER_PREFIX: 'Bad Prefix' }), /SLOT_USER_PREFIX/);
+});

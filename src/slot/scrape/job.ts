@@ -386,7 +386,7 @@ export async function runScrape(
 
 /**
  * The script's console lines, with a last line saying how many were dropped beyond the caps, and one
- * saying how many page events and exposed-function calls the host dropped (see README "Budgets").
+ * saying how many page events and exposed-function calls the host dropped (see docs/budgets.md).
  */
 function collectLogs(box: ScriptSandbox, m: Membrane): string[] {
   const dropped = box.droppedLogs() ?? m.dropped;
