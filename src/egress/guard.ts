@@ -33,6 +33,7 @@ import {
   MAX_REQUEST_HEAD_BYTES,
   NET_ERRORS,
   REFUSED_HEADER,
+  type EgressDecision,
 } from '../protocol/egress.js';
 
 // Declared with the messages (src/protocol/egress.ts), which the front may read; re-exported for the guard's users.
@@ -293,6 +294,16 @@ export class EgressGuard {
     this.#events.onRefused?.(host, port, why, undefined);
   }
 
+  /**
+   * SECURITY: the request's key's hosts first (a host outside them is refused
+   * without even being resolved), then the address policy, which no pattern opens.
+   */
+  #decide(session: EgressSession, host: string, port: number): Promise<EgressDecision> {
+    if (!session.mayReach(host, port))
+      return Promise.resolve({ ok: false, code: 'NOT_ALLOWED', reason: `${host}:${port} is outside this key's hosts` });
+    return session.lookup(() => this.#checker.check(host, port));
+  }
+
   #refuse(session: EgressSession, host: string, port: number, reason: string): void {
     session.count('refused');
     const requestId = session.requestId;
@@ -424,7 +435,7 @@ export class EgressGuard {
       return;
     }
     const { session } = owner;
-    const decision = await session.lookup(() => this.#checker.check(host, port));
+    const decision = await this.#decide(session, host, port);
     if (!decision.ok) {
       if (decision.code === 'NOT_ALLOWED') this.#refuse(session, host, port, decision.reason);
       else session.count('refused');
@@ -488,7 +499,7 @@ export class EgressGuard {
       return;
     }
     const { session } = owner;
-    const decision = await session.lookup(() => this.#checker.check(host, port));
+    const decision = await this.#decide(session, host, port);
     if (!decision.ok) {
       this.#failed(session, host, port, decision.code);
       if (decision.code === 'NAME_NOT_RESOLVED') {

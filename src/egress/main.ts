@@ -37,6 +37,7 @@ import type { EgressTestSeam } from '../protocol/test-seams.js';
 import type { Logger } from '../common/log.js';
 import { residentBytes } from '../common/service-memory.js';
 import { collectWhenIdle } from '../common/idle-gc.js';
+import { parseHostPattern, type HostPattern } from '../protocol/host-patterns.js';
 
 /** How often this process's memory is read from /proc and sent to the front. */
 const MEMORY_EVERY_MS = 1_000;
@@ -63,6 +64,8 @@ interface Grant {
   readonly executor: number;
   readonly requestId: string;
   readonly proxy: string | undefined;
+  /** The key's host patterns, parsed; undefined: any public host. */
+  readonly hosts: readonly HostPattern[] | undefined;
   used: boolean;
 }
 
@@ -76,10 +79,12 @@ class Grants {
   readonly #grants = new Map<number, Grant>();
   readonly #waiting = new Set<() => void>();
 
-  add(id: number, executor: number, requestId: string, proxy: string | undefined): void {
+  add(id: number, executor: number, requestId: string, proxy: string | undefined, hosts?: readonly string[]): void {
     // Oldest first when full: the front revokes each grant, so this is a bound for a bug, not a limit.
     if (this.#grants.size >= MAX_GRANTS) this.#grants.delete(this.#grants.keys().next().value as number);
-    this.#grants.set(id, { executor, requestId, proxy, used: false });
+    // A pattern that does not parse matches nothing: the front only sends checked ones.
+    const patterns = hosts?.map((h) => parseHostPattern(h)).filter((h): h is HostPattern => h !== undefined);
+    this.#grants.set(id, { executor, requestId, proxy, hosts: patterns, used: false });
     for (const wake of [...this.#waiting]) wake();
   }
 
@@ -88,7 +93,12 @@ class Grants {
   }
 
   /** Takes the grant that allows this bind, waiting GRANT_WAIT_MS for it; throws if there is none. */
-  async take(executor: number, requestId: string, proxy: string | undefined, closed: () => boolean): Promise<void> {
+  async take(
+    executor: number,
+    requestId: string,
+    proxy: string | undefined,
+    closed: () => boolean,
+  ): Promise<readonly HostPattern[] | undefined> {
     const deadline = performance.now() + GRANT_WAIT_MS;
     for (;;) {
       let other: Grant | undefined;
@@ -96,7 +106,7 @@ class Grants {
         if (g.used || g.executor !== executor || g.requestId !== requestId) continue;
         if (g.proxy === proxy) {
           g.used = true;
-          return;
+          return g.hosts;
         }
         other = g;
       }
@@ -242,9 +252,9 @@ function serveChannel(
         binding.add(m.s);
         grants
           .take(executor, m.requestId, m.proxy, () => end.closed || sessions.get(m.s) !== session)
-          .then(() => {
+          .then((hosts) => {
             if (sessions.get(m.s) !== session) throw new Error(`no egress session ${m.s}`);
-            session.bind(m.requestId, m.proxy);
+            session.bind(m.requestId, m.proxy, hosts);
             answer(m.q, { ok: true });
           })
           .catch((e: unknown) => {
@@ -380,7 +390,7 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
         return;
       }
       case 'grant':
-        grants.add(msg.grant, msg.executor, msg.requestId, msg.proxy);
+        grants.add(msg.grant, msg.executor, msg.requestId, msg.proxy, msg.hosts);
         return;
       case 'revoke':
         grants.revoke(msg.grant);

@@ -15,6 +15,7 @@ import {
   type ProxyFailureKind,
   type SessionState,
 } from '../protocol/egress.js';
+import { hostAllowed, type HostPattern } from '../protocol/host-patterns.js';
 
 /** Told of every change of a session's counts and failures (the egress process passes them to the executor). */
 export interface SessionObserver {
@@ -31,6 +32,7 @@ export class EgressSession {
   readonly #onClose: () => void;
   #state: SessionState = 'spare';
   #requestId: string | undefined;
+  #hosts: readonly HostPattern[] | undefined;
   #proxy: string | undefined;
   #closed: Promise<void> | undefined;
   #observer: SessionObserver | undefined;
@@ -77,6 +79,11 @@ export class EgressSession {
     return this.#requestId;
   }
 
+  /** SECURITY: whether the request's key may reach host:port (its policy's hosts; any host without one). */
+  mayReach(host: string, port: number): boolean {
+    return this.#hosts === undefined || hostAllowed(this.#hosts, host, port);
+  }
+
   /** The upstream proxy (by name, in the guard's table) this request's traffic leaves through; undefined: direct. */
   get proxy(): string | undefined {
     return this.#proxy;
@@ -88,7 +95,7 @@ export class EgressSession {
    * ended (the guard closed) stays ended: the request's traffic is refused, as
    * it is when the guard is down.
    */
-  bind(requestId: string, proxy?: string): void {
+  bind(requestId: string, proxy?: string, hosts?: readonly HostPattern[]): void {
     if (this.#state === 'live') throw new Error('an egress session can be bound once');
     // SECURITY: a connection opened while the context was spare (by anyone: the
     // port is on loopback) is closed here, not carried into the request: only
@@ -98,6 +105,7 @@ export class EgressSession {
     this.#sockets.clear();
     this.#requestId = requestId;
     this.#proxy = proxy;
+    this.#hosts = hosts;
     if (this.#state === 'spare') this.#state = 'live';
   }
 

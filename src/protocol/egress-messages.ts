@@ -87,6 +87,8 @@ export type ToEgress =
       readonly executor: number;
       readonly requestId: string;
       readonly proxy?: string;
+      /** SECURITY: the hosts the request's key may reach (host-patterns.ts); absent: any public host. */
+      readonly hosts?: readonly string[];
     }
   /** The request of grant `grant` is over: no session may be bound with it any more. */
   | { readonly type: 'revoke'; readonly grant: number }

@@ -17,7 +17,12 @@ import { until } from '../helpers/wait.js';
 const run = promisify(execFile);
 const PAGE = html(`<title>shop</title><p>${'x'.repeat(20_000)}</p>`);
 const shop = new FixtureServer({ '/item': PAGE });
-const other = new FixtureServer({ '/item': PAGE });
+const other = new FixtureServer({
+  '/item': PAGE,
+  '/img': html('img'),
+  '/frame': html('frame'),
+  '/fetch': html('fetched'),
+});
 const dir = mkdtempSync(join(tmpdir(), 'pagescript-usage-'));
 const keyFile = join(dir, 'keys.json');
 const usageFile = join(dir, 'usage.jsonl');
@@ -64,6 +69,36 @@ test("a URL outside the key's hosts is 400 SCRAPING_FAILED before any page is op
   assert.equal(other.hits.get('/item') ?? 0, before, 'no page was opened');
   const ok = await svc.post({ url: `${other.url()}item`, script: 'return await page.title()' }, as(FREE));
   assert.equal(ok.status, 200, ok.text);
+});
+
+test("the guard refuses the page's own connections outside its key's hosts: subresources, frames, fetches, redirects", async () => {
+  shop.route('/mixed', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(
+      `<img src="${other.url('/img')}"><iframe src="${other.url('/frame')}"></iframe>` +
+        `<script>fetch(${JSON.stringify(other.url('/fetch'))}).catch(() => {})</script>`,
+    );
+  });
+  shop.route('/away', (_req, res) => {
+    res.writeHead(302, { location: other.url('/item') });
+    res.end();
+  });
+  const hits = (): number => ['/img', '/frame', '/fetch', '/item'].reduce((n, p) => n + (other.hits.get(p) ?? 0), 0);
+  const before = hits();
+  const script = 'await new Promise((r) => setTimeout(r, 300)); return await page.title()';
+  const mixed = await svc.post(
+    { url: shop.url('/mixed'), script, options: { viewport: { width: 800, height: 600 } } },
+    as(ACME),
+  );
+  assert.equal(mixed.status, 200, mixed.text);
+  const away = await svc.post({ url: shop.url('/away'), script: 'return page.url()' }, as(ACME));
+  assert.equal(away.status, 400, away.text);
+  assert.equal(away.body.code, 'SCRAPING_FAILED');
+  assert.equal(hits(), before, 'nothing of the key reached the other host');
+  // Control: the same page for a key without hosts reaches the other host.
+  const free = await svc.post({ url: shop.url('/mixed'), script }, as(FREE));
+  assert.equal(free.status, 200, free.text);
+  await until(() => hits() > before, 'the other key to reach the other host');
 });
 
 test('an option or output format the key may not use is 400 INVALID_OPTIONS naming it', async () => {

@@ -263,7 +263,7 @@ export class EgressSupervisor {
    * Kept until revoke() (the request's context is closed), and given again to a
    * replacement egress process. Returns the grant's number for revoke().
    */
-  grant(executor: number, requestId: string, proxy: string | undefined): number {
+  grant(executor: number, requestId: string, proxy: string | undefined, hosts?: readonly string[]): number {
     const grant = this.#nextGrant++;
     const msg: Extract<ToEgress, { type: 'grant' }> = {
       type: 'grant',
@@ -271,6 +271,7 @@ export class EgressSupervisor {
       executor,
       requestId,
       ...(proxy === undefined ? {} : { proxy }),
+      ...(hosts === undefined ? {} : { hosts }),
     };
     // Bounded by the requests in flight: each is revoked when its context is closed.
     this.#grants.set(grant, msg);

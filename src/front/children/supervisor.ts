@@ -491,7 +491,7 @@ export class Supervisor {
     // SECURITY: the egress process lets this slot process bind one session to this
     // request, through this proxy (checked against the key by the front) and no other.
     const requestId = request.requestId ?? randomUUID();
-    const grant = this.#opts.egress.grant(proc.index, requestId, request.proxy);
+    const grant = this.#opts.egress.grant(proc.index, requestId, request.proxy, request.hosts);
     // SECURITY: the deadline is the front's: whatever the slot process does
     // (frozen, stopped, looping in native code), the caller is answered at it,
     // and the process, which may still hold the request's work, is killed and
