@@ -1,5 +1,5 @@
 // A start that fails part-way unwinds what it had opened: the HTTP port is
-// closed again and no executor (nor its Chromium) is left behind.
+// closed again and no slot process (nor its Chromium) is left behind.
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { test } from 'node:test';
@@ -18,11 +18,11 @@ const executors = (): number[] =>
     }
   });
 
-test('when the executors cannot start (no Chromium), the start fails and the port and processes it opened are closed', async () => {
+test('when the slot processes cannot start (no Chromium), the start fails and the port and processes it opened are closed', async () => {
   const port = await freePort();
   await assert.rejects(
     startTestService({ PORT: String(port), PUPPETEER_EXECUTABLE_PATH: '/nonexistent/chromium' }),
-    /executor exited before it was ready/,
+    /slot process exited before it was ready/,
   );
   const refused = await new Promise<boolean>((resolve) => {
     const s = connect(port, '127.0.0.1');
