@@ -33,8 +33,8 @@ const USAGE = `usage:
   npm run key -- revoke --name NAME [--file PATH]
   npm run key -- activate --name NAME [--file PATH]
   npm run key -- proxies --name NAME [--proxy NAME|none] [--proxies A,B|*|none] [--file PATH]
-  npm run key -- policy --name NAME [--script-timeout-ms N] [--navigation-timeout-ms N] [--script-memory-mb N]
-                        [--page-memory-mb N] [--max-result-bytes N] [--max-log-lines N] [--options A,B|all]
+  npm run key -- policy --name NAME [--script-timeout-ms N] [--navigation-timeout-ms N]
+                        [--max-result-bytes N] [--max-log-lines N] [--options A,B|all]
                         [--output-formats json,html|all] [--hosts PATTERN,…|any] [--file PATH]
   npm run key -- usage --name NAME [--since DATE] [--until DATE] [--usage-file PATH]
 The file is --file, else $API_KEYS_FILE, else ./pagescript-keys.json.
@@ -95,8 +95,6 @@ function describePolicy(p: KeyPolicy): string {
 const POLICY_FLAGS: Record<PolicyLimit | 'options' | 'outputFormats' | 'hosts', string> = {
   scriptTimeoutMs: 'script-timeout-ms',
   navigationTimeoutMs: 'navigation-timeout-ms',
-  scriptMemoryMb: 'script-memory-mb',
-  pageMemoryMb: 'page-memory-mb',
   maxResultBytes: 'max-result-bytes',
   maxLogLines: 'max-log-lines',
   options: 'options',

@@ -49,8 +49,6 @@ export interface JobUsage {
 export interface JobLimits {
   readonly scriptTimeoutMs?: number;
   readonly navigationTimeoutMs?: number;
-  readonly scriptMemoryMb?: number;
-  readonly pageMemoryMb?: number;
   readonly maxResultBytes?: number;
   readonly maxLogLines?: number;
 }

@@ -28,6 +28,7 @@ const keyFile = join(dir, 'keys.json');
 const usageFile = join(dir, 'usage.jsonl');
 const ACME = 'ps_acme_0123456789abcdefghijklmnopqrstuv';
 const FREE = 'ps_free_0123456789abcdefghijklmnopqrstuv';
+const QUICK = 'ps_quick_0123456789abcdefghijklmnopqrstu';
 let svc: TestService;
 
 before(async () => {
@@ -43,6 +44,7 @@ before(async () => {
         policy: { hosts: [`127.0.0.1:${shop.port}`], options: ['viewport'], outputFormats: ['json'] },
       },
       { name: 'free', sha256: hashKey(FREE), active: true },
+      { name: 'quick', sha256: hashKey(QUICK), active: true, policy: { scriptTimeoutMs: 1000 } },
     ],
   });
   svc = await startTestService({
@@ -99,6 +101,16 @@ test("the guard refuses the page's own connections outside its key's hosts: subr
   const free = await svc.post({ url: shop.url('/mixed'), script }, as(FREE));
   assert.equal(free.status, 200, free.text);
   await until(() => hits() > before, 'the other key to reach the other host');
+});
+
+test("a key's lower script limit ends its request where the service's would not; another key's same request succeeds", async () => {
+  const script = 'await new Promise((r) => setTimeout(r, 2500)); return "slept"';
+  const quick = await svc.post({ url: shop.url('/item'), script }, as(QUICK));
+  assert.equal(quick.status, 400, quick.text);
+  assert.equal(quick.body.code, 'SCRAPING_FAILED');
+  assert.match(String(quick.body.error), /timed out after 1000 ms/);
+  const free = await svc.post({ url: shop.url('/item'), script }, as(FREE));
+  assert.equal(free.status, 200, free.text);
 });
 
 test('an option or output format the key may not use is 400 INVALID_OPTIONS naming it', async () => {

@@ -61,7 +61,9 @@ test('a key file policy is checked field by field; a bad one makes the file inva
   assert.deepEqual(ok.keys[0]?.policy, { scriptTimeoutMs: 10_000, hosts: ['*.acme.example'], outputFormats: ['json'] });
   for (const [policy, field] of [
     [{ scriptTimeoutMs: 5 }, 'keys[0].policy.scriptTimeoutMs'],
-    [{ pageMemoryMb: '256' }, 'keys[0].policy.pageMemoryMb'],
+    [{ maxLogLines: '256' }, 'keys[0].policy.maxLogLines'],
+    // Per-key memory limits are not enforced per request yet: refused, never silently ignored.
+    [{ pageMemoryMb: 256 }, 'keys[0].policy.pageMemoryMb'],
     [{ options: ['viewport', 'path'] }, 'keys[0].policy.options'],
     [{ outputFormats: [] }, 'keys[0].policy.outputFormats'],
     [{ hosts: ['http://acme.example'] }, 'keys[0].policy.hosts'],
@@ -77,10 +79,10 @@ test('a key file policy is checked field by field; a bad one makes the file inva
 
 test("a policy only narrows: each limit is the key's when lower, the service's otherwise", () => {
   const limits = jobLimits(
-    resolvePolicy({ scriptTimeoutMs: 10_000, navigationTimeoutMs: 600_000, pageMemoryMb: 256 }),
+    resolvePolicy({ scriptTimeoutMs: 10_000, navigationTimeoutMs: 600_000, maxResultBytes: 4096 }),
     config,
   );
-  assert.deepEqual(limits, { scriptTimeoutMs: 10_000, pageMemoryMb: 256 });
+  assert.deepEqual(limits, { scriptTimeoutMs: 10_000, maxResultBytes: 4096 });
   assert.equal(jobLimits(resolvePolicy({ outputFormats: ['json'] }), config), undefined);
   assert.equal(jobLimits(undefined, config), undefined);
 });

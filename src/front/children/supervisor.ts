@@ -80,10 +80,12 @@ const EXIT_OUTPUT_WAIT_MS = 1_000;
  */
 export function jobDeadlineMs(
   config: Pick<Config, 'navigationTimeoutMs' | 'scriptTimeoutMs'>,
-  request?: Pick<JobRequest, 'options' | 'script'>,
+  request?: Pick<JobRequest, 'options' | 'script' | 'limits'>,
 ): number {
-  const navigation = clampNavigationTimeoutMs(request?.options?.navigationTimeoutMs, config.navigationTimeoutMs);
-  const script = request !== undefined && request.script === undefined ? 0 : config.scriptTimeoutMs;
+  const navigationLimit = request?.limits?.navigationTimeoutMs ?? config.navigationTimeoutMs;
+  const navigation = clampNavigationTimeoutMs(request?.options?.navigationTimeoutMs, navigationLimit);
+  const scriptLimit = request?.limits?.scriptTimeoutMs ?? config.scriptTimeoutMs;
+  const script = request !== undefined && request.script === undefined ? 0 : scriptLimit;
   return navigation + script + JOB_GRACE_MS;
 }
 

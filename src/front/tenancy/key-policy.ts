@@ -16,8 +16,6 @@ export type RequestOptionName = (typeof REQUEST_OPTION_NAMES)[number];
 export const POLICY_LIMITS = {
   scriptTimeoutMs: { setting: 'SCRIPT_TIMEOUT_MS', min: 100, max: 600_000 },
   navigationTimeoutMs: { setting: 'NAVIGATION_TIMEOUT_MS', min: 100, max: 600_000 },
-  scriptMemoryMb: { setting: 'SCRIPT_MEMORY_MB', min: 16, max: 4096 },
-  pageMemoryMb: { setting: 'PAGE_MEMORY_MB', min: 64, max: 65_536 },
   maxResultBytes: { setting: 'MAX_RESULT_BYTES', min: 1024, max: 256 * 1024 * 1024 },
   maxLogLines: { setting: 'MAX_LOG_LINES', min: 1, max: 100_000 },
 } as const satisfies Record<keyof JobLimits & keyof Config, { setting: string; min: number; max: number }>;

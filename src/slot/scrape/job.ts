@@ -160,7 +160,9 @@ export async function runScrape(
 ): Promise<JobOutcome> {
   const started = performance.now();
   const timings: JobTimings = {};
-  const { config } = deps;
+  // The key's limits, each at most the service's (the front cut them): this request runs under them.
+  const config: Config = { ...deps.config, ...req.limits };
+  deps = { ...deps, config };
   const url = new URL(req.url);
   const requestId = req.requestId ?? randomUUID();
   const options = recheckOptions(req.options, req.url);
