@@ -61,6 +61,7 @@ export async function attackBeside(
   const innocentFirst = !attackerDone;
   const attackerReply = await attacker;
   const growthMb = peakGrowthMb();
-  assert.deepEqual(svc.service.executors.pids, [pid], 'the executor lived through the attack');
+  // The attacker took the first slot; the other key's request may have started another slot process beside it.
+  assert.ok(svc.service.executors.pids.includes(pid), "the attacker's slot process lived through the attack");
   return { attacker: attackerReply, innocent, innocentFirst, growthMb };
 }
