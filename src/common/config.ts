@@ -105,7 +105,7 @@ export interface Config {
   readonly browserRecycleContexts: number;
   /** An executor's Chromiums past its first are closed after this long with no request (relaunched on demand); 0: never. */
   readonly idleChromiumCloseMs: number;
-  /** On SIGTERM/SIGINT, how long running scripts may go on before they are ended. */
+  /** On SIGTERM/SIGINT, how long running and queued requests may go on before they are ended. */
   readonly shutdownGraceMs: number;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   readonly metricsToken: string | undefined;
@@ -232,6 +232,22 @@ export const JOB_CLOSE_MARGIN_MS = 15_000;
 /** The default QUEUE_TIMEOUT_MS: the longest job (navigation + script + close), 60 s with the default limits. */
 export function defaultQueueTimeoutMs(navigationTimeoutMs: number, scriptTimeoutMs: number): number {
   return navigationTimeoutMs + scriptTimeoutMs + JOB_CLOSE_MARGIN_MS;
+}
+
+/** SHUTDOWN_GRACE_MS's ceiling, set or derived. */
+export const MAX_SHUTDOWN_GRACE_MS = 600_000;
+
+/**
+ * The default SHUTDOWN_GRACE_MS: the longest an admitted request can take, so
+ * that a drain finishes every one of them: its wait for a slot (QUEUE_TIMEOUT_MS)
+ * and then a whole job (navigation + script + close). 120 s with the default limits.
+ */
+export function defaultShutdownGraceMs(
+  queueTimeoutMs: number,
+  navigationTimeoutMs: number,
+  scriptTimeoutMs: number,
+): number {
+  return Math.min(MAX_SHUTDOWN_GRACE_MS, queueTimeoutMs + defaultQueueTimeoutMs(navigationTimeoutMs, scriptTimeoutMs));
 }
 
 /**
@@ -446,6 +462,12 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
 
   const navigationTimeoutMs = int('NAVIGATION_TIMEOUT_MS', 15_000, 100, 600_000);
   const scriptTimeoutMs = int('SCRIPT_TIMEOUT_MS', 30_000, 100, 600_000);
+  const queueTimeoutMs = int(
+    'QUEUE_TIMEOUT_MS',
+    defaultQueueTimeoutMs(navigationTimeoutMs, scriptTimeoutMs),
+    0,
+    1_800_000,
+  );
   const headersTimeoutMs = int('HEADERS_TIMEOUT_MS', 20_000, 100, 600_000);
   const requestTimeoutMs = int('REQUEST_TIMEOUT_MS', 30_000, 100, 600_000);
   if (requestTimeoutMs < headersTimeoutMs)
@@ -498,7 +520,7 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     serviceMemoryMb,
     memory: memoryPlan({ ...shape, concurrency: maxConcurrency }),
     queueLimit: int('QUEUE_LIMIT', 100, 0, 100_000),
-    queueTimeoutMs: int('QUEUE_TIMEOUT_MS', defaultQueueTimeoutMs(navigationTimeoutMs, scriptTimeoutMs), 0, 1_800_000),
+    queueTimeoutMs,
     headersTimeoutMs,
     requestTimeoutMs,
     keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', 10_000, 100, 600_000),
@@ -519,7 +541,12 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     prewarmedIsolates: int('PREWARM_ISOLATES', 2, 0, 64),
     browserRecycleContexts: int('BROWSER_RECYCLE_CONTEXTS', 1000, 0, 10_000_000),
     idleChromiumCloseMs: int('IDLE_CHROMIUM_CLOSE_MS', DEFAULT_IDLE_CHROMIUM_CLOSE_MS, 0, 86_400_000),
-    shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    shutdownGraceMs: int(
+      'SHUTDOWN_GRACE_MS',
+      defaultShutdownGraceMs(queueTimeoutMs, navigationTimeoutMs, scriptTimeoutMs),
+      0,
+      MAX_SHUTDOWN_GRACE_MS,
+    ),
     metricsToken: env.METRICS_TOKEN?.trim() ? env.METRICS_TOKEN.trim() : undefined,
     playground: playground !== 'off',
     egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),

@@ -10,7 +10,7 @@
 // profile of deploy/, a 1 GiB memory limit, the image's own non-root user. The
 // container shares the host's network so that every byte stays on 127.0.0.1.
 import assert from 'node:assert/strict';
-import { chownSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chownSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -20,7 +20,7 @@ import { CHROMIUM_PATHS } from '../../src/common/config.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { until } from '../helpers/wait.js';
 import { hashKey, writeKeyFile } from '../../src/front/tenancy/keyfile.js';
-import { BASE_IMAGE, Podman, ensureTools, mustRun, run } from './podman.js';
+import { Podman, ensureTools, mustRun, run } from './podman.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const IMAGE = 'localhost/pagescript:container-test';
@@ -34,8 +34,6 @@ const SECCOMP_PROFILE = join(ROOT, 'deploy', 'seccomp-chromium.json');
 /** The service's own shutdown grace (SHUTDOWN_GRACE_MS), and podman's wait before SIGKILL, well beyond it. */
 const SHUTDOWN_GRACE_MS = 10_000;
 const STOP_TIMEOUT_S = 60;
-const HOST_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
-const BUILD_TIMEOUT_MS = 40 * 60_000;
 const START_TIMEOUT_MS = 180_000;
 const PODMAN_TIMEOUT_MS = 120_000;
 
@@ -103,26 +101,8 @@ describe('the container image', { skip }, () => {
   before(async () => {
     podman = new Podman();
     await podman.ensureBaseImage();
-    const t0 = Date.now();
-    await podman.mustPodman(
-      [
-        'build',
-        // HEALTHCHECK is a Docker image-format field; OCI images drop it.
-        '--format=docker',
-        // No build containers left behind when a step fails.
-        '--force-rm',
-        '--network=host',
-        '--pull=never',
-        `--cgroup-parent=${podman.cgroup.path}`,
-        `--build-arg=BASE=${BASE_IMAGE}`,
-        // The machine's CA bundle, for npm behind a TLS-inspecting network (a build secret: in no layer).
-        ...(existsSync(HOST_CA_BUNDLE) ? [`--secret=id=ca-certificates,src=${HOST_CA_BUNDLE}`] : []),
-        `--tag=${IMAGE}`,
-        ROOT,
-      ],
-      { timeoutMs: BUILD_TIMEOUT_MS, echo: process.env.CONTAINER_TEST_VERBOSE === '1' },
-    );
-    process.stderr.write(`[container test] image built in ${Math.round((Date.now() - t0) / 1000)} s\n`);
+    const seconds = await podman.build(IMAGE, { context: ROOT });
+    process.stderr.write(`[container test] image built in ${seconds} s\n`);
     await fixtures.start();
     await canary.start();
     port = await freePort();

@@ -30,6 +30,8 @@ export const BASE_IMAGE = 'localhost/pagescript-debian:bookworm-slim';
 const BASE_RECIPE =
   'debootstrap minbase bookworm; slim dpkg excludes, docs and locales; apt lists and cache emptied; v2';
 const BASE_RECIPE_LABEL = 'io.pagescript.base-recipe';
+const HOST_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+const BUILD_TIMEOUT_MS = 40 * 60_000;
 /** How long close() waits for conmon to leave the groups it ran in. */
 const CGROUP_REMOVE_DEADLINE_MS = 15_000;
 
@@ -289,6 +291,34 @@ export class Podman {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  }
+
+  /**
+   * Builds a Dockerfile on BASE_IMAGE (podman's layer cache keeps a rebuild with
+   * unchanged dependencies short); returns the seconds it took.
+   */
+  async build(tag: string, opts: { context: string; file?: string; echo?: boolean }): Promise<number> {
+    const t0 = Date.now();
+    await this.mustPodman(
+      [
+        'build',
+        // HEALTHCHECK is a Docker image-format field; OCI images drop it.
+        '--format=docker',
+        // No build containers left behind when a step fails.
+        '--force-rm',
+        '--network=host',
+        '--pull=never',
+        `--cgroup-parent=${this.cgroup.path}`,
+        `--build-arg=BASE=${BASE_IMAGE}`,
+        // The machine's CA bundle, for npm behind a TLS-inspecting network (a build secret: in no layer).
+        ...(existsSync(HOST_CA_BUNDLE) ? [`--secret=id=ca-certificates,src=${HOST_CA_BUNDLE}`] : []),
+        ...(opts.file === undefined ? [] : [`--file=${opts.file}`]),
+        `--tag=${tag}`,
+        opts.context,
+      ],
+      { timeoutMs: BUILD_TIMEOUT_MS, echo: opts.echo ?? process.env.CONTAINER_TEST_VERBOSE === '1' },
+    );
+    return Math.round((Date.now() - t0) / 1000);
   }
 
   /** Removes the containers.conf directory and this run's cgroups; returns cgroups it could not remove. */
