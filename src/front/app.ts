@@ -91,6 +91,7 @@ export function buildApp(deps: AppDeps): App {
   const metrics = new Metrics({
     running: () => scheduler.running,
     queued: () => scheduler.queued,
+    slots: () => config.maxConcurrency,
     contextsReady: () => executors.browser.contextsReady,
     browserRestarts: () => executors.browser.restarts,
     browserRecycles: () => executors.browser.recycles,
