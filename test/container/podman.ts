@@ -6,15 +6,34 @@
 // podman never makes groups at the root of a hierarchy. What a run creates it
 // removes: containers, its cgroups, its temporary files.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  rmdirSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { writeKeyFile, type KeyRecord } from '../../src/front/tenancy/keyfile.js';
 
 /**
- * Debian packages the test needs: the engine, its runtime, the base-image builder, a YAML parser and
- * podman-compose for compose.yaml.
+ * Debian packages the tests need: the engine, its runtime, the base-image builder, a YAML parser,
+ * podman-compose for compose.yaml, and catatonit (the init of the pod's infra container `podman kube play` makes).
  */
-export const DEBIAN_PACKAGES = ['podman', 'runc', 'debootstrap', 'python3-yaml', 'podman-compose'] as const;
+export const DEBIAN_PACKAGES = [
+  'podman',
+  'runc',
+  'debootstrap',
+  'python3-yaml',
+  'podman-compose',
+  'catatonit',
+] as const;
 /** What each package provides, as the test checks that it is there. */
 const PROVIDED = [
   'podman',
@@ -22,7 +41,34 @@ const PROVIDED = [
   'debootstrap',
   '/usr/lib/python3/dist-packages/yaml/__init__.py',
   'podman-compose',
+  '/usr/libexec/podman/catatonit',
 ] as const;
+
+/** The image's user (Dockerfile: USER 10001), who must be able to read the key file. */
+export const IMAGE_UID = 10001;
+
+/** A free TCP port on 127.0.0.1 (for a container on the host network). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const a = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (typeof a !== 'object' || a === null) throw new Error('no port');
+  return a.port;
+}
+
+/**
+ * A key file in a directory of its own under dir, owned by the image's user: mounted read-only as a
+ * directory, as README "Container" says (the file is replaced by a rename when keys change).
+ */
+export function keysDirectory(dir: string, keys: readonly KeyRecord[]): string {
+  const keysDir = join(dir, 'keys');
+  mkdirSync(keysDir);
+  writeKeyFile(join(keysDir, 'pagescript-keys.json'), { version: 1, keys });
+  chownSync(keysDir, IMAGE_UID, IMAGE_UID);
+  chownSync(join(keysDir, 'pagescript-keys.json'), IMAGE_UID, IMAGE_UID);
+  return keysDir;
+}
 
 /** Made from Debian's archive with debootstrap when missing; kept between runs as a cache. */
 export const BASE_IMAGE = 'localhost/pagescript-debian:bookworm-slim';
