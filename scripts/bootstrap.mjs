@@ -2,9 +2,10 @@
 // Prepares a machine for pagescript and then runs one of its commands on Node 24.
 //
 //   node scripts/bootstrap.mjs start   -> build if stale, then run the service
-//   node scripts/bootstrap.mjs test    -> build, type-check, lint, unit and e2e tests, coverage
+//   node scripts/bootstrap.mjs test    -> build, type-check, lint, unit and e2e tests (not conformance), coverage
 //   node scripts/bootstrap.mjs test:unit -> build if stale, unit tests only (no Chromium; seconds)
-//   node scripts/bootstrap.mjs test:e2e  -> build if stale, e2e and conformance tests (real Chromium)
+//   node scripts/bootstrap.mjs test:e2e  -> build if stale, e2e tests (real Chromium)
+//   node scripts/bootstrap.mjs test:conformance -> build if stale, the conformance suite
 //   node scripts/bootstrap.mjs lint    -> eslint and prettier --check
 //   node scripts/bootstrap.mjs run F…  -> run a script file (bench, key tools) on Node 24
 //
@@ -18,10 +19,10 @@
 //   3. node_modules, installed from the lock file (npm ci, devDependencies
 //      included) by npm running on the Node 24 runtime so that native addons
 //      (isolated-vm) match it;
-//   4. as root on Linux: the unprivileged system users the script executors and
-//      Chromium run as (EXECUTOR_USER, default pagescript-exec) and the egress
-//      process runs as (EGRESS_USER, default pagescript-egress), without a home
-//      or a login shell.
+//   4. as root on Linux: the unprivileged system users the request slots run as
+//      (a user per slot: SLOT_USER_PREFIX + i, default pagescript-slot-0…63 with
+//      uids 59000…59063; SLOT_USERS=N for N of them) and the egress process runs
+//      as (EGRESS_USER, default pagescript-egress), without a home or a login shell.
 // Each step leaves a stamp and is skipped on the next run when nothing changed.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -202,23 +203,21 @@ function ensureBuild(nodeBin, force) {
 }
 
 /**
- * As root, the service runs its script executors and Chromium as an unprivileged
- * user, and its egress process as another (src/front/children/supervisor.ts,
+ * As root, the service runs each request slot's process and Chromium as an
+ * unprivileged user of the slot's own, and its egress process as another (src/front/children/supervisor.ts,
  * src/front/children/egress-supervisor.ts); this creates them. They need to read dist/ and
  * node_modules (world-readable as npm and tsup leave them) and must not read the
  * key file (written 0600 by npm run key).
  */
+/** The slot users' first uid and how many are made unless SLOT_USERS says (src/front/children/users.ts). */
+const SLOT_UID_BASE = 59000;
+const SLOT_USERS = 64;
+
 function ensureServiceUsers() {
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot || process.platform !== 'linux') return;
-  const users = [
-    [process.env.EXECUTOR_USER || 'pagescript-exec', 'script executors and Chromium run as'],
-    [process.env.EGRESS_USER || 'pagescript-egress', 'the egress process runs as'],
-  ];
-  for (const [user, what] of users) {
-    const passwd = existsSync('/etc/passwd') ? readFileSync('/etc/passwd', 'utf8') : '';
-    if (passwd.split('\n').some((l) => l.startsWith(`${user}:`))) continue;
-    say(`creating the system user ${user} that ${what}`);
+  const passwd = () => (existsSync('/etc/passwd') ? readFileSync('/etc/passwd', 'utf8') : '').split('\n');
+  const addUser = (user, extra = []) =>
     mustRun('useradd', [
       '--system',
       '--no-create-home',
@@ -226,9 +225,36 @@ function ensureServiceUsers() {
       '/nonexistent',
       '--shell',
       '/usr/sbin/nologin',
+      ...extra,
       user,
     ]);
+  const egress = process.env.EGRESS_USER || 'pagescript-egress';
+  if (!passwd().some((l) => l.startsWith(`${egress}:`))) {
+    say(`creating the system user ${egress} that the egress process runs as`);
+    addUser(egress);
   }
+  // A user per request slot, with consecutive uids from pagescript.slotUidBase (src/front/children/users.ts):
+  // slot i's process and Chromium run as SLOT_USER_PREFIX + i, so that no slot can ptrace or signal another's.
+  const prefix = process.env.SLOT_USER_PREFIX || 'pagescript-slot-';
+  const count = Number(process.env.SLOT_USERS || SLOT_USERS);
+  if (!Number.isInteger(count) || count < 1 || count > 256)
+    throw new Error(`SLOT_USERS: "${process.env.SLOT_USERS}" must be 1 to 256`);
+  const created = [];
+  for (let i = 0; i < count; i++) {
+    const user = `${prefix}${i}`;
+    const uid = SLOT_UID_BASE + i;
+    const lines = passwd();
+    if (lines.some((l) => l.startsWith(`${user}:`))) continue;
+    const taken = lines.find((l) => l.split(':')[2] === String(uid));
+    if (taken)
+      throw new Error(
+        `uid ${uid} for ${user} is already ${taken.split(':')[0]}'s: remove that user or pick another slotUidBase`,
+      );
+    addUser(user, ['--uid', String(uid), '--user-group']);
+    created.push(user);
+  }
+  if (created.length > 0)
+    say(`created ${created.length} slot users (${created[0]}…, uids from ${SLOT_UID_BASE}) that request slots run as`);
 }
 
 const [command = 'start', ...rest] = process.argv.slice(2);
@@ -309,6 +335,10 @@ switch (command) {
     ensureBuild(nodeBin, false);
     status = runTests(nodeBin, env, rest.length > 0 ? rest : e2eTests(), {});
     break;
+  case 'test:conformance':
+    ensureBuild(nodeBin, false);
+    status = runTests(nodeBin, env, rest.length > 0 ? rest : conformanceTests(), {});
+    break;
   case 'lint':
     lint(nodeBin, env);
     status = 0;
@@ -319,7 +349,7 @@ switch (command) {
     status = undefined;
     break;
   default:
-    fail(`unknown command ${command} (start, build, test, test:unit, test:e2e, lint, run)`);
+    fail(`unknown command ${command} (start, build, test, test:unit, test:e2e, test:conformance, lint, run)`);
 }
 if (status !== undefined) process.exit(status);
 
@@ -338,7 +368,7 @@ function lint(nodeBin, env) {
  * Runs test files with node:test, one at a time: end-to-end files each in their
  * own process (one crash cannot hide another), unit files together when asked.
  * With coverage, Node's own (V8's) report of src/ and sandbox/ is printed at the
- * end; code that runs inside the isolates is not in it (see the README).
+ * end; code that runs inside the isolates is not in it (see docs/development.md).
  */
 function runTests(nodeBin, env, files, { isolation = 'process', coverage = false }) {
   const args = [...nodeFlags, '--enable-source-maps', '--import', 'tsx', '--test', '--test-concurrency=1'];
@@ -357,10 +387,15 @@ function unitTests() {
   return listTests(join(ROOT, 'test', 'unit'));
 }
 
-/** Everything else under test/ (e2e, conformance): real Chromium. */
+/** Everything else under test/ but the conformance suite: real Chromium. */
 function e2eTests() {
-  const unit = new Set(unitTests());
-  return listTests(join(ROOT, 'test')).filter((f) => !unit.has(f));
+  const apart = new Set([...unitTests(), ...conformanceTests()]);
+  return listTests(join(ROOT, 'test')).filter((f) => !apart.has(f));
+}
+
+/** The conformance suite (Puppeteer's own page-level tests, ~12 minutes): a tier of its own, npm run test:conformance. */
+function conformanceTests() {
+  return listTests(join(ROOT, 'test', 'conformance'));
 }
 
 function listTests(dir) {

@@ -1,6 +1,7 @@
 // npm run key -- create --name acme [--rate 60/min] [--concurrency 2] [--proxy de] [--proxies de,us]
 // npm run key -- list | revoke --name acme | activate --name acme
 // npm run key -- proxies --name acme [--proxy de|none] [--proxies de,us|*|none]
+// npm run key -- usage --name acme [--since 2026-11-01] [--until 2026-12-01] [--usage-file PATH]
 // npm run key -- policy --name acme [--script-timeout-ms 10000] [--hosts '*.acme.example,acme.example'] …
 //
 // Manages the API key file (API_KEYS_FILE, else ./pagescript-keys.json, or
@@ -12,6 +13,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, PROXY_NAME } from '../src/common/config.js';
 import { parseKeyPolicy, POLICY_LIMITS, type KeyPolicy, type PolicyLimit } from '../src/front/tenancy/key-policy.js';
+import { sumUsage } from '../src/front/usage.js';
 import {
   ALL_PROXIES,
   formatRate,
@@ -34,13 +36,16 @@ const USAGE = `usage:
   npm run key -- policy --name NAME [--script-timeout-ms N] [--navigation-timeout-ms N] [--script-memory-mb N]
                         [--page-memory-mb N] [--max-result-bytes N] [--max-log-lines N] [--options A,B|all]
                         [--output-formats json,html|all] [--hosts PATTERN,…|any] [--file PATH]
+  npm run key -- usage --name NAME [--since DATE] [--until DATE] [--usage-file PATH]
 The file is --file, else $API_KEYS_FILE, else ./pagescript-keys.json.
 --rate: N/s, N/min, N/h, N/day or N/<ms>ms (default: the service's RATE_LIMIT per RATE_LIMIT_WINDOW_MS).
 --proxy: the upstream proxy (a name in PROXIES) the key's requests leave through when they name none.
 --proxies: the proxies its requests may name in options.proxy ("*": every one in PROXIES; default: none).
 policy: each field optional, falling back to the service's setting and never above it ("default" removes a
 limit); --options: the request options its requests may set; --hosts: the hosts they may reach, e.g.
-'*.acme.example,acme.example:8443' (the address policy still applies first).`;
+'*.acme.example,acme.example:8443' (the address policy still applies first).
+usage: sums the key's records in the usage file (--usage-file, else USAGE_LOG when it is a path); --since
+is inclusive, --until exclusive (ISO dates or times, UTC).`;
 
 class UsageError extends Error {}
 
@@ -158,6 +163,31 @@ function proxiesOption(value: string | undefined, clear: boolean): string[] | nu
   return names;
 }
 
+/** A --since or --until date; throws UsageError naming the flag when it is not one. */
+function dateOption(flag: string, v: string | undefined): Date | undefined {
+  if (v === undefined) return undefined;
+  const d = new Date(v);
+  if (Number.isNaN(d.getTime())) throw new UsageError(`--${flag} "${v}" is not a date (e.g. 2026-11-01)`);
+  return d;
+}
+
+/** npm run key -- usage: one key's records in the usage file, summed. */
+function usage(values: Record<string, string | boolean | undefined>): void {
+  const name = values.name;
+  if (typeof name !== 'string') throw new UsageError('--name is required');
+  const fromEnv = process.env.USAGE_LOG?.trim();
+  const path =
+    typeof values['usage-file'] === 'string' ? values['usage-file'] : fromEnv?.startsWith('/') ? fromEnv : undefined;
+  if (path === undefined)
+    throw new UsageError('give --usage-file PATH (or set USAGE_LOG to the file the service writes)');
+  const since = dateOption('since', values.since as string | undefined);
+  const until = dateOption('until', values.until as string | undefined);
+  const sum = sumUsage(readFileSync(path, 'utf8'), name, since, until);
+  process.stdout.write(
+    `${JSON.stringify({ key: name, ...(since ? { since } : {}), ...(until ? { until } : {}), ...sum }, null, 2)}\n`,
+  );
+}
+
 function main(argv: string[]): void {
   const { positionals, values } = parseArgs({
     args: argv,
@@ -170,12 +200,19 @@ function main(argv: string[]): void {
       proxy: { type: 'string' },
       proxies: { type: 'string' },
       ...Object.fromEntries(Object.values(POLICY_FLAGS).map((f) => [f, { type: 'string' as const }])),
+      since: { type: 'string' },
+      until: { type: 'string' },
+      'usage-file': { type: 'string' },
       help: { type: 'boolean' },
     },
   });
   const command = positionals[0];
   if (values.help || command === undefined) {
     process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (command === 'usage') {
+    usage(values);
     return;
   }
   const file = resolve(values.file ?? process.env.API_KEYS_FILE ?? 'pagescript-keys.json');

@@ -23,8 +23,6 @@ export interface NeighbourDeps {
   readonly attacks?: RegExp;
   /** How many times the attacker runs its parade while the innocent key is measured beside it; 1 by default. */
   readonly parades?: number;
-  /** EXECUTORS for the service (1, the default, or 2: an executor per slot). */
-  readonly executors?: number;
 }
 
 const INNOCENT_KEY = 'neighbour-innocent-0123456789';
@@ -110,7 +108,6 @@ export async function neighbour(deps: NeighbourDeps): Promise<Record<string, unk
   // The ceiling the run is held to: exactly what two slots are planned to need with the defaults.
   const serviceMemoryMb = memoryPlan({
     concurrency: CONCURRENCY,
-    executors: deps.executors ?? 1,
     chromium: deps.mode,
     pageMemoryMb: 512,
     scriptMemoryMb: 128,
@@ -121,7 +118,6 @@ export async function neighbour(deps: NeighbourDeps): Promise<Record<string, unk
     EGRESS_ALLOWLIST: `127.0.0.1:${deps.fixturePort}`,
     SERVICE_MEMORY_MB: String(serviceMemoryMb),
     MAX_CONCURRENCY: String(CONCURRENCY),
-    EXECUTORS: String(deps.executors ?? 1),
     SCRIPT_TIMEOUT_MS: '5000',
   });
   const root = svc.child.pid as number;
@@ -172,7 +168,6 @@ export async function neighbour(deps: NeighbourDeps): Promise<Record<string, unk
     await attacker;
     return {
       chromium: deps.mode,
-      executors: deps.executors ?? 1,
       serviceMemoryMb,
       innocent: {
         soloP50Ms: Math.round(pct(solo.ms, 50)),

@@ -17,7 +17,7 @@
 // Reported per page and overall: p50 and p95 of the request as the client sees
 // it and of its navigation (Server-Timing), CPU per request of the service's
 // Node and its Chromium, the assets each request fetched, and the ratios of the
-// blocked arm to the plain one. See README "Performance".
+// blocked arm to the plain one. See docs/performance.md.
 import { readFileSync, existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';

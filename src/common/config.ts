@@ -1,6 +1,7 @@
 // Every setting of the service: its environment variable, default, unit and
 // validation. Parsed once at start and frozen; nothing else reads process.env.
 import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { cpus } from 'node:os';
 import { resolve as resolvePath } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
@@ -12,7 +13,7 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
  * Which Chromium: `shell` is chromium-headless-shell (Puppeteer's `headless:
  * 'shell'`, the old headless mode without the browser's UI layer: a fresh
  * context costs a quarter of the CPU), `full` the whole browser in its new
- * headless mode. README, "Chromium: the headless shell or the full browser".
+ * headless mode. docs/chromium.md.
  */
 export type ChromiumMode = 'shell' | 'full';
 
@@ -33,7 +34,7 @@ export interface EgressAllowEntry {
 }
 
 /**
- * An upstream proxy the operator named in PROXIES (README "Upstream proxies").
+ * An upstream proxy the operator named in PROXIES (docs/network.md "Upstream proxies").
  * SECURITY: username and password are secrets like the API keys: the front
  * holds them and hands them to the egress guard only, never to a job.
  */
@@ -75,7 +76,7 @@ export interface Config {
   readonly maxConcurrencyAsked: number | undefined;
   /** Memory of the Chromium processes serving one request (its renderers, workers, its storage), in MiB. */
   readonly pageMemoryMb: number;
-  /** What the whole service (front, executors, isolates, every Chromium) may use: SERVICE_MEMORY_MB or detected. */
+  /** What the whole service (front, egress, slot processes, isolates, every Chromium) may use: SERVICE_MEMORY_MB or detected. */
   readonly serviceMemoryMb: number;
   /** How serviceMemoryMb is shared out (see memoryPlan). */
   readonly memory: MemoryPlan;
@@ -99,12 +100,19 @@ export interface Config {
   readonly maxResultBytes: number;
   readonly maxLogLines: number;
   readonly maxLogBytes: number;
+  /** Where each request's usage record goes (USAGE_LOG): nowhere, stdout, or appended to a file. */
+  readonly usageLog:
+    { readonly to: 'off' } | { readonly to: 'stdout' } | { readonly to: 'file'; readonly path: string };
+  /** How many key names /metrics labels usage with; the others count under "_other". */
+  readonly usageMetricsKeys: number;
   readonly prewarmedContexts: number;
   readonly prewarmedIsolates: number;
   /** Chromium is replaced after this many contexts; 0: never. */
   readonly browserRecycleContexts: number;
-  /** An executor's Chromiums past its first are closed after this long with no request (relaunched on demand); 0: never. */
-  readonly idleChromiumCloseMs: number;
+  /** Slot processes past the first (and their Chromium) are closed after this long with no request (relaunched on demand); 0: never. */
+  readonly idleSlotCloseMs: number;
+  /** A slot process is replaced after this many requests (its memory starts afresh); 0: never. */
+  readonly slotRecycleRequests: number;
   /** On SIGTERM/SIGINT, how long running and queued requests may go on before they are ended. */
   readonly shutdownGraceMs: number;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
@@ -112,15 +120,15 @@ export interface Config {
   /** GET /playground and its assets; off: 404. */
   readonly playground: boolean;
   readonly egressAllowlist: readonly EgressAllowEntry[];
+  /** DNS servers the egress guard asks (DNS_SERVERS), as "ip" or "ip:port"; empty: those of /etc/resolv.conf. */
+  readonly dnsServers: readonly string[];
   /** Upstream proxies a request may leave through (PROXIES); empty: every request leaves from this machine. */
   readonly proxies: readonly UpstreamProxy[];
   readonly chromium: ChromiumMode;
   readonly executablePath: string;
-  /** Script executor processes (each with its own Chromium); see README, "How it is built". */
-  readonly executors: number;
-  /** When the service runs as root, executors and Chromium run as this unprivileged user. */
-  readonly executorUser: string;
-  /** As root, the egress process's user: another than the executors' (SECURITY: it will hold proxy credentials). */
+  /** As root, slot i's process and Chromium run as the user `${slotUserPrefix}${i}` (src/front/children/users.ts). */
+  readonly slotUserPrefix: string;
+  /** As root, the egress process's user: none of the slots' (SECURITY: it will hold proxy credentials). */
   readonly egressUser: string;
   readonly logLevel: LogLevel;
 }
@@ -139,17 +147,19 @@ const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debu
 /**
  * The service's own memory, before any request, in MiB (anonymous + shared
  * resident memory, with room). Measured at rest after a dozen requests with
- * scratch runs of the service (README, "Budgets"): the front ~70-90 MB, an
- * executor (Node, the prepared isolates) ~75-80 MB, the egress process (Node and
- * the guard's connections) EGRESS_BASE_MB, one lane's
+ * scratch runs of the service (docs/budgets.md): the front ~70-90 MB, a
+ * slot process (Node, Puppeteer, its prepared isolate) ~60-80 MB, the egress
+ * process (Node and the guard's connections) EGRESS_BASE_MB, one slot's
  * Chromium with its spare context ~130-150 MB for the headless shell and
  * ~280 MB for the full browser.
  */
 export const FRONT_BASE_MB = 128;
-export const EXECUTOR_BASE_MB = 128;
+export const SLOT_BASE_MB = 128;
+/** A slot process's V8 heap beyond what its request's host-side queues may hold (Puppeteer, the membrane), in MiB. */
+export const SLOT_HEAP_BASE_MB = 64;
 /**
  * The egress process: Node and the guard. Measured at rest ~45 MB resident and
- * ~55 MB with two pages loading through it (README, "How it is built"); its
+ * ~55 MB with two pages loading through it (docs/architecture.md); its
  * connections' buffers are bounded by the guard's limits per connection.
  */
 export const EGRESS_BASE_MB = 64;
@@ -166,32 +176,48 @@ export function hostRequestMb(maxResultBytes: number): number {
 
 /** How SERVICE_MEMORY_MB is shared out, in MiB; what /health and /metrics show. */
 export interface MemoryPlan {
-  /** The front, the egress process and the executors' own processes. */
+  /** The front and the egress process. */
   readonly baseMb: number;
-  /** One lane's Chromium at rest (each executor has ceil(MAX_CONCURRENCY / EXECUTORS) lanes). */
+  /** One slot process at rest (Node, Puppeteer, a prepared isolate); there is one per slot (MAX_CONCURRENCY). */
+  readonly slotBaseMb: number;
+  /** One slot's Chromium at rest. */
   readonly laneBaseMb: number;
   /** What one running request may add: PAGE_MEMORY_MB + SCRIPT_MEMORY_MB + its host-side queues. */
   readonly perRequestMb: number;
-  /** Lanes (Chromium processes) in each executor. */
-  readonly lanesPerExecutor: number;
-  /** What the service may use with every slot busy: baseMb + the lanes at rest + perRequestMb per slot. */
+  /**
+   * The hard ceiling of one slot process (its host side: Node, Puppeteer, the
+   * membrane, the isolate): slotBaseMb + SCRIPT_MEMORY_MB + the host-side
+   * queues. The front reads its resident memory from /proc; past it the
+   * request is 400 MEMORY_LIMIT_EXCEEDED and the process is replaced.
+   */
+  readonly slotHostLimitMb: number;
+  /** The slot process's V8 heap limit (--max-old-space-size): SLOT_HEAP_BASE_MB + the host-side queues. */
+  readonly slotHeapMb: number;
+  /** What the service may use with every slot busy: baseMb + the slots at rest + perRequestMb per slot. */
   readonly plannedMb: number;
 }
 
 export function memoryPlan(opts: {
   readonly concurrency: number;
-  readonly executors: number;
   readonly chromium: ChromiumMode;
   readonly pageMemoryMb: number;
   readonly scriptMemoryMb: number;
   readonly maxResultBytes: number;
 }): MemoryPlan {
-  const baseMb = FRONT_BASE_MB + EGRESS_BASE_MB + opts.executors * EXECUTOR_BASE_MB;
+  const baseMb = FRONT_BASE_MB + EGRESS_BASE_MB;
   const laneBaseMb = LANE_BASE_MB[opts.chromium];
-  const perRequestMb = opts.pageMemoryMb + opts.scriptMemoryMb + hostRequestMb(opts.maxResultBytes);
-  const lanesPerExecutor = Math.ceil(opts.concurrency / opts.executors);
-  const plannedMb = baseMb + opts.executors * lanesPerExecutor * laneBaseMb + opts.concurrency * perRequestMb;
-  return { baseMb, laneBaseMb, perRequestMb, lanesPerExecutor, plannedMb };
+  const hostMb = hostRequestMb(opts.maxResultBytes);
+  const perRequestMb = opts.pageMemoryMb + opts.scriptMemoryMb + hostMb;
+  const plannedMb = baseMb + opts.concurrency * (SLOT_BASE_MB + laneBaseMb + perRequestMb);
+  return {
+    baseMb,
+    slotBaseMb: SLOT_BASE_MB,
+    laneBaseMb,
+    perRequestMb,
+    slotHostLimitMb: SLOT_BASE_MB + opts.scriptMemoryMb + hostMb,
+    slotHeapMb: SLOT_HEAP_BASE_MB + hostMb,
+    plannedMb,
+  };
 }
 
 /** The most requests at once whose plan fits in serviceMemoryMb (at least one, even when one does not fit). */
@@ -295,6 +321,26 @@ export function parseEgressAllowlist(value: string, problems: string[]): EgressA
       continue;
     }
     out.push({ host: (m[1] ?? m[2] ?? '').toLowerCase(), port });
+  }
+  return out;
+}
+
+export function parseDnsServers(value: string, problems: string[]): string[] {
+  const out: string[] = [];
+  for (const raw of value.split(',')) {
+    const item = raw.trim();
+    if (item === '') continue;
+    // ip, ip:port, [v6]:port, or a bare v6 address (as resolv.conf and c-ares write them)
+    const m = /^(?:\[([0-9a-fA-F:.]+)\]|(\d{1,3}(?:\.\d{1,3}){3}))(?::(\d{1,5}))?$/.exec(item);
+    const ip = m ? (m[1] ?? m[2] ?? '') : isIP(item) === 6 ? item : '';
+    const port = m?.[3] === undefined ? 53 : Number(m[3]);
+    if (isIP(ip) === 0 || !(port >= 1 && port <= 65535)) {
+      problems.push(
+        `DNS_SERVERS: "${item}" is not an IP address with an optional port (e.g. 10.0.0.2 or 10.0.0.2:5353)`,
+      );
+      continue;
+    }
+    out.push(isIP(ip) === 6 ? `[${ip}]:${port}` : `${ip}:${port}`);
   }
   return out;
 }
@@ -411,8 +457,30 @@ export function chooseChromium(
   return { chromium: mode, executablePath: CHROMIUM_PATHS[mode] };
 }
 
-/** IDLE_CHROMIUM_CLOSE_MS unless set (README, Configuration). */
-export const DEFAULT_IDLE_CHROMIUM_CLOSE_MS = 30_000;
+/** IDLE_SLOT_CLOSE_MS unless set (docs/configuration.md). */
+export const DEFAULT_IDLE_SLOT_CLOSE_MS = 30_000;
+
+/** Settings that are gone, and what an operator who still sets one is told (the service refuses to start). */
+const GONE_SETTINGS: Readonly<Record<string, string>> = {
+  EXECUTORS:
+    'is gone: every request slot (MAX_CONCURRENCY of them) now runs in a slot process of its own; remove EXECUTORS and set MAX_CONCURRENCY',
+  EXECUTOR_USER:
+    'is gone: as root, slot i runs as its own user SLOT_USER_PREFIX + i (pagescript-slot-0, pagescript-slot-1, …); remove EXECUTOR_USER',
+  IDLE_CHROMIUM_CLOSE_MS:
+    'is now IDLE_SLOT_CLOSE_MS: idle slot processes past the first are closed with their Chromium; rename the setting',
+};
+
+/** USAGE_LOG: off (or unset), stdout, or an absolute file path the records are appended to. */
+function parseUsageLog(text: string, problems: string[]): Config['usageLog'] {
+  const v = text.trim();
+  if (v === '' || v === 'off') return { to: 'off' };
+  if (v === 'stdout') return { to: 'stdout' };
+  if (!v.startsWith('/')) {
+    problems.push('USAGE_LOG: off, stdout, or an absolute path of a file to append records to');
+    return { to: 'off' };
+  }
+  return { to: 'file', path: v };
+}
 
 export function loadConfig(env: Env = process.env, detectMemoryMb: () => number = detectServiceMemoryMb): Config {
   const problems: string[] = [];
@@ -451,14 +519,18 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
   const playground = (env.PLAYGROUND ?? 'on').trim().toLowerCase();
   if (playground !== 'on' && playground !== 'off') problems.push(`PLAYGROUND: "${env.PLAYGROUND}" must be on or off`);
 
+  for (const [name, why] of Object.entries(GONE_SETTINGS))
+    if (env[name] !== undefined && env[name].trim() !== '') problems.push(`${name} ${why}`);
+
   const { chromium, executablePath } = chooseChromium(env, problems);
-  const executorUser = (env.EXECUTOR_USER ?? 'pagescript-exec').trim();
-  if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(executorUser))
-    problems.push(`EXECUTOR_USER: "${executorUser}" is not a user name`);
+  // User names are at most 32 characters: the prefix leaves room for a slot number up to MAX_CONCURRENCY_LIMIT.
+  const slotUserPrefix = (env.SLOT_USER_PREFIX ?? 'pagescript-slot-').trim();
+  if (!/^[a-z_][a-z0-9_-]{0,28}$/.test(slotUserPrefix))
+    problems.push(`SLOT_USER_PREFIX: "${slotUserPrefix}" is not the start of a user name (at most 29 characters)`);
   const egressUser = (env.EGRESS_USER ?? 'pagescript-egress').trim();
   if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(egressUser)) problems.push(`EGRESS_USER: "${egressUser}" is not a user name`);
-  else if (egressUser === executorUser)
-    problems.push(`EGRESS_USER: "${egressUser}" must be another user than EXECUTOR_USER`);
+  else if (egressUser.startsWith(slotUserPrefix) && /^\d+$/.test(egressUser.slice(slotUserPrefix.length)))
+    problems.push(`EGRESS_USER: "${egressUser}" must not be a slot's user (SLOT_USER_PREFIX + a number)`);
 
   const navigationTimeoutMs = int('NAVIGATION_TIMEOUT_MS', 15_000, 100, 600_000);
   const scriptTimeoutMs = int('SCRIPT_TIMEOUT_MS', 30_000, 100, 600_000);
@@ -478,11 +550,10 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
   const scriptMemoryMb = int('SCRIPT_MEMORY_MB', 128, 16, 4096);
   const pageMemoryMb = int('PAGE_MEMORY_MB', 512, 64, 65_536);
   const maxResultBytes = int('MAX_RESULT_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024);
-  const executors = int('EXECUTORS', 1, 1, 16);
   const serviceMemoryMb = env.SERVICE_MEMORY_MB?.trim()
     ? int('SERVICE_MEMORY_MB', 0, 256, 64 * 1024 * 1024)
     : detectMemoryMb();
-  const shape = { executors, chromium, pageMemoryMb, scriptMemoryMb, maxResultBytes };
+  const shape = { chromium, pageMemoryMb, scriptMemoryMb, maxResultBytes };
   const byMemory = concurrencyByMemory(serviceMemoryMb, shape);
   const asked = int('MAX_CONCURRENCY', defaultConcurrency(byMemory), 1, MAX_CONCURRENCY_LIMIT);
   // SECURITY: a request that would not fit in SERVICE_MEMORY_MB waits in the
@@ -540,7 +611,8 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     prewarmedContexts: int('PREWARM_CONTEXTS', 2, 0, 64),
     prewarmedIsolates: int('PREWARM_ISOLATES', 2, 0, 64),
     browserRecycleContexts: int('BROWSER_RECYCLE_CONTEXTS', 1000, 0, 10_000_000),
-    idleChromiumCloseMs: int('IDLE_CHROMIUM_CLOSE_MS', DEFAULT_IDLE_CHROMIUM_CLOSE_MS, 0, 86_400_000),
+    idleSlotCloseMs: int('IDLE_SLOT_CLOSE_MS', DEFAULT_IDLE_SLOT_CLOSE_MS, 0, 86_400_000),
+    slotRecycleRequests: int('SLOT_RECYCLE_REQUESTS', 1000, 0, 10_000_000),
     shutdownGraceMs: int(
       'SHUTDOWN_GRACE_MS',
       defaultShutdownGraceMs(queueTimeoutMs, navigationTimeoutMs, scriptTimeoutMs),
@@ -548,13 +620,15 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
       MAX_SHUTDOWN_GRACE_MS,
     ),
     metricsToken: env.METRICS_TOKEN?.trim() ? env.METRICS_TOKEN.trim() : undefined,
+    usageLog: parseUsageLog(env.USAGE_LOG ?? '', problems),
+    usageMetricsKeys: int('USAGE_METRICS_KEYS', 1000, 0, 100_000),
     playground: playground !== 'off',
     egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),
+    dnsServers: parseDnsServers(env.DNS_SERVERS ?? '', problems),
     proxies: parseProxies(env.PROXIES ?? '', problems),
     chromium,
     executablePath,
-    executors,
-    executorUser,
+    slotUserPrefix,
     egressUser,
     logLevel: LOG_LEVELS.includes(logLevel) ? logLevel : 'info',
   };

@@ -1,14 +1,14 @@
 // Every public error code, declared once: its HTTP status, its default message,
 // what it means to a caller and what they should do (Markdown). The OpenAPI
-// document (src/front/openapi.ts) is built from this table, and the README's error
-// table must say the same, row for row (test/unit/errors.test.ts checks both
-// directions). A new code: add it here, then its README row and a CHANGELOG line.
+// document (src/front/openapi.ts) is built from this table, and the error table of
+// docs/api.md must say the same, row for row (test/unit/errors.test.ts checks both
+// directions). A new code: add it here, then its row in docs/api.md and a CHANGELOG line.
 
 export interface ErrorEntry {
   readonly status: number;
   /** The `error` text when nothing more precise is said. */
   readonly message: string;
-  /** What the code means to a caller (Markdown, as in the README's table). */
+  /** What the code means to a caller (Markdown, as in docs/api.md's error table). */
   readonly meaning: string;
   /** What the caller should do (Markdown). */
   readonly action: string;
@@ -192,7 +192,7 @@ export interface PageCall {
 }
 
 /**
- * Where and why a request failed, added to its error body (README "When a
+ * Where and why a request failed, added to its error body (docs/api.md "When a
  * script fails"). Nothing here may name a host path or a host frame.
  */
 export interface FailureDetails {
@@ -229,6 +229,8 @@ export class ApiError extends Error {
   failure?: FailureDetails;
   /** Where the job's time went before it failed (lease, isolate, navigation, script; ms), for the log line. */
   timings?: Readonly<Partial<Record<'lease' | 'isolate' | 'navigation' | 'script', number>>>;
+  /** What the request cost before it failed, as the slot measured it (JobUsage), for the reply's usage headers. */
+  usage?: Readonly<Partial<Record<string, number>>>;
 
   constructor(
     readonly code: ErrorCode,

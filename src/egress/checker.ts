@@ -1,11 +1,11 @@
 // Decides whether the browser may open a connection to host:port, and to which
 // address. Names are resolved here, once; the caller connects to the address
 // returned and never resolves the name again (no DNS rebinding).
-import { lookup } from 'node:dns/promises';
+import { lookup, Resolver as DnsResolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { EgressAllowEntry } from '../common/config.js';
-import { isLocalName, judgeAddress, parse6 } from './policy.js';
+import { embedded4, format4, isLocalName, judgeAddress, parse6 } from './policy.js';
 import { type EgressDecision } from '../protocol/egress.js';
 
 export interface ResolvedAddress {
@@ -16,10 +16,56 @@ export interface ResolvedAddress {
 /** Resolves a host name to all of its addresses. Injectable so tests never use DNS. */
 export type Resolver = (host: string) => Promise<readonly ResolvedAddress[]>;
 
+/**
+ * The system's getaddrinfo (reads /etc/hosts), on libuv's shared 4-thread pool
+ * with no deadline: for the operator's own names only (the upstream proxies'),
+ * never for names a page chooses (see dnsResolver).
+ */
 export const systemResolver: Resolver = async (host) => {
   const answers = await lookup(host, { all: true, verbatim: true });
   return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
+
+/** How long one DNS query waits for an answer before it is asked again (c-ares doubles it each try). */
+export const DNS_TRY_TIMEOUT_MS = 1_500;
+/** How many times a DNS query is sent to each server. */
+export const DNS_TRIES = 2;
+/** The most a page's name lookup takes, A and AAAA together, whatever the servers do. */
+export const LOOKUP_DEADLINE_MS = 5_000;
+
+/**
+ * Names a page chooses, resolved by c-ares (node:dns Resolver): queries wait on
+ * sockets in the event loop, not on libuv's 4 shared threads, so names whose
+ * servers never answer cannot hold what every other tenant's lookups need; each
+ * lookup ends by LOOKUP_DEADLINE_MS. Asks `servers` (DNS_SERVERS), or those of
+ * /etc/resolv.conf. Unlike getaddrinfo it does not read /etc/hosts.
+ */
+export function dnsResolver(servers: readonly string[]): Resolver {
+  const resolver = new DnsResolver({ timeout: DNS_TRY_TIMEOUT_MS, tries: DNS_TRIES });
+  if (servers.length > 0) resolver.setServers([...servers]);
+  return async (host) => {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(Object.assign(new Error(`lookup of ${host} timed out`), { code: 'ETIMEOUT' })),
+        LOOKUP_DEADLINE_MS,
+      );
+    });
+    try {
+      const [v4, v6] = await Promise.race([
+        Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]),
+        deadline,
+      ]);
+      const out: ResolvedAddress[] = [];
+      if (v4.status === 'fulfilled') for (const address of v4.value) out.push({ address, family: 4 });
+      if (v6.status === 'fulfilled') for (const address of v6.value) out.push({ address, family: 6 });
+      if (out.length === 0) throw v4.status === 'rejected' ? v4.reason : new Error(`ENOTFOUND ${host}`);
+      return out;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
 
 /**
  * The host as a browser reads it: "[::1]" → "::1", "Example.COM." → "example.com",
@@ -48,6 +94,8 @@ export interface EgressCheckerOptions {
    * covered. Injectable: tests pass a list; the default reads the interfaces.
    */
   readonly localAddresses?: () => readonly string[];
+  /** Tests only (the egress test seam): loopback address:port pairs judged as public servers. */
+  readonly publicTargets?: readonly { readonly address: string; readonly port: number }[];
 }
 
 /**
@@ -74,6 +122,7 @@ export function systemAddresses(ttlMs = LOCAL_ADDRESSES_TTL_MS): () => readonly 
 /**
  * One key per address however it is spelt: an IPv4 address and its IPv4-mapped
  * IPv6 form (::ffff:a.b.c.d) are the same host, as a connection to either shows.
+ * The allow-list compares these keys: only the address as dialled.
  */
 export function addressKey(ip: string): string | undefined {
   const bare = normalizeHost(ip);
@@ -82,11 +131,24 @@ export function addressKey(ip: string): string | undefined {
   if (family !== 6) return undefined;
   const n = parse6(bare);
   if (n === undefined) return undefined;
-  if (n >> 32n === 0xffffn) {
-    const v4 = Number(n & 0xffffffffn);
-    return `4:${[v4 >>> 24, (v4 >>> 16) & 255, (v4 >>> 8) & 255, v4 & 255].join('.')}`;
-  }
+  if (n >> 32n === 0xffffn) return `4:${format4(Number(n & 0xffffffffn))}`;
   return `6:${n.toString(16)}`;
+}
+
+/**
+ * The host an address reaches, for the own-address check: every IPv6 form that
+ * embeds an IPv4 address (IPv4-compatible, SIIT, NAT64, 6to4, as policy.ts
+ * unwraps them) is keyed as that IPv4 address. SECURITY: not for the allow-list,
+ * where unwrapping would widen an entry (64:ff9b::7f00:1 is dialled off the machine).
+ */
+export function ownAddressKey(ip: string): string | undefined {
+  const key = addressKey(ip);
+  if (key === undefined || !key.startsWith('6:')) return key;
+  const n = BigInt(`0x${key.slice(2)}`);
+  // :: and ::1 are IPv6's own unspecified and loopback addresses, not IPv4-compatible forms.
+  if (n <= 1n) return key;
+  const v4 = embedded4(n);
+  return v4 === undefined ? key : `4:${format4(v4)}`;
 }
 
 export class EgressChecker {
@@ -106,13 +168,25 @@ export class EgressChecker {
     );
   }
 
+  #standsInForPublic(address: string, port: number): boolean {
+    const key = addressKey(address);
+    return (this.#opts.publicTargets ?? []).some((t) => t.port === port && addressKey(t.address) === key);
+  }
+
+  /** An answer that is not a public server elsewhere: loopback, private, this machine's (allow-listed, or refused). */
+  #local(address: string, port: number, self: ReadonlySet<string>): boolean {
+    if (this.#standsInForPublic(address, port)) return false;
+    return !judgeAddress(address).ok || self.has(ownAddressKey(address) ?? '');
+  }
+
   /**
    * Judges one answer for host:port on its own: allowed when it is public and not
    * this machine, or allow-listed. Returns why it is refused, or undefined.
    */
   #refusal(host: string, address: string, port: number, self: ReadonlySet<string>): string | undefined {
+    if (this.#standsInForPublic(address, port)) return undefined;
     const verdict = judgeAddress(address);
-    if (verdict.ok && !self.has(addressKey(address) ?? '')) return undefined;
+    if (verdict.ok && !self.has(ownAddressKey(address) ?? '')) return undefined;
     // SECURITY: the service's own port and the guard's are never reachable, allow-list or not.
     if (this.#opts.protectedPorts().includes(port)) return `address not allowed: ${host}:${port} is this service`;
     if (this.#allowlisted(host, address, port)) return undefined;
@@ -140,7 +214,7 @@ export class EgressChecker {
     }
     const self = new Set<string>();
     for (const a of this.#localAddresses()) {
-      const k = addressKey(a);
+      const k = ownAddressKey(a);
       if (k !== undefined) self.add(k);
     }
     // SECURITY: every answer is judged on its own (an allow-listed answer vouches
@@ -150,7 +224,7 @@ export class EgressChecker {
     for (const a of addresses) {
       const reason = this.#refusal(host, a.address, port, self);
       if (reason !== undefined) return { ok: false, reason, code: 'NOT_ALLOWED' };
-      if (!judgeAddress(a.address).ok || self.has(addressKey(a.address) ?? '')) allowlisted = true;
+      if (this.#local(a.address, port, self)) allowlisted = true;
     }
     // SECURITY: the address dialled is one that was judged above, never the name.
     const first = addresses[0] as ResolvedAddress;

@@ -28,7 +28,12 @@ import { loopbackPeerUid, type Endpoint } from './peer-uid.js';
 import { background } from '../common/background.js';
 import type { GuardCounts, GuardLimits } from '../protocol/egress.js';
 import { HOP_BY_HOP_HEADERS } from '../protocol/http-headers.js';
-import { MAX_REFUSALS_LOGGED_PER_REQUEST, NET_ERRORS, REFUSED_HEADER } from '../protocol/egress.js';
+import {
+  MAX_REFUSALS_LOGGED_PER_REQUEST,
+  MAX_REQUEST_HEAD_BYTES,
+  NET_ERRORS,
+  REFUSED_HEADER,
+} from '../protocol/egress.js';
 
 // Declared with the messages (src/protocol/egress.ts), which the front may read; re-exported for the guard's users.
 export type { GuardCounts, GuardLimits };
@@ -71,6 +76,8 @@ export const DEFAULT_GUARD_LIMITS: GuardLimits = {
 /** A reason phrase or header value Node can write again (no control characters but tab). */
 const WRITABLE_TEXT = /^[\t\x20-\x7e\x80-\xff]*$/;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Interim (1xx) answers taken before the final one; past it the upstream is flooding, not answering. */
+export const MAX_INFORMATIONAL_ANSWERS = 16;
 
 export interface GuardEvents {
   /** A connection was refused by policy; requestId is absent when it belonged to no request. */
@@ -96,8 +103,8 @@ export class EgressGuard {
   readonly #sessionOf = new WeakMap<Duplex, EgressSession>();
   readonly #sessions = new Set<EgressSession>();
   readonly #counts: GuardCounts = { clientConnections: 0, unclaimed: 0, upstreamConnections: 0, otherUsers: 0 };
-  /** When set, a context's port takes connections only from sockets this user owns (the executors'). */
-  readonly #clientUid: number | undefined;
+  /** When set, a context's port takes connections only from sockets these users own (the slots'). */
+  readonly #clientUids: readonly number[] | undefined;
   readonly #peerUid: (peer: Endpoint, local: Endpoint) => Promise<number | undefined>;
   /** The upstream proxies by name, with their credentials (EgressInit). */
   readonly #proxies: ReadonlyMap<string, UpstreamProxy>;
@@ -119,14 +126,15 @@ export class EgressGuard {
     /** Tests: the CA an https:// proxy's certificate is checked against. */
     proxyTls?: Pick<ConnectionOptions, 'ca'>;
     /**
-     * SECURITY: the only user whose sockets a context's port takes (the executors'
-     * and their Chromiums', when the service runs as root). Undefined: any local process.
+     * SECURITY: the only users whose sockets a context's port takes (the slots'
+     * and their Chromiums', when the service runs as root); a session opened with
+     * a uid of its own takes that one alone. Undefined: any local process.
      */
-    clientUid?: number;
+    clientUids?: readonly number[];
     /** Who owns a loopback socket (the kernel's socket tables by default). */
     peerUid?: (peer: Endpoint, local: Endpoint) => Promise<number | undefined>;
   }) {
-    this.#clientUid = opts.clientUid;
+    this.#clientUids = opts.clientUids;
     this.#peerUid = opts.peerUid ?? loopbackPeerUid;
     this.#checker = opts.checker;
     this.#connect = opts.connector ?? netConnector;
@@ -136,17 +144,16 @@ export class EgressGuard {
     this.#limits = { ...DEFAULT_GUARD_LIMITS, ...opts.limits };
     this.#log = opts.logger;
     this.#events = opts.events ?? {};
-    this.#http = createServer({ keepAlive: true }, (req, res) =>
+    this.#http = createServer({ keepAlive: true, maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, (req, res) =>
       background(this.#onRequest(req, res), 'egress request', this.#log),
     );
     this.#http.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
       background(this.#onConnect(req, socket, head), 'egress tunnel', this.#log),
     );
-    // A client that sends what is not HTTP is cut off; nothing it sent is logged.
-    this.#http.on('clientError', (_e: Error, socket: Duplex) => socket.destroy());
+    this.#http.on('clientError', (e: Error, socket: Duplex) => this.#clientError(e, socket));
     // Requests with Upgrade (not CONNECT) are not proxied: Chromium tunnels WebSockets with CONNECT.
     this.#http.on('upgrade', (_req: IncomingMessage, socket: Duplex) => socket.destroy());
-    this.#main = createNetServer((s) => this.#accept(s, undefined));
+    this.#main = createNetServer((s) => this.#accept(s, undefined, undefined));
   }
 
   /** The browser-wide port (Chromium's --proxy-server), where nothing is let through. */
@@ -174,22 +181,32 @@ export class EgressGuard {
     return this.#port;
   }
 
-  /** A port for one browser context, on loopback; it carries nothing until bound to a request. */
-  async openSession(): Promise<EgressSession> {
+  /**
+   * A port for one browser context, on loopback; it carries nothing until bound
+   * to a request. `uid`: the slot user whose sockets alone it takes (when users are checked).
+   */
+  async openSession(uid?: number): Promise<EgressSession> {
     // SECURITY: the guard is down: the context is pointed at its closed browser-wide
     // port, so its traffic fails (fails closed) rather than the request erroring.
     if (this.#closed) return new EgressSession(undefined, this.#port, () => undefined);
+    // SECURITY: a uid that is none of the slots' widens nothing: the port then takes no one.
+    const allowed =
+      this.#clientUids === undefined
+        ? undefined
+        : uid === undefined
+          ? this.#clientUids
+          : [uid].filter((u) => this.#clientUids?.includes(u));
     // Paused when connections are checked: nothing is read before the peer's owner is known.
-    const server = createNetServer({ pauseOnConnect: this.#clientUid !== undefined });
+    const server = createNetServer({ pauseOnConnect: allowed !== undefined });
     const port = await listenOnLoopback(server, 0);
     const session: EgressSession = new EgressSession(server, port, () => this.#sessions.delete(session));
-    server.on('connection', (s: Socket) => this.#accept(s, session));
+    server.on('connection', (s: Socket) => this.#accept(s, session, allowed));
     this.#sessions.add(session);
     if (this.#closed) await session.close();
     return session;
   }
 
-  #accept(s: Socket, session: EgressSession | undefined): void {
+  #accept(s: Socket, session: EgressSession | undefined, allowed: readonly number[] | undefined): void {
     this.#counts.clientConnections++;
     s.on('error', () => s.destroy());
     if (session?.state === 'ended') {
@@ -204,28 +221,27 @@ export class EgressGuard {
       this.#sessionOf.set(s, session);
       session.track(s);
     }
-    const clientUid = this.#clientUid;
-    if (!session || clientUid === undefined) {
+    if (!session || allowed === undefined) {
       this.#http.emit('connection', s);
       return;
     }
     // SECURITY: a context's port is on loopback, where every local process can
     // reach it; during a request it would be an open proxy (with the operator's
-    // upstream credentials) for any of them. Only a socket of the executors' user
-    // (their Chromium) is served; any other is closed before a byte is read.
+    // upstream credentials) for any of them. Only a socket of its slot's user
+    // (that slot's Chromium) is served; any other is closed before a byte is read.
     const peer = { address: s.remoteAddress ?? '', port: s.remotePort ?? 0 };
     const local = { address: s.localAddress ?? '', port: s.localPort ?? 0 };
     this.#peerUid(peer, local).then(
       (uid) => {
         if (s.destroyed) return;
-        if (uid !== clientUid) {
+        if (uid === undefined || !allowed.includes(uid)) {
           this.#counts.otherUsers++;
           const n = this.#counts.otherUsers;
           // Bounded logging: a local process chooses how often it connects.
           if (n <= MAX_REFUSALS_LOGGED_PER_REQUEST || n % 1000 === 0)
             this.#log.warn(
               { port: local.port, uid: uid ?? 'unknown', refused: n },
-              "egress refused a connection to a context's port from another user than the executors'",
+              "egress refused a connection to a context's port from another user than its slot's",
             );
           s.destroy();
           return;
@@ -244,6 +260,24 @@ export class EgressGuard {
       ...[...this.#sessions].map((s) => s.close()),
       new Promise<void>((resolve) => this.#main.close(() => resolve())),
     ]);
+  }
+
+  /**
+   * A request head past MAX_REQUEST_HEAD_BYTES is answered 431 (the page sees why,
+   * not an empty response); a client that sends what is not HTTP is cut off.
+   * Nothing it sent is logged.
+   */
+  #clientError(e: Error, socket: Duplex): void {
+    if ((e as { code?: unknown }).code !== 'HPE_HEADER_OVERFLOW' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    this.#owner(socket).session?.count('refused');
+    const body = `pagescript egress guard: request headers over ${MAX_REQUEST_HEAD_BYTES} bytes\n`;
+    socket.end(
+      `HTTP/1.1 431 Request Header Fields Too Large\r\n${REFUSED_HEADER}: HEADERS_TOO_LARGE\r\n` +
+        `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
 
   #owner(socket: Duplex): Owner {
@@ -291,23 +325,27 @@ export class EgressGuard {
 
   /**
    * Opens the connection to host:port the checker approved: to the address it
-   * judged, directly, or through the request's upstream proxy.
+   * judged, directly, or through the request's upstream proxy (public targets only).
    */
   async #dial(
     session: EgressSession,
     host: string,
     port: number,
-    decision: { address: string; family: 4 | 6 },
+    decision: { address: string; family: 4 | 6; allowlisted: boolean },
   ): Promise<Socket> {
     const name = session.proxy;
-    if (name === undefined)
+    const proxy = name === undefined ? undefined : this.#proxies.get(name);
+    // SECURITY: a request bound to a proxy this guard does not have never goes out at all.
+    if (name !== undefined && !proxy)
+      throw new ProxyError(name, 'unreachable', 'is not configured in the egress guard');
+    // SECURITY: an allow-listed local target is this machine's network, not the
+    // proxy's: asked of a proxy, 127.0.0.1 or an intranet name would be the
+    // proxy host's own (its admin ports). It is dialled directly, at the checked address.
+    if (!proxy || decision.allowlisted)
       return await this.#connect(
         { host, address: decision.address, family: decision.family, port },
         this.#limits.connectTimeoutMs,
       );
-    const proxy = this.#proxies.get(name);
-    // SECURITY: a request bound to a proxy this guard does not have never goes out directly.
-    if (!proxy) throw new ProxyError(name, 'unreachable', 'is not configured in the egress guard');
     return await dialThroughProxy(
       proxy,
       { host: normalizeHost(host), address: decision.address, family: decision.family, port },
@@ -386,7 +424,7 @@ export class EgressGuard {
       return;
     }
     const { session } = owner;
-    const decision = await this.#checker.check(host, port);
+    const decision = await session.lookup(() => this.#checker.check(host, port));
     if (!decision.ok) {
       if (decision.code === 'NOT_ALLOWED') this.#refuse(session, host, port, decision.reason);
       else session.count('refused');
@@ -450,7 +488,7 @@ export class EgressGuard {
       return;
     }
     const { session } = owner;
-    const decision = await this.#checker.check(host, port);
+    const decision = await session.lookup(() => this.#checker.check(host, port));
     if (!decision.ok) {
       this.#failed(session, host, port, decision.code);
       if (decision.code === 'NAME_NOT_RESOLVED') {
@@ -469,7 +507,7 @@ export class EgressGuard {
     try {
       // Through a proxy, a plain request goes through a tunnel to port 80 as well
       // (CONNECT or SOCKS5), and the guard speaks HTTP to the target itself: see
-      // README "Upstream proxies" for why not an absolute-form request to the proxy.
+      // docs/network.md "Upstream proxies" for why not an absolute-form request to the proxy.
       socket = await this.#dial(session, host, port, decision);
     } catch (e) {
       if (e instanceof ProxyError) this.#proxyFailed(session, host, port, e);
@@ -491,7 +529,11 @@ export class EgressGuard {
     const host = target.hostname;
     const port = Number(target.port || 80);
     /** The upstream failed before an answer could be relayed: a network error for the page. */
+    let failed = false;
     const fail = (code: string): void => {
+      // The first cause names the failure; the close it brings about says nothing more.
+      if (failed) return;
+      failed = true;
       this.#failed(session, host, port, code);
       socket.destroy();
       if (!res.headersSent) req.socket.destroy();
@@ -516,6 +558,18 @@ export class EgressGuard {
       fail('ECONNRESET');
       return;
     }
+    // SECURITY: a hostile upstream chooses these answers. 101 to a request that asked
+    // for no upgrade: Node would emit only 'close' and the page would wait for its
+    // timeout. Endless 1xx: each one resets the idle timer. Both are a network error.
+    upstream.on('upgrade', () => fail('INVALID_RESPONSE'));
+    let informational = 0;
+    upstream.on('information', () => {
+      if (++informational > MAX_INFORMATIONAL_ANSWERS) fail('INVALID_RESPONSE');
+    });
+    upstream.on('close', () => {
+      // Closed with no answer relayed and no error said: still the page's network error.
+      if (!res.headersSent) fail('EMPTY_RESPONSE');
+    });
     upstream.on('response', (up) => {
       // SECURITY: what an upstream sends is hostile; nothing here may throw out of
       // an event handler (that would end the process and every tenant's request).

@@ -22,7 +22,14 @@ import {
   type EgressToExecutor,
   type ExecutorToEgress,
 } from '../protocol/egress-channel.js';
-import { EgressChecker, systemAddresses, systemResolver, type ResolvedAddress, type Resolver } from './checker.js';
+import {
+  EgressChecker,
+  dnsResolver,
+  systemAddresses,
+  systemResolver,
+  type ResolvedAddress,
+  type Resolver,
+} from './checker.js';
 import { EgressGuard, netConnector, type Connector } from './guard.js';
 import type { EgressSession } from './session.js';
 import type { FromEgress, ToEgress } from '../protocol/egress-messages.js';
@@ -177,6 +184,7 @@ function seamConnector(seam: EgressTestSeam): Connector {
 function serveChannel(
   executor: number,
   channel: number,
+  uid: number | undefined,
   socket: Socket,
   guard: EgressGuard,
   checker: EgressChecker,
@@ -202,7 +210,7 @@ function serveChannel(
     opening++;
     let session: EgressSession;
     try {
-      session = await guard.openSession();
+      session = await guard.openSession(uid);
     } finally {
       opening--;
     }
@@ -305,7 +313,10 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
   logger = log;
   const interfaces = seam?.localAddresses ? (): readonly string[] => seam.localAddresses ?? [] : systemAddresses();
   let guard: EgressGuard | undefined;
-  const resolve = seam?.hosts ? seamResolver(seam.hosts) : systemResolver;
+  const seamHosts = seam?.hosts ? seamResolver(seam.hosts) : undefined;
+  // SECURITY: names a page chooses go to c-ares with a deadline (DNS_SERVERS), never to
+  // the shared getaddrinfo threads; the proxies' names are the operator's (/etc/hosts read).
+  const resolve = seamHosts ?? dnsResolver(config.dnsServers);
   const checker = new EgressChecker({
     allowlist: config.egressAllowlist,
     // SECURITY: the service's port and every port of the guard (the browser-wide
@@ -314,6 +325,7 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
     resolve,
     // SECURITY: this machine's own addresses (and the one the service listens on) are not "public".
     localAddresses: () => [...interfaces(), config.host],
+    ...(seam?.publicTargets ? { publicTargets: seam.publicTargets } : {}),
   });
   const theGuard = new EgressGuard({
     checker,
@@ -321,14 +333,14 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
     // SECURITY: the proxies' credentials live here, in this process alone (no
     // script, no Chromium): never in an executor, a job or a log line.
     proxies: init.egress.proxies,
-    resolveProxy: resolve,
+    resolveProxy: seamHosts ?? systemResolver,
     events: {
       // Only refusals for a request count; Chromium's own background requests do not.
       onRefused: (_host, _port, _reason, requestId) => {
         if (requestId !== undefined) send({ type: 'egress-refused' });
       },
     },
-    ...(init.clientUid === undefined ? {} : { clientUid: init.clientUid }),
+    ...(init.clientUids === undefined ? {} : { clientUids: init.clientUids }),
     ...(seam ? { connector: seamConnector(seam) } : {}),
     ...(seam?.guardLimits ? { limits: seam.guardLimits } : {}),
   });
@@ -360,7 +372,7 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
         // it) is closed first, so that an executor can never hold more than
         // MAX_SESSIONS_PER_CHANNEL ports, however many channels it is handed.
         channels.get(msg.executor)?.close();
-        const end = serveChannel(msg.executor, msg.channel, handle as Socket, theGuard, checker, grants, log);
+        const end = serveChannel(msg.executor, msg.channel, msg.uid, handle as Socket, theGuard, checker, grants, log);
         channels.set(msg.executor, end);
         end.onClose(() => {
           if (channels.get(msg.executor) === end) channels.delete(msg.executor);

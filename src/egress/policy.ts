@@ -103,7 +103,7 @@ function in6(n: bigint, base: bigint, bits: number): boolean {
   return n >> shift === base >> shift;
 }
 
-function format4(n: number): string {
+export function format4(n: number): string {
   return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
 }
 
@@ -112,8 +112,8 @@ function judge4(n: number): Verdict {
   return { ok: true };
 }
 
-/** IPv6 forms that carry an IPv4 address, unwrapped. */
-function embedded4(n: bigint): number | undefined {
+/** IPv6 forms that carry an IPv4 address, unwrapped (the IPv4 address as a number). */
+export function embedded4(n: bigint): number | undefined {
   const low32 = Number(n & 0xffffffffn);
   if (n >> 32n === 0xffffn) return low32; // ::ffff:a.b.c.d (IPv4-mapped)
   if (n >> 32n === 0n) return low32; // ::a.b.c.d (IPv4-compatible, deprecated)

@@ -9,6 +9,7 @@ import type { Server } from 'node:net';
 import {
   FAILURE_TTL_MS,
   MAX_FAILURES,
+  MAX_LOOKUPS_IN_FLIGHT_PER_REQUEST,
   PROXY_FAILURE_STATS,
   type EgressStats,
   type ProxyFailureKind,
@@ -33,6 +34,8 @@ export class EgressSession {
   #proxy: string | undefined;
   #closed: Promise<void> | undefined;
   #observer: SessionObserver | undefined;
+  #checking = 0;
+  readonly #waiting: (() => void)[] = [];
 
   /** Made by EgressGuard.openSession(); without a server, it is ended from the start (the guard is down). */
   constructor(server: Server | undefined, port: number, onClose: () => void) {
@@ -40,6 +43,30 @@ export class EgressSession {
     this.port = port;
     this.#onClose = onClose;
     if (!server) this.#state = 'ended';
+  }
+
+  /**
+   * Runs one of this request's checks (a name lookup) when fewer than
+   * MAX_LOOKUPS_IN_FLIGHT_PER_REQUEST are in flight; past it, it waits its turn.
+   * SECURITY: one request's names whose servers never answer hold its own turns, not the others'.
+   */
+  async lookup<T>(check: () => Promise<T>): Promise<T> {
+    if (this.#checking >= MAX_LOOKUPS_IN_FLIGHT_PER_REQUEST)
+      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    else this.#checking++;
+    try {
+      return await check();
+    } finally {
+      // The turn passes to the next waiter as it is (the count stays), or is given back.
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#checking--;
+    }
+  }
+
+  /** Checks of this request in flight now (tests). */
+  get lookupsInFlight(): number {
+    return this.#checking;
   }
 
   get state(): SessionState {

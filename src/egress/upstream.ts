@@ -1,5 +1,5 @@
 // Reaching a target through an upstream proxy the operator named (PROXIES,
-// README "Upstream proxies"): HTTP CONNECT, over TCP or TLS, with
+// docs/network.md "Upstream proxies"): HTTP CONNECT, over TCP or TLS, with
 // Proxy-Authorization; or SOCKS5 with user and password (RFC 1928, RFC 1929).
 // The guard has judged the target before it comes here: this only opens the
 // tunnel, to the address the guard checked (or, for a proxy that may resolve

@@ -18,6 +18,7 @@ import type { Config } from '../common/config.js';
 import type { Logger } from '../common/log.js';
 import type { EgressSupervisor } from './children/egress-supervisor.js';
 import type { Supervisor } from './children/supervisor.js';
+import { UsageLog } from './usage.js';
 
 /** Keys and the store limits are counted in; the service builds them from the config (file, Redis). */
 export interface Tenancy {
@@ -102,6 +103,7 @@ export function buildApp(deps: AppDeps): App {
     memory: () => memoryReport(config, scheduler.running, executors),
     pageMemoryKills: () => executors.memory.pageLimitKills,
   });
+  metrics.maxLabelledKeys = config.usageMetricsKeys;
   const running = new Set<AbortController>();
   let draining = false;
   let inFlight = 0;
@@ -113,6 +115,7 @@ export function buildApp(deps: AppDeps): App {
     metrics,
     running,
     draining: () => draining,
+    usage: new UsageLog(config, deps.logger),
   });
   const info = infoRoutes({
     config,

@@ -123,6 +123,60 @@ export class Metrics {
    * that is not a whole number of at least zero is ignored (prom-client throws on
    * a negative one, and an executor is not trusted).
    */
+  readonly keyRequests = new Counter({
+    name: 'pagescript_key_requests_total',
+    help: 'Requests by key name (USAGE_METRICS_KEYS names at most; the rest as _other) and outcome.',
+    labelNames: ['key', 'code'] as const,
+    registers: [this.registry],
+  });
+  readonly keyCpu = new Counter({
+    name: 'pagescript_key_cpu_seconds_total',
+    help: "CPU time of each key's requests: their slot process and Chromium (docs/keys-and-limits.md, What a request cost).",
+    labelNames: ['key'] as const,
+    registers: [this.registry],
+  });
+  readonly keyBrowser = new Counter({
+    name: 'pagescript_key_browser_seconds_total',
+    help: "Time each key's requests held a slot and its browser (from the slot given to the reply).",
+    labelNames: ['key'] as const,
+    registers: [this.registry],
+  });
+  readonly keyBytes = new Counter({
+    name: 'pagescript_key_bytes_total',
+    help: "Bytes each key's pages received from and sent to the network through the egress guard.",
+    labelNames: ['key', 'direction'] as const,
+    registers: [this.registry],
+  });
+  readonly #labelledKeys = new Set<string>();
+  #maxLabelledKeys = 0;
+
+  /** How many key names the per-key series carry (USAGE_METRICS_KEYS). */
+  set maxLabelledKeys(n: number) {
+    this.#maxLabelledKeys = n;
+  }
+
+  /**
+   * Counts one request's usage under its key's name. SECURITY: the names are
+   * the operator's (key file, env-N), and at most maxLabelledKeys of them get
+   * series of their own, so /metrics stays bounded however many keys there are.
+   */
+  countKeyUsage(
+    keyName: string,
+    code: string,
+    u: { cpuMs?: number; browserMs?: number; bytesReceived?: number; bytesSent?: number },
+  ): void {
+    if (this.#maxLabelledKeys === 0) return;
+    if (!this.#labelledKeys.has(keyName) && this.#labelledKeys.size < this.#maxLabelledKeys)
+      this.#labelledKeys.add(keyName);
+    const key = this.#labelledKeys.has(keyName) ? keyName : '_other';
+    this.keyRequests.inc({ key, code });
+    const pos = (v: number | undefined): number => (v !== undefined && Number.isFinite(v) && v > 0 ? v : 0);
+    if (pos(u.cpuMs) > 0) this.keyCpu.inc({ key }, pos(u.cpuMs) / 1000);
+    if (pos(u.browserMs) > 0) this.keyBrowser.inc({ key }, pos(u.browserMs) / 1000);
+    if (pos(u.bytesReceived) > 0) this.keyBytes.inc({ key, direction: 'received' }, pos(u.bytesReceived));
+    if (pos(u.bytesSent) > 0) this.keyBytes.inc({ key, direction: 'sent' }, pos(u.bytesSent));
+  }
+
   countProxyEgress(proxy: string, egress: Readonly<Record<string, unknown>> | undefined): void {
     if (egress === undefined) return;
     const count = (v: unknown): number => (Number.isSafeInteger(v) && (v as number) > 0 ? (v as number) : 0);

@@ -21,6 +21,18 @@ const RATE_HEADERS: Json = {
   'RateLimit-Remaining': int('Requests left in the current window.'),
   'RateLimit-Reset': int('Seconds until the window ends.'),
 };
+/** What the request cost (docs/keys-and-limits.md "What a request cost"): on every reply after authentication, each when known. */
+const USAGE_HEADERS: Json = {
+  'X-Usage-Wall-Ms': int('Milliseconds from the request to the reply.'),
+  'X-Usage-Queue-Ms': int('Milliseconds waiting for a slot.'),
+  'X-Usage-Cpu-Ms': int("CPU milliseconds of the request's processes: its slot process and its Chromium."),
+  'X-Usage-Page-Memory-Peak-MiB': { description: "The page's highest memory, in MiB.", schema: { type: 'number' } },
+  'X-Usage-Isolate-Heap-Peak-MiB': { description: "The isolate's highest heap, in MiB.", schema: { type: 'number' } },
+  'X-Usage-Bytes-Received': int("Bytes the request's page received through the egress guard."),
+  'X-Usage-Bytes-Sent': int("Bytes the request's page sent through the egress guard."),
+  'X-Usage-Connections': int("Connections the request's page opened through the egress guard."),
+};
+
 const REQUEST_ID_HEADER: Json = {
   'X-Request-Id': {
     description: 'The request id: the one sent, else a new one.',
@@ -90,6 +102,17 @@ function playgroundPaths(): Json {
     '/playground/playground.css': get('playgroundStyle', "The playground's stylesheet", 'text/css', notModified),
   };
 }
+
+/** /health's memory fields shown to all (the budget); the others need the metrics token. */
+const HEALTH_BUDGET = [
+  'serviceMb',
+  'plannedMb',
+  'perRequestMb',
+  'pageLimitMb',
+  'scriptLimitMb',
+  'slotHostLimitMb',
+  'maxConcurrency',
+] as const;
 
 export function openApiDocument(config: Config): Json {
   const limits = {
@@ -175,6 +198,7 @@ export function openApiDocument(config: Config): Json {
                   required: true,
                   schema: { type: 'string' },
                 },
+                ...USAGE_HEADERS,
               },
               content: {
                 'application/json': { schema: { $ref: '#/components/schemas/ScrapeSuccess' } },
@@ -183,6 +207,7 @@ export function openApiDocument(config: Config): Json {
             },
             '400': errorResponse(400, undefined, {
               ...RATE_HEADERS,
+              ...USAGE_HEADERS,
               'X-Request-Id': {
                 description:
                   'The request id; absent on MALFORMED_REQUEST, written before the request reaches the service.',
@@ -199,16 +224,16 @@ export function openApiDocument(config: Config): Json {
               // Written at the edge, before the request reaches the service: no X-Request-Id.
               headers: {},
             },
-            '413': errorResponse(413, undefined, RATE_HEADERS),
+            '413': errorResponse(413, undefined, { ...RATE_HEADERS, ...USAGE_HEADERS }),
             '431': {
               ...errorResponse(431),
               // Written at the edge, as 408 is.
               headers: {},
             },
-            '415': errorResponse(415, undefined, RATE_HEADERS),
-            '429': errorResponse(429, undefined, { ...RATE_HEADERS, ...retryAfter }),
-            '500': errorResponse(500, undefined, RATE_HEADERS),
-            '503': errorResponse(503, undefined, RATE_HEADERS),
+            '415': errorResponse(415, undefined, { ...RATE_HEADERS, ...USAGE_HEADERS }),
+            '429': errorResponse(429, undefined, { ...RATE_HEADERS, ...USAGE_HEADERS, ...retryAfter }),
+            '500': errorResponse(500, undefined, { ...RATE_HEADERS, ...USAGE_HEADERS }),
+            '503': errorResponse(503, undefined, { ...RATE_HEADERS, ...USAGE_HEADERS }),
           },
         },
       },
@@ -456,24 +481,13 @@ export function openApiDocument(config: Config): Json {
             memory: {
               type: 'object',
               description:
-                'MiB. The budget (SERVICE_MEMORY_MB, what every slot busy would use, what one request may add, the page and script limits, MAX_CONCURRENCY) is shown to all; reservedMb, inUseMb and its parts only with Authorization: Bearer <METRICS_TOKEN>.',
-              required: ['serviceMb', 'plannedMb', 'perRequestMb', 'pageLimitMb', 'scriptLimitMb', 'maxConcurrency'],
+                'MiB. The budget (SERVICE_MEMORY_MB, what every slot busy would use, what one request may add, the page and script limits, the ceiling of a slot process (its host side), MAX_CONCURRENCY) is shown to all; reservedMb, inUseMb and its parts only with Authorization: Bearer <METRICS_TOKEN>.',
+              required: [...HEALTH_BUDGET],
               additionalProperties: false,
               properties: Object.fromEntries(
-                [
-                  'serviceMb',
-                  'plannedMb',
-                  'perRequestMb',
-                  'pageLimitMb',
-                  'scriptLimitMb',
-                  'maxConcurrency',
-                  'reservedMb',
-                  'inUseMb',
-                  'frontMb',
-                  'executorsMb',
-                  'chromiumMb',
-                  'pagesMb',
-                ].map((k) => [k, { type: 'integer', minimum: 0 }]),
+                [...HEALTH_BUDGET, 'reservedMb', 'inUseMb', 'frontMb', 'executorsMb', 'chromiumMb', 'pagesMb'].map(
+                  (k) => [k, { type: 'integer', minimum: 0 }],
+                ),
               ),
             },
             limits: { enum: ['memory', 'redis', 'local-fallback'] },

@@ -30,10 +30,12 @@ export interface EgressConfig {
   readonly egressAllowlist: Config['egressAllowlist'];
   /** The address the service listens on: one of this machine's, refused unless allow-listed. */
   readonly host: Config['host'];
+  /** The DNS servers the guard asks (DNS_SERVERS); empty: /etc/resolv.conf's. */
+  readonly dnsServers: Config['dnsServers'];
 }
 
 export function egressConfig(config: Config): EgressConfig {
-  return { egressAllowlist: config.egressAllowlist, host: config.host };
+  return { egressAllowlist: config.egressAllowlist, host: config.host, dnsServers: config.dnsServers };
 }
 
 /** What the egress guard is started with (its proxies); see EgressInit. */
@@ -56,18 +58,22 @@ export type ToEgress =
        */
       readonly egress: EgressInit;
       /**
-       * SECURITY: as root, the executors' uid: a context's port takes connections
-       * only from sockets of this user (their Chromium). Absent: from any local process.
+       * SECURITY: as root, the slots' uids (one per request slot): a context's
+       * port takes connections only from sockets of these users (their Chromium),
+       * and of its own slot's alone when its channel names one (attach `uid`).
+       * Absent: from any local process.
        */
-      readonly clientUid?: number;
+      readonly clientUids?: readonly number[];
       readonly seam?: EgressTestSeam;
     }
   /**
    * The egress end of a new channel for executor `executor`, sent with the socket
    * as its handle; `channel` is the front's number for it (channel-closed names it).
    * An executor has one channel at a time: its previous one is closed.
+   * SECURITY: `uid` (as root) is the executor's slot user: the context ports
+   * opened over this channel take connections from sockets of that user only.
    */
-  | { readonly type: 'attach'; readonly executor: number; readonly channel: number }
+  | { readonly type: 'attach'; readonly executor: number; readonly channel: number; readonly uid?: number }
   /**
    * SECURITY: executor `executor` may bind one session to request `requestId`,
    * leaving through `proxy` (by name; absent: no proxy). Sent when the front

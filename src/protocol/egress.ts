@@ -16,7 +16,12 @@ export const PROXY_FAILURE_STATS = {
 } as const satisfies Record<ProxyFailureKind, string>;
 export type ProxyFailureStat = (typeof PROXY_FAILURE_STATS)[ProxyFailureKind];
 
-/** Whether the browser may connect to host:port, and to which address. */
+/**
+ * Whether the browser may connect to host:port, and to which address.
+ * `allowlisted`: an answer is local (loopback, private, this machine's) and
+ * passed by the allow-list alone; such a target is dialled directly, never
+ * through an upstream proxy (the allow-list names this machine's network).
+ */
 export type EgressDecision =
   | { ok: true; address: string; family: 4 | 6; allowlisted: boolean }
   | { ok: false; reason: string; code: 'NOT_ALLOWED' | 'NAME_NOT_RESOLVED' };
@@ -39,6 +44,9 @@ export type EgressStats = {
 
 export type SessionState = 'spare' | 'live' | 'ended';
 
+/** A request's egress checks (name lookups) in flight at once; the next wait their turn in that request. */
+export const MAX_LOOKUPS_IN_FLIGHT_PER_REQUEST = 4;
+
 /** Failures remembered per request, so one request never sees another's. */
 export const MAX_FAILURES = 256;
 /** A failure is used to name an error within this time (a navigation's lifetime). */
@@ -58,6 +66,14 @@ export const NET_ERRORS: Readonly<Record<string, string>> = {
 };
 
 export const REFUSED_HEADER = 'x-pagescript-egress';
+/**
+ * The most a plain http:// request's head (request line and headers) may take at
+ * the guard: the documented options at their maximum (32 headers of 8 KiB and
+ * 50 cookies of 4 KiB, ~456 KiB) and Chromium's own headers fit. Past it the
+ * guard answers 431, never an empty response. SECURITY: each connection being
+ * parsed may hold this much; Chromium opens at most 256 connections per browser.
+ */
+export const MAX_REQUEST_HEAD_BYTES = 512 * 1024;
 /** How many of one request's egress refusals are logged one by one; the rest are counted (EgressStats.refused). */
 export const MAX_REFUSALS_LOGGED_PER_REQUEST = 20;
 

@@ -1,4 +1,4 @@
-// The hosts a key's requests may reach (README "Keys and limits", the key
+// The hosts a key's requests may reach (docs/keys-and-limits.md, the key
 // policy's `hosts`): patterns the front checks the page's URL against and the
 // egress guard checks every connection of the page against. A pattern only
 // narrows: the address policy is applied first, so no pattern opens a private

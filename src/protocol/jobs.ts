@@ -20,13 +20,29 @@ export interface JobRequest {
    * credentials go to the egress guard at its start (EgressInit), never in a job.
    */
   readonly proxy?: string;
-  /** Limits of the request's key below the service's (README "Keys and limits"); absent: the service's. */
+  /** Limits of the request's key below the service's (docs/keys-and-limits.md); absent: the service's. */
   readonly limits?: JobLimits;
   /**
    * SECURITY: the hosts the request's key may reach, as patterns (host-patterns.ts):
    * the egress guard refuses every other connection of the page. Absent: any public host.
    */
   readonly hosts?: readonly string[];
+}
+
+/**
+ * What a job cost, as the slot measured it (docs/keys-and-limits.md "What a request cost"). The
+ * front adds its own figures (CPU from /proc, the guard's counts, its timings).
+ */
+export interface JobUsage {
+  /** CPU time of the request's processes (its slot process and Chromium), in ms. */
+  readonly cpuMs?: number;
+  /** The highest memory of the request's page (as counted against PAGE_MEMORY_MB), in MiB. */
+  readonly pageMemoryPeakMb?: number;
+  /** The highest heap of the request's isolate (V8's heap statistics), in MiB. */
+  readonly isolateHeapPeakMb?: number;
+  readonly bytesReceived?: number;
+  readonly bytesSent?: number;
+  readonly connections?: number;
 }
 
 /** Per-key limits a job runs with instead of the service's settings; each at most the setting. */
@@ -57,6 +73,7 @@ export interface JobOutcome {
   readonly timings: JobTimings;
   /** What the request's context did through the egress guard (EgressStats), for the request's log line. */
   readonly egress?: Readonly<Record<string, number>>;
+  readonly usage?: JobUsage;
 }
 
 /** An error as it crosses: its public code and message, and what the reply and metrics need. */
@@ -73,6 +90,7 @@ export interface WireError {
   readonly failure?: FailureDetails;
   /** Where the job's time went before it failed, for the front's log line. */
   readonly timings?: JobTimings;
+  readonly usage?: JobUsage;
 }
 
 /** The fail message of a job whose executor stopped under it. */
@@ -127,6 +145,20 @@ function isFailure(f: unknown): boolean {
   );
 }
 
+export const USAGE_FIELDS = [
+  'cpuMs',
+  'pageMemoryPeakMb',
+  'isolateHeapPeakMb',
+  'bytesReceived',
+  'bytesSent',
+  'connections',
+];
+
+/** JobUsage: each figure a finite amount that is not negative, or absent; no other field. */
+function isUsage(u: unknown): boolean {
+  return isObject(u) && hasOnly(u, USAGE_FIELDS) && Object.values(u).every(isSeconds);
+}
+
 export function isOutcome(o: unknown): boolean {
   return (
     isObject(o) &&
@@ -134,7 +166,8 @@ export function isOutcome(o: unknown): boolean {
     isLogs(o.logs) &&
     isSeconds(o.executionTimeMs) &&
     isTimings(o.timings) &&
-    isOptional(o.egress, isEgress)
+    isOptional(o.egress, isEgress) &&
+    isOptional(o.usage, isUsage)
   );
 }
 
@@ -152,6 +185,7 @@ export function isWireError(e: unknown): boolean {
     isOptional(e.detail, isString) &&
     isOptional(e.egress, isEgress) &&
     isOptional(e.failure, isFailure) &&
-    isOptional(e.timings, isTimings)
+    isOptional(e.timings, isTimings) &&
+    isOptional(e.usage, isUsage)
   );
 }

@@ -1,4 +1,4 @@
-// The request's `options` (README "Request options"): how the page is set up
+// The request's `options` (docs/api.md "Request options"): how the page is set up
 // before its first load. Checked here, on both sides of the process boundary:
 // the front refuses a bad value with 400 INVALID_OPTIONS before any job is
 // queued, and the executor checks the same object again with the same code
@@ -411,7 +411,7 @@ export function requestOptionsSchema(): Record<string, unknown> {
     type: ['object', 'null'],
     additionalProperties: false,
     description:
-      'How the page is set up before it loads (README "Request options"). An unknown key or a bad value is 400 INVALID_OPTIONS naming the field.',
+      'How the page is set up before it loads (docs/api.md "Request options"). An unknown key or a bad value is 400 INVALID_OPTIONS naming the field.',
     properties: {
       viewport: {
         type: 'object',
@@ -490,7 +490,7 @@ export function requestOptionsSchema(): Record<string, unknown> {
         type: 'string',
         pattern: PROXY_NAME.source,
         description:
-          'The name of an upstream proxy the operator set up (PROXIES) that this key may use; absent: the key\'s default proxy, if any (README "Upstream proxies"). Never a URL.',
+          'The name of an upstream proxy the operator set up (PROXIES) that this key may use; absent: the key\'s default proxy, if any (docs/network.md "Upstream proxies"). Never a URL.',
       },
     },
   };

@@ -23,6 +23,12 @@ export interface ExecutorTestSeam {
   readonly faults: boolean;
   /** This machine's own addresses, for the egress checker, instead of the system's interfaces. */
   readonly localAddresses?: readonly string[];
+  /**
+   * Loopback address:port pairs the egress checker judges as public servers: the
+   * stand-ins for the Internet through which tests reach a target via an upstream
+   * proxy (a local or allow-listed target never goes through one).
+   */
+  readonly publicTargets?: readonly { readonly address: string; readonly port: number }[];
   /** The guard's limits, where a test lowers them. */
   readonly guardLimits?: Partial<GuardLimits>;
   /** The executor's V8 heap limit (--max-old-space-size), where a test makes it run out. */
@@ -37,8 +43,13 @@ export interface EgressTestSeam {
   /** Obey { type: 'fault' } (a test of an egress process that fails or misbehaves). */
   readonly faults: boolean;
   readonly localAddresses?: readonly string[];
+  readonly publicTargets?: ExecutorTestSeam['publicTargets'];
   readonly guardLimits?: Partial<GuardLimits>;
 }
 
-/** The failures a test may ask of an executor or of the egress process (seam.faults). */
-export type FaultKind = 'throw' | 'reject' | 'oom' | 'send';
+/**
+ * The failures a test may ask of an executor or of the egress process
+ * (seam.faults); `hang` (a main thread that never yields) and `bloat` (memory
+ * outside V8's heap, grown without end) are a slot process's only.
+ */
+export type FaultKind = 'throw' | 'reject' | 'oom' | 'send' | 'hang' | 'bloat';

@@ -12,7 +12,7 @@
  * the membrane can still give the script (MAX_TRANSFER_CHARS, 16 Mi characters:
  * 16 MiB of JSON for ASCII text) and a screenshot whose bytes fit in it (its
  * base64 text is 4/3 of them: 21.4 MiB for 16 MiB). PDFs come as a stream in
- * small reads (IO.read). See README "Budgets".
+ * small reads (IO.read). See docs/budgets.md.
  */
 export const MAX_CDP_MESSAGE_BYTES = 24 * 2 ** 20;
 

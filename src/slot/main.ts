@@ -1,13 +1,14 @@
-// The executor's entry point: a process the front forks (src/front/children/supervisor.ts) to
-// run scripts. It holds Chromium (through Puppeteer) and the isolates, and no
+// A slot process's entry point (built to dist/executor.js): the front forks one
+// per request slot (src/front/children/supervisor.ts) and gives it one job at a
+// time. It holds its slot's Chromium (through Puppeteer) and the isolates, and no
 // secret; the egress guard Chromium's traffic goes through runs in a process of
 // its own (src/egress/main.ts), reached over a channel the front hands both
 // (src/slot/egress-client/remote.ts); the upstream proxies' credentials are there, never
 // here. Its configuration comes over IPC with the keys, key file, Redis URL,
 // metrics token and proxies taken out, its environment is an allow-list,
-// and as root it runs as an unprivileged user. Whatever a script or a page does
-// here can end this process, never the front; the front fails this process's
-// jobs and starts another.
+// and as root it runs as its slot's unprivileged user. Whatever a script or a
+// page does here can end this process, never the front or another slot; the
+// front fails this process's job and starts another.
 //
 // Nothing here imports from the front (http/, tenancy/, app, metrics, openapi).
 import type { Socket } from 'node:net';
@@ -127,10 +128,10 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
       remote.attach(handle as Socket);
   });
   const { guardPort } = init;
-  // One Chromium per request slot of this executor (src/slot/browser/lanes.ts), so
-  // that each request's page memory can be counted and bounded (PAGE_MEMORY_MB).
+  // One Chromium, this slot's (src/slot/browser/lanes.ts), so that its request's
+  // page memory can be counted and bounded (PAGE_MEMORY_MB).
   const browser = new BrowserLanes({
-    count: config.memory.lanesPerExecutor,
+    count: 1,
     makeHost: (lane, onOutput, onSpares) =>
       new BrowserHost({
         executablePath: config.executablePath,
@@ -147,7 +148,8 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         logger: log.child({ lane }),
       }),
     watchdog: new PageMemoryWatchdog({ limitBytes: config.pageMemoryMb * 2 ** 20 }),
-    idleCloseMs: config.idleChromiumCloseMs,
+    // The front closes an idle slot's whole process (IDLE_SLOT_CLOSE_MS), its Chromium with it.
+    idleCloseMs: 0,
     logger: log,
   });
   const sandboxes = new SandboxPool(
@@ -161,7 +163,8 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
       // unknown state; end it. The front fails this executor's jobs and starts another.
       onCatastrophicError: (message) => fatal('isolated-vm catastrophic error', new Error(message), true),
     },
-    config.prewarmedIsolates,
+    // One request at a time: one isolate made ahead is enough.
+    Math.min(1, config.prewarmedIsolates),
     log,
   );
   lanes = browser;
@@ -280,6 +283,8 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
             throw new Error('a fault the test asked for');
           });
         else if (msg.kind === 'oom') setImmediate(exhaustHeap);
+        else if (msg.kind === 'hang') setImmediate(hang);
+        else if (msg.kind === 'bloat') setImmediate(bloat);
         else if (msg.kind === 'send') process.send?.(msg.message);
         // eslint-disable-next-line @typescript-eslint/no-floating-promises -- the point: a rejection nobody handles
         else Promise.reject(new Error('a fault the test asked for'));
@@ -301,6 +306,21 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
 function exhaustHeap(): void {
   const kept: unknown[][] = [];
   for (;;) kept.push(Array.from({ length: 100_000 }, (_, i) => ({ i })));
+}
+
+/** Tests (seam.faults): a main thread that never yields (what a catastrophic regular expression does). */
+function hang(): void {
+  for (;;);
+}
+
+/** Tests (seam.faults): resident memory outside V8's heap (Buffers), grown until something ends the process. */
+function bloat(): void {
+  const kept: Buffer[] = [];
+  const grow = (): void => {
+    kept.push(Buffer.alloc(16 * 2 ** 20, 1));
+    setTimeout(grow, 5);
+  };
+  grow();
 }
 
 let started = false;

@@ -318,6 +318,12 @@ export const ASSETS: Record<string, Route> = {
   '/one-style.html': html(ONE_STYLE),
   '/one-style.css': css('body { background-color: pink; }'),
   '/p-selectors.html': html(P_SELECTORS),
+  // Puppeteer's test server serves /cached/ with a Cache-Control header.
+  '/cached/one-style.html': html(ONE_STYLE, 200, { 'cache-control': 'public, max-age=10000' }),
+  '/cached/one-style.css': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/css', 'cache-control': 'public, max-age=10000' });
+    res.end('body { background-color: pink; }');
+  },
   // Puppeteer's tests set these with server.setRoute / setRedirect before navigating.
   '/cookies/httponly.html': html('<!DOCTYPE html>', 200, { 'set-cookie': 'a=b; HttpOnly; Path=/' }),
   '/cookies/strict.html': html('<!DOCTYPE html>', 200, { 'set-cookie': 'a=b; SameSite=Strict' }),

@@ -5,10 +5,11 @@
 // are compared. See test/conformance/README.md.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import puppeteer, { KnownDevices, Locator, type Browser } from 'puppeteer';
+import puppeteer, { KnownDevices, Locator, PredefinedNetworkConditions, type Browser } from 'puppeteer';
 import { FixtureServer } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { ASSETS } from './assets.js';
+import { cases as checks } from './cases/checks.js';
 import { cases as consoleCases } from './cases/console.js';
 import { cases as cookies } from './cases/cookies.js';
 import { cases as devices } from './cases/devices.js';
@@ -25,8 +26,11 @@ import { cases as screenshot } from './cases/screenshot.js';
 import { KNOWN_DIFFERENCES } from './differences.js';
 import { caseId, describeOutcome, runRaw, same, wrap, type Case, type Outcome, type Urls } from './harness.js';
 
-// CONFORMANCE_AREAS=evaluation,page runs those areas only (while working on them).
+// CONFORMANCE_AREAS=evaluation,page runs those areas only, CONFORMANCE_MATCH=<regexp> the cases whose
+// "area: name" it matches (while working on them).
 const AREAS = process.env.CONFORMANCE_AREAS?.split(',').filter(Boolean);
+const MATCH = process.env.CONFORMANCE_MATCH ? new RegExp(process.env.CONFORMANCE_MATCH) : undefined;
+const FILTERED = AREAS !== undefined || MATCH !== undefined;
 const ALL: Case[] = [
   ...evaluation,
   ...queryselector,
@@ -41,7 +45,8 @@ const ALL: Case[] = [
   ...requestinterception,
   ...cookies,
   ...screenshot,
-].filter((c) => AREAS === undefined || AREAS.includes(c.area));
+  ...checks,
+].filter((c) => (AREAS === undefined || AREAS.includes(c.area)) && (MATCH === undefined || MATCH.test(caseId(c))));
 const SCRIPT_TIMEOUT_MS = 5_000;
 const EXECUTABLE = process.env.PUPPETEER_EXECUTABLE_PATH ?? '/usr/lib/chromium/chromium';
 
@@ -80,7 +85,7 @@ async function throughService(c: Case): Promise<Outcome> {
 }
 
 function throughPuppeteer(c: Case): Promise<Outcome> {
-  return runRaw(browser, c, urls, SCRIPT_TIMEOUT_MS, { KnownDevices, Locator });
+  return runRaw(browser, c, urls, SCRIPT_TIMEOUT_MS, { KnownDevices, Locator, PredefinedNetworkConditions });
 }
 
 test(`pagescript gives Puppeteer's answer (${ALL.length} cases from Puppeteer's page-level tests)`, async (t) => {
@@ -90,6 +95,9 @@ test(`pagescript gives Puppeteer's answer (${ALL.length} cases from Puppeteer's 
     const [ours, theirs] = await Promise.all([throughService(c), throughPuppeteer(c)]);
     const a = byArea.get(c.area) ?? { total: 0, same: 0 };
     a.total++;
+    // CONFORMANCE_VERBOSE=1 prints every case's two answers.
+    if (process.env.CONFORMANCE_VERBOSE)
+      t.diagnostic(`${caseId(c)}: ${describeOutcome(ours)} | ${describeOutcome(theirs)}`);
     if (same(ours, theirs)) a.same++;
     else differing.set(caseId(c), `pagescript: ${describeOutcome(ours)}\n    Puppeteer:  ${describeOutcome(theirs)}`);
     byArea.set(c.area, a);
@@ -107,7 +115,7 @@ test(`pagescript gives Puppeteer's answer (${ALL.length} cases from Puppeteer's 
   const unexpected = [...differing].filter(([id]) => !(id in KNOWN_DIFFERENCES));
   const ran = new Set(ALL.map(caseId));
   const fixed = Object.keys(KNOWN_DIFFERENCES).filter((id) => ran.has(id) && !differing.has(id));
-  const unknownIds = AREAS === undefined ? Object.keys(KNOWN_DIFFERENCES).filter((id) => !ran.has(id)) : [];
+  const unknownIds = !FILTERED ? Object.keys(KNOWN_DIFFERENCES).filter((id) => !ran.has(id)) : [];
   assert.deepEqual(unknownIds, [], 'test/conformance/differences.ts names cases that do not exist');
   assert.equal(
     unexpected.length,

@@ -1,8 +1,8 @@
 // Cases of the conformance suite whose answer under pagescript differs from
 // Puppeteer's, each with its reason. The suite fails when a case differs that is
 // not listed here, and when a listed case no longer differs, so this list is the
-// truth about conformance; the README's table "Where pagescript differs from
-// Puppeteer" is checked against the cases marked `onPurpose`.
+// truth about conformance; the table of docs/puppeteer-differences.md is checked
+// against the cases marked `onPurpose`.
 export interface Difference {
   /** Refused by design (it reaches beyond the request's own page); else a gap still to close. */
   readonly onPurpose: boolean;
@@ -10,11 +10,6 @@ export interface Difference {
 }
 
 export const KNOWN_DIFFERENCES: Record<string, Difference> = {
-  'queryselector: invalid selector throws': {
-    onPurpose: true,
-    reason:
-      "Selectors are checked on the host before Puppeteer parses them (a request's host CPU is bounded): one with unbalanced brackets is refused there with a RangeError naming the rule, not by the page with a DOMException.",
-  },
   'page: Page.Events.Close is not for scripts: close() refused': {
     onPurpose: true,
     reason:

@@ -1,7 +1,7 @@
 // compose.yaml's services as plain `podman run` arguments: what the scale test
 // runs, so that compose.yaml stays true to what was run. Only the keys
 // compose.yaml uses are known; any other fails the test instead of being
-// dropped unseen (podman-compose 1.0.3 drops some silently, see README).
+// dropped unseen (podman-compose 1.0.3 drops some silently, see docs/container.md).
 import { isAbsolute, join } from 'node:path';
 import { mustRun } from './podman.js';
 

@@ -35,7 +35,7 @@ const START_TIMEOUT_MS = 180_000;
 const PODMAN_TIMEOUT_MS = 120_000;
 
 /**
- * How the container runs, as README "Container" tells a self-hoster to run it.
+ * How the container runs, as docs/container.md tells a self-hoster to run it.
  * SECURITY: no capabilities, no privilege gain, a read-only root; the seccomp
  * profile differs from podman's default only in letting Chromium's sandbox chroot.
  */
@@ -94,7 +94,7 @@ describe('the container image', { skip }, () => {
     await fixtures.start();
     await canary.start();
     port = await freePort();
-    // The key file on a read-only volume, as README "Container" says.
+    // The key file on a read-only volume, as docs/container.md says.
     const keysDir = keysDirectory(podman.dir, [{ name: 'container-test', sha256: hashKey(KEY), active: true }]);
     await podman.mustPodman(
       [

@@ -59,7 +59,7 @@ export async function freePort(): Promise<number> {
 
 /**
  * A key file in a directory of its own under dir, owned by the image's user: mounted read-only as a
- * directory, as README "Container" says (the file is replaced by a rename when keys change).
+ * directory, as docs/container.md says (the file is replaced by a rename when keys change).
  */
 export function keysDirectory(dir: string, keys: readonly KeyRecord[]): string {
   const keysDir = join(dir, 'keys');

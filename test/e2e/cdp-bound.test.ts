@@ -8,15 +8,14 @@
 // request's success. The renderer may use up to 1 GiB here, so that what ends
 // the attack is the message limit, not PAGE_MEMORY_MB.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { FixtureServer, html } from '../helpers/fixtures.js';
+import { attackBeside, type Attack } from '../helpers/attack.js';
 import {
   assertServesNormally,
   capturingLogger,
   startTestService,
   TEST_KEY,
-  type Reply,
   type TestService,
 } from '../helpers/service.js';
 import { until } from '../helpers/wait.js';
@@ -48,9 +47,8 @@ before(async () => {
       EGRESS_ALLOWLIST: fixtures.allowEntry,
       API_KEYS: `${TEST_KEY},${OTHER_KEY}`,
       LOG_LEVEL: 'warn',
-      // Two slots on one executor: the attacker's and the other tenant's requests share it.
+      // Two slots: the attacker's and the other tenant's requests, each in its slot process.
       MAX_CONCURRENCY: '2',
-      EXECUTORS: '1',
       PAGE_MEMORY_MB: '1024',
       SERVICE_MEMORY_MB: '4096',
       SCRIPT_TIMEOUT_MS: '60000',
@@ -65,45 +63,8 @@ after(async () => {
   await fixtures.close();
 });
 
-/** A field of /proc/<pid>/status, in bytes. */
-function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(m?.[1] ?? NaN) * 1024;
-}
-
-interface Attack {
-  attacker: Reply;
-  innocent: Reply;
-  /** The executor's peak resident memory during the attack, above its resident memory before, in MiB. */
-  growthMb: number;
-}
-
-/**
- * Runs script (after the page has told the test it started) as one tenant, and a
- * plain request of another tenant as soon as it has started; measures the
- * executor's peak memory growth across both.
- */
-async function attack(script: string): Promise<Attack> {
-  const [pid] = svc.service.executors.pids;
-  assert.ok(pid, 'an executor runs');
-  // Resets VmHWM to the current resident memory (Linux: 5 > clear_refs), so the peak read after is this attack's.
-  writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  const rssBefore = statusBytes(pid, 'VmRSS');
-  const started = fixtures.hits.get('/started') ?? 0;
-  const attacker = svc.post({
-    url: fixtures.url('/page'),
-    script: `await page.evaluate(() => fetch('/started').then((r) => r.text()));\n${script}`,
-  });
-  await until(() => (fixtures.hits.get('/started') ?? 0) > started, 'the attack to start', { timeoutMs: 60_000 });
-  const innocent = await svc.post(
-    { url: fixtures.url('/innocent'), script: 'return await page.title()' },
-    { 'x-gateway-key': OTHER_KEY },
-  );
-  const attackerReply = await attacker;
-  const growthMb = (statusBytes(pid, 'VmHWM') - rssBefore) / 2 ** 20;
-  assert.deepEqual(svc.service.executors.pids, [pid], 'the executor lived through the attack');
-  return { attacker: attackerReply, innocent, growthMb };
-}
+/** Runs script as one tenant beside another tenant's plain request (helpers/attack.ts). */
+const attack = (script: string): Promise<Attack> => attackBeside(svc, fixtures, OTHER_KEY, script);
 
 function assertBounded(r: Attack, t: TestContext): void {
   t.diagnostic(`executor peak growth ${Math.round(r.growthMb)} MiB`);

@@ -15,10 +15,10 @@ import { pretendExecutor as pretend } from '../helpers/pretend-executor.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { MAX_CHECKS_IN_FLIGHT_PER_CHANNEL } from '../../src/protocol/egress-channel.js';
 import { loadConfig } from '../../src/common/config.js';
-import { executorUser } from '../../src/front/children/users.js';
+import { slotUsers } from '../../src/front/children/users.js';
 
-/** As root, Chromium's user: only its sockets are served on a context's port. */
-const EXECUTOR_USER = executorUser(loadConfig({}));
+/** As root, slot 0's user (its Chromium's): only the slots' sockets are served on a context's port. */
+const EXECUTOR_USER = slotUsers(loadConfig({}))?.[0];
 const pretendExecutor = (index: number): ReturnType<typeof pretend> => pretend(svc, index);
 
 const fixtures = new FixtureServer({ '/': html('<title>target</title>') });

@@ -12,12 +12,12 @@ import { FixtureServer, html } from '../helpers/fixtures.js';
 import { connectAs } from '../helpers/connect-as.js';
 import { pretendExecutor, type PretendExecutor } from '../helpers/pretend-executor.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { executorUser, lookupUser } from '../../src/front/children/users.js';
+import { lookupUser, slotUsers } from '../../src/front/children/users.js';
 
 const fixtures = new FixtureServer({ '/': html('<title>target</title>') });
 const ROOT = process.getuid?.() === 0;
-/** As root, Chromium's user (undefined otherwise: the check is off, and said so in the README). */
-const EXECUTOR_USER = executorUser(loadConfig({}));
+/** As root, slot 0's user (its Chromium's; undefined otherwise: the check is off, and said so in the README). */
+const EXECUTOR_USER = slotUsers(loadConfig({}))?.[0];
 const NOBODY = lookupUser('nobody');
 let svc: TestService;
 let executor: PretendExecutor;
@@ -37,7 +37,7 @@ const target = (): string => `127.0.0.1:${fixtures.port}`;
 
 test(
   "a local process of another user than the executors' is refused on a context's port, even during its request",
-  { skip: !ROOT && 'the service is not root: every process is of the same user (README)' },
+  { skip: !ROOT && 'the service is not root: every process is of the same user (docs/architecture.md)' },
   async () => {
     assert.ok(NOBODY, 'the user nobody exists');
     const { port } = await executor.session('b3-live');

@@ -1,6 +1,7 @@
-// The crash boundary: scripts run in an executor process. When it dies (killed,
-// a native abort, V8 out of memory, an exception or rejection nobody handled), only the requests
-// it was running fail, with 500 naming the script runner; queued and later
+// The crash boundary: scripts run in a slot process. When it dies (killed,
+// a native abort, an exception or rejection nobody handled), only the request
+// it was running fails, with 500 naming the script runner (V8 out of memory in
+// its own heap: 400 MEMORY_LIMIT_EXCEEDED naming the host side); queued and later
 // requests are served by a fresh executor; /health and /metrics count the
 // restart; the front (this process) goes on.
 import assert from 'node:assert/strict';
@@ -48,7 +49,14 @@ async function restartsCounted(): Promise<{ health: number; metrics: number }> {
  * fails the executor with `fail`, and checks: the running one is 500 naming the
  * script runner, the queued one is served by a new executor, the restart is counted.
  */
-async function failWhileRunning(fail: (pid: number) => void): Promise<void> {
+async function failWhileRunning(
+  fail: (pid: number) => void,
+  expected: { status: number; code: string; error: RegExp } = {
+    status: 500,
+    code: 'INTERNAL_SERVER_ERROR',
+    error: /script runner stopped/,
+  },
+): Promise<void> {
   const before = svc.service.executors.restarts;
   const [pid] = svc.service.executors.pids;
   assert.ok(pid);
@@ -61,9 +69,9 @@ async function failWhileRunning(fail: (pid: number) => void): Promise<void> {
 
   fail(pid);
   const r = await running;
-  assert.equal(r.status, 500, r.text);
-  assert.equal(r.body.code, 'INTERNAL_SERVER_ERROR');
-  assert.match(String(r.body.error), /script runner stopped/);
+  assert.equal(r.status, expected.status, r.text);
+  assert.equal(r.body.code, expected.code);
+  assert.match(String(r.body.error), expected.error);
   const next = await queued;
   assert.equal(next.status, 200, next.text);
   assert.equal(next.body.data, 'Example Domain');
@@ -82,8 +90,14 @@ describe('an executor that dies', () => {
     await failWhileRunning((pid) => process.kill(pid, 'SIGABRT'));
   });
 
-  test('V8 out of memory (its own heap, not an isolate’s) mid-request: that request is 500, the queued one is served', async () => {
-    await failWhileRunning(() => svc.service.executors.fault('oom'));
+  test('V8 out of memory (its own heap, not an isolate’s) mid-request: that request is 400 MEMORY_LIMIT_EXCEEDED, the queued one is served', async () => {
+    await failWhileRunning(() => svc.service.executors.fault('oom'), {
+      status: 400,
+      code: 'MEMORY_LIMIT_EXCEEDED',
+      error: new RegExp(
+        `host side of the request \\(its slot process\\) used more than its ${EXECUTOR_HEAP_MB} MiB heap`,
+      ),
+    });
     // V8's own report, on the dead executor's stderr, read and logged by the front.
     const report = log.lines.find((l) => l.msg === 'executor output' && /heap out of memory/.test(String(l.line)));
     assert.ok(report, 'V8 reported the heap exhausted');

@@ -1,9 +1,10 @@
 // An executor or the egress process that hangs without dying (here: stopped
 // with SIGSTOP, as a deadlock or a thread stuck in native code would leave it).
 // The front's questions to the egress process fail at their deadline instead of
-// waiting for ever, or at once when it exits; a request given to a hung executor
-// fails at the job's deadline with 500, the hung executor is killed and
-// replaced, and the next request is served.
+// waiting for ever, or at once when it exits; a request given to a hung slot
+// process is answered by the front at the request's deadline (400
+// SCRAPING_FAILED, the timeout), the process is killed and replaced, and the
+// next request is served.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
@@ -32,10 +33,10 @@ after(async () => {
   await fixtures.close();
 });
 
-/** Stops the executor (a ready one: the tests wait for that first). */
+/** Stops slot 0's process (a ready one: the tests wait for that first), where a lone request goes. */
 function stop(): number {
-  assert.ok(svc.service.browser.ready, 'an executor is ready');
-  const [pid] = svc.service.executors.pids;
+  assert.ok(svc.service.browser.ready, 'a slot process is ready');
+  const [pid] = svc.service.executors.slotPids;
   assert.ok(pid !== undefined);
   stopped.add(pid);
   process.kill(pid, 'SIGSTOP');
@@ -84,7 +85,7 @@ describe('an egress process that hangs without dying', () => {
 });
 
 describe('an executor that hangs without dying', () => {
-  test('a request given to it fails with 500 at the job deadline; the executor is killed and replaced', async () => {
+  test('a request given to it is answered 400 at its deadline by the front; the slot process is killed and replaced', async () => {
     await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
     // Its spare context made through the egress process the tests above replaced: it holds the new one's
     // channel (stopped while still closing the old one's contexts, it would be killed for that instead).
@@ -97,15 +98,17 @@ describe('an executor that hangs without dying', () => {
     const restarts = svc.service.executors.restarts;
     const pid = stop();
     const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
-    assert.equal(r.status, 500, r.text);
-    assert.equal(r.body.code, 'INTERNAL_SERVER_ERROR');
-    assert.match(String(r.body.error), /script runner stopped/);
-    const hung = log.lines.find((l) => /outlived its deadline/.test(String(l.msg)));
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.body.code, 'SCRAPING_FAILED');
+    const deadlineMs = jobDeadlineMs(svc.service.config);
+    assert.match(String(r.body.error), new RegExp(`did not finish within ${deadlineMs} ms`));
+    const hung = log.lines.find((l) => /reached its deadline/.test(String(l.msg)));
     assert.ok(hung, 'the kill is logged');
     assert.equal(hung.pid, pid);
-    assert.equal(hung.deadlineMs, jobDeadlineMs(svc.service.config));
-    assert.equal(svc.service.executors.restarts, restarts + 1);
-    await until(() => !alive(pid), 'the hung executor to be gone');
+    assert.equal(hung.deadlineMs, deadlineMs);
+    // Answered first, then killed: its exit is counted once it is seen.
+    await until(() => svc.service.executors.restarts === restarts + 1, 'the hung slot process to be replaced');
+    await until(() => !alive(pid), 'the hung slot process to be gone');
     const next = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
     assert.equal(next.status, 200, next.text);
     assert.equal(next.body.data, 'Example Domain');

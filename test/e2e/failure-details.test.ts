@@ -1,4 +1,4 @@
-// A failed request says where and why (README "When a script fails"): the
+// A failed request says where and why (docs/api.md "When a script fails"): the
 // phase, the page's URL, the line and column in the script as the caller sent
 // it, the caller's own frames, the last page calls and, when asked, a
 // screenshot; and never a host path or a host frame.

@@ -2,8 +2,9 @@
 // started with every secret it can hold (API_KEYS, a key file, REDIS_URL,
 // METRICS_TOKEN); its script executors and every Chromium process have none of
 // them in their environment, hold none of the front's sockets or files, run as
-// the unprivileged executor user when the service is root (who cannot read the
-// key file), and Chromium's renderers run under its seccomp sandbox.
+// their slot's unprivileged user when the service is root (a user per slot, who
+// cannot read the key file, nor ptrace, signal or read another slot's
+// processes), and Chromium's renderers run under its seccomp sandbox.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { hashKey, writeKeyFile } from '../../src/front/tenancy/keyfile.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { RedisServer } from '../helpers/redis.js';
 import { TEST_KEY } from '../helpers/service.js';
-import { descendants } from '../helpers/system.js';
+import { alive, descendants } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
 import { lookupUser } from '../../src/front/children/users.js';
 
@@ -42,6 +43,9 @@ before(async () => {
       METRICS_TOKEN: TOKEN,
       LOG_LEVEL: 'silent',
       EGRESS_ALLOWLIST: fixtures.allowEntry,
+      // Two slots, both kept up for the whole file.
+      MAX_CONCURRENCY: '2',
+      IDLE_SLOT_CLOSE_MS: '0',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -96,9 +100,9 @@ function processes(): { executors: number[]; chromium: number[]; egress: number[
     }
   }
   const all = [...lines.keys()];
-  const executors = all.filter((p) => /executor\.(ts|js)/.test(lines.get(p) ?? ''));
+  const executors = all.filter((p) => /executor\.js|slot\/main\.ts/.test(lines.get(p) ?? ''));
   const chromium = all.filter((p) => /chrom/.test(lines.get(p) ?? ''));
-  const egress = all.filter((p) => /egress-process\.(ts|js)/.test(lines.get(p) ?? ''));
+  const egress = all.filter((p) => /egress-process\.js|egress\/main\.ts/.test(lines.get(p) ?? ''));
   return { executors, chromium, egress };
 }
 
@@ -171,28 +175,105 @@ describe('the executors and Chromium', () => {
     }
   });
 
-  test('as root, run as the unprivileged executor user, who cannot read the key file', (t) => {
+  test('as root, each slot runs as its own unprivileged slot user (its Chromium too), who cannot read the key file', (t) => {
     if (process.getuid?.() !== 0) {
-      t.skip('the service is not root here: executors keep its user, without the secrets');
+      t.skip('the service is not root here: slots keep its user, without the secrets');
       return;
     }
-    const user = lookupUser(process.env.EXECUTOR_USER ?? 'pagescript-exec');
-    assert.ok(user, 'the executor user exists (scripts/bootstrap.mjs creates it)');
-    assert.notEqual(user.uid, 0);
+    const users = [lookupUser('pagescript-slot-0'), lookupUser('pagescript-slot-1')];
+    assert.ok(users[0] && users[1], 'the slot users exist (scripts/bootstrap.mjs creates them)');
     assert.match(statusField(child.pid ?? 0, 'Uid'), /^0\s/, 'control: the front is root');
-    const { executors, chromium } = processes();
-    for (const p of [...executors, ...chromium]) {
-      assert.deepEqual(statusField(p, 'Uid').split(/\s+/).map(Number), [user.uid, user.uid, user.uid, user.uid]);
-      assert.deepEqual(statusField(p, 'Gid').split(/\s+/).map(Number), [user.gid, user.gid, user.gid, user.gid]);
-      assert.equal(statusField(p, 'Groups'), '', `process ${p} has no supplementary groups`);
+    const { executors } = processes();
+    assert.equal(executors.length, 2, 'a process per slot');
+    const seen = new Set<number>();
+    for (const e of executors) {
+      const uid = Number(statusField(e, 'Uid').split(/\s+/)[0]);
+      const user = users.find((u) => u?.uid === uid);
+      assert.ok(user, `slot process ${e} runs as a slot user (uid ${uid})`);
+      seen.add(uid);
+      for (const p of [e, ...descendants(e)]) {
+        let uids: number[];
+        try {
+          uids = statusField(p, 'Uid').split(/\s+/).map(Number);
+        } catch {
+          continue; // a renderer gone meanwhile
+        }
+        assert.deepEqual(uids, [user.uid, user.uid, user.uid, user.uid], `process ${p} under slot process ${e}`);
+        assert.deepEqual(statusField(p, 'Gid').split(/\s+/).map(Number), [user.gid, user.gid, user.gid, user.gid]);
+        assert.equal(statusField(p, 'Groups'), '', `process ${p} has no supplementary groups`);
+      }
     }
+    assert.equal(seen.size, 2, 'the two slots run as two users');
+    const user = users[0];
     const read = spawnSync(process.execPath, ['-e', `require('fs').readFileSync(${JSON.stringify(keyFile)})`], {
       uid: user.uid,
       gid: user.gid,
       encoding: 'utf8',
     });
-    assert.notEqual(read.status, 0, 'the executor user read the key file');
+    assert.notEqual(read.status, 0, 'a slot user read the key file');
     assert.match(read.stderr, /EACCES/);
+  });
+
+  test("as root, one slot's user cannot ptrace, signal or read the memory or environment of another slot's processes", async (t) => {
+    if (process.getuid?.() !== 0) {
+      t.skip('the service is not root here: every slot has its user (docs/architecture.md: what holds instead)');
+      return;
+    }
+    const { executors } = processes();
+    const uidOf = (p: number): number => Number(statusField(p, 'Uid').split(/\s+/)[0]);
+    const [mine, theirs] = [...executors].sort((a, b) => uidOf(a) - uidOf(b));
+    assert.ok(mine !== undefined && theirs !== undefined, 'two slot processes');
+    const me = { uid: uidOf(mine), gid: Number(statusField(mine, 'Gid').split(/\s+/)[0]) };
+    const targets = [theirs, ...descendants(theirs).filter((p) => /chrom/.test(cmdline(p)))];
+    assert.ok(targets.length >= 2, "the other slot's process and its Chromium");
+    /** What `me` gets trying each way into `pid`: an errno's code per attempt, or "ok". */
+    const attempts = (pid: number): Record<string, string> => {
+      const r = spawnSync(
+        process.execPath,
+        [
+          '-e',
+          `const fs = require('fs'); const pid = Number(process.argv[1]); const out = {};
+           const tryIt = (name, fn) => { try { fn(); out[name] = 'ok'; } catch (e) { out[name] = e.code; } };
+           tryIt('kill0', () => process.kill(pid, 0));
+           tryIt('SIGSTOP', () => process.kill(pid, 'SIGSTOP'));
+           tryIt('SIGKILL', () => process.kill(pid, 'SIGKILL'));
+           tryIt('mem', () => fs.closeSync(fs.openSync('/proc/' + pid + '/mem', 'r')));
+           tryIt('environ', () => fs.readFileSync('/proc/' + pid + '/environ'));
+           console.log(JSON.stringify(out));`,
+          String(pid),
+        ],
+        { uid: me.uid, gid: me.gid, encoding: 'utf8' },
+      );
+      return JSON.parse(r.stdout) as Record<string, string>;
+    };
+    // Control: the same attempts reach processes of its own user (so each can fail): one for
+    // ptrace, another for the rest (the last of which kills it).
+    for (const check of ['ptrace', 'others'] as const) {
+      const own = spawn('/bin/sleep', ['30'], { uid: me.uid, gid: me.gid });
+      try {
+        // Once it is sleep, as that user (before its exec it is still the front's fork).
+        await until(() => cmdline(own.pid ?? 0).startsWith('/bin/sleep'), 'the control process to run');
+        if (check === 'ptrace')
+          assert.equal(ptraceAs(me, own.pid ?? 0), 'attached', 'control: ptrace works on its own processes');
+        else
+          assert.deepEqual(
+            attempts(own.pid ?? 0),
+            { kill0: 'ok', SIGSTOP: 'ok', SIGKILL: 'ok', mem: 'ok', environ: 'ok' },
+            'control: every attempt reaches a process of its own user',
+          );
+      } finally {
+        own.kill('SIGKILL');
+      }
+    }
+    for (const pid of targets) {
+      assert.deepEqual(
+        attempts(pid),
+        { kill0: 'EPERM', SIGSTOP: 'EPERM', SIGKILL: 'EPERM', mem: 'EACCES', environ: 'EACCES' },
+        `slot user ${me.uid} against process ${pid} of another slot`,
+      );
+      assert.equal(ptraceAs(me, pid), 'Operation not permitted', `slot user ${me.uid} attached to process ${pid}`);
+    }
+    assert.ok(alive(theirs), 'the other slot process is still there');
   });
 
   test('Chromium runs with its own sandbox: no --no-sandbox, /health says so', async () => {
@@ -281,13 +362,13 @@ describe('the egress process', () => {
       }
   });
 
-  test('as root, runs as its own user, not the executors’: the executor user cannot ptrace it', (t) => {
+  test('as root, runs as its own user, not a slot’s: a slot user cannot ptrace it', (t) => {
     if (process.getuid?.() !== 0) {
       t.skip('the service is not root here: the egress process keeps its user, without the secrets');
       return;
     }
     const egressUser = lookupUser(process.env.EGRESS_USER ?? 'pagescript-egress');
-    const execUser = lookupUser(process.env.EXECUTOR_USER ?? 'pagescript-exec');
+    const execUser = lookupUser('pagescript-slot-0');
     assert.ok(egressUser && execUser, 'both users exist (scripts/bootstrap.mjs creates them)');
     assert.notEqual(egressUser.uid, 0);
     assert.notEqual(egressUser.uid, execUser.uid);

@@ -304,7 +304,6 @@ test('/health shows the memory budget to all, and what is in use only with the m
 describe('the service memory ceiling', () => {
   test('a request that would not fit in SERVICE_MEMORY_MB waits in the queue; /health shows budget and use', async () => {
     const shape = {
-      executors: 1,
       chromium: svc.service.config.chromium,
       pageMemoryMb: 256,
       scriptMemoryMb: 64,

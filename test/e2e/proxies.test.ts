@@ -4,7 +4,9 @@
 // service's own guard in front of them. The proxies connect out from
 // 127.0.0.2, so the fixture tells a request that came through a proxy from
 // one that came straight from the guard (127.0.0.1). Every target is loopback;
-// names resolve from the test's table, never from DNS.
+// names resolve from the test's table, never from DNS. A local target never goes
+// through a proxy, so the fixture stands in for a public server (the egress
+// seam's publicTargets); a second one, allow-listed, is the local network.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -38,6 +40,15 @@ fixtures.route('/echo', (req, res) => {
   res.end(`<title>echo</title><pre id="peer">${req.socket.remoteAddress ?? ''}</pre>`);
 });
 
+/** An allow-listed local service: reached directly whatever proxy the request names. */
+const localSeen: (string | undefined)[] = [];
+const local = new FixtureServer();
+local.route('/echo', (req, res) => {
+  localSeen.push(req.socket.remoteAddress);
+  res.writeHead(200, { 'content-type': 'text/html' });
+  res.end('<title>local</title>');
+});
+
 /** Counts every connection; no test may make one (a target the policy refuses). */
 let canary: Server;
 let canaryPort = 0;
@@ -54,6 +65,7 @@ const logs = capturingLogger();
 
 before(async () => {
   await fixtures.start();
+  await local.start();
   fixtures.route('/to-canary', (_req, res) => {
     res.writeHead(302, { location: `http://127.0.0.1:${canaryPort}/hit` });
     res.end();
@@ -85,7 +97,7 @@ before(async () => {
   const sx = `127.0.0.1:${socks.port}`;
   svc = await startTestService(
     {
-      EGRESS_ALLOWLIST: `${fixtures.allowEntry},localhost:${fixtures.port},127.0.0.1:${closedTargetPort}`,
+      EGRESS_ALLOWLIST: `${local.allowEntry},localhost:${local.port}`,
       API_KEYS_FILE: keyFile,
       PROXIES: [
         `tp=http://alice:${HTTP_PASSWORD}@${tp}`,
@@ -98,7 +110,16 @@ before(async () => {
       ].join(','),
       LOG_LEVEL: 'info',
     },
-    { egressSeam: { hosts: { 'shop.test': [['127.0.0.1']] }, loopbackOnly: true } },
+    {
+      egressSeam: {
+        hosts: { 'shop.test': [['127.0.0.1']] },
+        loopbackOnly: true,
+        publicTargets: [
+          { address: '127.0.0.1', port: fixtures.port },
+          { address: '127.0.0.1', port: closedTargetPort },
+        ],
+      },
+    },
     logs.logger,
   );
 });
@@ -107,6 +128,7 @@ after(async () => {
   await tinyproxy.close();
   await socks.close();
   await fixtures.close();
+  await local.close();
   await new Promise<void>((r) => canary.close(() => r()));
   rmSync(dir, { recursive: true, force: true });
 });
@@ -253,6 +275,34 @@ describe('through a real proxy', () => {
     assert.equal(r.status, 200, r.text);
     assertNoPassword(r.text, 'the reply');
   });
+});
+
+describe('an allow-listed local target never goes through an upstream proxy', () => {
+  // The allow-list names this machine's network; asked of a proxy, 127.0.0.1 or
+  // localhost would be the proxy host's own. Each is dialled directly instead.
+  for (const [proxy, host] of [
+    ['tp', '127.0.0.1'],
+    ['tp-resolve', 'localhost'],
+    ['sx', '127.0.0.1'],
+    ['sx-resolve', 'localhost'],
+  ] as const)
+    test(`an allow-listed ${host} asked through proxy "${proxy}" is dialled directly, and the proxy is never asked for it`, async () => {
+      localSeen.length = 0;
+      const asked = tinyproxy.requests().length;
+      const r = await svc.post({
+        url: `http://${host}:${local.port}/echo`,
+        script: 'return await page.title()',
+        options: { proxy },
+      });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.data, 'local');
+      assert.deepEqual(localSeen, ['127.0.0.1'], 'reached from this machine, not from the proxy');
+      const lines = tinyproxy.requests().slice(asked);
+      assert.ok(
+        lines.every((l) => !l.includes(`:${local.port} `)),
+        lines.join('\n'),
+      );
+    });
 });
 
 describe('clear failures', () => {

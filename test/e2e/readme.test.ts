@@ -1,23 +1,24 @@
-// Every curl example in README.md is run against a local copy of example.com and
-// its answer compared with the one the README shows.
+// Every curl example in README.md and docs/*.md is run against a local copy of
+// example.com and its answer compared with the one the page shows.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { docFiles, docSection, readDoc } from '../helpers/docs.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { TinyProxy } from '../helpers/proxies.js';
 import { serviceFor } from '../helpers/service.js';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-
 interface Example {
+  /** The page it is on (README.md, docs/api.md, …). */
+  file: string;
   body: string;
   expected: string;
   lang: 'json' | 'html';
 }
 
-/** Each ```sh block with `curl … -d '…'`, paired with the ```json or ```html block after it. */
-function examples(): Example[] {
-  const blocks = [...README.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({
+/** Each ```sh block with `curl … -d '…'`, paired with the ```json or ```html block after it, on one page. */
+function examplesOf(file: string): Example[] {
+  const blocks = [...readDoc(file).matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({
     lang: m[1] as string,
     text: m[2] as string,
   }));
@@ -27,14 +28,18 @@ function examples(): Example[] {
     const next = blocks[i + 1] as { lang: string; text: string };
     const d = /curl[\s\S]*-d '([^']*)'/.exec(b.text);
     if (b.lang === 'sh' && d && (next.lang === 'json' || next.lang === 'html')) {
-      out.push({ body: d[1] as string, expected: next.text.trimEnd(), lang: next.lang });
+      out.push({ file, body: d[1] as string, expected: next.text.trimEnd(), lang: next.lang });
     }
   }
   return out;
 }
 
+function examples(): Example[] {
+  return docFiles().flatMap(examplesOf);
+}
+
 const site = new FixtureServer({ '/': html(EXAMPLE_DOMAIN_HTML) });
-/** The upstream proxy the README's proxy example names ("de"): a real tinyproxy on loopback. */
+/** The upstream proxy the proxy example (docs/network.md) names ("de"): a real tinyproxy on loopback. */
 const proxy = new TinyProxy('readme', 'readme-proxy-password');
 const fixtures = {
   url: (path: string): string => site.url(path),
@@ -50,9 +55,24 @@ const fixtures = {
     await site.close();
   },
 };
-const svc = serviceFor(fixtures, () => ({ PROXIES: `de=http://readme:readme-proxy-password@127.0.0.1:${proxy.port}` }));
+// The site stands in for a public server: a local (allow-listed) target never goes through a proxy.
+const svc = serviceFor(
+  fixtures,
+  () => ({ PROXIES: `de=http://readme:readme-proxy-password@127.0.0.1:${proxy.port}` }),
+  {
+    egressSeam: {
+      get publicTargets() {
+        return [{ address: '127.0.0.1', port: site.port }];
+      },
+    },
+  },
+);
 
-test('the README has an example for json, html, scriptBase64, console.log, cheerio, the no-script check, options and a failure', () => {
+test("the README's own curl example is among those run", () => {
+  assert.ok(examplesOf('README.md').length >= 1);
+});
+
+test('the docs have an example for json, html, scriptBase64, console.log, cheerio, the no-script check, options, a failure and a proxy', () => {
   const bodies = examples().map((e) => e.body);
   assert.ok(bodies.length >= 7, `found ${bodies.length} examples`);
   for (const needle of [
@@ -73,7 +93,7 @@ test('the README has an example for json, html, scriptBase64, console.log, cheer
 });
 
 for (const [i, ex] of examples().entries()) {
-  test(`README example ${i + 1} answers what the README shows: ${ex.body.slice(0, 80)}`, async () => {
+  test(`example ${i + 1} (${ex.file}) answers what the page shows: ${ex.body.slice(0, 80)}`, async () => {
     const local = fixtures.url('').replace(/\/$/, '');
     const r = await svc.post(ex.body.replaceAll('https://example.com', local));
     // An example of a failure shows its status in the body.
@@ -102,14 +122,15 @@ for (const [i, ex] of examples().entries()) {
   });
 }
 
-test('the README configuration table lists every environment variable the service reads', () => {
+test('the configuration table (docs/configuration.md) lists every environment variable the service reads', () => {
+  const table = docSection('docs/configuration.md', '# Configuration');
   const source = readFileSync(new URL('../../src/common/config.ts', import.meta.url), 'utf8');
   const names = new Set([...source.matchAll(/(?:int\('|env\.)([A-Z_]+)/g)].map((m) => m[1] as string));
   assert.ok(names.size >= 15);
-  for (const name of names) assert.match(README, new RegExp(`\\| \`${name}\` \\|`), name);
+  for (const name of names) assert.match(table, new RegExp(`\\| \`${name}\` \\|`), name);
 });
 
-test("the README's proxy example went through the proxy it names", () => {
+test("docs/network.md's proxy example went through the proxy it names", () => {
   assert.ok(
     proxy.requests().some((l) => l.startsWith(`CONNECT 127.0.0.1:${site.port} `)),
     proxy.requests().join('\n'),

@@ -1,4 +1,4 @@
-// The request's `options` (README "Request options"), end to end on loopback
+// The request's `options` (docs/api.md "Request options"), end to end on loopback
 // fixtures: each option is applied before the first navigation (the fixture
 // sees the first request, and the page's own inline script sees the set-up as
 // it loads), and each refusal is a 400 INVALID_OPTIONS naming the field.

@@ -12,7 +12,7 @@ import { request } from 'undici';
 const executors = (): number[] =>
   descendants(process.pid).filter((p) => {
     try {
-      return /executor\.(ts|js)/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'));
+      return /executor\.js|slot\/main\.ts/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'));
     } catch {
       return false;
     }

@@ -246,4 +246,26 @@ describe('state Chromium keeps per browser', () => {
       assert.deepEqual(await read(), before);
     });
   });
+
+  test("page.emulateNetworkConditions on A's page does not throttle B's page, nor take it offline", async () => {
+    // The membrane passes the call on to Puppeteer as this does (src/slot/membrane/methods.ts): DevTools'
+    // Network.emulateNetworkConditions on the page's own sessions. A's page sees it; B's must not.
+    await twoRequests('conditions', async (a, b) => {
+      const read = (p: PageLease): Promise<unknown> =>
+        p.page.evaluate(`(() => { const c = navigator.connection; return [c.effectiveType, c.rtt, c.downlink] })()`);
+      const fetchPlain = (p: PageLease, who: string): Promise<unknown> =>
+        p.page.evaluate(`fetch('/plain?who=${who}').then(() => 'ok', (e) => e.name)`);
+      await a.page.goto(fixture.url('http', '/plain?who=a'));
+      await b.page.goto(fixture.url('http', '/plain?who=b'));
+      const before = await read(b);
+      await a.page.emulateNetworkConditions({ offline: false, download: 50_000, upload: 50_000, latency: 2_000 });
+      assert.notDeepEqual(await read(a), before, "A's page is throttled");
+      assert.deepEqual(await read(b), before, "B's page is not");
+      await a.page.emulateNetworkConditions({ offline: true, download: -1, upload: -1, latency: 0 });
+      assert.equal(await fetchPlain(a, 'a-offline'), 'TypeError', "A's page is offline");
+      assert.equal(await fetchPlain(b, 'b-online'), 'ok', "B's page is not");
+      assert.equal(fixture.requests('/plain?who=b-online').length, 1);
+      assert.equal(fixture.requests('/plain?who=a-offline').length, 0);
+    });
+  });
 });

@@ -14,6 +14,10 @@ import {
   MAX_PRELOAD_SCRIPTS,
   MAX_SELECTOR_CHARS,
   MAX_TRANSFER_CHARS,
+  MAX_PAGE_FUNCTION_CHARS,
+  MAX_HANDLE_CHARS,
+  MAX_WAITING_EVENTS,
+  MAX_WAITING_EXPOSED_CALLS,
   checkSelectorCost,
 } from '../../src/slot/membrane/budgets.js';
 import { Membrane } from '../../src/slot/membrane/membrane.js';
@@ -30,6 +34,7 @@ function membrane(
   opts: {
     expired?: () => boolean;
     maxHostCpuMs?: number;
+    maxHandles?: number;
     now?: () => number;
     whenRunning?: () => Promise<void> | undefined;
   } = {},
@@ -153,7 +158,7 @@ describe('data crossing the membrane', () => {
     assert.match(String(sent[fit]?.msg.e?.message), /too much data is waiting for the script/);
   });
 
-  test('page events beyond the queue budget are dropped and counted', async () => {
+  test("page events beyond the events' queue budget are dropped and counted", async () => {
     const handlers: ((p: unknown) => void)[] = [];
     const { m, sent } = membrane({
       on: (_e: string, fn: (p: unknown) => void) => void handlers.push(fn),
@@ -163,8 +168,9 @@ describe('data crossing the membrane', () => {
     const emit = handlers.at(-1) as (p: unknown) => void;
     for (let i = 0; i < 5; i++) emit('y'.repeat(10 * 1024 * 1024));
     await settled();
-    assert.equal(sent.length, 3);
-    assert.equal(m.droppedEvents, 2);
+    // One event over MAX_WAITING_EVENT_CHARS goes when none waits; the next ones wait behind it, and are dropped.
+    assert.equal(sent.length, 1);
+    assert.equal(m.droppedEvents, 4);
   });
 
   test('page data shaped like a membrane tag is wrapped as data', () => {
@@ -214,22 +220,55 @@ describe('no work after the deadline, the end, or the CPU budget', () => {
       call('title');
       await settled();
     }
+    // The second call's own work takes the request past its budget: it ends with the budget's error too.
     assert.deepEqual(
       sent.map((s) => s.msg.ok),
-      [true, true, false],
+      [true, false, false],
     );
-    assert.match(String(sent[2]?.msg.e?.message), /used its host CPU budget \(50 ms\)/);
+    for (const s of sent.slice(1))
+      assert.match(String(s.msg.e?.message), /^title: this script has used its host CPU budget \(50 ms\)$/);
+  });
+
+  // Attack (host CPU during a call): the budget was checked only before a call started, so one call's own
+  // work (encoding a huge answer, Puppeteer's work in it) could run on far past it.
+  test('the calls in flight when the host CPU budget runs out end at once with its error', async () => {
+    let clockMs = 0;
+    const { call, sent } = membrane(
+      {
+        // A wait that never ends on its own, and a call whose answer costs 80 ms to encode.
+        waitForNavigation: () => new Promise(() => undefined),
+        title: async () => ({
+          get text(): string {
+            clockMs += 80;
+            return 'costly';
+          },
+        }),
+      },
+      { maxHostCpuMs: 50, now: () => clockMs },
+    );
+    call('waitForNavigation');
+    call('title');
+    await settled();
+    assert.equal(sent.length, 2);
+    for (const s of sent) {
+      assert.equal(s.msg.ok, false);
+      assert.match(String(s.msg.e?.message), /this script has used its host CPU budget \(50 ms\)/);
+    }
+    call('title');
+    await settled();
+    assert.equal(sent.length, 3);
+    assert.equal(sent[2]?.msg.ok, false);
   });
 });
 
 describe('selectors Puppeteer parses slowly on the host are refused before parsing', () => {
   const refused: [string, string, RegExp][] = [
     ['10 kB of "[a="', '[a='.repeat(3400), /too long/],
-    ['1 kB of "[a=" (nested)', '[a='.repeat(340), /nested too deeply/],
-    ['"[a=" ten times (unbalanced)', '[a='.repeat(10), /unbalanced/],
+    ['1 kB of "[a="', '[a='.repeat(340), /too many parts/],
     ['5,000 commas', 'a,'.repeat(900), /too many parts/],
     ['"(" nested 17 deep', ':is('.repeat(17) + 'a' + ')'.repeat(17), /nested too deeply/],
-    ['an unclosed quote', '[a="b]', /unbalanced/],
+    ['1,000 escapes', '\\a'.repeat(1000), /too many parts/],
+    ['1,000 unmatched ")"', ')a'.repeat(1000), /too many parts/],
   ];
   for (const [name, selector, message] of refused) {
     test(name, () => {
@@ -513,4 +552,163 @@ test('an exposeFunction that fails after Puppeteer kept its binding still counts
   }
   assert.ok(bindings.size <= MAX_EXPOSED_FUNCTIONS, `Puppeteer keeps ${bindings.size} bindings`);
   assert.equal(sent.filter((s) => /at most 64 functions/.test(s.msg.e?.message ?? '')).length, 36);
+});
+
+/** A stand-in for Puppeteer's console message (the membrane knows it by its class name). */
+class CdpConsoleMessage {
+  readonly #text: string;
+  constructor(text: string) {
+    this.#text = text;
+  }
+  type(): string {
+    return 'log';
+  }
+  text(): string {
+    return this.#text;
+  }
+  location(): object {
+    return {};
+  }
+  stackTrace(): object[] {
+    return [];
+  }
+}
+
+describe('a page flooding a busy script', () => {
+  // Attack (host memory): each console event was encoded, its message registered in the handle table with its
+  // text, and only then dropped for a full queue; the handle stayed until the request ended (2,000 x 256 KB
+  // console lines beside a busy isolate grew the executor by 500 MB and the reply was still 200).
+  test('console events a busy isolate cannot take are dropped and counted, and keep no handle', async () => {
+    const handlers: ((p: unknown) => void)[] = [];
+    // Room for every message in the table by count: what bounds it is the queue into the isolate.
+    const { m, sent } = membrane(
+      { on: (_e: string, fn: (p: unknown) => void) => void handlers.push(fn) },
+      { maxHandles: 10_000 },
+    );
+    m.onHost(JSON.stringify({ op: 'sync', h: 1, m: 'subscribe', a: ['console'] }));
+    const emit = handlers.at(-1) as (p: unknown) => void;
+    const line = 'z'.repeat(256 * 1024);
+    for (let i = 0; i < 2_000; i++) emit(new CdpConsoleMessage(line));
+    await settled();
+    const delivered = sent.filter((s) => s.msg.op === 'event').length;
+    assert.ok(delivered > 0 && delivered < 2_000, `${delivered} delivered`);
+    assert.equal(m.droppedEvents, 2_000 - delivered);
+    // Only the delivered ones hold a handle (and the page).
+    assert.equal(m.handleCount, 1 + delivered);
+    assert.ok(m.handleChars <= delivered * (line.length + 1024), `${m.handleChars} characters in handles`);
+  });
+
+  test(`the handle table holds at most ${MAX_HANDLE_CHARS} characters of page data, however many events the script takes`, async () => {
+    const handlers: ((p: unknown) => void)[] = [];
+    let taken = 0;
+    const m = new Membrane({
+      page: { on: (_e: string, fn: (p: unknown) => void) => void handlers.push(fn), off: () => undefined } as never,
+      clock: { remainingMs: () => 10_000 },
+      limits: { maxHandles: 10_000, maxTimers: 10, maxLogLines: 10, maxLogBytes: 1000 },
+      checkUrl: async () => undefined,
+      // An isolate that takes every message at once.
+      toIsolate: async () => {
+        taken++;
+        return undefined;
+      },
+    });
+    m.onHost(JSON.stringify({ op: 'sync', h: 1, m: 'subscribe', a: ['console'] }));
+    const emit = handlers.at(-1) as (p: unknown) => void;
+    const line = 'w'.repeat(1024 * 1024);
+    for (let i = 0; i < 64; i++) {
+      emit(new CdpConsoleMessage(line));
+      await settled();
+    }
+    assert.ok(m.handleChars <= MAX_HANDLE_CHARS, `${m.handleChars} characters in handles`);
+    assert.equal(taken, m.handleCount - 1);
+    assert.ok(m.droppedEvents > 0 && m.droppedEvents + taken === 64);
+  });
+
+  test(`past ${MAX_WAITING_EVENTS} small events waiting for a busy isolate, the next ones are dropped before they are encoded`, async () => {
+    const handlers: ((p: unknown) => void)[] = [];
+    const { m, sent } = membrane({ on: (_e: string, fn: (p: unknown) => void) => void handlers.push(fn) });
+    m.onHost(JSON.stringify({ op: 'sync', h: 1, m: 'subscribe', a: ['load'] }));
+    const emit = handlers.at(-1) as (p: unknown) => void;
+    let encoded = 0;
+    const payload = {
+      get n(): number {
+        encoded++;
+        return 1;
+      },
+    };
+    for (let i = 0; i < MAX_WAITING_EVENTS + 500; i++) emit(payload);
+    await settled();
+    assert.equal(sent.length, MAX_WAITING_EVENTS);
+    assert.equal(encoded, MAX_WAITING_EVENTS);
+    assert.equal(m.droppedEvents, 500);
+  });
+
+  // Attack (host memory): an exposed function called 100,000 times by the page while the script is busy had
+  // every call wait on the host for the isolate (+220 MB in 20 s).
+  test(`an exposed function called by the page while the script is busy: past ${MAX_WAITING_EXPOSED_CALLS} waiting, calls fail at once and are counted`, async () => {
+    let exposed: ((...a: unknown[]) => Promise<unknown>) | undefined;
+    const { m, call, sent } = membrane({
+      exposeFunction: (_name: string, fn: (...a: unknown[]) => Promise<unknown>) => {
+        exposed = fn;
+        return Promise.resolve();
+      },
+    });
+    call('exposeFunction', ['hit', 1]);
+    await settled();
+    assert.ok(exposed);
+    const hit = exposed;
+    const calls = Array.from({ length: 5_000 }, (_, i) => hit(i));
+    const outcomes = await Promise.race([
+      Promise.allSettled(calls.slice(MAX_WAITING_EXPOSED_CALLS)),
+      new Promise((r) => setImmediate(r, 'waiting')),
+    ]);
+    assert.notEqual(outcomes, 'waiting', 'the calls past the bound failed at once');
+    for (const o of outcomes as PromiseSettledResult<unknown>[]) {
+      assert.equal(o.status, 'rejected');
+      assert.match(String((o as PromiseRejectedResult).reason), /too many calls are waiting for the script/);
+    }
+    assert.equal(sent.filter((s) => s.msg.op === 'exposed').length, MAX_WAITING_EXPOSED_CALLS);
+    assert.equal(m.droppedExposedCalls, 5_000 - MAX_WAITING_EXPOSED_CALLS);
+  });
+});
+
+describe('page functions', () => {
+  test(`a page function over ${MAX_PAGE_FUNCTION_CHARS} characters is refused with a named error before Puppeteer sees it`, async () => {
+    let reached = false;
+    const { call, sent } = membrane({
+      evaluate: () => {
+        reached = true;
+        return Promise.resolve(7);
+      },
+    });
+    call('evaluate', [{ $ps: 'f', src: 'async'.repeat(240_000) + 'x(){return 7}' }]);
+    call('evaluate', ['1;'.repeat(MAX_PAGE_FUNCTION_CHARS)]);
+    await settled();
+    assert.equal(reached, false);
+    for (const s of sent) {
+      assert.equal(s.msg.ok, false);
+      assert.match(
+        String(s.msg.e?.message),
+        /^page\.evaluate: the page function is too long \(\d+ characters; at most 1048576\)$/,
+      );
+    }
+  });
+
+  // Attack (the executor's one thread): Puppeteer's arrow test on 'async'.repeat(40000) + 'x(){…}' ran ~20 s.
+  test('a 200k-character async source reaches Puppeteer as the text it would make, which its own tests pass at once', async () => {
+    let given: unknown;
+    const { call, sent } = membrane({
+      evaluate: (fn: unknown) => {
+        given = fn;
+        return Promise.resolve(7);
+      },
+    });
+    const src = 'async'.repeat(40_000) + 'x(){return 7}';
+    call('evaluate', [{ $ps: 'f', src }]);
+    await settled();
+    assert.equal(sent[0]?.msg.ok, true);
+    assert.equal(typeof given, 'function');
+    assert.equal(String(given), `function ${src}`);
+    assert.throws(() => (given as () => unknown)(), /a page function was called on the host/);
+  });
 });

@@ -8,6 +8,7 @@ import {
   JOB_CLOSE_MARGIN_MS,
   loadConfig,
 } from '../../src/common/config.js';
+import { docSection } from '../helpers/docs.js';
 
 test('defaults: port 3000 on 127.0.0.1, 30 s scripts, 128 MiB, no keys (one is generated at start)', () => {
   const c = loadConfig({});
@@ -116,9 +117,8 @@ test('an invalid SHUTDOWN_GRACE_MS stops the start with a message naming it', ()
   assert.throws(() => loadConfig({ SHUTDOWN_GRACE_MS: '700000' }), /SHUTDOWN_GRACE_MS/);
 });
 
-test("every default the README's configuration table states is the code's default", () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const section = /^## Configuration\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? '';
+test("every default the configuration table (docs/configuration.md) states is the code's default", () => {
+  const section = docSection('docs/configuration.md', '# Configuration');
   const stated = [...section.matchAll(/^\| `([A-Z_]+)` \| `([^`]*)` \|/gm)].map((m): [string, string] => [
     m[1] as string,
     m[2] as string,
@@ -187,4 +187,24 @@ test('PUPPETEER_EXECUTABLE_PATH wins over the Debian path; its mode is CHROMIUM 
 
 test('CHROMIUM other than shell or full is a configuration error', () => {
   assert.throws(() => loadConfig({ CHROMIUM: 'chrome' }), /CHROMIUM: "chrome" must be shell or full/);
+});
+
+test('settings that are gone are refused with what replaces them (EXECUTORS, EXECUTOR_USER, IDLE_CHROMIUM_CLOSE_MS)', () => {
+  assert.throws(
+    () => loadConfig({ EXECUTORS: '2' }),
+    /EXECUTORS is gone: every request slot .* a slot process of its own/,
+  );
+  assert.throws(() => loadConfig({ EXECUTOR_USER: 'x' }), /EXECUTOR_USER is gone: .*SLOT_USER_PREFIX/);
+  assert.throws(() => loadConfig({ IDLE_CHROMIUM_CLOSE_MS: '0' }), /IDLE_CHROMIUM_CLOSE_MS is now IDLE_SLOT_CLOSE_MS/);
+  // Empty is unset.
+  assert.equal(loadConfig({ EXECUTORS: '' }).maxConcurrency, loadConfig({}).maxConcurrency);
+});
+
+test("the egress process's user may not be a slot's", () => {
+  assert.throws(() => loadConfig({ EGRESS_USER: 'pagescript-slot-3' }), /EGRESS_USER: .* must not be a slot's user/);
+  assert.throws(
+    () => loadConfig({ SLOT_USER_PREFIX: 'eg-', EGRESS_USER: 'eg-0' }),
+    /EGRESS_USER: .* must not be a slot's user/,
+  );
+  assert.throws(() => loadConfig({ SLOT_USER_PREFIX: 'Bad Prefix' }), /SLOT_USER_PREFIX/);
 });

@@ -1,12 +1,12 @@
 // GET /docs as a person reads it: a table of contents, one row per error code
 // (code, status, meaning, what to do), code spans rendered as code.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { loadConfig } from '../../src/common/config.js';
 import { ERRORS, type ErrorCode } from '../../src/common/errors.js';
 import { renderDocs } from '../../src/front/http/docs-page.js';
 import { openApiDocument } from '../../src/front/openapi.js';
+import { docSection } from '../helpers/docs.js';
 
 const KEYS = { API_KEYS: 'docs-test-key-0123456789' };
 const html = renderDocs(openApiDocument(loadConfig(KEYS)));
@@ -82,10 +82,10 @@ test('/docs links to the playground when it is on, and not when it is off', () =
   assert.doesNotMatch(off, /playground/i);
 });
 
-test('the README error table says what to do in the same words as /docs', () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+test('the error table of docs/api.md says what to do in the same words as /docs', () => {
+  const table = docSection('docs/api.md', '## Errors');
   for (const code of CODES) {
-    const row = new RegExp(`^\\| \`${code}\` \\| \\d+ \\| .* \\| (.*) \\|$`, 'm').exec(readme);
+    const row = new RegExp(`^\\| \`${code}\` \\| \\d+ \\| .* \\| (.*) \\|$`, 'm').exec(table);
     assert.ok(row, code);
     assert.equal(row[1], ERRORS[code].action, code);
   }

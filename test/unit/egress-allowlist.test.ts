@@ -3,7 +3,7 @@
 // that was judged. No traffic: an injected resolver and interface list.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { EgressChecker, addressKey, type ResolvedAddress } from '../../src/egress/checker.js';
+import { EgressChecker, addressKey, ownAddressKey, type ResolvedAddress } from '../../src/egress/checker.js';
 
 const PORT = 8080;
 
@@ -146,5 +146,67 @@ describe("this machine's own addresses", () => {
     const service = await c.check('203.0.114.7', 3000);
     assert.equal(service.ok, false);
     assert.match(service.ok ? '' : service.reason, /this service/);
+  });
+});
+
+describe('the embedded-IPv4 forms of an own address', () => {
+  // 203.0.114.7 stands for an interface's public IPv4 address (never connected to).
+  const own = '203.0.114.7';
+  const forms: Record<string, string> = {
+    'IPv4-mapped': '::ffff:203.0.114.7',
+    'IPv4-compatible': '::203.0.114.7',
+    SIIT: '::ffff:0:203.0.114.7',
+    NAT64: '64:ff9b::cb00:7207',
+    'local NAT64': '64:ff9b:1::203.0.114.7',
+    '6to4': '2002:cb00:7207::1',
+  };
+  const nameOf = (form: string): string => `${form.toLowerCase().replace(/\W/g, '-')}.test`;
+  const checker = (): EgressChecker =>
+    new EgressChecker({
+      allowlist: [],
+      protectedPorts: () => [3000],
+      resolve: resolverOf(Object.fromEntries(Object.entries(forms).map(([k, v]) => [nameOf(k), [v]]))),
+      localAddresses: () => ['127.0.0.1', own],
+    });
+
+  for (const [name, form] of Object.entries(forms)) {
+    test(`the ${name} form of an own address (${form}) is refused, as a literal and as a name's answer`, async () => {
+      const c = checker();
+      for (const host of [`[${form}]`, nameOf(name)]) {
+        const d = await c.check(host, 80);
+        assert.equal(d.ok, false, host);
+        assert.match(d.ok ? '' : d.reason, /is an address of this machine/, host);
+      }
+    });
+  }
+
+  test('an own IPv4 address listed on an interface in an embedded form is refused as IPv4 too', async () => {
+    const c = new EgressChecker({
+      allowlist: [],
+      protectedPorts: () => [],
+      resolve: resolverOf({}),
+      localAddresses: () => ['64:ff9b::cb00:7207'],
+    });
+    assert.equal((await c.check(own, 80)).ok, false);
+  });
+
+  test('the allow-list matches only the address as dialled: an embedded form of an allow-listed 127.0.0.1 is refused', async () => {
+    const c = new EgressChecker({
+      allowlist: [{ host: '127.0.0.1', port: 8080 }],
+      protectedPorts: () => [],
+      resolve: resolverOf({}),
+      localAddresses: () => ['127.0.0.1'],
+    });
+    assert.equal((await c.check('127.0.0.1', 8080)).ok, true);
+    for (const form of ['64:ff9b::7f00:1', '::127.0.0.1', '::ffff:0:127.0.0.1', '2002:7f00:1::1']) {
+      const d = await c.check(`[${form}]`, 8080);
+      assert.equal(d.ok, false, form);
+    }
+  });
+
+  test('::1 and :: stay IPv6 addresses, not IPv4-compatible forms of 0.0.0.x', () => {
+    assert.equal(ownAddressKey('::1'), addressKey('::1'));
+    assert.equal(ownAddressKey('::'), addressKey('::'));
+    assert.equal(ownAddressKey('64:ff9b::cb00:7207'), addressKey(own));
   });
 });

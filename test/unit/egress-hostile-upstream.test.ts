@@ -64,6 +64,23 @@ const CASES = {
   endsMidStatus: new RawUpstream((s) => s.end('HTTP/1.1 2')),
   nulInReason: new RawUpstream((s) => s.end('HTTP/1.1 200 A\x00B\r\nContent-Length: 2\r\n\r\nok')),
   badStatus: new RawUpstream((s) => s.end('HTTP/1.1 000 Zero\r\nContent-Length: 2\r\n\r\nok')),
+  // Each of the next answers is left open: only the guard's reaction ends the page's request.
+  unaskedUpgrade: new RawUpstream((s) =>
+    s.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n'),
+  ),
+  informationalFlood: new RawUpstream((s) => {
+    const flood = (): void => {
+      if (s.destroyed) return;
+      s.write('HTTP/1.1 102 Processing\r\n\r\n'.repeat(64), () => setImmediate(flood));
+    };
+    flood();
+  }),
+  noStatusLine: new RawUpstream((s) => s.write('Content-Type: text/html\r\nContent-Length: 2\r\n\r\nok')),
+  notHttp: new RawUpstream((s) => s.write('<html>hello</html>\r\n\r\n')),
+  truncatedBody: new RawUpstream((s) => s.end('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b')),
+  truncatedChunked: new RawUpstream((s) =>
+    s.end('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\nonly ten b\r\n64\r\nand th'),
+  ),
   endlessBody: new RawUpstream((s) => {
     s.write('HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n\r\n');
     s.write(Buffer.alloc(1024, 97));
@@ -113,6 +130,13 @@ async function assertGuardAlive(): Promise<void> {
   assert.match(r, /^HTTP\/1\.1 200 OK\r\n/);
 }
 
+/** The page's connection is closed with nothing relayed, and the request's failure is named. */
+async function assertInvalidResponse(c: RawUpstream): Promise<void> {
+  assert.equal(await get(c), '');
+  assert.equal(session.recentFailure('127.0.0.1', c.port), 'net::ERR_INVALID_HTTP_RESPONSE');
+  await assertGuardAlive();
+}
+
 describe('hostile upstreams', () => {
   test('a control character in the reason phrase is dropped; the status and body are relayed', async () => {
     const r = await get(CASES.controlInReason);
@@ -143,9 +167,7 @@ describe('hostile upstreams', () => {
   });
 
   test('oversized headers are a network error for the page', async () => {
-    assert.equal(await get(CASES.oversizedHeaders), '');
-    assert.equal(session.recentFailure('127.0.0.1', CASES.oversizedHeaders.port), 'net::ERR_INVALID_HTTP_RESPONSE');
-    await assertGuardAlive();
+    await assertInvalidResponse(CASES.oversizedHeaders);
   });
 
   test('a response that ends mid-headers is a network error for the page', async () => {
@@ -156,6 +178,31 @@ describe('hostile upstreams', () => {
 
   test('a status code out of range is a network error for the page', async () => {
     assert.equal(await get(CASES.badStatus), '');
+    await assertGuardAlive();
+  });
+
+  // Each ends the page's request with a network error now; before, the first two waited for a timeout.
+  test('an upstream that answers 101 Switching Protocols to a plain request is a network error, not a hang', async () => {
+    await assertInvalidResponse(CASES.unaskedUpgrade);
+  });
+
+  test('an upstream that floods 1xx answers and never a final one is a network error, not a hang', async () => {
+    await assertInvalidResponse(CASES.informationalFlood);
+  });
+
+  test('an upstream that answers without a status line is a network error, not a hang', async () => {
+    await assertInvalidResponse(CASES.noStatusLine);
+    await assertInvalidResponse(CASES.notHttp);
+  });
+
+  test('a truncated body (Content-Length or chunked) ends the page connection short, not at a timeout', async () => {
+    const r = await get(CASES.truncatedBody);
+    assert.match(r, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(r, /content-length: 100\r\n/i);
+    assert.match(r, /\r\n\r\nonly ten b$/, 'the page sees fewer bytes than announced, then the close');
+    const chunked = await get(CASES.truncatedChunked);
+    assert.match(chunked, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.doesNotMatch(chunked, /\r\n0\r\n\r\n$/, 'no last chunk: the page sees the body cut');
     await assertGuardAlive();
   });
 

@@ -326,3 +326,64 @@ describe('CONNECT', () => {
     }
   });
 });
+
+describe("a context's port takes only its own slot's user (as root, a user per slot)", () => {
+  test("a slot's context port refuses another slot's user, and a port with a uid that is none of the slots' takes no one", async () => {
+    // Who owns each connecting socket, by its local port: the test says, as the kernel's tables would
+    // (the guard may ask before the client has seen its own connect: it then waits for the answer).
+    const owners = new Map<number, number>();
+    const waiting = new Map<number, (uid: number) => void>();
+    const owner = (port: number): Promise<number> =>
+      owners.has(port)
+        ? Promise.resolve(owners.get(port) as number)
+        : new Promise((resolve) => waiting.set(port, resolve));
+    const own: EgressGuard = new EgressGuard({
+      checker: new EgressChecker({
+        allowlist: [{ host: '127.0.0.1', port: upstreamPort }],
+        protectedPorts: () => own.ports(),
+        resolve: async () => [{ address: '127.0.0.1', family: 4 }],
+        localAddresses: () => [],
+      }),
+      connector,
+      logger: log.logger,
+      clientUids: [59000, 59001],
+      peerUid: (peer) => owner(peer.port),
+    });
+    await own.listen();
+    /** The first line the port answers a CONNECT with, asked by a socket of `uid`. */
+    const ask = async (port: number, uid: number): Promise<string> =>
+      await new Promise((resolve) => {
+        const s = connect({ host: '127.0.0.1', port });
+        let got = '';
+        s.on('connect', () => {
+          owners.set(s.localPort ?? 0, uid);
+          waiting.get(s.localPort ?? 0)?.(uid);
+          s.write(`CONNECT 127.0.0.1:${upstreamPort} HTTP/1.1\r\n\r\n`);
+        });
+        s.setEncoding('utf8');
+        s.on('data', (c: string) => {
+          got += c;
+          if (got.includes('\r\n')) s.destroy();
+        });
+        s.on('error', () => undefined);
+        s.on('close', () => resolve(got === '' ? 'closed' : (got.split('\r\n')[0] ?? '')));
+      });
+    try {
+      const slot1 = await own.openSession(59001);
+      slot1.bind('req-slot-1');
+      const any = await own.openSession();
+      any.bind('req-any');
+      const stranger = await own.openSession(4242);
+      stranger.bind('req-stranger');
+      const before = own.counts().otherUsers;
+      assert.equal(await ask(slot1.port, 59000), 'closed', "slot 0's user on slot 1's port");
+      assert.match(await ask(slot1.port, 59001), /^HTTP\/1\.1 200/, "slot 1's own user is served (control)");
+      assert.match(await ask(any.port, 59000), /^HTTP\/1\.1 200/, 'a port of no slot takes any slot user');
+      assert.equal(await ask(any.port, 4242), 'closed', 'and no other user');
+      assert.equal(await ask(stranger.port, 4242), 'closed', 'a uid of no slot widens nothing');
+      assert.equal(own.counts().otherUsers, before + 3);
+    } finally {
+      await own.close();
+    }
+  });
+});

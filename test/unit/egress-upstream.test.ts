@@ -345,3 +345,57 @@ test('a request bound to a proxy the guard does not have never goes out directly
     await guard.close();
   }
 });
+
+test('an allow-listed local target is dialled directly through every proxy kind: the proxy is never asked', async () => {
+  let proxyConnections = 0;
+  const proxyPort = await scripted((s) => {
+    proxyConnections++;
+    s.destroy();
+  });
+  const target = await scripted((s) => s.end('hello'));
+  const proxies: UpstreamProxy[] = [
+    proxy(proxyPort, { name: 'http' }),
+    proxy(proxyPort, { name: 'http-resolve', mayResolve: true }),
+    proxy(proxyPort, { name: 'socks', protocol: 'socks5' }),
+  ];
+  const guard = new EgressGuard({
+    checker: new EgressChecker({
+      allowlist: [
+        { host: '127.0.0.1', port: target },
+        { host: 'localhost', port: target },
+      ],
+      protectedPorts: () => [],
+      resolve: async () => [],
+      localAddresses: () => [],
+    }),
+    connector: loopback,
+    logger: silentLogger(),
+    proxies,
+  });
+  await guard.listen();
+  try {
+    for (const p of proxies)
+      for (const host of ['127.0.0.1', 'localhost']) {
+        dials.length = 0;
+        const session = await guard.openSession();
+        session.bind(`r-${p.name}-${host}`, p.name);
+        const answer = await new Promise<string>((resolve) => {
+          const c = connect({ host: '127.0.0.1', port: session.port });
+          let got = '';
+          c.on('data', (d: Buffer) => (got += d.toString()));
+          c.on('close', () => resolve(got));
+          c.write(`CONNECT ${host}:${target} HTTP/1.1\r\nHost: ${host}:${target}\r\n\r\n`);
+        });
+        assert.match(answer, /^HTTP\/1\.1 200 Connection Established\r\n\r\nhello$/, `${p.name} ${host}`);
+        assert.deepEqual(
+          dials.map((d) => `${d.address}:${d.port}`),
+          [`127.0.0.1:${target}`],
+          `${p.name} ${host}: dialled directly`,
+        );
+        await session.close();
+      }
+    assert.equal(proxyConnections, 0, 'no proxy was connected to');
+  } finally {
+    await guard.close();
+  }
+});

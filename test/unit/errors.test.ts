@@ -1,37 +1,36 @@
-// Each error code is written once, in src/common/errors.ts; the README's table and the
-// OpenAPI document say the same, in both directions.
+// Each error code is written once, in src/common/errors.ts; the error table of
+// docs/api.md and the OpenAPI document say the same, in both directions.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { loadConfig } from '../../src/common/config.js';
 import { ERRORS, type ErrorCode } from '../../src/common/errors.js';
 import { openApiDocument } from '../../src/front/openapi.js';
+import { docSection } from '../helpers/docs.js';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-
-/** The rows of the README's "## Errors" table: code → [status, meaning, what to do]. */
-function readmeErrorRows(): Map<string, [number, string, string]> {
-  const section = /^## Errors\n([\s\S]*?)^## /m.exec(README)?.[1] ?? '';
+/** The rows of docs/api.md's "## Errors" table: code → [status, meaning, what to do]. */
+function documentedErrorRows(): Map<string, [number, string, string]> {
+  const section = docSection('docs/api.md', '## Errors');
   const rows = new Map<string, [number, string, string]>();
   for (const line of section.split('\n')) {
     const m = /^\| `([A-Z_]+)` \| (\d{3}) \| (.+) \| (.+) \|$/.exec(line);
     if (m) {
-      assert.ok(!rows.has(m[1] as string), `${m[1]} is in the README twice`);
+      assert.ok(!rows.has(m[1] as string), `${m[1]} is in the table twice`);
       rows.set(m[1] as string, [Number(m[2]), m[3] as string, m[4] as string]);
     }
   }
   return rows;
 }
 
-test('every code in src/common/errors.ts has a README row with the same status, meaning and advice', () => {
-  const rows = readmeErrorRows();
+test('every code in src/common/errors.ts has a row in docs/api.md with the same status, meaning and advice', () => {
+  const rows = documentedErrorRows();
   for (const [code, e] of Object.entries(ERRORS)) {
     assert.deepEqual(rows.get(code), [e.status, e.meaning, e.action], code);
   }
 });
 
-test('every code in the README error table exists in src/common/errors.ts', () => {
-  const rows = readmeErrorRows();
+test('every code in the error table of docs/api.md exists in src/common/errors.ts', () => {
+  const rows = documentedErrorRows();
   assert.ok(rows.size > 0, 'no error table found under "## Errors"');
   for (const code of rows.keys()) assert.ok(Object.hasOwn(ERRORS, code), `${code} is documented but not declared`);
 });

@@ -4,9 +4,10 @@ import { test } from 'node:test';
 import { cpus } from 'node:os';
 import {
   EGRESS_BASE_MB,
-  EXECUTOR_BASE_MB,
   FRONT_BASE_MB,
   LANE_BASE_MB,
+  SLOT_BASE_MB,
+  SLOT_HEAP_BASE_MB,
   concurrencyByMemory,
   defaultMaxConnections,
   hostRequestMb,
@@ -54,25 +55,31 @@ test("Node reporting no limit (0, or 2^64 on cgroup v1) is the machine's memory"
 });
 
 const shape = {
-  executors: 1,
   chromium: 'shell',
   pageMemoryMb: 512,
   scriptMemoryMb: 128,
   maxResultBytes: 10 << 20,
 } as const;
 
-test('the plan: the front and executors at rest, a Chromium per lane at rest, and what each running request may add', () => {
+test('the plan: the front and egress at rest, a slot process and a Chromium per slot at rest, and what each running request may add', () => {
   const one = memoryPlan({ ...shape, concurrency: 1 });
   assert.equal(one.perRequestMb, 512 + 128 + hostRequestMb(10 << 20));
-  assert.equal(one.baseMb, FRONT_BASE_MB + EGRESS_BASE_MB + EXECUTOR_BASE_MB);
-  assert.equal(one.plannedMb, one.baseMb + LANE_BASE_MB.shell + one.perRequestMb);
-  // Two executors share three slots as two lanes each: four Chromium at rest, three requests.
-  const split = memoryPlan({ ...shape, executors: 2, concurrency: 3 });
-  assert.equal(split.lanesPerExecutor, 2);
+  assert.equal(one.baseMb, FRONT_BASE_MB + EGRESS_BASE_MB);
+  assert.equal(one.plannedMb, one.baseMb + SLOT_BASE_MB + LANE_BASE_MB.shell + one.perRequestMb);
+  // Three slots: three slot processes, three Chromium at rest, three requests.
+  const three = memoryPlan({ ...shape, concurrency: 3 });
   assert.equal(
-    split.plannedMb,
-    FRONT_BASE_MB + EGRESS_BASE_MB + 2 * EXECUTOR_BASE_MB + 4 * LANE_BASE_MB.shell + 3 * split.perRequestMb,
+    three.plannedMb,
+    FRONT_BASE_MB + EGRESS_BASE_MB + 3 * (SLOT_BASE_MB + LANE_BASE_MB.shell) + 3 * three.perRequestMb,
   );
+});
+
+test("a slot's host side has a ceiling: its process at rest, its script's isolate and its host-side queues; V8's heap the queues and a base", () => {
+  const plan = memoryPlan({ ...shape, concurrency: 2 });
+  assert.equal(plan.slotHostLimitMb, SLOT_BASE_MB + 128 + hostRequestMb(10 << 20));
+  assert.equal(plan.slotHeapMb, SLOT_HEAP_BASE_MB + hostRequestMb(10 << 20));
+  // Inside what the plan reserves for the slot: its process at rest and its request's share.
+  assert.ok(plan.slotHostLimitMb <= plan.slotBaseMb + plan.perRequestMb);
 });
 
 test('MAX_CONCURRENCY defaults to what fits in SERVICE_MEMORY_MB (and the cores)', () => {

@@ -42,18 +42,26 @@ export function forkChild(
 /**
  * Logs every line `child` writes to stdout or stderr as a warning `msg`, with
  * `who` (e.g. { executor: pid }) first, then the stream, the line, and how many
- * characters were cut from it when it was longer than MAX_OUTPUT_LINE.
+ * characters were cut from it when it was longer than MAX_OUTPUT_LINE; `onLine`
+ * gets each line's kept text too.
  */
-export function logChildOutput(child: ChildProcess, logger: Logger, who: Record<string, unknown>, msg: string): void {
+export function logChildOutput(
+  child: ChildProcess,
+  logger: Logger,
+  who: Record<string, unknown>,
+  msg: string,
+  onLine?: (text: string) => void,
+): void {
   for (const [stream, from] of [
     ['stdout', child.stdout],
     ['stderr', child.stderr],
   ] as const) {
     if (!from) continue;
     // SECURITY: each line is cut as it arrives; a line without end costs no more than its first characters.
-    readBoundedLines(from, MAX_OUTPUT_LINE, ({ text, cutChars }) =>
-      logger.warn({ ...who, stream, line: text, ...(cutChars > 0 ? { cutChars } : {}) }, msg),
-    );
+    readBoundedLines(from, MAX_OUTPUT_LINE, ({ text, cutChars }) => {
+      logger.warn({ ...who, stream, line: text, ...(cutChars > 0 ? { cutChars } : {}) }, msg);
+      onLine?.(text);
+    });
   }
 }
 

@@ -32,15 +32,17 @@ import {
   writeChildLine,
 } from './child-start.js';
 import { awaitReady, forkChild, logChildOutput, stopChild } from './child-start.js';
-import { executorUser, lookupUser, type RunAs } from './users.js';
+import { lookupUser, slotUsers, type RunAs } from './users.js';
 
 /**
  * As root, the egress process's user: it must exist (scripts/bootstrap.mjs
- * creates it) and be neither root nor the executors' user (SECURITY: code that
- * escaped an executor or a renderer runs as that user, and could read the memory
- * of any process of it).
+ * creates it) and be neither root nor a slot's user (SECURITY: code that
+ * escaped a slot process or a renderer runs as that user, and could read the
+ * memory of any process of it).
  */
-export function egressUser(config: Pick<Config, 'egressUser' | 'executorUser'>): RunAs | undefined {
+export function egressUser(
+  config: Pick<Config, 'egressUser' | 'slotUserPrefix' | 'maxConcurrency'>,
+): RunAs | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const found = lookupUser(config.egressUser);
   if (found === undefined || found.uid === 0)
@@ -49,11 +51,9 @@ export function egressUser(config: Pick<Config, 'egressUser' | 'executorUser'>):
         `(EGRESS_USER): run \`node scripts/bootstrap.mjs build\` as root, which creates it, or ` +
         `\`useradd --system --no-create-home --shell /usr/sbin/nologin ${config.egressUser}\``,
     );
-  const executor = lookupUser(config.executorUser);
-  if (executor !== undefined && executor.uid === found.uid)
-    throw new Error(
-      `EGRESS_USER (${config.egressUser}) must be another user than EXECUTOR_USER (${config.executorUser})`,
-    );
+  const slot = slotUsers(config)?.find((u) => u.uid === found.uid);
+  if (slot !== undefined)
+    throw new Error(`EGRESS_USER (${config.egressUser}) must be another user than the slot user ${slot.user}`);
   return found;
 }
 
@@ -68,7 +68,7 @@ export function egressInitMessage(
   servicePort: number,
   port: number,
   seam: EgressTestSeam | undefined,
-  clientUid?: number,
+  clientUids?: readonly number[],
 ): Extract<ToEgress, { type: 'init' }> {
   return {
     type: 'init',
@@ -77,12 +77,13 @@ export function egressInitMessage(
     servicePort,
     port,
     egress: egressInit(config),
-    ...(clientUid === undefined ? {} : { clientUid }),
+    ...(clientUids === undefined ? {} : { clientUids }),
     ...(seam
       ? {
           seam: {
             ...(seam.hosts ? { hosts: seam.hosts } : {}),
             ...(seam.localAddresses ? { localAddresses: seam.localAddresses } : {}),
+            ...(seam.publicTargets ? { publicTargets: seam.publicTargets } : {}),
             ...(seam.guardLimits ? { guardLimits: seam.guardLimits } : {}),
             loopbackOnly: seam.loopbackOnly,
             reportDials: seam.reportDials,
@@ -234,7 +235,7 @@ export class EgressSupervisor {
    * A new channel for executor `executor`: one end is handed to the egress
    * process now, the other is returned for the executor. Only when it is ready.
    */
-  async channel(executor: number): Promise<{ socket: Socket; channel: number }> {
+  async channel(executor: number, uid?: number): Promise<{ socket: Socket; channel: number }> {
     const child = this.#child;
     if (!this.#ready || !child?.connected) throw new Error('the egress process is not ready');
     const [egressEnd, executorEnd] = await socketPair(this.#dir);
@@ -250,7 +251,7 @@ export class EgressSupervisor {
     // (a process already gone) closes both ends, with the same effect.
     const channel = this.#nextChannel++;
     this.#channelsMade++;
-    sendSocket(child, { type: 'attach', executor, channel }, egressEnd, (e) => {
+    sendSocket(child, { type: 'attach', executor, channel, ...(uid === undefined ? {} : { uid }) }, egressEnd, (e) => {
       if (e) executorEnd.destroy();
     });
     return { socket: executorEnd, channel };
@@ -370,9 +371,9 @@ export class EgressSupervisor {
             this.#opts.servicePort,
             this.#guardPort,
             seam,
-            // SECURITY: as root, the executors (and their Chromium) run as their own user:
-            // only that user's sockets are served on a context's port.
-            executorUser(config)?.uid,
+            // SECURITY: as root, each slot (its process and Chromium) runs as a user of its
+            // own: only the slots' sockets are served on a context's port, each its own slot's.
+            slotUsers(config)?.map((u) => u.uid),
           ),
         );
       },

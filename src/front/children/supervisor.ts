@@ -1,14 +1,18 @@
-// The front's side of the process boundary: starts the executors
-// (src/slot/main.ts), gives each job to one of them, and when one dies fails only
-// the jobs it was running and starts another. An executor gets an environment
-// from an allow-list (no key, key file, Redis URL or metrics token), no file
-// descriptor of the front but its stdio and the IPC channel, and, when the front
-// runs as root, an unprivileged user of its own.
+// The front's side of the process boundary: each request slot (MAX_CONCURRENCY
+// of them) runs its host-side work in a slot process of its own (src/slot/main.ts,
+// built to dist/executor.js) with one Chromium, and is given at most one job at
+// a time. The front holds each job's deadline and each slot process's memory
+// ceiling, whatever the process says or does: past either it answers the caller
+// itself, kills that process (SIGKILL) and starts another; the other slots go on
+// serving. A slot process gets an environment from an allow-list (no key, key
+// file, Redis URL or metrics token), no file descriptor of the front but its
+// stdio and the IPC channel, and, when the front runs as root, a user of its own
+// slot's (users.ts slotUsers), so that slots cannot reach each other.
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { rmSync } from 'node:fs';
-import { JOB_CLOSE_MARGIN_MS, type Config } from '../../common/config.js';
+import type { Config } from '../../common/config.js';
 import { awaitReady, forkChild, logChildOutput, stopChild } from './child-start.js';
 import { ApiError } from '../../common/errors.js';
 import type { EgressSupervisor } from './egress-supervisor.js';
@@ -27,10 +31,12 @@ import {
   type JobRequest,
   type WireError,
 } from '../../protocol/jobs.js';
+import { clampNavigationTimeoutMs } from '../../protocol/request-options.js';
 import { type ExecutorTestSeam, type FaultKind } from '../../protocol/test-seams.js';
 import type { Logger } from '../../common/log.js';
+import { residentBytes } from '../../common/service-memory.js';
 import { continueStopped } from './stopped-chromium.js';
-import { executorUser, type RunAs } from './users.js';
+import { slotUsers, type RunAs } from './users.js';
 import {
   EXECUTOR_CLOSE_TIMEOUT_MS,
   EXECUTOR_START_TIMEOUT_MS,
@@ -42,25 +48,71 @@ import {
   writeChildLine,
 } from './child-start.js';
 
-/** How long an executor may take, once the egress process died, to close every context that used it. */
+/** How long a slot process may take, once the egress process died, to close every context that used it. */
 export const EGRESS_DRAIN_TIMEOUT_MS = 10_000;
 
 /**
- * How long a job may stay with its executor, from {run} to {closed}, before the
- * executor is taken for hung and killed. An executor that works answers within
- * the navigation and script limits plus the close margin, and closes the context
- * within Puppeteer's protocol timeout (the same limits again plus a margin): this
- * is both, so only an executor that no longer works reaches it.
+ * What a job gets past its navigation and script limits before the front ends
+ * it: leasing its context and isolate, collecting its result, and the answer.
  */
-export function jobDeadlineMs(config: Pick<Config, 'navigationTimeoutMs' | 'scriptTimeoutMs'>): number {
-  return 2 * (config.navigationTimeoutMs + config.scriptTimeoutMs + JOB_CLOSE_MARGIN_MS);
+export const JOB_GRACE_MS = 5_000;
+
+/**
+ * How long a slot process that has answered may take to close the job's context
+ * before it is taken for hung (and replaced): counted from the deadline, or
+ * from the answer when that came later.
+ */
+export const JOB_CLOSE_GRACE_MS = 5_000;
+
+/** How often the front reads each slot process's resident memory from /proc. */
+export const SLOT_MEMORY_POLL_MS = 100;
+
+/** Node's own words on stderr when a process's V8 heap is exhausted (it then aborts). */
+const HEAP_EXHAUSTED = /JavaScript heap out of memory|Reached heap limit|Ineffective mark-compacts near heap limit/;
+
+/** How long an exiting slot process's last stderr lines are waited for before its job's failure is chosen. */
+const EXIT_OUTPUT_WAIT_MS = 1_000;
+
+/**
+ * The front's deadline for a job, from the moment it is handed to a slot
+ * process: its navigation limit (the request's own, when lower) and, when it
+ * has a script, the script limit, plus JOB_GRACE_MS.
+ */
+export function jobDeadlineMs(
+  config: Pick<Config, 'navigationTimeoutMs' | 'scriptTimeoutMs'>,
+  request?: Pick<JobRequest, 'options' | 'script'>,
+): number {
+  const navigation = clampNavigationTimeoutMs(request?.options?.navigationTimeoutMs, config.navigationTimeoutMs);
+  const script = request !== undefined && request.script === undefined ? 0 : config.scriptTimeoutMs;
+  return navigation + script + JOB_GRACE_MS;
+}
+
+/** The caller's answer when the front's deadline ends a job: the timeout as a script's own would be. */
+export function deadlineError(deadlineMs: number): ApiError {
+  return new ApiError(
+    'SCRAPING_FAILED',
+    `Script execution failed: the request did not finish within ${deadlineMs} ms (its navigation and script limits and ${JOB_GRACE_MS} ms to set up and answer)`,
+  );
 }
 
 /**
- * The first message an executor gets. SECURITY: its configuration has every
+ * The caller's answer when the host side of its request (its slot process) went
+ * past its memory ceiling: `limitMb` of resident memory, or of V8 heap.
+ */
+export function hostMemoryError(limitMb: number, what: 'resident' | 'heap'): ApiError {
+  return new ApiError(
+    'MEMORY_LIMIT_EXCEEDED',
+    what === 'resident'
+      ? `Memory limit exceeded: the host side of the request (its slot process) used more than ${limitMb} MiB`
+      : `Memory limit exceeded: the host side of the request (its slot process) used more than its ${limitMb} MiB heap`,
+  );
+}
+
+/**
+ * The first message a slot process gets. SECURITY: its configuration has every
  * secret taken out (executorConfig), the upstream proxies included: their
  * credentials go to the egress process alone (egressInitMessage), and the
- * executor names a request's proxy to it by name.
+ * slot names a request's proxy to it by name.
  */
 export function executorInit(
   config: Config,
@@ -85,7 +137,7 @@ export interface SupervisorEvents {
 export interface SupervisorOptions {
   readonly config: Config;
   readonly logger: Logger;
-  /** The egress process the executors' Chromium goes through; started before them. */
+  /** The egress process the slots' Chromium goes through; started before them. */
   readonly egress: EgressSupervisor;
   readonly events?: SupervisorEvents;
   /** Tests only: faults on request, a small heap (the guard's part of the seam is the egress process's). */
@@ -95,17 +147,47 @@ export interface SupervisorOptions {
 interface Pending {
   readonly resolve: (o: JobOutcome) => void;
   readonly reject: (e: ApiError) => void;
-  /** The job's context is closed (or its executor is gone). */
+  /** The job's context is closed (or its slot process is gone). */
   readonly closed: () => void;
+  /** The caller has its answer (from the slot process, or the front's own). */
+  answered: boolean;
 }
 
-/** One executor process. */
-class Executor {
+/** A request slot: its number, its user, and its process while it has one. */
+interface Slot {
+  readonly index: number;
+  readonly runAs: RunAs | undefined;
+  /** Its process (starting or ready); undefined while it has none (closed while idle, or between two). */
+  proc: SlotProcess | undefined;
+  /** A job holds it, from the moment it is picked until its context is closed. */
+  busy: boolean;
+  /** Its replacement is due (after a backoff). */
+  restartTimer: NodeJS.Timeout | undefined;
+  /** Closes its process once it has been idle for IDLE_SLOT_CLOSE_MS. */
+  idleTimer: NodeJS.Timeout | undefined;
+}
+
+/** One slot process. */
+class SlotProcess {
   readonly child: ChildProcess;
   readonly dir: string;
+  readonly slot: Slot;
   readonly jobs = new Map<number, Pending>();
   ready = false;
   gone = false;
+  /** Given no new work: being killed by the front (its exit is then a replacement), closed while idle or retired. */
+  retiring = false;
+  /** Asked to close (idle, or retired after SLOT_RECYCLE_REQUESTS): its exit is no failure. */
+  closedOnPurpose = false;
+  /** It wrote that its V8 heap was exhausted (its own words: they can only fail its own request). */
+  heapExhausted = false;
+  /** Requests it has served (SLOT_RECYCLE_REQUESTS). */
+  served = 0;
+  /** When it was forked (performance.now()), and whether a request asked for it (its slot had none). */
+  readonly startedAt = performance.now();
+  onDemand = false;
+  /** Its resident memory as the front last read it from /proc. */
+  residentBytes = 0;
   /**
    * The egress process whose channel it holds (its generation), 0 for none: it
    * got none yet, or it lost one and has closed every context that used it.
@@ -120,17 +202,23 @@ class Executor {
   chromiumSandbox: boolean | undefined;
   browser: BrowserStatus = { ready: false, pid: undefined, pids: [], restarts: 0, recycles: 0, contextsReady: 0 };
   memory: ExecutorMemory = { executorBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 };
-  /** Its name at the egress process (an executor's channel is its own). */
+  /** Its name at the egress process (a process's channel is its own; never reused). */
   readonly index: number;
 
-  constructor(child: ChildProcess, dir: string, index: number) {
+  constructor(child: ChildProcess, dir: string, index: number, slot: Slot) {
     this.child = child;
     this.dir = dir;
     this.index = index;
+    this.slot = slot;
+  }
+
+  /** Ready and given work. */
+  get serving(): boolean {
+    return this.ready && !this.gone && !this.retiring;
   }
 
   send(msg: ToExecutor, handle?: Socket): void {
-    // A message to an executor that is going away is lost; its exit fails its jobs.
+    // A message to a process that is going away is lost; its exit fails its job.
     if (!this.child.connected) handle?.destroy();
     else if (handle) sendSocket(this.child, msg, handle);
     else this.child.send(msg, (e) => void e);
@@ -139,56 +227,84 @@ class Executor {
 
 export class Supervisor {
   readonly #opts: SupervisorOptions;
-  readonly #runAs: RunAs | undefined;
-  readonly #executors = new Set<Executor>();
+  readonly #users: RunAs[] | undefined;
+  readonly #slots: Slot[];
+  readonly #procs = new Set<SlotProcess>();
   readonly #waiting = new Set<() => void>();
   #nextId = 1;
-  #nextExecutor = 1;
+  #nextProc = 1;
   #drainTimer: NodeJS.Timeout | undefined;
+  #memoryTimer: NodeJS.Timeout | undefined;
   #restarts = 0;
+  #recycles = 0;
   #failedStarts = 0;
-  /** Chromium restarts and recycles, and page memory kills, counted by executors that are gone. */
+  /** Chromium restarts and recycles, and page memory kills, counted by slot processes that are gone. */
   #pastBrowser = { restarts: 0, recycles: 0, pageLimitKills: 0 };
   #closed = false;
-  readonly #timers = new Set<NodeJS.Timeout>();
+  /** The slot processes' V8 heap limit: the plan's (a test may set a smaller one). */
+  readonly #heapMb: number;
 
   constructor(opts: SupervisorOptions) {
     this.#opts = opts;
-    this.#runAs = executorUser(opts.config);
+    this.#heapMb = opts.seam?.heapMb ?? opts.config.memory.slotHeapMb;
+    this.#users = slotUsers(opts.config);
+    this.#slots = Array.from({ length: opts.config.maxConcurrency }, (_, index) => ({
+      index,
+      runAs: this.#users?.[index],
+      proc: undefined,
+      busy: false,
+      restartTimer: undefined,
+      idleTimer: undefined,
+    }));
   }
 
-  /** Starts the executors and waits until each is ready (its Chromium launched). */
+  /** Starts a process for every slot and waits until each is ready (its Chromium launched). */
   async start(): Promise<void> {
-    const started: Promise<void>[] = [];
-    for (let i = 0; i < this.#opts.config.executors; i++) started.push(this.#spawn());
-    await Promise.all(started);
+    this.#memoryTimer = setInterval(() => this.#watchMemory(), SLOT_MEMORY_POLL_MS);
+    this.#memoryTimer.unref();
+    await Promise.all(this.#slots.map((slot) => this.#spawn(slot)));
   }
 
-  /** Executors that died and were replaced. */
+  /** Slot processes that died or were killed by the front, and were replaced. */
   get restarts(): number {
     return this.#restarts;
   }
 
-  /** The executors' process ids, for tests and health checks. */
+  /** Slot processes retired after SLOT_RECYCLE_REQUESTS requests. */
+  get recycles(): number {
+    return this.#recycles;
+  }
+
+  /** The live slot processes' ids, for tests and health checks. */
   get pids(): number[] {
-    return [...this.#executors].filter((e) => !e.gone).map((e) => e.child.pid ?? 0);
+    return [...this.#procs].filter((e) => !e.gone).map((e) => e.child.pid ?? 0);
   }
 
-  /** The user executors run as (undefined: the front's own). */
-  get runAs(): RunAs | undefined {
-    return this.#runAs;
+  /** Each slot's process id, by slot (undefined: it has none now), for tests. */
+  get slotPids(): (number | undefined)[] {
+    return this.#slots.map((s) => (s.proc && !s.proc.gone ? s.proc.child.pid : undefined));
   }
 
-  /** Chromium runs in its own sandbox in every executor (undefined until one is ready). */
+  /** Which slots hold a job now, by slot, for tests. */
+  get busySlots(): boolean[] {
+    return this.#slots.map((s) => s.busy);
+  }
+
+  /** The users slot processes run as, slot i's at i (undefined: the front's own). */
+  get users(): readonly RunAs[] | undefined {
+    return this.#users;
+  }
+
+  /** Chromium runs in its own sandbox in every slot (undefined until one is ready). */
   get chromiumSandbox(): boolean | undefined {
     let all: boolean | undefined;
-    for (const e of this.#executors) if (e.chromiumSandbox !== undefined) all = (all ?? true) && e.chromiumSandbox;
+    for (const e of this.#procs) if (e.chromiumSandbox !== undefined) all = (all ?? true) && e.chromiumSandbox;
     return all;
   }
 
-  /** The executors' Chromium, as one: ready when one is; counts summed, those of replaced executors included. */
+  /** The slots' Chromium, as one: ready when one is; counts summed, those of replaced processes included. */
   get browser(): BrowserStatus {
-    const live = [...this.#executors].filter((e) => e.ready && !e.gone);
+    const live = [...this.#procs].filter((e) => e.ready && !e.gone);
     return {
       ready: live.some((e) => e.browser.ready),
       pid: live.find((e) => e.browser.pid !== undefined)?.browser.pid,
@@ -200,18 +316,19 @@ export class Supervisor {
   }
 
   /**
-   * What the executors hold now, summed (each reads it from /proc every second;
-   * an executor that is gone holds nothing); page limit kills include those of
-   * executors that are gone.
+   * What the slots hold now, summed: each slot process's own memory as the
+   * front reads it from /proc (SECURITY: not as the process says), its
+   * Chromium's as the process reports it every second; page limit kills include
+   * those of processes that are gone.
    */
   get memory(): ExecutorMemory {
-    const live = [...this.#executors].filter((e) => !e.gone);
+    const live = [...this.#procs].filter((e) => !e.gone);
     let executorBytes = 0;
     let chromiumBytes = 0;
     let pageBytes = 0;
     let pageLimitKills = this.#pastBrowser.pageLimitKills;
     for (const e of live) {
-      executorBytes += e.memory.executorBytes;
+      executorBytes += e.residentBytes;
       chromiumBytes += e.memory.chromiumBytes;
       pageBytes += e.memory.pageBytes;
       pageLimitKills += e.memory.pageLimitKills;
@@ -219,54 +336,59 @@ export class Supervisor {
     return { executorBytes, chromiumBytes, pageBytes, pageLimitKills };
   }
 
-  /** Tests (seam.faults): makes every executor fail as asked. */
-  fault(kind: FaultKind, message?: unknown): void {
-    for (const e of this.#executors) e.send({ type: 'fault', kind, ...(message === undefined ? {} : { message }) });
+  /** Tests (seam.faults): makes every slot process (or slot `slot`'s alone) fail as asked. */
+  fault(kind: FaultKind, message?: unknown, slot?: number): void {
+    for (const e of this.#procs)
+      if (slot === undefined || e.slot.index === slot)
+        e.send({ type: 'fault', kind, ...(message === undefined ? {} : { message }) });
   }
 
-  /** The egress process (restarts, readiness) that the executors' traffic goes through. */
+  /** The egress process (restarts, readiness) that the slots' traffic goes through. */
   get egress(): EgressSupervisor {
     return this.#opts.egress;
   }
 
   /**
    * The egress process died: the requests in flight fail with 500 now (their
-   * traffic went through it); each executor ends them, closes every context that
-   * used a port of it and says so (egress-drained). An executor that has not
+   * traffic went through it); each slot process ends them, closes every context
+   * that used a port of it and says so (egress-drained). One that has not
    * within EGRESS_DRAIN_TIMEOUT_MS is killed (and replaced).
    */
   egressStopped(): void {
     const generation = this.#opts.egress.generation;
-    for (const e of this.#executors) {
+    for (const e of this.#procs) {
       // Every channel of the dead process is closed with it.
       if (e.channelOf === generation) e.channelClosed = true;
       this.#free(e);
       for (const [id, job] of e.jobs) {
-        job.reject(new ApiError('INTERNAL_SERVER_ERROR', EGRESS_STOPPED, { cause: 'the egress process exited' }));
+        this.#answer(
+          job,
+          new ApiError('INTERNAL_SERVER_ERROR', EGRESS_STOPPED, { cause: 'the egress process exited' }),
+        );
         e.send({ type: 'abort', id, error: { code: 'INTERNAL_SERVER_ERROR', message: EGRESS_STOPPED } });
       }
     }
     clearTimeout(this.#drainTimer);
     this.#drainTimer = setTimeout(() => {
-      for (const e of this.#executors)
+      for (const e of this.#procs)
         if (!e.gone && e.channelOf !== 0 && e.channelOf <= generation) {
           this.#opts.logger.error(
-            { pid: e.child.pid, ms: EGRESS_DRAIN_TIMEOUT_MS },
-            'an executor did not close the contexts of the stopped egress process in time; killing it',
+            { pid: e.child.pid, slot: e.slot.index, ms: EGRESS_DRAIN_TIMEOUT_MS },
+            'a slot process did not close the contexts of the stopped egress process in time; killing it',
           );
-          e.child.kill('SIGKILL');
+          this.#kill(e);
         }
     }, EGRESS_DRAIN_TIMEOUT_MS);
     this.#drainTimer.unref();
   }
 
   /**
-   * The egress process closed executor `index`'s channel `channel`: once the
-   * executor has closed the contexts that used it too (egress-drained), it gets
+   * The egress process closed slot process `index`'s channel `channel`: once the
+   * process has closed the contexts that used it too (egress-drained), it gets
    * another.
    */
   egressChannelClosed(index: number, channel: number): void {
-    for (const e of this.#executors)
+    for (const e of this.#procs)
       if (e.index === index && e.channelId === channel && e.channelOf === this.#opts.egress.generation) {
         e.channelClosed = true;
         this.#free(e);
@@ -274,13 +396,13 @@ export class Supervisor {
   }
 
   /**
-   * SECURITY: an executor is given a new channel only when both sides agree its
-   * last one is gone: the egress process closed it (or died) AND the executor
-   * closed every context that used it. An executor's egress-drained alone, while
+   * SECURITY: a slot process is given a new channel only when both sides agree
+   * its last one is gone: the egress process closed it (or died) AND the slot
+   * process closed every context that used it. Its egress-drained alone, while
    * its channel is open, changes nothing (a forged one used to make the front
-   * hand a new channel for each, without end, and let one executor hold many).
+   * hand a new channel for each, without end, and let one process hold many).
    */
-  #free(e: Executor): void {
+  #free(e: SlotProcess): void {
     if (e.channelOf === 0 || !e.channelClosed || !e.drainedSaid || e.gone) return;
     e.channelOf = 0;
     e.channelId = 0;
@@ -289,30 +411,33 @@ export class Supervisor {
     this.#giveChannels();
   }
 
-  /** A (new) egress process is ready: executors without a channel get one, once none holds the old one's. */
+  /** A (new) egress process is ready: slot processes without a channel get one, once none holds the old one's. */
   egressReady(): void {
     this.#giveChannels();
   }
 
-  /** The egress process says executor `index` sent it what it cannot read: it is killed, as for a bad message. */
+  /** The egress process says slot process `index` sent it what it cannot read: it is killed, as for a bad message. */
   executorMisbehaved(index: number): void {
-    for (const e of this.#executors)
+    for (const e of this.#procs)
       if (e.index === index && !e.gone) {
-        this.#opts.logger.error({ pid: e.child.pid }, 'an executor sent the egress process a bad message; killing it');
-        e.child.kill('SIGKILL');
+        this.#opts.logger.error(
+          { pid: e.child.pid, slot: e.slot.index },
+          'a slot process sent the egress process a bad message; killing it',
+        );
+        this.#kill(e);
       }
   }
 
   /**
    * SECURITY: channels to the current egress process are handed out only while
-   * no executor holds a context of a previous one: such a context's port could
-   * otherwise be given, by the new process, to another request's context.
+   * no slot process holds a context of a previous one: such a context's port
+   * could otherwise be given, by the new process, to another request's context.
    */
   #giveChannels(): void {
     const egress = this.#opts.egress;
     if (this.#closed || !egress.ready) return;
     const current = egress.generation;
-    const live = [...this.#executors].filter((e) => !e.gone);
+    const live = [...this.#procs].filter((e) => !e.gone);
     if (live.some((e) => e.channelOf !== 0 && e.channelOf !== current)) return;
     clearTimeout(this.#drainTimer);
     for (const e of live) {
@@ -321,7 +446,8 @@ export class Supervisor {
       e.channelId = 0;
       e.channelClosed = false;
       e.drainedSaid = false;
-      egress.channel(e.index).then(
+      // SECURITY: as root, the context ports opened over this channel take its slot's user's sockets alone.
+      egress.channel(e.index, e.slot.runAs?.uid).then(
         ({ socket, channel }) => {
           if (!e.gone && !socket.destroyed && e.channelOf === current) {
             e.channelId = channel;
@@ -330,7 +456,7 @@ export class Supervisor {
           }
           socket.destroy();
           // The egress process stopped while the channel was made (its end was closed):
-          // sent now, it would carry no socket, and the executor would wait for one
+          // sent now, it would carry no socket, and the slot process would wait for one
           // it never gets. It gets a channel to the next egress process instead.
           if (!e.gone && e.channelOf === current) {
             e.channelOf = 0;
@@ -340,39 +466,60 @@ export class Supervisor {
         (err: unknown) => {
           // The egress process stopped meanwhile (its replacement hands another), or no socket could be made.
           if (e.channelOf === current) e.channelOf = 0;
-          this.#opts.logger.error({ err, pid: e.child.pid }, 'no channel to the egress process for an executor');
-          if (egress.ready && egress.generation === current) e.child.kill('SIGKILL');
+          this.#opts.logger.error({ err, pid: e.child.pid }, 'no channel to the egress process for a slot process');
+          if (egress.ready && egress.generation === current) this.#kill(e);
         },
       );
     }
   }
 
   /**
-   * Runs one job in an executor: runScrape's shape across the process hop. The
-   * context is closed after the job; `deferClose` receives that closing (it ends
-   * when the executor says the context is closed, or when the executor is gone).
+   * Runs one job in a slot process of its own: runScrape's shape across the
+   * process hop. The context is closed after the job; `deferClose` receives that
+   * closing (it ends when the process says the context is closed, or when the
+   * process is gone).
    */
   async run(
     request: JobRequest,
     signal?: AbortSignal,
     deferClose?: (closing: Promise<void>) => void,
   ): Promise<JobOutcome> {
-    const executor = await this.#pick(signal);
+    const { config, logger } = this.#opts;
+    const slot = await this.#pick(signal);
+    const proc = slot.proc as SlotProcess;
     const id = this.#nextId++;
-    // SECURITY: the egress process lets this executor bind one session to this
+    // SECURITY: the egress process lets this slot process bind one session to this
     // request, through this proxy (checked against the key by the front) and no other.
     const requestId = request.requestId ?? randomUUID();
-    const grant = this.#opts.egress.grant(executor.index, requestId, request.proxy);
-    // SECURITY: an executor that stops answering (stopped, deadlocked, stuck in
-    // native code) would hold this request, and its slot, for ever: past the
-    // deadline it is killed, which fails its jobs and starts another.
-    const deadlineMs = jobDeadlineMs(this.#opts.config);
+    const grant = this.#opts.egress.grant(proc.index, requestId, request.proxy);
+    // SECURITY: the deadline is the front's: whatever the slot process does
+    // (frozen, stopped, looping in native code), the caller is answered at it,
+    // and the process, which may still hold the request's work, is killed and
+    // replaced. Its own limits answer first when it works.
+    const deadlineMs = jobDeadlineMs(config, request);
+    let closeTimer: NodeJS.Timeout | undefined;
     const deadline = setTimeout(() => {
-      this.#opts.logger.error(
-        { pid: executor.child.pid, job: id, deadlineMs },
-        'a job outlived its deadline: the executor is hung; killing it',
-      );
-      executor.child.kill('SIGKILL');
+      const job = proc.jobs.get(id);
+      if (job === undefined) return;
+      if (!job.answered) {
+        logger.warn(
+          { pid: proc.child.pid, slot: slot.index, job: id, requestId, deadlineMs },
+          'a request reached its deadline in its slot process; answering it and replacing the process',
+        );
+        this.#answer(job, deadlineError(deadlineMs));
+        this.#kill(proc);
+        return;
+      }
+      // Answered, still closing its context: a little longer, then it is taken for hung.
+      closeTimer = setTimeout(() => {
+        if (!proc.jobs.has(id)) return;
+        logger.error(
+          { pid: proc.child.pid, slot: slot.index, job: id, ms: JOB_CLOSE_GRACE_MS },
+          'a slot process did not close its context after the deadline; replacing it',
+        );
+        this.#kill(proc);
+      }, JOB_CLOSE_GRACE_MS);
+      closeTimer.unref();
     }, deadlineMs);
     deadline.unref();
     let closed!: () => void;
@@ -380,23 +527,24 @@ export class Supervisor {
       (resolve) =>
         (closed = () => {
           clearTimeout(deadline);
+          clearTimeout(closeTimer);
           this.#opts.egress.revoke(grant);
           resolve();
         }),
     );
     const result = new Promise<JobOutcome>((resolve, reject) => {
-      executor.jobs.set(id, { resolve, reject, closed });
+      proc.jobs.set(id, { resolve, reject, closed, answered: false });
     });
     const onAbort = (): void => {
       const reason: unknown = signal?.reason;
-      executor.send({
+      proc.send({
         type: 'abort',
         id,
         ...(reason instanceof ApiError ? { error: { code: reason.code, message: reason.message } } : {}),
       });
     };
     signal?.addEventListener('abort', onAbort, { once: true });
-    executor.send({ type: 'run', id, request: { ...request, requestId } });
+    proc.send({ type: 'run', id, request: { ...request, requestId } });
     try {
       return await result;
     } finally {
@@ -406,18 +554,35 @@ export class Supervisor {
     }
   }
 
-  /** The ready executor with the fewest jobs; waits for one (a replacement) within the request's time. */
-  async #pick(signal?: AbortSignal): Promise<Executor> {
+  /**
+   * A free slot whose process is ready, the lowest first (a lone request takes
+   * slot 0, whose process is never closed while idle); else a free slot without
+   * a process gets one started, and the request waits for it (or for any slot
+   * that frees first) within the request's time. A slot whose process is being
+   * replaced is given nothing.
+   */
+  async #pick(signal?: AbortSignal): Promise<Slot> {
     for (;;) {
       if (this.#closed) throw new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down');
       if (signal?.aborted)
         throw signal.reason instanceof ApiError
           ? signal.reason
           : new ApiError('SERVICE_UNAVAILABLE', 'The request was cancelled');
-      let best: Executor | undefined;
-      for (const e of this.#executors)
-        if (e.ready && !e.gone && (best === undefined || e.jobs.size < best.jobs.size)) best = e;
-      if (best) return best;
+      const ready = this.#slots.find((s) => !s.busy && s.proc?.serving === true);
+      if (ready) {
+        ready.busy = true;
+        clearTimeout(ready.idleTimer);
+        ready.idleTimer = undefined;
+        return ready;
+      }
+      const closed = this.#slots.find((s) => !s.busy && s.proc === undefined && s.restartTimer === undefined);
+      if (closed) {
+        this.#opts.logger.info({ slot: closed.index }, 'starting the process of a slot closed while idle');
+        this.#spawn(closed, true).catch((err: unknown) => {
+          // Stopped with the service before it was ready: nothing to say.
+          if (!this.#closed) this.#opts.logger.error({ err, slot: closed.index }, 'a slot process did not start');
+        });
+      }
       await new Promise<void>((resolve) => {
         const wake = (): void => {
           this.#waiting.delete(wake);
@@ -434,53 +599,113 @@ export class Supervisor {
     for (const wake of [...this.#waiting]) wake();
   }
 
-  #later(ms: number, fn: () => void): void {
-    const t = setTimeout(() => {
-      this.#timers.delete(t);
-      fn();
-    }, ms);
-    t.unref();
-    this.#timers.add(t);
+  /** Answers a job's caller (once): the slot process's answer, or the front's own. */
+  #answer(job: Pending, outcome: JobOutcome | ApiError): void {
+    if (job.answered) return;
+    job.answered = true;
+    if (outcome instanceof ApiError) job.reject(outcome);
+    else job.resolve(outcome);
   }
 
-  #spawn(): Promise<void> {
+  /** Ends a slot process now: it gets no new work, and its exit frees its slot for a replacement. */
+  #kill(e: SlotProcess): void {
+    e.retiring = true;
+    e.child.kill('SIGKILL');
+  }
+
+  /**
+   * SECURITY: each slot process's resident memory (anonymous + shared), read by
+   * the front from /proc, against the plan's ceiling for a slot's host side.
+   * Past it, its request is answered 400 MEMORY_LIMIT_EXCEEDED and the process
+   * is killed and replaced; nothing it reports about itself is used.
+   */
+  #watchMemory(): void {
+    const limit = this.#opts.config.memory.slotHostLimitMb * 2 ** 20;
+    for (const e of this.#procs) {
+      const pid = e.child.pid;
+      if (e.gone || pid === undefined) continue;
+      e.residentBytes = residentBytes(pid);
+      if (e.residentBytes <= limit || e.retiring) continue;
+      this.#opts.logger.warn(
+        { pid, slot: e.slot.index, mb: Math.round(e.residentBytes / 2 ** 20), limitMb: limit / 2 ** 20 },
+        'a slot process went over its memory ceiling; answering its request and replacing the process',
+      );
+      for (const job of e.jobs.values()) this.#answer(job, hostMemoryError(limit / 2 ** 20, 'resident'));
+      this.#kill(e);
+    }
+  }
+
+  /**
+   * After IDLE_SLOT_CLOSE_MS with no job, the process of a slot past the first is
+   * closed, its Chromium with it (~200 MB of PSS together, most of the service's
+   * memory at rest); the next request that needs the slot waits for its start.
+   */
+  #closeWhenIdle(slot: Slot): void {
+    const ms = this.#opts.config.idleSlotCloseMs;
+    if (ms <= 0 || slot.index === 0 || slot.busy || this.#closed) return;
+    clearTimeout(slot.idleTimer);
+    slot.idleTimer = setTimeout(() => {
+      slot.idleTimer = undefined;
+      const e = slot.proc;
+      if (slot.busy || e === undefined || !e.serving) return;
+      this.#opts.logger.info({ slot: slot.index, pid: e.child.pid }, 'slot process closed while idle');
+      this.#retire(e);
+    }, ms);
+    slot.idleTimer.unref();
+  }
+
+  /** Asks an idle slot process to close and exit; its exit leaves the slot without one (started on demand). */
+  #retire(e: SlotProcess): void {
+    e.retiring = true;
+    e.closedOnPurpose = true;
+    stopChild(e.child, () => e.send({ type: 'shutdown' }), EXECUTOR_CLOSE_TIMEOUT_MS).catch(() => undefined);
+  }
+
+  #spawn(slot: Slot, onDemand = false): Promise<void> {
     const { config, logger } = this.#opts;
-    // SECURITY: a home and temporary directory of the executor's own (Chromium's
+    clearTimeout(slot.restartTimer);
+    slot.restartTimer = undefined;
+    // SECURITY: a home and temporary directory of the slot's own (Chromium's
     // profile goes there), which only its user may enter.
-    const dir = childDir('pagescript-exec-', this.#runAs);
+    const dir = childDir('pagescript-exec-', slot.runAs);
     const env = childEnv(dir);
     // Puppeteer makes a `debug` logger for every protocol message it sends or
     // receives, and each asks whether stderr is a terminal (a system call)
-    // unless this says: ~2 ms of the executor's CPU per request (profiled).
+    // unless this says: ~2 ms of the process's CPU per request (profiled).
     env.DEBUG_COLORS = 'no';
-    const { file, execArgv } = childEntry('executor', this.#opts.seam?.heapMb);
-    const child = forkChild(file, execArgv, env, this.#runAs);
-    const executor = new Executor(child, dir, this.#nextExecutor++);
-    this.#executors.add(executor);
-    logChildOutput(child, logger, { executor: child.pid }, 'executor output');
+    // SECURITY: the V8 heap of a slot's host side has a hard limit from the memory plan.
+    const { file, execArgv } = childEntry('executor', this.#heapMb);
+    const child = forkChild(file, execArgv, env, slot.runAs);
+    const proc = new SlotProcess(child, dir, this.#nextProc++, slot);
+    proc.onDemand = onDemand;
+    slot.proc = proc;
+    this.#procs.add(proc);
+    logChildOutput(child, logger, { executor: child.pid, slot: slot.index }, 'executor output', (line) => {
+      if (HEAP_EXHAUSTED.test(line)) proc.heapExhausted = true;
+    });
     return awaitReady(child, {
       logger,
       timeoutMs: EXECUTOR_START_TIMEOUT_MS,
       begin: () => {
-        executor.send(executorInit(config, logger.level, this.#opts.egress.guardPort, this.#opts.seam));
+        proc.send(executorInit(config, logger.level, this.#opts.egress.guardPort, this.#opts.seam));
         // Its channel to the egress process, right after init (or once that process is ready).
         this.#giveChannels();
       },
       check: checkFromExecutor,
-      onMessage: (msg) => this.#onMessage(executor, msg),
-      kill: () => child.kill('SIGKILL'),
-      wasReady: () => executor.ready,
-      onExit: (code, signal) => this.#onExit(executor, code, signal),
+      onMessage: (msg) => this.#onMessage(proc, msg),
+      kill: () => this.#kill(proc),
+      wasReady: () => proc.ready,
+      onExit: (code, signal) => this.#onExit(proc, code, signal),
       words: {
-        timeout: 'executor did not start in time; killing it',
-        badMessage: 'bad message from an executor; killing it',
-        error: 'executor process error',
-        who: 'the script executor',
+        timeout: 'slot process did not start in time; killing it',
+        badMessage: 'bad message from a slot process; killing it',
+        error: 'slot process error',
+        who: 'the slot process',
       },
     });
   }
 
-  #onMessage(e: Executor, msg: FromExecutor): void {
+  #onMessage(e: SlotProcess, msg: FromExecutor): void {
     const { logger, events } = this.#opts;
     switch (msg.type) {
       case 'log':
@@ -496,7 +721,20 @@ export class Supervisor {
         e.ready = true;
         e.chromiumSandbox = msg.chromiumSandbox;
         this.#failedStarts = 0;
-        logger.info({ pid: e.child.pid, user: this.#runAs?.user, restarts: this.#restarts }, 'executor ready');
+        logger.info(
+          {
+            pid: e.child.pid,
+            slot: e.slot.index,
+            user: e.slot.runAs?.user,
+            restarts: this.#restarts,
+            // What a request that met a slot closed while idle waited for (docs/configuration.md, IDLE_SLOT_CLOSE_MS).
+            startMs: Math.round(performance.now() - e.startedAt),
+            ...(e.onDemand ? { onDemand: true } : {}),
+          },
+          'slot process ready',
+        );
+        // A process no request takes (the one that asked for it took another slot) is closed in time too.
+        this.#closeWhenIdle(e.slot);
         this.#wakeWaiting();
         return;
       }
@@ -506,16 +744,22 @@ export class Supervisor {
       case 'egress-refused':
         events?.egressRefused?.();
         return;
-      case 'done':
-        e.jobs.get(msg.id)?.resolve(msg.outcome);
+      case 'done': {
+        const job = e.jobs.get(msg.id);
+        if (job) this.#answer(job, msg.outcome);
         return;
-      case 'failed':
-        e.jobs.get(msg.id)?.reject(fromWire(msg.error));
+      }
+      case 'failed': {
+        const job = e.jobs.get(msg.id);
+        if (job) this.#answer(job, fromWire(msg.error));
         return;
+      }
       case 'closed': {
         const job = e.jobs.get(msg.id);
+        if (!job) return;
         e.jobs.delete(msg.id);
-        job?.closed();
+        job.closed();
+        this.#jobEnded(e);
         return;
       }
       case 'egress-drained':
@@ -525,62 +769,123 @@ export class Supervisor {
     }
   }
 
-  /** An executor's log line, written by the front's logger with the executor's pid. */
-  #log(e: Executor, line: string): void {
-    writeChildLine(this.#opts.logger, line, { executor: e.child.pid }, 'executor');
+  /** A job's context is closed: its slot serves the next, or its process is retired after SLOT_RECYCLE_REQUESTS. */
+  #jobEnded(e: SlotProcess): void {
+    const slot = e.slot;
+    if (slot.proc !== e || e.jobs.size > 0) return;
+    slot.busy = false;
+    e.served++;
+    const recycleAfter = this.#opts.config.slotRecycleRequests;
+    if (recycleAfter > 0 && e.served >= recycleAfter && e.serving && !this.#closed) {
+      this.#opts.logger.info(
+        { pid: e.child.pid, slot: slot.index, served: e.served },
+        'slot process retired after SLOT_RECYCLE_REQUESTS requests',
+      );
+      this.#recycles++;
+      this.#retire(e);
+      // Its replacement starts at once: a retired process is no failure.
+      slot.proc = undefined;
+      this.#spawn(slot).catch((err: unknown) => this.#opts.logger.error({ err }, 'slot process replacement failed'));
+      return;
+    }
+    this.#closeWhenIdle(slot);
+    this.#wakeWaiting();
   }
 
-  #onExit(e: Executor, code: number | null, signal: NodeJS.Signals | null): void {
+  /** A slot process's log line, written by the front's logger with the process's pid. */
+  #log(e: SlotProcess, line: string): void {
+    writeChildLine(this.#opts.logger, line, { executor: e.child.pid, slot: e.slot.index }, 'executor');
+  }
+
+  #onExit(e: SlotProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (e.gone) return;
     e.gone = true;
     const wasReady = e.ready;
     e.ready = false;
-    this.#executors.delete(e);
+    this.#procs.delete(e);
     this.#pastBrowser.restarts += e.browser.restarts;
     this.#pastBrowser.recycles += e.browser.recycles;
     this.#pastBrowser.pageLimitKills += e.memory.pageLimitKills;
     rmSync(e.dir, { recursive: true, force: true, maxRetries: 3 });
-    // What the executor's CPU pause left stopped runs again, sees the closed pipe and exits.
-    const continued = continueStopped(e.browser.pids, this.#runAs?.uid ?? process.getuid?.() ?? -1);
+    // What the process's CPU pause left stopped runs again, sees the closed pipe and exits.
+    const continued = continueStopped(e.browser.pids, e.slot.runAs?.uid ?? process.getuid?.() ?? -1);
     if (continued > 0)
       this.#opts.logger.warn(
         { executor: e.child.pid, continued },
-        'continued Chromium processes a dead executor left stopped',
+        'continued Chromium processes a dead slot process left stopped',
       );
-    const failed = e.jobs.size;
+    // Its last stderr lines (V8's heap exhausted) may arrive after its exit: they choose its job's answer.
+    const stderr = e.child.stderr;
+    if (e.jobs.size === 0 || e.heapExhausted || stderr === null || stderr.readableEnded) {
+      this.#afterExit(e, wasReady, code, signal);
+      return;
+    }
+    const timer = setTimeout(() => this.#afterExit(e, wasReady, code, signal), EXIT_OUTPUT_WAIT_MS);
+    timer.unref();
+    stderr.once('end', () => {
+      clearTimeout(timer);
+      this.#afterExit(e, wasReady, code, signal);
+    });
+  }
+
+  /** A slot process is gone: its job fails (unless answered), and its slot gets another process or none. */
+  #afterExit(e: SlotProcess, wasReady: boolean, code: number | null, signal: NodeJS.Signals | null): void {
+    const slot = e.slot;
+    if (slot.proc !== e && e.jobs.size === 0) return;
+    const error = e.heapExhausted
+      ? hostMemoryError(this.#heapMb, 'heap')
+      : new ApiError('INTERNAL_SERVER_ERROR', RUNNER_STOPPED, {
+          cause: `slot process ${e.child.pid} exited (${code ?? signal})`,
+        });
+    let failed = 0;
     for (const job of e.jobs.values()) {
-      job.reject(
-        new ApiError('INTERNAL_SERVER_ERROR', RUNNER_STOPPED, {
-          cause: `executor ${e.child.pid} exited (${code ?? signal})`,
-        }),
-      );
+      if (!job.answered) failed++;
+      this.#answer(job, error);
       job.closed();
     }
     e.jobs.clear();
     // It may have been the last to hold a context of a stopped egress process.
     this.#giveChannels();
-    if (this.#closed) return;
+    if (slot.proc !== e) return;
+    slot.proc = undefined;
+    slot.busy = false;
+    this.#wakeWaiting();
+    // Closed while idle: the slot starts again on demand.
+    if (this.#closed || e.closedOnPurpose) return;
     this.#restarts++;
     if (!wasReady) this.#failedStarts++;
     const backoff = restartBackoffMs(this.#failedStarts);
     this.#opts.logger.error(
-      { pid: e.child.pid, code, signal, failedJobs: failed, restarts: this.#restarts, backoffMs: backoff },
-      'executor stopped; starting another',
+      {
+        pid: e.child.pid,
+        slot: slot.index,
+        code,
+        signal,
+        failedJobs: failed,
+        restarts: this.#restarts,
+        backoffMs: backoff,
+      },
+      'slot process stopped; starting another',
     );
-    this.#later(backoff, () => {
-      if (this.#closed) return;
-      this.#spawn().catch((err: unknown) => this.#opts.logger.error({ err }, 'executor replacement failed'));
-    });
+    slot.restartTimer = setTimeout(() => {
+      slot.restartTimer = undefined;
+      if (this.#closed || slot.proc !== undefined) return;
+      this.#spawn(slot).catch((err: unknown) => this.#opts.logger.error({ err }, 'slot process replacement failed'));
+    }, backoff);
+    slot.restartTimer.unref();
   }
 
-  /** Asks every executor to close Chromium and exit; kills those that do not in time. Idempotent. */
+  /** Asks every slot process to close Chromium and exit; kills those that do not in time. Idempotent. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const t of this.#timers) clearTimeout(t);
-    this.#timers.clear();
+    clearInterval(this.#memoryTimer);
+    for (const slot of this.#slots) {
+      clearTimeout(slot.restartTimer);
+      clearTimeout(slot.idleTimer);
+    }
     this.#wakeWaiting();
     await Promise.all(
-      [...this.#executors].map(async (e) => {
+      [...this.#procs].map(async (e) => {
         if (e.gone) return;
         await stopChild(e.child, () => e.send({ type: 'shutdown' }), EXECUTOR_CLOSE_TIMEOUT_MS);
       }),
@@ -595,5 +900,6 @@ function fromWire(w: WireError): ApiError {
   if (w.egress !== undefined) e.egress = w.egress;
   if (w.failure !== undefined) e.failure = w.failure;
   if (w.timings !== undefined) e.timings = w.timings;
+  if (w.usage !== undefined) e.usage = { ...w.usage };
   return e;
 }

@@ -78,6 +78,7 @@ export function infoRoutes(deps: InfoDeps): {
       perRequestMb: m.perRequestMb,
       pageLimitMb: m.pageLimitMb,
       scriptLimitMb: m.scriptLimitMb,
+      slotHostLimitMb: config.memory.slotHostLimitMb,
       maxConcurrency: config.maxConcurrency,
       ...(trusted
         ? {

@@ -153,8 +153,8 @@ export function sendJson(
 }
 
 /**
- * The error body {error, code, statusCode[, logs]} (README "Errors"), and for a
- * failed script or navigation where and why (README "When a script fails"):
+ * The error body {error, code, statusCode[, logs]} (docs/api.md "Errors"), and for a
+ * failed script or navigation where and why (docs/api.md "When a script fails"):
  * never a host stack trace.
  */
 export function errorBody(e: ApiError): Record<string, unknown> {

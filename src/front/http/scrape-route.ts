@@ -18,6 +18,7 @@ import { HTML_TYPE, JSON_TYPE, internalError, sendBody, sendError, setReplyOwner
 import { parseScrapeRequest, requestProxy } from './validate.js';
 import { background } from '../../common/background.js';
 import { checkAgainstPolicy, jobLimits } from '../tenancy/key-policy.js';
+import { jobUsage, usageHeaders, type RequestUsage, type UsageLog } from '../usage.js';
 
 export interface ScrapeRouteDeps {
   readonly config: Config;
@@ -32,6 +33,8 @@ export interface ScrapeRouteDeps {
   draining(): boolean;
   /** Jobs in progress, so shutdown can end the ones that outlive the grace period. */
   readonly running: Set<AbortController>;
+  /** Where each request's usage record goes (USAGE_LOG). */
+  readonly usage: UsageLog;
 }
 
 function contentTypeIsJson(req: IncomingMessage): boolean {
@@ -46,7 +49,7 @@ function successMessage(req: ScrapeRequest, out: ScrapeOutcome): string {
   return 'URL is reachable';
 }
 
-/** The body of an html reply: the string the script returned; see the README for other values. */
+/** The body of an html reply: the string the script returned; see docs/api.md for other values. */
 function htmlBody(out: ScrapeOutcome): string {
   if (typeof out.value === 'string') return out.value;
   if (out.json === undefined) return '';
@@ -87,8 +90,15 @@ export function scrapeRoute(
     throw auth.error;
   }
 
+  /** The request's usage record and per-key counters; for authenticated requests only. */
+  function account(keyName: string, requestId: string, code: string, status: number, u: RequestUsage, slotMs?: number) {
+    deps.usage.record({ time: new Date().toISOString(), key: keyName, requestId, code, status, ...u });
+    metrics.countKeyUsage(keyName, code, { ...u, ...(slotMs === undefined ? {} : { browserMs: slotMs }) });
+  }
+
   return async function scrape(req, res, requestId) {
     const t0 = performance.now();
+    let tSlot: number | undefined;
     let rateHeaders: Record<string, string> = {};
     let host: string | undefined;
     let keyName: string | undefined;
@@ -130,7 +140,8 @@ export function scrapeRoute(
           { client: client.name, maxConcurrency: client.maxConcurrency },
           aborter.signal,
         );
-        queueMs = performance.now() - tQueue;
+        tSlot = performance.now();
+        queueMs = tSlot - tQueue;
         metrics.queueWait.observe(queueMs / 1000);
         // The slot is held until the context is closed, which happens after the reply.
         let closing: Promise<void> = Promise.resolve();
@@ -161,12 +172,16 @@ export function scrapeRoute(
           logs: out.logs,
         });
       }
+      const tReply = performance.now();
+      const usage: RequestUsage = { wallMs: tReply - t0, queueMs, ...jobUsage(out.usage, out.egress) };
       const headers = {
         ...rateHeaders,
         'X-Queue-Time-Ms': String(Math.round(queueMs)),
-        'Server-Timing': serverTiming({ queue: queueMs, ...out.timings, serialize: performance.now() - tSerialize }),
+        'Server-Timing': serverTiming({ queue: queueMs, ...out.timings, serialize: tReply - tSerialize }),
+        ...usageHeaders(usage),
       };
       sendBody(res, 200, type, body, headers);
+      account(client.name, requestId, 'OK', 200, usage, tReply - (tSlot ?? tReply));
       if (proxy !== undefined) metrics.countProxyEgress(proxy, out.egress);
       const ms = performance.now() - t0;
       metrics.requests.inc({ code: 'OK' });
@@ -198,6 +213,12 @@ export function scrapeRoute(
         const timedOut = requestTimedOut(req.socket);
         const code = timedOut ? 'REQUEST_TIMEOUT' : CLIENT_CLOSED;
         metrics.requests.inc({ code });
+        // No reply, but what the request cost is still the key's.
+        if (keyName !== undefined) {
+          const cost = e instanceof ApiError ? jobUsage(e.usage, e.egress) : {};
+          const u: RequestUsage = { wallMs: ms, ...(queueMs === undefined ? {} : { queueMs }), ...cost };
+          account(keyName, requestId, code, timedOut ? 408 : 499, u, tSlot === undefined ? undefined : t0 + ms - tSlot);
+        }
         metrics.duration.observe(ms / 1000);
         logger.info(
           { requestId, keyName, host, status: timedOut ? 408 : 499, code, ms: Math.round(ms), queueMs: round(queueMs) },
@@ -206,7 +227,14 @@ export function scrapeRoute(
         return;
       }
       const err = e instanceof ApiError ? e : internalError(e);
-      sendError(res, err, rateHeaders);
+      // Every reply after authentication says what the request cost, as far as it got.
+      const usage: RequestUsage | undefined =
+        keyName === undefined
+          ? undefined
+          : { wallMs: ms, ...(queueMs === undefined ? {} : { queueMs }), ...jobUsage(err.usage, err.egress) };
+      sendError(res, err, usage ? { ...rateHeaders, ...usageHeaders(usage) } : rateHeaders);
+      if (usage && keyName !== undefined)
+        account(keyName, requestId, err.code, err.status, usage, tSlot === undefined ? undefined : t0 + ms - tSlot);
       if (proxy !== undefined) metrics.countProxyEgress(proxy, err.egress);
       metrics.requests.inc({ code: err.code });
       metrics.duration.observe(ms / 1000);

@@ -1,7 +1,7 @@
 // A key's policy (the key file's `policy`): what one key's requests may take
 // and where they may go. Every field is optional and falls back to the
 // service's setting; a value above the service's setting is cut to it, so a
-// policy only ever narrows (README "Keys and limits").
+// policy only ever narrows (docs/keys-and-limits.md).
 import type { Config } from '../../common/config.js';
 import { ApiError, scrapingFailed } from '../../common/errors.js';
 import { hostAllowed, MAX_HOST_PATTERNS, parseHostPattern, type HostPattern } from '../../protocol/host-patterns.js';

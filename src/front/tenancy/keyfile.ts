@@ -23,7 +23,7 @@ export interface KeyRecord {
   readonly proxy?: string;
   /** The proxies (names in PROXIES, or "*" for all) its requests may name in options.proxy; none when absent. */
   readonly proxies?: readonly string[];
-  /** What this key's requests may take and where they may go (README "Keys and limits"); the service's settings when absent. */
+  /** What this key's requests may take and where they may go (docs/keys-and-limits.md); the service's settings when absent. */
   readonly policy?: KeyPolicy;
   readonly createdAt?: string;
   readonly revokedAt?: string;

@@ -48,7 +48,7 @@ export class RateLimiter {
  * window, a wrong key from that address is answered 429 instead of 401 until
  * the window ends; a valid key never is, from any address.
  * SECURITY: it slows and flags guessing, it does not protect the keys: they
- * carry 128 bits or more, beyond any number of guesses (see the README). Refusing
+ * carry 128 bits or more, beyond any number of guesses (see docs/keys-and-limits.md). Refusing
  * valid keys instead would let anyone behind the same NAT, proxy or office
  * address lock every other tenant there out with a few bad requests.
  */

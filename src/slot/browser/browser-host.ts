@@ -88,7 +88,7 @@ export function contextProxy(port: number): { proxyServer: string; proxyBypassLi
  * save two processes per lane: ~45 MB of PSS and ~12 ms of CPU per request
  * (their IPC with the browser; measured under 4 clients). The cost is crash
  * isolation: a crash in either is the lane's Chromium crashing, which fails its
- * one request and is relaunched (README, "Chromium"). The full browser keeps them apart.
+ * one request and is relaunched (docs/chromium.md). The full browser keeps them apart.
  */
 export const SHELL_IN_PROCESS_ARGS = ['--in-process-gpu', '--enable-features=NetworkServiceInProcess2'] as const;
 
@@ -145,7 +145,7 @@ export function chromiumArgs(guardPort: number, sandboxed = true, heapMb: number
     // every page it makes (frames of other sites, about:blank and sandboxed frames,
     // popups), kept through emulation changes, it makes pictureInPictureEnabled
     // false and requestPictureInPicture() reject (NotSupportedError), before any
-    // user-activation check. README, Tenants and the shared browser. Chromium keeps
+    // user-activation check. docs/security.md, "Tenants and the shared browser". Chromium keeps
     // only the last of a repeated switch: any other Blink setting goes into this one
     // (test/unit/chromium-args.test.ts).
     '--blink-settings=pictureInPictureEnabled=false',
@@ -159,7 +159,7 @@ export function chromiumArgs(guardPort: number, sandboxed = true, heapMb: number
     // The full browser does not know this switch.
     '--block-new-web-contents',
     // The headless shell sends no Accept-Language and gives navigator.languages
-    // ['en-US'] without it; with it both Chromiums say en-US, en (README, "Chromium").
+    // ['en-US'] without it; with it both Chromiums say en-US, en (docs/chromium.md).
     '--accept-lang=en-US,en',
   ];
 }
@@ -436,7 +436,7 @@ export class BrowserHost {
     warnedUnsandboxed = true;
     this.#opts.logger.warn(
       { reason },
-      "chromium runs without its own sandbox (see README, Chromium's sandbox); /health says chromiumSandbox: false",
+      "chromium runs without its own sandbox (see docs/container.md, Chromium's sandbox in a container); /health says chromiumSandbox: false",
     );
   }
 

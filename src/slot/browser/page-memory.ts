@@ -1,7 +1,7 @@
 // The memory one request's Chromium uses, read from /proc, and the watchdog
 // that ends the request when it goes over PAGE_MEMORY_MB.
 //
-// Why /proc and not something else (measured, see README "Budgets"): DevTools
+// Why /proc and not something else (measured, see docs/budgets.md): DevTools
 // targets carry no process id, and SystemInfo.getProcessInfo lists renderers
 // with no hint of their context, so a renderer cannot be tied to a request
 // inside one shared Chromium. Each request therefore runs in a lane
@@ -11,7 +11,7 @@
 // images and Wasm memory are outside it), and with --renderer-cmd-prefix the
 // browser launches renderers itself, outside the zygote in which Chromium's
 // Linux sandbox is set up (observed: their parent becomes the browser); a
-// cgroup per lane would need a delegated hierarchy (see README) and is not
+// cgroup per lane would need a delegated hierarchy (see docs/budgets.md) and is not
 // required. This watchdog needs only what the executor's user always has over
 // its own Chromium: reading /proc/<pid>/{stat,status,cmdline,task/*/children}
 // (mode 0444; measured readable for the sandboxed renderers too, which sit in
@@ -85,7 +85,7 @@ export const PAGE_CPU_BUDGET_MS = 250;
  * run for the rest of each poll (30 ms), and continued as soon as it ends; all
  * of the time is theirs when they are alone. A nice value alone does not do it
  * here: on two cores a busy renderer at nice 19 slowed another request as much
- * as at nice 0 (measured: README "CPU between requests"), and what a flooding
+ * as at nice 0 (measured: docs/budgets.md "CPU between requests"), and what a flooding
  * renderer makes its browser process and the executor do is not lowered by its
  * own nice value. Whatever ends the watch (the request, the memory kill)
  * continues them first; the front continues the stopped processes of an

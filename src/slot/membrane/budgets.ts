@@ -1,7 +1,7 @@
 // What the host spends on one request's behalf, bounded: membrane calls in
 // flight, bytes crossing the membrane and waiting to cross it, host CPU, and
 // the shapes of selector that Puppeteer parses slowly on the host's main thread.
-// Every limit has a message naming it (see README "Budgets").
+// Every limit has a message naming it (see docs/budgets.md).
 import { MembraneError } from './options.js';
 
 /** Membrane calls a script may have in flight; the next one fails at once. */
@@ -19,6 +19,22 @@ export const MAX_IN_FLIGHT_CHARS = 32 * 1024 * 1024;
 export const MAX_TRANSFER_CHARS = 16 * 1024 * 1024;
 /** Everything on its way into the isolate and not yet taken, in characters. */
 export const MAX_QUEUED_CHARS = 32 * 1024 * 1024;
+/**
+ * Page events waiting for a busy isolate to take them, and exposed-function calls from the page
+ * waiting for its answer; past either, the next one is dropped (an exposed function's call fails
+ * in the page) before anything of it is encoded, and counted.
+ */
+export const MAX_WAITING_EVENTS = 1_000;
+/** The characters of the page events waiting for the isolate (within MAX_QUEUED_CHARS, which results share). */
+export const MAX_WAITING_EVENT_CHARS = 8 * 1024 * 1024;
+export const MAX_WAITING_EXPOSED_CALLS = 1_000;
+/**
+ * The handle table's data, in characters: each handle counts HANDLE_CHARS and the strings
+ * the host copied of it for the isolate (a console message's text, a request's URL and
+ * headers), which its Puppeteer object holds as long as the table does.
+ */
+export const MAX_HANDLE_CHARS = 32 * 1024 * 1024;
+export const HANDLE_CHARS = 256;
 /** One console line, in characters; the rest is cut (the total is MAX_LOG_BYTES). */
 export const MAX_LOG_LINE_CHARS = 16 * 1024;
 /** Functions a script may have exposed to its page at once (page.exposeFunction). */
@@ -33,6 +49,11 @@ export const MAX_EXPOSED_NAME_CHARS = 1_024;
  */
 export const MAX_PRELOAD_SCRIPTS = 64;
 export const MAX_PRELOAD_CHARS = 16 * 1024 * 1024;
+/**
+ * A page function's source (a function's text or a string of JavaScript), in characters: Puppeteer
+ * keeps it, tests it and sends it in one DevTools message per call (and per poll of a wait).
+ */
+export const MAX_PAGE_FUNCTION_CHARS = 1024 * 1024;
 /** Host CPU spent in membrane calls of one request (their synchronous part), in milliseconds. */
 export const MAX_HOST_CPU_MS = 5_000;
 
@@ -40,7 +61,7 @@ export const MAX_HOST_CPU_MS = 5_000;
 export const MAX_SELECTOR_CHARS = 2_048;
 /** Simple selectors, combinators and commas in one selector. */
 export const MAX_SELECTOR_PARTS = 256;
-/** Nesting of () and [] in a selector. */
+/** Nesting of () in a selector, as Puppeteer's parser reads them. */
 export const MAX_SELECTOR_DEPTH = 16;
 
 export function budgetError(message: string): MembraneError {
@@ -49,45 +70,44 @@ export function budgetError(message: string): MembraneError {
   return e;
 }
 
+/** Escapes and quoted strings, as Puppeteer's parser (parsel-js's tokenize) takes them out before it reads the rest. */
+const SELECTOR_ESCAPE = /\\./g;
+const SELECTOR_STRING = /(['"])([^\\\n]*?)\1/g;
+
 /**
- * Refuses, before Puppeteer parses it, a selector whose shape its parser
+ * Refuses, before Puppeteer parses it, a selector whose size its parser
  * (parsel-js, on the host's main thread) handles in quadratic time: measured
  * on this machine, 1 kB of "[a=" took 0.2 s and 10 kB 3.9 s; 10 kB of "a,"
  * or ".a" took 0.3 s. Within these bounds every shape tried parses in a few
- * milliseconds (test/unit/budgets.test.ts).
+ * milliseconds (test/unit/budgets.test.ts). Only size is judged, read as the
+ * parser reads it (escapes and strings first, then parentheses): syntax is
+ * the parser's to refuse, so every selector it accepts within the bounds
+ * passes (checked against it in test/unit/selector-cost.test.ts).
  */
 export function checkSelectorCost(s: string, where: string): void {
   if (s.length > MAX_SELECTOR_CHARS)
     throw budgetError(`${where}: selector is too long (${s.length} characters; at most ${MAX_SELECTOR_CHARS})`);
+  // Each escape and string is a part too: the parser puts every one back into every token it falls in.
   let parts = 0;
-  let quote = '';
-  const open: string[] = [];
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i] as string;
-    if (c === '\\') {
-      i++;
-      continue;
-    }
-    if (quote !== '') {
-      if (c === quote) quote = '';
-      continue;
-    }
+  const mask = (m: string): string => {
+    parts++;
+    return '_'.repeat(m.length);
+  };
+  const text = s.replace(SELECTOR_ESCAPE, mask).replace(SELECTOR_STRING, mask);
+  let depth = 0;
+  for (const c of text) {
     switch (c) {
-      case '"':
-      case "'":
-        quote = c;
-        break;
       case '(':
-      case '[':
-        open.push(c === '(' ? ')' : ']');
-        if (open.length > MAX_SELECTOR_DEPTH)
+        depth++;
+        if (depth > MAX_SELECTOR_DEPTH)
           throw budgetError(`${where}: selector is nested too deeply (at most ${MAX_SELECTOR_DEPTH} levels)`);
         parts++;
         break;
       case ')':
-      case ']':
-        if (open.pop() !== c) throw budgetError(`${where}: selector has unbalanced brackets`);
+        if (depth > 0) depth--;
+        else parts++; // one the parser finds no "(" for: a token of its own
         break;
+      case '[':
       case '.':
       case '#':
       case ':':
@@ -101,7 +121,6 @@ export function checkSelectorCost(s: string, where: string): void {
         break;
     }
   }
-  if (quote !== '' || open.length > 0) throw budgetError(`${where}: selector has unbalanced brackets or quotes`);
   if (parts > MAX_SELECTOR_PARTS)
     throw budgetError(`${where}: selector has too many parts (${parts}; at most ${MAX_SELECTOR_PARTS})`);
 }

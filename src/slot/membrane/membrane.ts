@@ -21,8 +21,15 @@ import {
   MAX_EXPOSED_NAME_CHARS,
   MAX_PRELOAD_CHARS,
   MAX_PRELOAD_SCRIPTS,
+  MAX_PAGE_FUNCTION_CHARS,
+  MAX_HANDLE_CHARS,
+  MAX_WAITING_EVENTS,
+  MAX_WAITING_EVENT_CHARS,
+  MAX_WAITING_EXPOSED_CALLS,
+  HANDLE_CHARS,
   budgetError,
 } from './budgets.js';
+import { puppeteerFunctionText } from './page-function.js';
 import { CallLog } from './call-log.js';
 import { guardKeyboard, lookupMethod, type MethodContext } from './methods.js';
 import { cut } from './outcome.js';
@@ -48,7 +55,7 @@ export interface MembraneDeps {
   recentFailure?: RecentFailure;
   /** True once the script's deadline has passed: no call starts after it. */
   expired?(): boolean;
-  /** Milliseconds for the host CPU budget's accounting; performance.now() unless a test gives its own. */
+  /** Milliseconds for the host CPU budget's accounting: the main thread's CPU time unless a test gives its own clock. */
   now?(): number;
   /** Delivers a message (JSON text) to the isolate's receive(); resolves with its (JSON) answer. */
   toIsolate(json: string, wantAnswer: boolean): Promise<string | undefined>;
@@ -73,12 +80,14 @@ const PAGE_EVENTS = new Set([
   'frameattached',
   'framedetached',
   'pageerror',
+  'metrics', // { title, metrics }: console.timeStamp's label and the page's own Performance.getMetrics numbers
+  'requestservedfromcache', // an HTTPRequest handle, as 'request'
 ]);
 
 const NAVIGABLE_SCHEMES = new Set(['http:', 'https:', 'data:']);
 const MAX_MESSAGE = 2000;
 
-/** A host function that carries a script's function source for Puppeteer to send to the page. */
+/** A host function that carries a page function's text for Puppeteer to send to the page. */
 function pageFunctionCarrier(src: string): (...a: never[]) => unknown {
   // SECURITY: Puppeteer only calls toString() on this and sends the text to the
   // browser. Should anything ever call it on the host, it throws: the script's
@@ -88,6 +97,20 @@ function pageFunctionCarrier(src: string): (...a: never[]) => unknown {
   };
   Object.defineProperty(carrier, 'toString', { value: () => src });
   return carrier;
+}
+
+/**
+ * A page function as the isolate sent it: a string of JavaScript, or a function's
+ * text. SECURITY: checked here whatever the runtime checked (the isolate can send
+ * any tag), and at most maxChars (preload scripts have a budget of their own).
+ */
+function pageFunctionSource(v: unknown, where: string, maxChars = MAX_PAGE_FUNCTION_CHARS): string | { src: string } {
+  const source =
+    typeof v === 'string' ? v : isTagged(v) && v.$ps === 'f' && typeof v.src === 'string' ? v.src : undefined;
+  if (source === undefined) throw new MembraneError(`${where}: expected a function or a string of JavaScript`);
+  if (source.length > maxChars)
+    throw budgetError(`${where}: the page function is too long (${source.length} characters; at most ${maxChars})`);
+  return typeof v === 'string' ? source : { src: source };
 }
 
 /**
@@ -111,6 +134,21 @@ function argumentText(v: unknown): string | undefined {
  */
 function messageChars(text: string): number {
   return JSON.stringify(text).length - 2;
+}
+
+/** CPU time of this process's main thread (where Puppeteer and the membrane run), in milliseconds. */
+function mainThreadCpuMs(): number {
+  const u = process.threadCpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+/** The characters of the strings in a handle's snapshot (its text, URL, headers, stack frames). */
+function stringChars(v: unknown, depth = 0): number {
+  if (typeof v === 'string') return v.length;
+  if (typeof v !== 'object' || v === null || depth > 8) return 0;
+  let n = 0;
+  for (const [k, x] of Object.entries(v)) n += k.length + stringChars(x, depth + 1);
+  return n;
 }
 
 /** Error text safe to show a script: no host paths, bounded length. */
@@ -195,7 +233,7 @@ export class Membrane implements MethodContext {
   #logBytes = 0;
   #dropped = { lines: 0, bytes: 0 };
   readonly #deps: MembraneDeps;
-  readonly #objects = new Map<number, { kind: HandleKind; obj: object }>();
+  readonly #objects = new Map<number, { kind: HandleKind; obj: object; chars: number }>();
   readonly #ids = new Map<object, number>();
   #nextId = 1;
   /** The script's timers; undefined for one that would fire after the deadline (it never fires). */
@@ -208,7 +246,7 @@ export class Membrane implements MethodContext {
   #dialogHandled = false;
   #disposed = false;
   /** Calls in flight, by the isolate's call id: how to end each one's wait and give its budget back. */
-  readonly #calls = new Map<number, { controller: AbortController; abandon(): void }>();
+  readonly #calls = new Map<number, { controller: AbortController; abandon(): void; end(): void }>();
   /** The signal of the call whose method is building its options right now. */
   #startingSignal: AbortSignal | undefined;
   /** Names given to page.exposeFunction and not removed: at most MAX_EXPOSED_FUNCTIONS. */
@@ -230,8 +268,18 @@ export class Membrane implements MethodContext {
   #queuedChars = 0;
   /** Host CPU spent in this request's calls (their synchronous part), in milliseconds. */
   #hostCpuMs = 0;
-  /** Page events not delivered because the queue into the isolate was full. */
+  /** Characters of the handle table's data (HANDLE_CHARS a handle and what was copied of it). */
+  #handleChars = 0;
+  /** While an event is encoded: the handles it registered, unregistered again if it is dropped. */
+  #staged: number[] | undefined;
+  /** Page events and exposed-function calls handed to the isolate and not yet taken by it. */
+  #waitingEvents = 0;
+  #waitingEventChars = 0;
+  #waitingExposedCalls = 0;
+  /** Page events not delivered: the isolate had no room for them (busy, or too much waiting), or too many handles. */
   droppedEvents = 0;
+  /** Exposed-function calls from the page failed at once for the same reasons. */
+  droppedExposedCalls = 0;
 
   constructor(deps: MembraneDeps) {
     this.#deps = deps;
@@ -251,6 +299,14 @@ export class Membrane implements MethodContext {
     };
     this.page.on('dialog', onDialog);
     this.#subscriptions.push({ event: 'dialog', fn: onDialog as (...a: unknown[]) => void });
+  }
+
+  /** Handles in the table, and the characters counted for them (MAX_HANDLE_CHARS). */
+  get handleCount(): number {
+    return this.#objects.size;
+  }
+  get handleChars(): number {
+    return this.#handleChars;
   }
 
   /** Dropped log lines, as the isolate last reported them. */
@@ -325,7 +381,9 @@ export class Membrane implements MethodContext {
       this.#abandonedCalls++;
     };
     const controller = new AbortController();
-    this.#calls.set(callId, { controller, abandon });
+    // Ends the call for the script now (the host CPU budget ran out while it ran), set below.
+    let end: () => void = () => undefined;
+    this.#calls.set(callId, { controller, abandon, end: () => end() });
     const ended = this.calls.start(this.#kindOfId(h), typeof m === 'string' ? m : '?');
     const settle = (msg: ToIsolate): void => {
       if (settled) return;
@@ -339,7 +397,7 @@ export class Membrane implements MethodContext {
         return;
       }
       this.#callsInFlight--;
-      this.#toIsolate(msg, false, msg.op === 'settle' && msg.ok ? 'result' : 'message');
+      this.#toIsolate(msg, false);
     };
     const fail = (e: unknown): void => {
       const oversized = oversizedAnswerError(e, typeof m === 'string' ? m : '?');
@@ -352,6 +410,7 @@ export class Membrane implements MethodContext {
       err.message = unmaskNetError(err.message, /\bat (\S+)$/.exec(err.message)?.[1] ?? '', this.#deps.recentFailure);
       settle({ op: 'settle', id: callId, ok: false, e: err });
     };
+    end = (): void => fail(budgetError(`${String(m)}: ${this.#cpuBudgetMessage()}`));
     // SECURITY: while the request's Chromium is paused (past its CPU budget, beside
     // other requests), its next calls wait for it to run again rather than cost the
     // executor's one thread now: a flood of calls with 1 MB arguments is serialized
@@ -369,7 +428,13 @@ export class Membrane implements MethodContext {
           this.#startingSignal = undefined;
         }
       })
-      .then((v) => settle({ op: 'settle', id: callId, ok: true, v: this.encode(v) }), fail)
+      .then((v) => {
+        if (settled) return;
+        // Encoding the result is this call's host work too: counted, and past the budget it is the budget's error.
+        const msg = this.#charged(() => ({ op: 'settle', id: callId, ok: true, v: this.encode(v) }) as const);
+        this.#refuseOverBudget(typeof m === 'string' ? m : '?');
+        settle(msg);
+      }, fail)
       .catch(fail);
     return '';
   }
@@ -391,9 +456,9 @@ export class Membrane implements MethodContext {
   /**
    * Hands a message to the isolate, within the budgets: one message at most
    * MAX_TRANSFER_CHARS, and at most MAX_QUEUED_CHARS waiting to be taken. A
-   * result over them becomes an error for its call; an event is dropped.
+   * result over them becomes an error for its call (page events: #deliverEvent).
    */
-  #toIsolate(msg: ToIsolate, wantAnswer: boolean, what: 'result' | 'event' | 'message'): void {
+  #toIsolate(msg: ToIsolate, wantAnswer: boolean): void {
     if (this.#disposed) return;
     let json = JSON.stringify(msg);
     if (json.length > SMALL_MESSAGE_CHARS && msg.op === 'settle' && msg.ok) {
@@ -409,15 +474,71 @@ export class Membrane implements MethodContext {
       json.length > SMALL_MESSAGE_CHARS &&
       (json.length > MAX_TRANSFER_CHARS || this.#queuedChars + json.length > MAX_QUEUED_CHARS)
     ) {
-      if (what === 'event') this.droppedEvents++;
       return;
     }
+    this.#send(json, wantAnswer).catch(() => undefined);
+  }
+
+  /** Hands JSON text to the isolate, counted in MAX_QUEUED_CHARS until the isolate has taken it. */
+  #send(json: string, wantAnswer: boolean): Promise<string | undefined> {
     const chars = json.length;
     this.#queuedChars += chars;
-    void this.#deps
+    return this.#deps
       .toIsolate(json, wantAnswer)
       .catch(() => undefined)
       .finally(() => (this.#queuedChars -= chars));
+  }
+
+  /**
+   * Delivers a page event (h: the handle it is on) if the isolate has room for it.
+   * SECURITY: decided before the event is encoded: with events waiting or the queue
+   * full, it is never encoded and registers no handle. One that does not fit once
+   * encoded has the handles it registered taken out again at once: a dropped event
+   * keeps nothing of the page's on the host (a console flood beside a busy script
+   * grew the executor by 500 MB through the handles of events never delivered).
+   */
+  #deliverEvent(h: number, event: string, payload: unknown): void {
+    if (this.#disposed) return;
+    if (
+      this.#waitingEvents >= MAX_WAITING_EVENTS ||
+      this.#waitingEventChars >= MAX_WAITING_EVENT_CHARS ||
+      this.#queuedChars >= MAX_QUEUED_CHARS
+    ) {
+      this.droppedEvents++;
+      return;
+    }
+    const staged: number[] = [];
+    this.#staged = staged;
+    let json: string | undefined;
+    try {
+      json = this.#charged(() =>
+        JSON.stringify({ op: 'event', h, event, v: this.encode(payload) } satisfies ToIsolate),
+      );
+    } catch {
+      json = undefined; // too many handles, or too much of their data
+    } finally {
+      this.#staged = undefined;
+    }
+    if (
+      json === undefined ||
+      json.length > MAX_TRANSFER_CHARS ||
+      // One event up to MAX_TRANSFER_CHARS still goes when none waits.
+      (this.#waitingEvents > 0 && this.#waitingEventChars + json.length > MAX_WAITING_EVENT_CHARS) ||
+      this.#queuedChars + json.length > MAX_QUEUED_CHARS
+    ) {
+      for (const id of staged) this.#unregister(id);
+      this.droppedEvents++;
+      return;
+    }
+    const chars = json.length;
+    this.#waitingEvents++;
+    this.#waitingEventChars += chars;
+    this.#send(json, false)
+      .finally(() => {
+        this.#waitingEvents--;
+        this.#waitingEventChars -= chars;
+      })
+      .catch(() => undefined);
   }
 
   /** The kind of a handle id the script sent, for the call log ('unknown' for one that is not valid). */
@@ -439,7 +560,8 @@ export class Membrane implements MethodContext {
         v.catch(() => undefined);
         throw new MembraneError(`${String(m)} is not synchronous`);
       }
-      const json = JSON.stringify({ ok: true, v: this.encode(v) });
+      const json = this.#charged(() => JSON.stringify({ ok: true, v: this.encode(v) }));
+      this.#refuseOverBudget(String(m));
       if (json.length > MAX_TRANSFER_CHARS)
         throw budgetError(
           `${String(m)}: the result is too large to give to the script (${json.length} characters; at most ${MAX_TRANSFER_CHARS})`,
@@ -459,16 +581,44 @@ export class Membrane implements MethodContext {
     // SECURITY: nothing starts for a request that has ended or run out of time or host CPU.
     if (this.#disposed) throw new MembraneError(`${m}: the script has ended`);
     if (this.#deps.expired?.()) throw new MembraneError(`${m}: the script's time is up`);
-    const cpuBudgetMs = this.#deps.limits.maxHostCpuMs ?? MAX_HOST_CPU_MS;
-    if (this.#hostCpuMs > cpuBudgetMs)
-      throw budgetError(`${m}: this script has used its host CPU budget (${cpuBudgetMs} ms)`);
-    const now = this.#deps.now ?? ((): number => performance.now());
+    this.#refuseOverBudget(m);
+    // Arguments stay as the isolate sent them (JSON); each method decodes what it accepts.
+    return this.#charged(() => impl(entry.obj as never, a, this));
+  }
+
+  #cpuBudgetMs(): number {
+    return this.#deps.limits.maxHostCpuMs ?? MAX_HOST_CPU_MS;
+  }
+
+  #refuseOverBudget(m: string): void {
+    if (this.#hostCpuMs > this.#cpuBudgetMs()) throw budgetError(`${m}: ${this.#cpuBudgetMessage()}`);
+  }
+
+  #cpuBudgetMessage(): string {
+    return `this script has used its host CPU budget (${this.#cpuBudgetMs()} ms)`;
+  }
+
+  /**
+   * Runs host work done for this request (a call's start, encoding a result, an
+   * event or an exposed function's arguments) and counts its CPU. SECURITY: the
+   * budget is checked during the request's calls, not only before each starts:
+   * the work that takes it past the budget ends every call in flight at once
+   * with the budget's error, and no call starts after.
+   */
+  #charged<T>(work: () => T): T {
+    const now = this.#deps.now ?? mainThreadCpuMs;
     const t0 = now();
     try {
-      // Arguments stay as the isolate sent them (JSON); each method decodes what it accepts.
-      return impl(entry.obj as never, a, this);
+      return work();
     } finally {
+      const wasWithin = this.#hostCpuMs <= this.#cpuBudgetMs();
       this.#hostCpuMs += now() - t0;
+      if (wasWithin && this.#hostCpuMs > this.#cpuBudgetMs()) {
+        for (const call of [...this.#calls.values()]) {
+          call.end();
+          call.controller.abort(budgetError(this.#cpuBudgetMessage()));
+        }
+      }
     }
   }
 
@@ -510,14 +660,14 @@ export class Membrane implements MethodContext {
       id,
       setTimeout(() => {
         this.#timers.delete(id);
-        this.#toIsolate({ op: 'timer', id }, false, 'message');
+        this.#toIsolate({ op: 'timer', id }, false);
       }, delay),
     );
     return '{"ok":true}';
   }
 
   // ---------------------------------------------------------------- values
-  #register(obj: object, kind: HandleKind): number {
+  #register(obj: object, kind: HandleKind, dataChars = 0): number {
     const known = this.#ids.get(obj);
     if (known !== undefined) return known;
     if (this.#objects.size >= this.#deps.limits.maxHandles) {
@@ -525,10 +675,24 @@ export class Membrane implements MethodContext {
         `too many handles (at most ${this.#deps.limits.maxHandles}); dispose() the ones you no longer need`,
       );
     }
+    // SECURITY: bounded in characters too: what the page puts in a handle (a console line's text) is its to choose.
+    const chars = HANDLE_CHARS + dataChars;
+    if (this.#handleChars + chars > MAX_HANDLE_CHARS)
+      throw new MembraneError(`too much data in handles (at most ${MAX_HANDLE_CHARS} characters)`);
     const id = this.#nextId++;
-    this.#objects.set(id, { kind, obj });
+    this.#objects.set(id, { kind, obj, chars });
     this.#ids.set(obj, id);
+    this.#handleChars += chars;
+    this.#staged?.push(id);
     return id;
+  }
+
+  #unregister(id: number): void {
+    const entry = this.#objects.get(id);
+    if (entry === undefined) return;
+    this.#objects.delete(id);
+    this.#ids.delete(entry.obj);
+    this.#handleChars -= entry.chars;
   }
 
   #kindOf(v: object): HandleKind | undefined {
@@ -571,8 +735,8 @@ export class Membrane implements MethodContext {
     if (Array.isArray(v)) return v.map((x) => this.encode(x, depth + 1));
     const kind = this.#kindOf(v);
     if (kind !== undefined) {
-      const tag: WireHandle = { $ps: 'h', id: this.#register(v, kind), k: kind };
       const s = this.#snapshot(kind, v);
+      const tag: WireHandle = { $ps: 'h', id: this.#register(v, kind, s ? stringChars(s) : 0), k: kind };
       if (s) tag.s = s;
       return tag;
     }
@@ -589,9 +753,10 @@ export class Membrane implements MethodContext {
 
   // ---------------------------------------------------------------- MethodContext
   pageFunction(v: unknown, where: string): string | ((...a: never[]) => unknown) {
-    if (typeof v === 'string') return v;
-    if (isTagged(v) && v.$ps === 'f' && typeof v.src === 'string') return pageFunctionCarrier(v.src);
-    throw new MembraneError(`${where}: expected a function or a string of JavaScript`);
+    const source = pageFunctionSource(v, where);
+    // SECURITY: Puppeteer is given the text it would make of the function itself (page-function.ts),
+    // never the script's text for its quadratic test; any {"$ps":"f"} the isolate sends is treated so.
+    return typeof source === 'string' ? source : pageFunctionCarrier(puppeteerFunctionText(source.src));
   }
 
   pageArgs(list: readonly unknown[], where: string): unknown[] {
@@ -670,16 +835,7 @@ export class Membrane implements MethodContext {
     // made one event cost the executor 261 ms, and 5 s of membrane calls buy ~700,000).
     if (this.#subscribed.has(name)) return;
     this.#subscribed.add(name);
-    const fn = (payload?: unknown): void => {
-      if (this.#disposed) return;
-      let v: unknown;
-      try {
-        v = this.encode(payload);
-      } catch {
-        return; // too many handles: the event is not delivered
-      }
-      this.#toIsolate({ op: 'event', h: 1, event: name, v }, false, 'event');
-    };
+    const fn = (payload?: unknown): void => this.#deliverEvent(1, name, payload);
     this.page.on(name as 'request', fn as never);
     this.#subscriptions.push({ event: name, fn: fn as (...a: unknown[]) => void });
   }
@@ -695,7 +851,7 @@ export class Membrane implements MethodContext {
     if (this.#locatorListeners.has(locator)) return; // the isolate keeps the script's listeners
     // Puppeteer emits it synchronously just before the action, so the event reaches the
     // isolate before the action's own result does, as a listener in Node sees it.
-    const fn = (): void => this.#toIsolate({ op: 'event', h, event: name, v: this.encode(undefined) }, false, 'event');
+    const fn = (): void => this.#deliverEvent(h, name, undefined);
     locator.on('action', fn);
     this.#locatorListeners.set(locator, fn);
   }
@@ -718,15 +874,32 @@ export class Membrane implements MethodContext {
     this.#exposedNames.add(n);
     await this.page.exposeFunction(n, async (...args: unknown[]) => {
       if (this.#disposed) throw new Error('the script has ended');
+      // SECURITY: decided before the arguments are encoded: a page calling 100,000 times while the
+      // script is busy had each call wait on the host (+220 MB); past the bound a call fails at once.
+      if (this.#waitingExposedCalls >= MAX_WAITING_EXPOSED_CALLS || this.#queuedChars >= MAX_QUEUED_CHARS) {
+        this.droppedExposedCalls++;
+        throw new Error(`too many calls are waiting for the script (at most ${MAX_WAITING_EXPOSED_CALLS})`);
+      }
       // The function runs in the isolate; only JSON crosses, and its answer is JSON.
-      const json = JSON.stringify({ op: 'exposed', fid: id, a: args.map((x) => this.encode(x)) } satisfies ToIsolate);
-      if (json.length > MAX_TRANSFER_CHARS || this.#queuedChars + json.length > MAX_QUEUED_CHARS)
+      const json = this.#charged(() =>
+        JSON.stringify({ op: 'exposed', fid: id, a: args.map((x) => this.encode(x)) } satisfies ToIsolate),
+      );
+      if (json.length > MAX_TRANSFER_CHARS || this.#queuedChars + json.length > MAX_QUEUED_CHARS) {
+        this.droppedExposedCalls++;
         throw new Error('the arguments are too large to give to the script');
-      this.#queuedChars += json.length;
-      const answer = await this.#deps.toIsolate(json, true).finally(() => (this.#queuedChars -= json.length));
+      }
+      this.#waitingExposedCalls++;
+      const answer = await this.#send(json, true).finally(() => this.#waitingExposedCalls--);
       if (answer !== undefined && answer.length > MAX_MESSAGE_CHARS)
         throw new Error('the exposed function returned too much data');
-      const parsed = JSON.parse(answer ?? '{"ok":false}') as { ok: boolean; v?: unknown; e?: WireError };
+      const parsed = JSON.parse(answer ?? '{"ok":false}') as {
+        ok: boolean;
+        v?: unknown;
+        e?: WireError;
+        thrown?: unknown;
+      };
+      // A value thrown that is no Error (null, a string) reaches the page as itself, as in Puppeteer.
+      if (!parsed.ok && 'thrown' in parsed) throw this.#pageArg(parsed.thrown, `page.exposeFunction(${n})`, 1);
       if (!parsed.ok) throw new Error(parsed.e?.message ?? 'exposed function failed');
       return this.#pageArg(parsed.v, `page.exposeFunction(${n})`, 1);
     });
@@ -740,7 +913,10 @@ export class Membrane implements MethodContext {
 
   async evaluateOnNewDocument(fn: unknown, args: readonly unknown[]): Promise<unknown> {
     const where = 'page.evaluateOnNewDocument';
-    const source = this.pageFunction(fn, where);
+    // Puppeteer writes a preload function with String(fn) (evaluationString), not stringifyFunction: the text as it
+    // is, bounded by the preload budget below.
+    const given = pageFunctionSource(fn, where, Infinity);
+    const source = typeof given === 'string' ? given : pageFunctionCarrier(given.src);
     const values = this.pageArgs(args, where);
     // What Puppeteer keeps (evaluationString: the source, or `(source)(arguments as JSON)`), counted as it is
     // written to each frame. SECURITY: counted as written, not as kept: 16 Mi control characters are kept
@@ -812,5 +988,6 @@ export class Membrane implements MethodContext {
     this.#locatorListeners.clear();
     this.#objects.clear();
     this.#ids.clear();
+    this.#handleChars = 0;
   }
 }

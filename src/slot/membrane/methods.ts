@@ -15,7 +15,8 @@ import type {
   Page,
   Touchscreen,
 } from 'puppeteer';
-import { Locator } from 'puppeteer';
+import type { Protocol } from 'devtools-protocol';
+import { Locator, ProtocolError } from 'puppeteer';
 import { hostCall } from '../../../sandbox/page-api.js';
 import type { HandleKind } from '../../../sandbox/wire.js';
 import { isTagged } from '../../../sandbox/wire.js';
@@ -243,6 +244,59 @@ function kept(v: unknown, where: string, maxChars: number): string {
 /** A time zone's name (IANA names are under 40 characters) and a media feature's value, at most. */
 export const MAX_EMULATION_CHARS = 256;
 
+/** Brands, full versions and form factors one userAgentMetadata may list (a browser sends three or four). */
+export const MAX_USER_AGENT_LIST = 32;
+
+/** A bounded list of userAgentMetadata: each entry rebuilt by `item`. */
+function uaList<T>(v: unknown, where: string, item: (x: unknown, where: string) => T): T[] {
+  if (!Array.isArray(v) || v.length > MAX_USER_AGENT_LIST)
+    throw new MembraneError(`${where} must be an array of at most ${MAX_USER_AGENT_LIST}`);
+  return v.map((x, i) => item(x, `${where} ${i}`));
+}
+
+function brandVersion(v: unknown, where: string): { brand: string; version: string } {
+  if (!isPlainObject(v)) throw new MembraneError(`${where} must be { brand, version }`);
+  return {
+    brand: kept(v.brand, `${where}: brand`, MAX_EMULATION_CHARS),
+    version: kept(v.version, `${where}: version`, MAX_EMULATION_CHARS),
+  };
+}
+
+/**
+ * setUserAgent()'s userAgentMetadata (what navigator.userAgentData and the
+ * Sec-CH-UA headers say), rebuilt from its known fields. SECURITY: Puppeteer keeps
+ * it for the rest of the request and sends it to each frame of another site, as
+ * the user agent itself: every string and list is bounded.
+ */
+type UserAgentMetadata = Protocol.Emulation.UserAgentMetadata;
+
+function userAgentMetadata(v: unknown, where: string): UserAgentMetadata {
+  if (!isPlainObject(v)) throw new MembraneError(`${where} must be an object`);
+  const text = (x: unknown, w: string): string => kept(x, w, MAX_EMULATION_CHARS);
+  const out: Record<string, unknown> = {};
+  for (const key of ['fullVersion', 'platform', 'platformVersion', 'architecture', 'model', 'bitness'])
+    if (v[key] !== undefined) out[key] = text(v[key], `${where}: ${key}`);
+  for (const key of ['mobile', 'wow64'])
+    if (v[key] !== undefined) {
+      if (typeof v[key] !== 'boolean') throw new MembraneError(`${where}: ${key} must be true or false`);
+      out[key] = v[key];
+    }
+  if (v.brands !== undefined) out.brands = uaList(v.brands, `${where}: brands`, brandVersion);
+  if (v.fullVersionList !== undefined)
+    out.fullVersionList = uaList(v.fullVersionList, `${where}: fullVersionList`, brandVersion);
+  if (v.formFactors !== undefined) out.formFactors = uaList(v.formFactors, `${where}: formFactors`, text);
+  // Missing required fields are Chromium's to refuse, in its own words.
+  return out as unknown as UserAgentMetadata;
+}
+
+/** emulateNetworkConditions()'s conditions: Chromium's throttling of the request's own page (bytes/s, ms). */
+const NETWORK_CONDITIONS: Schema = {
+  download: 'number',
+  upload: 'number',
+  latency: 'number',
+  offline: 'boolean',
+};
+
 /** setExtraHTTPHeaders()'s object: string values, refused otherwise in Puppeteer's own words. */
 function extraHeaders(v: unknown): Record<string, string> {
   if (!isPlainObject(v)) throw new MembraneError('page.setExtraHTTPHeaders: headers must be an object of strings');
@@ -263,6 +317,9 @@ function extraHeaders(v: unknown): Record<string, string> {
 }
 
 function tagOptions(v: unknown, label: string, c: MethodContext, withType: boolean): Record<string, string> {
+  // Not an options object (a URL string, say): as to Puppeteer, one without url or content,
+  // which Puppeteer refuses in its own words.
+  if (!isPlainObject(v)) return {};
   const schema = withType
     ? { url: 'string', content: 'string', type: 'string', id: 'string' }
     : { url: 'string', content: 'string' };
@@ -288,13 +345,25 @@ async function tagUrl(
   return o;
 }
 
+/**
+ * A URL to navigate to that is no URL at all ("asdfasdf") is refused with the
+ * protocol error Puppeteer passes on from Chromium, which cannot navigate to it
+ * either. SECURITY: it is never handed to Chromium, whose URL parser is not the
+ * one the scheme check (navigationUrl) reads it with.
+ */
+function gotoUrl(v: unknown): unknown {
+  if (typeof v === 'string' && v !== 'about:blank' && !URL.canParse(v))
+    throw new ProtocolError('Protocol error (Page.navigate): Cannot navigate to invalid URL');
+  return v;
+}
+
 /** The methods Page and Frame share; frameElement is Frame's alone. */
 function frameMethods(label: string): Table<Frame> {
   return {
     ...queries<Frame>(label),
     ...actions<Frame>(label),
     goto: async (f, [url, opts], c) =>
-      f.goto(await c.navigationUrl(url, `${label}.goto`), options(opts, GOTO, c.clock, `${label}.goto`)),
+      f.goto(await c.navigationUrl(gotoUrl(url), `${label}.goto`), options(opts, GOTO, c.clock, `${label}.goto`)),
     title: (f) => f.title(),
     content: (f) => f.content(),
     setContent: (f, [html, opts], c) =>
@@ -396,7 +465,7 @@ function mediaFeatures(v: unknown): { name: string; value: string }[] {
 const PAGE: Table<Page> = {
   ...frameMethods('page'),
   goto: async (p, [url, opts], c) =>
-    p.goto(await c.navigationUrl(url, 'page.goto'), options(opts, GOTO, c.clock, 'page.goto')),
+    p.goto(await c.navigationUrl(gotoUrl(url), 'page.goto'), options(opts, GOTO, c.clock, 'page.goto')),
   reload: (p, [opts], c) => p.reload(options(opts, NAV, c.clock, 'page.reload')),
   goBack: (p, [opts], c) => p.goBack(options(opts, NAV, c.clock, 'page.goBack')),
   goForward: (p, [opts], c) => p.goForward(options(opts, NAV, c.clock, 'page.goForward')),
@@ -413,12 +482,25 @@ const PAGE: Table<Page> = {
       viewport: viewport(device.viewport, c, 'page.emulate: viewport'),
     });
   },
-  setUserAgent: (p, [ua]) =>
-    p.setUserAgent(
-      isPlainObject(ua)
-        ? kept(ua.userAgent, 'page.setUserAgent: userAgent', MAX_USER_AGENT_CHARS)
-        : kept(ua, 'page.setUserAgent', MAX_USER_AGENT_CHARS),
-    ),
+  setUserAgent: (p, [ua, metadata]) => {
+    if (!isPlainObject(ua))
+      return p.setUserAgent(
+        kept(ua, 'page.setUserAgent', MAX_USER_AGENT_CHARS),
+        metadata === undefined ? undefined : userAgentMetadata(metadata, 'page.setUserAgent: userAgentMetadata'),
+      );
+    // The options form; a missing userAgent is the browser's own, as Puppeteer reads it.
+    return p.setUserAgent({
+      ...(ua.userAgent === undefined
+        ? {}
+        : { userAgent: kept(ua.userAgent, 'page.setUserAgent: userAgent', MAX_USER_AGENT_CHARS) }),
+      ...(ua.userAgentMetadata === undefined
+        ? {}
+        : { userAgentMetadata: userAgentMetadata(ua.userAgentMetadata, 'page.setUserAgent: userAgentMetadata') }),
+      ...(ua.platform === undefined
+        ? {}
+        : { platform: kept(ua.platform, 'page.setUserAgent: platform', MAX_EMULATION_CHARS) }),
+    });
+  },
   setExtraHTTPHeaders: (p, [h]) => p.setExtraHTTPHeaders(extraHeaders(h)),
   setCookie: (p, cookies, c) =>
     p.setCookie(
@@ -456,17 +538,19 @@ const PAGE: Table<Page> = {
           }),
     ),
   metrics: (p) => p.metrics(),
+  // Numbers only: Puppeteer checks the ranges itself, in its own words ("Invalid longitude").
   setGeolocation: (p, [g], c) =>
     p.setGeolocation(
-      options(
-        g,
-        { latitude: clampNum(-90, 90), longitude: clampNum(-180, 180), accuracy: clampNum(0, 1e7) },
-        c.clock,
-        'page.setGeolocation',
-      ) as {
+      options(g, { latitude: 'number', longitude: 'number', accuracy: 'number' }, c.clock, 'page.setGeolocation') as {
         latitude: number;
         longitude: number;
       },
+    ),
+  emulateNetworkConditions: (p, [conditions], c) =>
+    p.emulateNetworkConditions(
+      conditions === undefined || conditions === null
+        ? null
+        : (options(conditions, NETWORK_CONDITIONS, c.clock, 'page.emulateNetworkConditions') as never),
     ),
   setOfflineMode: (p, [on]) => p.setOfflineMode(on === true),
   setCacheEnabled: (p, [on]) => p.setCacheEnabled(on !== false),

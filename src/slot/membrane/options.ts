@@ -175,10 +175,27 @@ export const NAV: Schema = { timeout: 'timeout', waitUntil: WAIT_UNTIL };
 export const GOTO: Schema = { ...NAV, referer: 'string', referrerPolicy: 'string' };
 export const WAIT: Schema = { timeout: 'timeout' };
 export const SELECTOR_WAIT: Schema = { timeout: 'timeout', visible: 'boolean', hidden: 'boolean' };
-export const CLICK: Schema = {
+/** A mouse button: Puppeteer's names but the middle one; an unknown name is refused in Puppeteer's words. */
+function mouseButton(v: unknown, where: string): string {
   // SECURITY: no middle button: on Linux it pastes the selection clipboard, which every request shares.
-  button: ['left', 'right', 'back', 'forward'],
-  count: clampNum(1, 10),
+  if (v === 'middle')
+    throw new MembraneError(
+      `${where}: the middle button is not available in pagescript (it pastes the selection clipboard, which every request shares)`,
+    );
+  if (typeof v !== 'string' || !['left', 'right', 'back', 'forward'].includes(v))
+    throw new MembraneError(`Unsupported mouse button: ${String(v).slice(0, 100)}`);
+  return v;
+}
+
+/** How many clicks: below 1 refused in Puppeteer's words; at most 10 (each is events into the page). */
+function clickCount(v: unknown, where: string): number {
+  if (typeof v === 'number' && v < 1) throw new MembraneError('Click must occur a positive number of times.');
+  return num(v, where, 1, 10);
+}
+
+export const CLICK: Schema = {
+  button: mouseButton,
+  count: clickCount,
   clickCount: clampNum(1, 10),
   delay: clampNum(0, 10_000),
   offset: (v, where) => {
@@ -301,7 +318,7 @@ const CLIP = (v: unknown, where: string): Record<string, number> => {
 };
 export const SCREENSHOT: Schema = {
   type: ['png', 'jpeg', 'webp'],
-  quality: clampNum(0, 100),
+  quality: 'number', // Puppeteer checks 0–100 and the type, in its own words
   fullPage: 'boolean',
   clip: CLIP,
   omitBackground: 'boolean',
@@ -334,30 +351,7 @@ export const PDF: Schema = {
   printBackground: 'boolean',
   landscape: 'boolean',
   pageRanges: 'string',
-  format: [
-    'letter',
-    'legal',
-    'tabloid',
-    'ledger',
-    'a0',
-    'a1',
-    'a2',
-    'a3',
-    'a4',
-    'a5',
-    'a6',
-    'Letter',
-    'Legal',
-    'Tabloid',
-    'Ledger',
-    'A0',
-    'A1',
-    'A2',
-    'A3',
-    'A4',
-    'A5',
-    'A6',
-  ],
+  format: 'string', // a name Puppeteer looks up in its table, refused in its own words
   width: SIZE,
   height: SIZE,
   preferCSSPageSize: 'boolean',

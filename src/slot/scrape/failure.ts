@@ -1,5 +1,5 @@
 // What a failed request's error body says about where and why it failed
-// (README "When a script fails"): the phase, the page's URL, the script's last
+// (docs/api.md "When a script fails"): the phase, the page's URL, the script's last
 // calls and, when asked, a screenshot of the page as it was. Line, column and
 // the caller's stack come from the isolate (src/slot/membrane/script-sandbox.ts).
 import type { Page } from 'puppeteer';

@@ -369,6 +369,11 @@ export async function runScrape(
     // the script runs meanwhile (the membrane is closed at once, and a script still
     // spinning gets only refusals from the host), and disposing takes milliseconds.
     membrane?.dispose();
+    if (membrane && (membrane.droppedEvents > 0 || membrane.droppedExposedCalls > 0))
+      deps.logger.warn(
+        { requestId, droppedEvents: membrane.droppedEvents, droppedExposedCalls: membrane.droppedExposedCalls },
+        'page events dropped',
+      );
     const box = sandbox;
     const closing = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       box?.dispose();
@@ -379,10 +384,19 @@ export async function runScrape(
   }
 }
 
-/** The script's console lines, with a last line saying how many were dropped beyond the caps. */
+/**
+ * The script's console lines, with a last line saying how many were dropped beyond the caps, and one
+ * saying how many page events and exposed-function calls the host dropped (see docs/budgets.md).
+ */
 function collectLogs(box: ScriptSandbox, m: Membrane): string[] {
   const dropped = box.droppedLogs() ?? m.dropped;
   const logs = [...m.logs];
   if (dropped.lines > 0) logs.push(`... ${dropped.lines} more log lines dropped (${dropped.bytes} characters)`);
+  if (m.droppedEvents > 0 || m.droppedExposedCalls > 0) logs.push(droppedFromPage(m));
   return logs;
+}
+
+/** What the host did not hand the script of its page's events and calls. */
+function droppedFromPage(m: Membrane): string {
+  return `... ${m.droppedEvents} page events and ${m.droppedExposedCalls} exposed-function calls from the page dropped (the script was busy, or they were too large)`;
 }
