@@ -113,7 +113,7 @@ export interface Config {
   readonly idleSlotCloseMs: number;
   /** A slot process is replaced after this many requests (its memory starts afresh); 0: never. */
   readonly slotRecycleRequests: number;
-  /** On SIGTERM/SIGINT, how long running scripts may go on before they are ended. */
+  /** On SIGTERM/SIGINT, how long running and queued requests may go on before they are ended. */
   readonly shutdownGraceMs: number;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   readonly metricsToken: string | undefined;
@@ -258,6 +258,22 @@ export const JOB_CLOSE_MARGIN_MS = 15_000;
 /** The default QUEUE_TIMEOUT_MS: the longest job (navigation + script + close), 60 s with the default limits. */
 export function defaultQueueTimeoutMs(navigationTimeoutMs: number, scriptTimeoutMs: number): number {
   return navigationTimeoutMs + scriptTimeoutMs + JOB_CLOSE_MARGIN_MS;
+}
+
+/** SHUTDOWN_GRACE_MS's ceiling, set or derived. */
+export const MAX_SHUTDOWN_GRACE_MS = 600_000;
+
+/**
+ * The default SHUTDOWN_GRACE_MS: the longest an admitted request can take, so
+ * that a drain finishes every one of them: its wait for a slot (QUEUE_TIMEOUT_MS)
+ * and then a whole job (navigation + script + close). 120 s with the default limits.
+ */
+export function defaultShutdownGraceMs(
+  queueTimeoutMs: number,
+  navigationTimeoutMs: number,
+  scriptTimeoutMs: number,
+): number {
+  return Math.min(MAX_SHUTDOWN_GRACE_MS, queueTimeoutMs + defaultQueueTimeoutMs(navigationTimeoutMs, scriptTimeoutMs));
 }
 
 /**
@@ -518,6 +534,12 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
 
   const navigationTimeoutMs = int('NAVIGATION_TIMEOUT_MS', 15_000, 100, 600_000);
   const scriptTimeoutMs = int('SCRIPT_TIMEOUT_MS', 30_000, 100, 600_000);
+  const queueTimeoutMs = int(
+    'QUEUE_TIMEOUT_MS',
+    defaultQueueTimeoutMs(navigationTimeoutMs, scriptTimeoutMs),
+    0,
+    1_800_000,
+  );
   const headersTimeoutMs = int('HEADERS_TIMEOUT_MS', 20_000, 100, 600_000);
   const requestTimeoutMs = int('REQUEST_TIMEOUT_MS', 30_000, 100, 600_000);
   if (requestTimeoutMs < headersTimeoutMs)
@@ -569,7 +591,7 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     serviceMemoryMb,
     memory: memoryPlan({ ...shape, concurrency: maxConcurrency }),
     queueLimit: int('QUEUE_LIMIT', 100, 0, 100_000),
-    queueTimeoutMs: int('QUEUE_TIMEOUT_MS', defaultQueueTimeoutMs(navigationTimeoutMs, scriptTimeoutMs), 0, 1_800_000),
+    queueTimeoutMs,
     headersTimeoutMs,
     requestTimeoutMs,
     keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', 10_000, 100, 600_000),
@@ -591,7 +613,12 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     browserRecycleContexts: int('BROWSER_RECYCLE_CONTEXTS', 1000, 0, 10_000_000),
     idleSlotCloseMs: int('IDLE_SLOT_CLOSE_MS', DEFAULT_IDLE_SLOT_CLOSE_MS, 0, 86_400_000),
     slotRecycleRequests: int('SLOT_RECYCLE_REQUESTS', 1000, 0, 10_000_000),
-    shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    shutdownGraceMs: int(
+      'SHUTDOWN_GRACE_MS',
+      defaultShutdownGraceMs(queueTimeoutMs, navigationTimeoutMs, scriptTimeoutMs),
+      0,
+      MAX_SHUTDOWN_GRACE_MS,
+    ),
     metricsToken: env.METRICS_TOKEN?.trim() ? env.METRICS_TOKEN.trim() : undefined,
     usageLog: parseUsageLog(env.USAGE_LOG ?? '', problems),
     usageMetricsKeys: int('USAGE_METRICS_KEYS', 1000, 0, 100_000),

@@ -41,9 +41,15 @@ export interface App {
   handle(req: IncomingMessage, res: ServerResponse): void;
   readonly scheduler: FairScheduler;
   readonly metrics: Metrics;
-  /** Shutdown, first step: new scrape requests and those waiting for a slot get 503; running ones go on. */
+  /**
+   * Shutdown, first step: /health turns 503 at once and new scrape requests get
+   * 503; the ones already admitted (running, waiting for a slot, or still
+   * sending their body) go on and are answered as usual.
+   */
   drain(): void;
-  /** Shutdown, after the grace period: the scripts still running are ended (their requests get 503). */
+  /** Scrape requests admitted and not yet answered (their reply not yet finished): what a drain waits for. */
+  readonly inFlight: number;
+  /** Shutdown, after the grace period: requests still waiting and scripts still running are ended (503). */
   abortRunning(): void;
 }
 
@@ -86,6 +92,7 @@ export function buildApp(deps: AppDeps): App {
   const metrics = new Metrics({
     running: () => scheduler.running,
     queued: () => scheduler.queued,
+    slots: () => config.maxConcurrency,
     contextsReady: () => executors.browser.contextsReady,
     browserRestarts: () => executors.browser.restarts,
     browserRecycles: () => executors.browser.recycles,
@@ -99,6 +106,7 @@ export function buildApp(deps: AppDeps): App {
   metrics.maxLabelledKeys = config.usageMetricsKeys;
   const running = new Set<AbortController>();
   let draining = false;
+  let inFlight = 0;
   const scrape = scrapeRoute({
     ...deps,
     keys: tenancy.keys,
@@ -130,6 +138,12 @@ export function buildApp(deps: AppDeps): App {
         sendError(res, new ApiError('METHOD_NOT_ALLOWED', 'Method not allowed: use POST'), { Allow: 'POST' });
         return;
       }
+      // Counted until its reply is finished or its connection gone, so a drain never cuts a reply short.
+      inFlight++;
+      res.once('close', () => inFlight--);
+      // While draining, the connection closes after its reply: the caller's next request opens a new one,
+      // which the closed listener refuses and a balancer sends elsewhere.
+      if (draining) res.setHeader('Connection', 'close');
       background(scrape(req, res, requestId), 'scrape request', logger);
       return;
     }
@@ -142,12 +156,16 @@ export function buildApp(deps: AppDeps): App {
     handle,
     scheduler,
     metrics,
+    get inFlight() {
+      return inFlight;
+    },
     drain(): void {
       draining = true;
-      scheduler.rejectWaiting(new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down'));
     },
     abortRunning(): void {
-      for (const a of running) a.abort(new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down'));
+      const e = new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down');
+      scheduler.rejectWaiting(e);
+      for (const a of running) a.abort(e);
     },
   };
 }

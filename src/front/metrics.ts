@@ -20,6 +20,8 @@ const BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 
 export interface MetricsSources {
   running(): number;
   queued(): number;
+  /** Scripts this instance may run at once: MAX_CONCURRENCY as SERVICE_MEMORY_MB allows it. */
+  slots(): number;
   contextsReady(): number;
   browserRestarts(): number;
   browserRecycles(): number;
@@ -203,6 +205,12 @@ export class Metrics {
     };
     gauge('pagescript_jobs_running', 'Scripts running now.', () => sources.running());
     gauge('pagescript_jobs_queued', 'Requests waiting for a slot now.', () => sources.queued());
+    // With the two above, the autoscaling signal: (running + queued) / slots is how much of the fleet is asked for.
+    gauge(
+      'pagescript_slots',
+      'Scripts this instance may run at once (MAX_CONCURRENCY as SERVICE_MEMORY_MB allows it).',
+      () => sources.slots(),
+    );
     gauge('pagescript_browser_contexts_ready', 'Fresh browser contexts made ahead of demand, ready now.', () =>
       sources.contextsReady(),
     );

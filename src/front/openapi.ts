@@ -41,6 +41,24 @@ const REQUEST_ID_HEADER: Json = {
   },
 };
 
+/** A probe's answer: a small JSON object whose status is one of these. */
+function probeResponse(description: string, statuses: readonly string[]): Json {
+  return {
+    description,
+    headers: REQUEST_ID_HEADER,
+    content: {
+      'application/json': {
+        schema: {
+          type: 'object',
+          required: ['status'],
+          additionalProperties: false,
+          properties: { status: { type: 'string', enum: [...statuses] } },
+        },
+      },
+    },
+  };
+}
+
 function errorResponse(status: number, only?: readonly ErrorCode[], headers: Json = {}): Json {
   const codes = codesWithStatus(status, only);
   return {
@@ -238,6 +256,32 @@ export function openApiDocument(config: Config): Json {
             '405': errorResponse(405, undefined, {
               Allow: { description: 'GET, HEAD', required: true, schema: { type: 'string' } },
             }),
+          },
+        },
+      },
+      '/ready': {
+        get: {
+          operationId: 'ready',
+          summary: 'Readiness: whether a balancer should send this instance requests',
+          security: [],
+          responses: {
+            '200': probeResponse('Ready: the browser is up and the instance is not draining.', ['ready']),
+            '503': probeResponse('Not ready: starting, the browser being relaunched, or draining.', [
+              'starting',
+              'draining',
+            ]),
+            '405': errorResponse(405),
+          },
+        },
+      },
+      '/live': {
+        get: {
+          operationId: 'live',
+          summary: 'Liveness: the process answers (also while starting and draining)',
+          security: [],
+          responses: {
+            '200': probeResponse('The process answers.', ['alive']),
+            '405': errorResponse(405),
           },
         },
       },

@@ -34,9 +34,10 @@ export interface Service {
   readonly tenancy: Tenancy;
   readonly server: Server;
   /**
-   * Graceful stop: no new connections; new and waiting requests get 503;
-   * running scripts may finish for up to graceMs (SHUTDOWN_GRACE_MS), then
-   * they are ended (503); then everything is closed, Chromium included.
+   * Graceful stop: /health turns 503 and the listener closes at once (a
+   * balancer sends new connections elsewhere); requests already admitted,
+   * running or queued, are answered as usual for up to graceMs
+   * (SHUTDOWN_GRACE_MS), then ended (503); then everything is closed.
    */
   shutdown(graceMs?: number): Promise<void>;
   /** Closes everything now; requests in flight fail. Every step runs, even when one before it fails. */
@@ -273,17 +274,20 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
         const t0 = Date.now();
         logger.info(
           { running: theApp.scheduler.running, queued: theApp.scheduler.queued, graceMs },
-          'shutting down: no new requests',
+          'shutting down: not ready, no new requests; finishing the admitted ones',
         );
         theApp.drain();
         server.close();
         server.closeIdleConnections();
-        await waitUntil(() => theApp.scheduler.running === 0, graceMs);
-        const ended = theApp.scheduler.running;
+        await waitUntil(() => theApp.inFlight === 0, graceMs);
+        const ended = theApp.inFlight;
         if (ended > 0) {
-          logger.warn({ running: ended }, 'shutting down: grace period over, ending the scripts still running');
+          logger.warn(
+            { inFlight: ended, running: theApp.scheduler.running, queued: theApp.scheduler.queued },
+            'shutting down: grace period over, ending the requests still running or waiting',
+          );
           theApp.abortRunning();
-          await waitUntil(() => theApp.scheduler.running === 0, ABORT_SETTLE_MS);
+          await waitUntil(() => theApp.inFlight === 0, ABORT_SETTLE_MS);
         }
         server.closeAllConnections();
         await service.close();

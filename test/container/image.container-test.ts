@@ -10,8 +10,7 @@
 // profile of deploy/, a 1 GiB memory limit, the image's own non-root user. The
 // container shares the host's network so that every byte stays on 127.0.0.1.
 import assert from 'node:assert/strict';
-import { chownSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -19,23 +18,19 @@ import { request } from 'undici';
 import { CHROMIUM_PATHS } from '../../src/common/config.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { until } from '../helpers/wait.js';
-import { hashKey, writeKeyFile } from '../../src/front/tenancy/keyfile.js';
-import { BASE_IMAGE, Podman, ensureTools, mustRun, run } from './podman.js';
+import { hashKey } from '../../src/front/tenancy/keyfile.js';
+import { IMAGE_UID, Podman, ensureTools, freePort, keysDirectory, mustRun, run } from './podman.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const IMAGE = 'localhost/pagescript:container-test';
 const NAME = `pagescript-container-test-${process.pid}`;
 const KEY = 'container-test-key-0123456789';
-/** The image's user, who must be able to read the key file. */
-const IMAGE_UID = 10001;
 /** The container's memory limit: what a small self-hosted instance might get. */
 const MEMORY_LIMIT = '1g';
 const SECCOMP_PROFILE = join(ROOT, 'deploy', 'seccomp-chromium.json');
 /** The service's own shutdown grace (SHUTDOWN_GRACE_MS), and podman's wait before SIGKILL, well beyond it. */
 const SHUTDOWN_GRACE_MS = 10_000;
 const STOP_TIMEOUT_S = 60;
-const HOST_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
-const BUILD_TIMEOUT_MS = 40 * 60_000;
 const START_TIMEOUT_MS = 180_000;
 const PODMAN_TIMEOUT_MS = 120_000;
 
@@ -58,15 +53,6 @@ function hardening(): string[] {
 
 const skip = await ensureTools();
 if (skip !== undefined) process.stderr.write(`[container test] SKIPPED: ${skip}\n`);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const a = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (typeof a !== 'object' || a === null) throw new Error('no port');
-  return a.port;
-}
 
 describe('the container image', { skip }, () => {
   let podman: Podman;
@@ -103,39 +89,13 @@ describe('the container image', { skip }, () => {
   before(async () => {
     podman = new Podman();
     await podman.ensureBaseImage();
-    const t0 = Date.now();
-    await podman.mustPodman(
-      [
-        'build',
-        // HEALTHCHECK is a Docker image-format field; OCI images drop it.
-        '--format=docker',
-        // No build containers left behind when a step fails.
-        '--force-rm',
-        '--network=host',
-        '--pull=never',
-        `--cgroup-parent=${podman.cgroup.path}`,
-        `--build-arg=BASE=${BASE_IMAGE}`,
-        // The machine's CA bundle, for npm behind a TLS-inspecting network (a build secret: in no layer).
-        ...(existsSync(HOST_CA_BUNDLE) ? [`--secret=id=ca-certificates,src=${HOST_CA_BUNDLE}`] : []),
-        `--tag=${IMAGE}`,
-        ROOT,
-      ],
-      { timeoutMs: BUILD_TIMEOUT_MS, echo: process.env.CONTAINER_TEST_VERBOSE === '1' },
-    );
-    process.stderr.write(`[container test] image built in ${Math.round((Date.now() - t0) / 1000)} s\n`);
+    const seconds = await podman.build(IMAGE, { context: ROOT });
+    process.stderr.write(`[container test] image built in ${seconds} s\n`);
     await fixtures.start();
     await canary.start();
     port = await freePort();
-    // The key file on a read-only volume, as docs/container.md says: a directory
-    // (the file is replaced by a rename when keys change), owned by the image's user.
-    const keysDir = join(podman.dir, 'keys');
-    mkdirSync(keysDir);
-    writeKeyFile(join(keysDir, 'pagescript-keys.json'), {
-      version: 1,
-      keys: [{ name: 'container-test', sha256: hashKey(KEY), active: true }],
-    });
-    chownSync(keysDir, IMAGE_UID, IMAGE_UID);
-    chownSync(join(keysDir, 'pagescript-keys.json'), IMAGE_UID, IMAGE_UID);
+    // The key file on a read-only volume, as docs/container.md says.
+    const keysDir = keysDirectory(podman.dir, [{ name: 'container-test', sha256: hashKey(KEY), active: true }]);
     await podman.mustPodman(
       [
         'run',
@@ -149,7 +109,7 @@ describe('the container image', { skip }, () => {
         ...hardening(),
         '--env=HOST=127.0.0.1',
         `--env=PORT=${port}`,
-        `--volume=${join(podman.dir, 'keys')}:/etc/pagescript:ro`,
+        `--volume=${keysDir}:/etc/pagescript:ro`,
         '--env=API_KEYS_FILE=/etc/pagescript/pagescript-keys.json',
         `--env=EGRESS_ALLOWLIST=${fixtures.allowEntry}`,
         `--env=SHUTDOWN_GRACE_MS=${SHUTDOWN_GRACE_MS}`,
@@ -346,7 +306,8 @@ describe('compose.yaml', { skip }, () => {
       assert.deepEqual(s.security_opt, ['no-new-privileges:true', 'seccomp:./deploy/seccomp-chromium.json']);
       assert.deepEqual(s.tmpfs, ['/tmp:size=512m,mode=1777']);
       assert.equal(s.mem_limit, '2g');
-      assert.match(JSON.stringify(s.environment), /"REDIS_URL":"redis:\/\/redis:6379"/);
+      assert.equal(s.network_mode, 'host');
+      assert.match(JSON.stringify(s.environment), /"REDIS_URL":"redis:\/\/127\.0\.0\.1:\$\{REDIS_PORT:-6379\}"/);
     }
     assert.ok(services.redis && services.balancer);
   });
@@ -376,7 +337,8 @@ describe('compose.yaml', { skip }, () => {
           '--tmpfs /tmp:size=512m,mode=1777',
           '-m 2g',
           `-e API_KEYS=${KEY}`,
-          '-e REDIS_URL=redis://redis:6379',
+          '-e REDIS_URL=redis://127.0.0.1:6379',
+          '--network host',
           '-e TRUST_PROXY=1',
         ])
           assert.ok(line.includes(` ${flag} `), `${instance} lacks ${flag}: ${line}`);
@@ -405,13 +367,22 @@ describe('compose.yaml', { skip }, () => {
     for (const name of ['kexec_load', 'open_by_handle_at', 'init_module', 'bpf']) assert.ok(!allowedToAll(name), name);
   });
 
-  test("nginx's upstreams are compose's instances", async () => {
+  test("HAProxy's servers are compose's instances, and it checks their readiness", async () => {
     const { services } = await composeFile();
-    const conf = readFileSync(join(ROOT, 'deploy', 'nginx.conf'), 'utf8');
-    const upstreams = [...conf.matchAll(/^\s*server\s+([\w-]+):3000\b/gm)].map((m) => m[1]);
+    const conf = readFileSync(join(ROOT, 'deploy', 'haproxy.cfg'), 'utf8');
+    const servers = [...conf.matchAll(/^\s*server\s+([\w-]+)\s+"\$\{(\w+)\}"\s+check$/gm)].map((m) => [m[1], m[2]]);
+    const instances = Object.keys(services).filter((n) => n.startsWith('pagescript-'));
     assert.deepEqual(
-      upstreams,
-      Object.keys(services).filter((n) => n.startsWith('pagescript-')),
+      servers.map((s) => s[0]),
+      instances,
     );
+    const env = services.balancer?.environment as Record<string, string>;
+    for (const [server, variable] of servers) {
+      const port = (services[server ?? '']?.environment as Record<string, string>).PORT;
+      assert.equal(env[variable ?? ''], `127.0.0.1:${port}`, `${server}: the balancer's address is the instance's`);
+    }
+    assert.match(conf, /^\s*option httpchk GET \/ready$/m);
+    // SECURITY: a POST that reached an instance is never sent again: only failed connections are retried.
+    assert.match(conf, /^\s*retry-on conn-failure$/m);
   });
 });

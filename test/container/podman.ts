@@ -6,15 +6,34 @@
 // podman never makes groups at the root of a hierarchy. What a run creates it
 // removes: containers, its cgroups, its temporary files.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  rmdirSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { writeKeyFile, type KeyRecord } from '../../src/front/tenancy/keyfile.js';
 
 /**
- * Debian packages the test needs: the engine, its runtime, the base-image builder, a YAML parser and
- * podman-compose for compose.yaml.
+ * Debian packages the tests need: the engine, its runtime, the base-image builder, a YAML parser,
+ * podman-compose for compose.yaml, and catatonit (the init of the pod's infra container `podman kube play` makes).
  */
-export const DEBIAN_PACKAGES = ['podman', 'runc', 'debootstrap', 'python3-yaml', 'podman-compose'] as const;
+export const DEBIAN_PACKAGES = [
+  'podman',
+  'runc',
+  'debootstrap',
+  'python3-yaml',
+  'podman-compose',
+  'catatonit',
+] as const;
 /** What each package provides, as the test checks that it is there. */
 const PROVIDED = [
   'podman',
@@ -22,7 +41,34 @@ const PROVIDED = [
   'debootstrap',
   '/usr/lib/python3/dist-packages/yaml/__init__.py',
   'podman-compose',
+  '/usr/libexec/podman/catatonit',
 ] as const;
+
+/** The image's user (Dockerfile: USER 10001), who must be able to read the key file. */
+export const IMAGE_UID = 10001;
+
+/** A free TCP port on 127.0.0.1 (for a container on the host network). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const a = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (typeof a !== 'object' || a === null) throw new Error('no port');
+  return a.port;
+}
+
+/**
+ * A key file in a directory of its own under dir, owned by the image's user: mounted read-only as a
+ * directory, as docs/container.md says (the file is replaced by a rename when keys change).
+ */
+export function keysDirectory(dir: string, keys: readonly KeyRecord[]): string {
+  const keysDir = join(dir, 'keys');
+  mkdirSync(keysDir);
+  writeKeyFile(join(keysDir, 'pagescript-keys.json'), { version: 1, keys });
+  chownSync(keysDir, IMAGE_UID, IMAGE_UID);
+  chownSync(join(keysDir, 'pagescript-keys.json'), IMAGE_UID, IMAGE_UID);
+  return keysDir;
+}
 
 /** Made from Debian's archive with debootstrap when missing; kept between runs as a cache. */
 export const BASE_IMAGE = 'localhost/pagescript-debian:bookworm-slim';
@@ -30,6 +76,8 @@ export const BASE_IMAGE = 'localhost/pagescript-debian:bookworm-slim';
 const BASE_RECIPE =
   'debootstrap minbase bookworm; slim dpkg excludes, docs and locales; apt lists and cache emptied; v2';
 const BASE_RECIPE_LABEL = 'io.pagescript.base-recipe';
+const HOST_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+const BUILD_TIMEOUT_MS = 40 * 60_000;
 /** How long close() waits for conmon to leave the groups it ran in. */
 const CGROUP_REMOVE_DEADLINE_MS = 15_000;
 
@@ -289,6 +337,34 @@ export class Podman {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  }
+
+  /**
+   * Builds a Dockerfile on BASE_IMAGE (podman's layer cache keeps a rebuild with
+   * unchanged dependencies short); returns the seconds it took.
+   */
+  async build(tag: string, opts: { context: string; file?: string; echo?: boolean }): Promise<number> {
+    const t0 = Date.now();
+    await this.mustPodman(
+      [
+        'build',
+        // HEALTHCHECK is a Docker image-format field; OCI images drop it.
+        '--format=docker',
+        // No build containers left behind when a step fails.
+        '--force-rm',
+        '--network=host',
+        '--pull=never',
+        `--cgroup-parent=${this.cgroup.path}`,
+        `--build-arg=BASE=${BASE_IMAGE}`,
+        // The machine's CA bundle, for npm behind a TLS-inspecting network (a build secret: in no layer).
+        ...(existsSync(HOST_CA_BUNDLE) ? [`--secret=id=ca-certificates,src=${HOST_CA_BUNDLE}`] : []),
+        ...(opts.file === undefined ? [] : [`--file=${opts.file}`]),
+        `--tag=${tag}`,
+        opts.context,
+      ],
+      { timeoutMs: BUILD_TIMEOUT_MS, echo: opts.echo ?? process.env.CONTAINER_TEST_VERBOSE === '1' },
+    );
+    return Math.round((Date.now() - t0) / 1000);
   }
 
   /** Removes the containers.conf directory and this run's cgroups; returns cgroups it could not remove. */

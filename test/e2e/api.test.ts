@@ -336,6 +336,15 @@ describe('authentication and routing', () => {
     assert.equal(r.body.status, 'ok');
   });
 
+  test('GET /ready and GET /live answer 200 without a key once the browser is ready', async () => {
+    const ready = await svc.raw('GET', '/ready');
+    assert.equal(ready.status, 200);
+    assert.deepEqual(ready.body, { status: 'ready' });
+    const live = await svc.raw('GET', '/live');
+    assert.equal(live.status, 200);
+    assert.deepEqual(live.body, { status: 'alive' });
+  });
+
   test('GET /health says which Chromium runs, and it is the executable of the running browser', async () => {
     const r = await svc.raw('GET', '/health');
     const { chromium, executablePath } = svc.service.config;

@@ -67,11 +67,13 @@ describe('metrics', () => {
     for (const gauge of [
       'pagescript_jobs_running',
       'pagescript_jobs_queued',
+      'pagescript_slots',
       'pagescript_browser_contexts_ready',
       'pagescript_browser_restarts_total',
     ]) {
       assert.match(after, new RegExp(`^${gauge} \\d+$`, 'm'), gauge);
     }
+    assert.equal(sample(after, 'pagescript_slots'), svc.service.config.maxConcurrency);
   });
 
   test('with METRICS_TOKEN set, /metrics without the token or with a wrong one is 401 INVALID_METRICS_TOKEN', async () => {

@@ -1,8 +1,10 @@
-// Graceful shutdown of the real process (src/front/server.ts): SIGTERM lets running
-// scripts finish within SHUTDOWN_GRACE_MS, answers the rest with 503, closes
-// Chromium, exits 0, and leaves no process behind.
+// Graceful shutdown of the real process (src/front/server.ts): SIGTERM turns
+// /health not-ready and closes the listener at once, lets running and queued
+// requests finish within SHUTDOWN_GRACE_MS, ends the rest with 503, closes
+// Chromium, exits 0, and leaves no process behind: a rolling restart's half.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { connect, type Socket } from 'node:net';
 import { after, before, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { TEST_KEY } from '../helpers/service.js';
@@ -66,40 +68,79 @@ async function health(base: string): Promise<Record<string, unknown>> {
   return (await r.body.json()) as Record<string, unknown>;
 }
 
-test('SIGTERM: the running script finishes, the waiting request gets 503, Chromium is closed, the process exits 0 and nothing is left', async () => {
-  const svc = await startProcess({ SHUTDOWN_GRACE_MS: '10000' });
-  const running = post(svc.base, 'await new Promise((r) => setTimeout(r, 1200)); return await page.title()');
+/** Whether a new connection to base is refused (the listener is closed). */
+function refused(base: string): Promise<boolean> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve) => {
+    const s = connect(Number(port), hostname);
+    s.once('connect', () => {
+      s.destroy();
+      resolve(false);
+    });
+    s.once('error', (e: NodeJS.ErrnoException) => resolve(e.code === 'ECONNREFUSED'));
+  });
+}
+
+/** A connection with a request begun (so the server holds it open) that send() completes. */
+async function begunRequest(base: string, head: string): Promise<{ send(): Promise<string> }> {
+  const { hostname, port } = new URL(base);
+  const socket: Socket = connect(Number(port), hostname);
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  socket.write(head);
+  let text = '';
+  socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+  const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  return {
+    async send() {
+      socket.write('\r\n');
+      await ended;
+      return text;
+    },
+  };
+}
+
+test('SIGTERM: not ready and no new connections at once; the running and the queued request both finish; Chromium is closed, exit 0, nothing left', async () => {
+  const svc = await startProcess({});
+  const running = post(svc.base, 'await new Promise((r) => setTimeout(r, 1500)); return await page.title()');
   await until(async () => (await health(svc.base)).running === 1, 'the script to run');
-  const waiting = post(svc.base, 'return 1');
+  const waiting = post(svc.base, 'return await page.title()');
   await until(async () => (await health(svc.base)).queued === 1, 'the second request to queue');
+  // A health check begun before the signal and finished after it: its answer is the first one after SIGTERM.
+  const probe = await begunRequest(svc.base, 'GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n');
   const family = descendants(svc.child.pid ?? 0);
   assert.ok(family.length >= 2, `Chromium runs under the service: ${family.join(', ')}`);
 
   svc.child.kill('SIGTERM');
-  const [done, refused] = await Promise.all([running, waiting]);
+  await until(() => refused(svc.base), 'the listener to close');
+  const answer = await probe.send();
+  assert.match(answer, /^HTTP\/1\.1 503 /, answer);
+  assert.match(answer, /"status":"draining"/, answer);
+
+  const [done, queued] = await Promise.all([running, waiting]);
   assert.equal(done.status, 200, JSON.stringify(done.body));
   assert.equal(done.body.data, 'Example Domain');
-  assert.equal(refused.status, 503);
-  assert.equal(refused.body.code, 'SERVICE_UNAVAILABLE');
-  assert.match(String(refused.body.error), /shutting down/);
+  assert.equal(queued.status, 200, JSON.stringify(queued.body));
+  assert.equal(queued.body.data, 'Example Domain');
 
   assert.deepEqual(await svc.exit, { code: 0, signal: null });
-  await assert.rejects(request(`${svc.base}/health`), 'no longer accepting');
   await until(async () => family.every((p) => !alive(p)), 'every process of the service to be gone', {
     timeoutMs: 15_000,
   });
 });
 
-test('SIGTERM: a script still running after SHUTDOWN_GRACE_MS is ended with 503, and the process still exits 0 with nothing left', async () => {
+test('SIGTERM: a script still running after SHUTDOWN_GRACE_MS is ended with 503, so is the request queued behind it, and the process still exits 0 with nothing left', async () => {
   const svc = await startProcess({ SHUTDOWN_GRACE_MS: '300', SCRIPT_TIMEOUT_MS: '60000' });
   const running = post(svc.base, 'await new Promise((r) => setTimeout(r, 30000)); return 1');
   await until(async () => (await health(svc.base)).running === 1, 'the script to run');
+  const waiting = post(svc.base, 'return 1');
+  await until(async () => (await health(svc.base)).queued === 1, 'the second request to queue');
   const family = descendants(svc.child.pid ?? 0);
   svc.child.kill('SIGTERM');
-  const r = await running;
-  assert.equal(r.status, 503, JSON.stringify(r.body));
-  assert.equal(r.body.code, 'SERVICE_UNAVAILABLE');
-  assert.match(String(r.body.error), /shutting down/);
+  for (const r of await Promise.all([running, waiting])) {
+    assert.equal(r.status, 503, JSON.stringify(r.body));
+    assert.equal(r.body.code, 'SERVICE_UNAVAILABLE');
+    assert.match(String(r.body.error), /shutting down/);
+  }
   assert.deepEqual(await svc.exit, { code: 0, signal: null });
   await until(async () => family.every((p) => !alive(p)), 'every process of the service to be gone', {
     timeoutMs: 15_000,

@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { buildApp } from '../../src/front/app.js';
 import { loadConfig } from '../../src/common/config.js';
 import { silentLogger } from '../../src/common/log.js';
+import { until } from '../helpers/wait.js';
 
 const KEY = 'unit-key-0123456789abcdef';
 const browser = { ready: false, pid: undefined, pids: [], restarts: 0, recycles: 0, contextsReady: 0 };
@@ -68,4 +69,43 @@ test('an unexpected failure is 500 INTERNAL_SERVER_ERROR with no detail, path or
     statusCode: 500,
   });
   assert.ok(!text.includes('/srv/') && !text.includes('secret'));
+});
+
+test('GET /ready says starting, ready, then draining at once when the drain begins; GET /live stays 200 throughout', async () => {
+  const app = buildApp({
+    config: loadConfig({ API_KEYS: KEY, LOG_LEVEL: 'silent' }),
+    executors,
+    logger: silentLogger(),
+  });
+  const own = createServer((req, res) => app.handle(req, res));
+  await new Promise<void>((r) => own.listen(0, '127.0.0.1', r));
+  const at = `http://127.0.0.1:${(own.address() as { port: number }).port}`;
+  const probe = async (path: string): Promise<[number, unknown]> => {
+    const r = await request(`${at}${path}`);
+    return [r.statusCode, await r.body.json()];
+  };
+  try {
+    browser.ready = false;
+    assert.deepEqual(await probe('/ready'), [503, { status: 'starting' }]);
+    assert.deepEqual(await probe('/live'), [200, { status: 'alive' }]);
+    browser.ready = true;
+    assert.deepEqual(await probe('/ready'), [200, { status: 'ready' }]);
+    app.drain();
+    assert.deepEqual(await probe('/ready'), [503, { status: 'draining' }]);
+    assert.deepEqual(await probe('/live'), [200, { status: 'alive' }]);
+    // A scrape arriving after the drain began is refused, and its connection closed after the reply.
+    const r = await request(`${at}/api/scrape`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-gateway-key': KEY },
+      body: JSON.stringify({ url: 'https://public.example/', script: 'return 1' }),
+    });
+    assert.equal(r.statusCode, 503);
+    assert.equal(r.headers.connection, 'close');
+    assert.equal(((await r.body.json()) as { code: string }).code, 'SERVICE_UNAVAILABLE');
+    // Counted until its reply is done: a drain would wait for nothing more.
+    await until(() => app.inFlight === 0, 'the refused request to leave the count');
+  } finally {
+    own.closeAllConnections();
+    await new Promise<void>((r) => own.close(() => r()));
+  }
 });

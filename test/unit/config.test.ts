@@ -99,6 +99,24 @@ test('fairness by default: the queue timeout outlasts the longest job (navigatio
   assert.equal(loadConfig({ QUEUE_TIMEOUT_MS: '5000' }).queueTimeoutMs, 5000);
 });
 
+test('a drain finishes every admitted request by default: the grace covers a wait for a slot and then a whole job', () => {
+  const longestJob = (c: { navigationTimeoutMs: number; scriptTimeoutMs: number }): number =>
+    c.navigationTimeoutMs + c.scriptTimeoutMs + JOB_CLOSE_MARGIN_MS;
+  const defaults = loadConfig({});
+  assert.equal(defaults.shutdownGraceMs, 120_000);
+  assert.equal(defaults.shutdownGraceMs, defaults.queueTimeoutMs + longestJob(defaults));
+  const short = loadConfig({ QUEUE_TIMEOUT_MS: '5000', SCRIPT_TIMEOUT_MS: '10000' });
+  assert.equal(short.shutdownGraceMs, 5000 + longestJob(short));
+  // Never past the setting's own ceiling; an explicit setting is the operator's choice.
+  assert.equal(loadConfig({ QUEUE_TIMEOUT_MS: '1800000' }).shutdownGraceMs, 600_000);
+  assert.equal(loadConfig({ SHUTDOWN_GRACE_MS: '10000' }).shutdownGraceMs, 10_000);
+});
+
+test('an invalid SHUTDOWN_GRACE_MS stops the start with a message naming it', () => {
+  assert.throws(() => loadConfig({ SHUTDOWN_GRACE_MS: 'soon' }), /SHUTDOWN_GRACE_MS/);
+  assert.throws(() => loadConfig({ SHUTDOWN_GRACE_MS: '700000' }), /SHUTDOWN_GRACE_MS/);
+});
+
 test("every default the configuration table (docs/configuration.md) states is the code's default", () => {
   const section = docSection('docs/configuration.md', '# Configuration');
   const stated = [...section.matchAll(/^\| `([A-Z_]+)` \| `([^`]*)` \|/gm)].map((m): [string, string] => [

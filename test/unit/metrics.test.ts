@@ -5,6 +5,7 @@ import { Metrics, type MetricsSources } from '../../src/front/metrics.js';
 const sources = (running: number): MetricsSources => ({
   running: () => running,
   queued: () => 0,
+  slots: () => 4,
   contextsReady: () => 0,
   browserRestarts: () => 0,
   browserRecycles: () => 0,
@@ -38,6 +39,8 @@ test('two services in one process count apart and share the process collectors, 
   a.requests.inc({ code: 'OK' });
   const [ta, tb] = [await a.text(), await b.text()];
   assert.match(ta, /^pagescript_jobs_running 1$/m);
+  // The autoscaling signal's denominator: the slots, beside the running and queued gauges.
+  assert.match(ta, /^pagescript_slots 4$/m);
   assert.match(tb, /^pagescript_jobs_running 2$/m);
   assert.match(ta, /^pagescript_requests_total\{code="OK"\} 1$/m);
   assert.doesNotMatch(tb, /^pagescript_requests_total\{code="OK"\}/m);

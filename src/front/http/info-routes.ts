@@ -1,5 +1,5 @@
-// The GET endpoints about the service itself: /health, /metrics, /openapi.json
-// and /docs. None needs an API key; /metrics needs METRICS_TOKEN when set.
+// The GET endpoints about the service itself: /health, /ready, /live, /metrics,
+// /openapi.json and /docs. None needs an API key; /metrics needs METRICS_TOKEN when set.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../../common/config.js';
@@ -113,8 +113,17 @@ export function infoRoutes(deps: InfoDeps): {
     sendBody(res, 200, metrics.contentType, await metrics.text());
   }
 
+  /** For a balancer or Kubernetes: whether to send this instance requests. Saturation is not unreadiness (429 says it). */
+  function ready(res: ServerResponse): void {
+    const status = deps.draining() ? 'draining' : executors.browser.ready ? 'ready' : 'starting';
+    sendJson(res, status === 'ready' ? 200 : 503, { status });
+  }
+
   const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
     '/health': (req, res) => health(req, res),
+    '/ready': (_req, res) => ready(res),
+    // Liveness: the process answers. Never 503 while starting or draining, so that neither restarts it.
+    '/live': (_req, res) => sendJson(res, 200, { status: 'alive' }),
     '/metrics': (req, res) => {
       metricsText(req, res).catch((e: unknown) =>
         sendError(res, new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: e })),
