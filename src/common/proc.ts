@@ -2,7 +2,7 @@
 // memory watchdog (src/slot/browser/page-memory.ts) and the front's continue of what
 // a dead executor left stopped (src/front/children/stopped-chromium.ts). Imports nothing of
 // either side.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** A file's text, or undefined when it cannot be read (the process is gone, or never was). */
 export function readOr(path: string): string | undefined {
@@ -39,4 +39,43 @@ export function parseStat(stat: string): ProcStat {
     cpuTicks: Number(fields[11] ?? 0) + Number(fields[12] ?? 0),
     startTicks: Number(fields[19] ?? 0),
   };
+}
+
+/** Clock ticks per second of /proc/<pid>/stat's CPU fields (USER_HZ: 100 on Linux for every architecture we run on). */
+const TICKS_PER_S = 100;
+/** At most this many processes are walked under one root (a slot process, its Chromium and renderers). */
+const MAX_TREE_PROCESSES = 4096;
+
+/**
+ * The CPU time, in ms, the process `root` and every process under it have
+ * used, their reaped children included (utime + stime + cutime + cstime of
+ * each): what the kernel has counted, never what a process says of itself.
+ * undefined when `root` is gone. Children are found through
+ * /proc/<pid>/task/<tid>/children, so no other process is read.
+ */
+export function treeCpuMs(root: number): number | undefined {
+  const first = readOr(`/proc/${root}/stat`);
+  if (first === undefined) return undefined;
+  let ticks = 0;
+  const todo = [root];
+  const seen = new Set<number>();
+  for (let pid = todo.pop(); pid !== undefined && seen.size < MAX_TREE_PROCESSES; pid = todo.pop()) {
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    const stat = pid === root ? first : readOr(`/proc/${pid}/stat`);
+    if (stat === undefined) continue;
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14–17: utime, stime, cutime, cstime (fields[0] is field 3).
+    for (let i = 11; i <= 14; i++) ticks += Number(f[i] ?? 0) || 0;
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tasks)
+      for (const child of (readOr(`/proc/${pid}/task/${tid}/children`) ?? '').split(' '))
+        if (child !== '') todo.push(Number(child));
+  }
+  return (ticks * 1000) / TICKS_PER_S;
 }

@@ -139,6 +139,20 @@ test('every reply after authentication says what the request cost; a 401 does no
   for (const h of USAGE_HEADER_NAMES) assert.equal(denied.headers[h.toLowerCase()], undefined, h);
 });
 
+test("the CPU figure is the kernel's count for the request's slot process and Chromium: a busy page reports more than a blank one", async () => {
+  const burn =
+    'return await page.evaluate(() => { let x = 0; for (let i = 0; i < 3e8; i++) x = (x + i * 7) % 1000003; return x; })';
+  const busy = await svc.post({ url: shop.url('/item'), script: burn }, as(FREE));
+  assert.equal(busy.status, 200, busy.text);
+  const blank = await svc.post({ url: shop.url('/item'), script: 'return 1' }, as(FREE));
+  assert.equal(blank.status, 200, blank.text);
+  const busyMs = Number(busy.headers['x-usage-cpu-ms']);
+  const blankMs = Number(blank.headers['x-usage-cpu-ms']);
+  // 3e8 steps of the loop are hundreds of ms of a core on any machine this runs on, however loaded.
+  assert.ok(busyMs >= 200, `busy page: ${busyMs} ms`);
+  assert.ok(blankMs < busyMs, `blank ${blankMs} ms, busy ${busyMs} ms`);
+});
+
 test('one usage record per request, with no script, key or query string; npm run key -- usage sums them', async () => {
   const script = 'return "marker-" + "in-script"';
   const r = await svc.post({ url: `${shop.url()}item?token=query-secret`, script }, as(ACME));

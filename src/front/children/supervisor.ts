@@ -47,6 +47,7 @@ import {
   sendSocket,
   writeChildLine,
 } from './child-start.js';
+import { treeCpuMs } from '../../common/proc.js';
 
 /** How long a slot process may take, once the egress process died, to close every context that used it. */
 export const EGRESS_DRAIN_TIMEOUT_MS = 10_000;
@@ -546,9 +547,28 @@ export class Supervisor {
       });
     };
     signal?.addEventListener('abort', onAbort, { once: true });
+    // SECURITY: the request's CPU is what the kernel counted for its slot
+    // process's tree (the slot and its Chromium) while it ran, never the slot's word.
+    const pid = proc.child.pid;
+    const cpuBefore = pid === undefined ? undefined : treeCpuMs(pid);
+    const cpuMs = (): number | undefined => {
+      const now = pid === undefined || cpuBefore === undefined ? undefined : treeCpuMs(pid);
+      return now === undefined || cpuBefore === undefined ? undefined : Math.max(0, now - cpuBefore);
+    };
+    const withCpu = <U extends { readonly cpuMs?: number }>(
+      usage: U | undefined,
+    ): Omit<U, 'cpuMs'> & { cpuMs?: number } => {
+      const { cpuMs: _claimed, ...rest } = usage ?? ({} as U);
+      const measured = cpuMs();
+      return measured === undefined ? rest : { ...rest, cpuMs: measured };
+    };
     proc.send({ type: 'run', id, request: { ...request, requestId } });
     try {
-      return await result;
+      const outcome = await result;
+      return { ...outcome, usage: withCpu(outcome.usage) };
+    } catch (e) {
+      if (e instanceof ApiError) e.usage = withCpu(e.usage);
+      throw e;
     } finally {
       signal?.removeEventListener('abort', onAbort);
       if (deferClose) deferClose(closing);
