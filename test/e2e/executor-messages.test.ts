@@ -19,13 +19,19 @@ const svc = serviceFor(fixtures, {}, { egressSeam: { faults: true } }, log.logge
 async function forged(message: unknown): Promise<void> {
   await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
   const restarts = svc.service.executors.restarts;
-  const [pid] = svc.service.executors.pids;
+  // Every slot process up sends it (the fault goes to each), and is killed for it.
+  const pids = svc.service.executors.pids;
   svc.service.executors.fault('send', message);
-  await until(() => svc.service.executors.restarts === restarts + 1, 'the executor to be killed');
-  const bad = log.lines.find((l) => l.msg === 'bad message from an executor; killing it' && l.pid === pid);
+  await until(() => svc.service.executors.restarts > restarts, 'a slot process to be killed');
+  const bad = log.lines.find(
+    (l) => l.msg === 'bad message from a slot process; killing it' && pids.includes(l.pid as number),
+  );
   assert.ok(bad, 'the kill is logged');
   await until(() => svc.service.browser.ready, 'its replacement to be ready', { timeoutMs: 60_000 });
-  assert.equal((await svc.raw('GET', '/health')).status, 200);
+  // The replacement may still be starting: healthy again once it is.
+  await until(async () => (await svc.raw('GET', '/health')).status === 200, '/health to be 200 again', {
+    timeoutMs: 60_000,
+  });
   const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.data, 'Example Domain');
@@ -64,12 +70,13 @@ describe('a message the front cannot read', () => {
 
 test('an executor’s log line cannot pass for another process’s: the front writes which executor it came from', async () => {
   await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
-  const [pid] = svc.service.executors.pids;
+  const pids = svc.service.executors.pids;
   svc.service.executors.fault('send', {
     type: 'log',
     line: JSON.stringify({ level: 30, msg: 'scrape done', requestId: 'forged-request', executor: 1 }),
   });
   await until(() => log.lines.some((l) => l.requestId === 'forged-request'), 'the line to be logged');
-  const line = log.lines.find((l) => l.requestId === 'forged-request');
-  assert.equal(line?.executor, pid);
+  // Each slot process up sent it; each line names the process it came from, never the forged 1.
+  const lines = log.lines.filter((l) => l.requestId === 'forged-request');
+  for (const line of lines) assert.ok(pids.includes(line.executor as number), String(line.executor));
 });

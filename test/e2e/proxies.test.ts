@@ -183,9 +183,15 @@ describe('where the credentials are', () => {
     // The search can find a password: the process that holds the guard has both.
     assert.equal(await memoryHolds(egress, HTTP_PASSWORD), true, 'the egress process holds the HTTP proxy password');
     assert.equal(await memoryHolds(egress, SOCKS_PASSWORD), true, 'the egress process holds the SOCKS password');
+    // A slot process may be closed between the listing and the scan (idle, recycled): it holds nothing then.
+    let scanned = 0;
     for (const pid of executors)
-      for (const p of [HTTP_PASSWORD, SOCKS_PASSWORD])
-        assert.equal(await memoryHolds(pid, p), false, `executor ${pid} holds a proxy password`);
+      for (const p of [HTTP_PASSWORD, SOCKS_PASSWORD]) {
+        const holds = await memoryHolds(pid, p);
+        assert.notEqual(holds, true, `slot process ${pid} holds a proxy password`);
+        if (holds === false) scanned++;
+      }
+    assert.ok(scanned > 0, 'at least one slot process was scanned whole');
   });
 });
 

@@ -34,7 +34,7 @@ let svc: TestService;
 
 /**
  * A service for the tests of one describe block (one at a time: two Chromiums):
- * two slots on one executor, so the attacker's and the other tenant's requests share it.
+ * two slots, each a process of its own: the attacker's request and the other tenant's run side by side.
  */
 function serviceWith(scriptTimeoutMs: number): void {
   before(async () => {
@@ -43,7 +43,6 @@ function serviceWith(scriptTimeoutMs: number): void {
       EGRESS_ALLOWLIST: fixtures.allowEntry,
       API_KEYS: `${TEST_KEY},${OTHER_KEY}`,
       MAX_CONCURRENCY: '2',
-      EXECUTORS: '1',
       SERVICE_MEMORY_MB: '4096',
       SCRIPT_TIMEOUT_MS: String(scriptTimeoutMs),
       NAVIGATION_TIMEOUT_MS: '20000',
