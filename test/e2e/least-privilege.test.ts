@@ -234,11 +234,12 @@ describe('the executors and Chromium', () => {
           '-e',
           `const fs = require('fs'); const pid = Number(process.argv[1]); const out = {};
            const tryIt = (name, fn) => { try { fn(); out[name] = 'ok'; } catch (e) { out[name] = e.code; } };
+           // Reads first: once SIGKILL lands, a dead process's memory can be read by no one.
+           tryIt('mem', () => fs.closeSync(fs.openSync('/proc/' + pid + '/mem', 'r')));
+           tryIt('environ', () => fs.readFileSync('/proc/' + pid + '/environ'));
            tryIt('kill0', () => process.kill(pid, 0));
            tryIt('SIGSTOP', () => process.kill(pid, 'SIGSTOP'));
            tryIt('SIGKILL', () => process.kill(pid, 'SIGKILL'));
-           tryIt('mem', () => fs.closeSync(fs.openSync('/proc/' + pid + '/mem', 'r')));
-           tryIt('environ', () => fs.readFileSync('/proc/' + pid + '/environ'));
            console.log(JSON.stringify(out));`,
           String(pid),
         ],
