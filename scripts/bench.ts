@@ -1,4 +1,4 @@
-// npm run bench [-- out.json] [--chromium shell|full] [--soak N] [--prewarm-sweep 0,1,2,3] [--neighbour [--attacks REGEX] [--parades N]]
+// npm run bench [-- out.json] [--chromium shell|full] [--soak N | --soak-minutes M] [--prewarm-sweep 0,1,2,3] [--neighbour [--attacks REGEX] [--parades N]]
 //                [--real-pages [--rounds N]]
 //
 // Starts a fixture page and, for each Chromium (the headless shell and the full
@@ -757,6 +757,9 @@ async function main(): Promise<void> {
     return at >= 0 ? args[at + 1] : undefined;
   };
   const soakN = Number(valueOf('--soak') ?? 0);
+  const soakMinutes = Number(valueOf('--soak-minutes') ?? 0);
+  if (!Number.isFinite(soakN) || soakN < 0 || !Number.isFinite(soakMinutes) || soakMinutes < 0)
+    throw new Error('--soak takes a count of requests, --soak-minutes a number of minutes');
   const sweep = valueOf('--prewarm-sweep');
   const only = valueOf('--chromium');
   if (only !== undefined && only !== 'shell' && only !== 'full') throw new Error('--chromium must be shell or full');
@@ -765,6 +768,7 @@ async function main(): Promise<void> {
   const valued = new Set([
     '--chromium',
     '--soak',
+    '--soak-minutes',
     '--prewarm-sweep',
     '--rounds',
     '--attacks',
@@ -845,8 +849,13 @@ async function main(): Promise<void> {
     await finish({ realPages: result });
     return;
   }
-  if (soakN > 0) {
-    const result = await soak(modes[0] as ChromiumMode, pageUrl, fixturePort, soakN);
+  if (soakN > 0 || soakMinutes > 0) {
+    const result = await soak(
+      modes[0] as ChromiumMode,
+      pageUrl,
+      fixturePort,
+      soakMinutes > 0 ? { minutes: soakMinutes } : { requests: soakN },
+    );
     await finish({ soak: result });
     process.exit(result.pass ? 0 : 1);
   }
@@ -866,16 +875,29 @@ async function main(): Promise<void> {
 }
 
 // ------------------------------------------------------------------ soak
+/** The PSS of a process and all its descendants (front, egress, slot processes, Chromium), in MB. */
+function wholeTreePssMb(root: number): number {
+  return round([root, ...descendants(root)].reduce((a, p) => a + pssKib(p), 0) / 1024);
+}
+
+/**
+ * A mixed workload of honest and hostile requests at 4 clients: a number of
+ * requests, or a duration. With a duration the whole tree's PSS is sampled
+ * every 30 s; it passes when every sample after the first sixth of the run
+ * (10 minutes of an hour) stays within ±10 % of the level then.
+ */
 async function soak(
   mode: ChromiumMode,
   pageUrl: string,
   fixturePort: number,
-  n: number,
+  length: { requests: number } | { minutes: number },
 ): Promise<Record<string, unknown> & { pass: boolean }> {
+  const n = 'requests' in length ? length.requests : Number.POSITIVE_INFINITY;
+  const endAt = 'minutes' in length ? performance.now() + length.minutes * 60_000 : Number.POSITIVE_INFINITY;
   const svc = await startService(mode, {
     EGRESS_ALLOWLIST: `127.0.0.1:${fixturePort}`,
     // Long enough that a cheerio script on a loaded 2-core machine is not a timeout.
-    SCRIPT_TIMEOUT_MS: '1000',
+    SCRIPT_TIMEOUT_MS: '2000',
     SCRIPT_MEMORY_MB: '32',
     RATE_LIMIT: '1000000',
   });
@@ -891,15 +913,23 @@ async function soak(
   // After the service's idle collection (5 s without work, src/front/service.ts), as after the soak.
   const before = await settledMemory(pid);
   const heapBefore = await heap(svc.base);
-  console.log(`soak: ${n} mixed requests at 4 clients; before:`, before, heapBefore);
+  const what = 'minutes' in length ? `${length.minutes} minutes of` : `${n}`;
+  console.log(`soak: ${what} mixed requests at 4 clients; before:`, before, heapBefore);
   const counts: Record<string, number> = {};
   let unexpected = 0;
   const unexpectedByKind: Record<string, number> = {};
   let next = 0;
   const t0 = performance.now();
+  const samples: { minute: number; treePssMb: number; requests: number }[] = [];
+  const sample = (): void => {
+    const s = { minute: round((performance.now() - t0) / 60_000, 2), treePssMb: wholeTreePssMb(pid), requests: next };
+    samples.push(s);
+    if ('minutes' in length) console.log(`  minute ${s.minute}: tree ${s.treePssMb} MB PSS, ${s.requests} requests`);
+  };
+  const sampler = setInterval(sample, 30_000);
   await Promise.all(
     Array.from({ length: 4 }, async () => {
-      while (next < n) {
+      while (next < n && performance.now() < endAt) {
         const i = next++;
         const [name, script, want] = kinds[i % kinds.length] as [string, string, number];
         const s = await callService(svc.base, { url: pageUrl, script });
@@ -913,11 +943,36 @@ async function soak(
       }
     }),
   );
+  clearInterval(sampler);
+  sample();
   const secs = (performance.now() - t0) / 1000;
+  // Flat after the warm-up: each sample past the first sixth of the run within ±10 % of the level then.
+  const warm = secs / 6 / 60;
+  const level = samples.find((x) => x.minute >= warm)?.treePssMb;
+  const later = samples.filter((x) => x.minute >= warm);
+  const flat =
+    'minutes' in length
+      ? {
+          warmUpMinutes: round(warm, 1),
+          levelMb: level,
+          peakMb: Math.max(...samples.map((x) => x.treePssMb)),
+          minAfterMb: Math.min(...later.map((x) => x.treePssMb)),
+          maxAfterMb: Math.max(...later.map((x) => x.treePssMb)),
+          within10Percent: level !== undefined && later.every((x) => Math.abs(x.treePssMb - level) <= level * 0.1),
+        }
+      : undefined;
+  const treeBeforeStop = [pid, ...descendants(pid)];
   // The service collects its heap after 5 s without work (src/front/service.ts): sampled after that.
   const after = await settledMemory(pid);
   const heapAfter = await heap(svc.base);
   await svc.stop();
+  const leftAfterStop = treeBeforeStop.filter((p) => {
+    try {
+      return !readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z ');
+    } catch {
+      return false; // gone
+    }
+  }).length;
   const growth = {
     serviceRssMb: round(after.serviceRssMb - before.serviceRssMb),
     chromiumRssMb: round(after.chromiumRssMb - before.chromiumRssMb),
@@ -928,9 +983,13 @@ async function soak(
     growth.chromiumRssMb < 50 &&
     growth.chromiumPssMb < 50 &&
     after.chromiumProcesses <= before.chromiumProcesses &&
-    unexpected === 0;
+    unexpected === 0 &&
+    leftAfterStop === 0 &&
+    (flat === undefined || flat.within10Percent);
   const result = {
-    requests: n,
+    requests: next,
+    ...('minutes' in length ? { minutes: length.minutes, samples, flat } : {}),
+    leftAfterStop,
     seconds: round(secs),
     counts,
     unexpectedStatus: unexpected,
@@ -948,7 +1007,9 @@ async function soak(
     heapAfter,
     '\ngrowth:',
     growth,
-    `\nunexpected statuses: ${unexpected} ${JSON.stringify(unexpectedByKind)}\n${pass ? 'PASS' : 'FAIL'}: growth under 50 MB and the Chromium process count back where it was`,
+    flat === undefined ? '' : `\nflat: ${JSON.stringify(flat)}`,
+    `\nprocesses left after stop: ${leftAfterStop}`,
+    `\nunexpected statuses: ${unexpected} ${JSON.stringify(unexpectedByKind)}\n${pass ? 'PASS' : 'FAIL'}: growth under 50 MB, the Chromium process count back where it was, nothing left after stop${flat ? ', the tree flat after the warm-up' : ''}`,
   );
   return result;
 }
