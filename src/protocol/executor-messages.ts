@@ -80,6 +80,11 @@ export type ToExecutor =
    * an executor that escaped our code could send).
    */
   | { readonly type: 'fault'; readonly kind: FaultKind; readonly message?: unknown }
+  /**
+   * Whether a request of another slot runs that this slot's request, once past
+   * its CPU budget, yields to (src/front/children/cpu-share.ts): sent on change.
+   */
+  | { readonly type: 'others'; readonly running: boolean }
   /** Close everything and exit 0. */
   | { readonly type: 'shutdown' };
 
@@ -91,6 +96,8 @@ export type FromExecutor =
   | { readonly type: 'log'; readonly line: string }
   | { readonly type: 'observe'; readonly metric: 'navigation' | 'script'; readonly seconds: number }
   | { readonly type: 'egress-refused' }
+  /** Its request now: within its CPU budget and working (others yield to it), past the budget (it yields); on change. */
+  | { readonly type: 'activity'; readonly activity: SlotActivity }
   | { readonly type: 'done'; readonly id: number; readonly outcome: JobOutcome }
   | { readonly type: 'failed'; readonly id: number; readonly error: WireError }
   /** The job's context and isolate are closed: its slot may be given to the next job. */
@@ -100,6 +107,14 @@ export type FromExecutor =
    * port of that process is closed: it may be given a channel to the next one.
    */
   | { readonly type: 'egress-drained' };
+
+/** What a slot says of the request it runs, for the CPU pause between slots (a claim the front checks). */
+export interface SlotActivity {
+  /** It runs a request within its CPU budget that uses the CPU (or is being set up): others yield to it. */
+  readonly worthy: boolean;
+  /** Its request is past its CPU budget: it yields to the worthy requests of other slots. */
+  readonly heavy: boolean;
+}
 
 /** The longest log line the front takes from an executor (its own lines are far shorter). */
 export const MAX_EXECUTOR_LOG_LINE = 64 * 1024;
@@ -129,6 +144,8 @@ const SHAPES: Record<FromExecutor['type'], (m: Record<string, unknown>) => boole
   log: (m) => typeof m.line === 'string' && m.line.length <= MAX_EXECUTOR_LOG_LINE,
   observe: (m) => (m.metric === 'navigation' || m.metric === 'script') && isSeconds(m.seconds),
   'egress-refused': () => true,
+  activity: (m) =>
+    isObject(m.activity) && typeof m.activity.worthy === 'boolean' && typeof m.activity.heavy === 'boolean',
   done: (m) => isCount(m.id) && isOutcome(m.outcome),
   failed: (m) => isCount(m.id) && isWireError(m.error),
   closed: (m) => isCount(m.id),

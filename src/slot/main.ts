@@ -150,6 +150,8 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
     watchdog: new PageMemoryWatchdog({ limitBytes: config.pageMemoryMb * 2 ** 20 }),
     // The front closes an idle slot's whole process (IDLE_SLOT_CLOSE_MS), its Chromium with it.
     idleCloseMs: 0,
+    // For the CPU pause between slots: the front relays it to the others (src/front/children/cpu-share.ts).
+    onActivity: (activity) => send({ type: 'activity', activity }),
     logger: log,
   });
   const sandboxes = new SandboxPool(
@@ -270,6 +272,9 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         jobs.get(msg.id)?.abort(e ? new ApiError(e.code, e.message) : undefined);
         break;
       }
+      case 'others':
+        browser.setOthersRunning(msg.running === true);
+        break;
       case 'shutdown':
         close().then(
           () => process.exit(0),

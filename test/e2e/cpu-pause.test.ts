@@ -1,10 +1,11 @@
 // CPU between requests: a request's renderer that has used its CPU budget is
 // stopped for most of each watchdog poll while another request runs (SIGSTOP,
-// SIGCONT; src/slot/browser/page-memory.ts PAGE_CPU_PAUSE_MS). Shown here on a real
-// service: a busy renderer is seen stopped while another key's request is
-// served; and an executor killed while it held a renderer stopped leaves
-// nothing stopped behind (the front continues it; it then exits with its
-// Chromium, which lost its pipe).
+// SIGCONT; src/slot/browser/page-memory.ts PAGE_CPU_PAUSE_MS). Each slot is a
+// process of its own: the front tells it whether another slot's request runs
+// (src/front/children/cpu-share.ts). Shown here on a real service: a busy
+// renderer is seen stopped while another slot's request is served; and a slot
+// process killed while it held a renderer stopped leaves nothing stopped
+// behind (the front continues it; it then exits with its Chromium, which lost its pipe).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
@@ -18,16 +19,6 @@ const log = capturingLogger();
 const svc = serviceFor(fixtures, { MAX_CONCURRENCY: '2', SCRIPT_TIMEOUT_MS: '8000' }, {}, log.logger);
 
 const BUSY = 'await page.evaluate(() => { for (;;) {} })';
-
-/**
- * Issue 32: each slot is now a process of its own, and the pause counts the
- * requests of its own process only (one): a slot no longer sees its neighbour.
- * Kept, as what must hold again once the front tells each slot process whether
- * another slot is running (the yield decision of src/slot/browser/lanes.ts across processes).
- */
-const PAUSE_ACROSS_SLOTS = {
-  todo: 'issue 32: the CPU pause between slots needs the front to relay the other slots’ state (not done yet)',
-};
 
 const stopped = (pid: number): boolean => statFields(pid)?.[0] === 'T';
 
@@ -45,60 +36,53 @@ function stoppedChromium(): number[] {
   return [...stoppedByLane().values()].flat();
 }
 
-test(
-  'a busy renderer is stopped while another request runs, and runs again in between; the other is served',
-  PAUSE_ACROSS_SLOTS,
-  async () => {
-    await until(() => svc.service.browser.ready, 'the browser to be ready', { timeoutMs: 60_000 });
-    const busy = svc.post({ url: fixtures.url('/example'), script: BUSY });
-    const beside = svc.post({ url: fixtures.url('/example'), script: WORKING_BESIDE });
-    const lanesSeen = new Set<number>();
-    const sample = (): number[] => {
-      const byLane = stoppedByLane();
-      for (const lane of byLane.keys()) lanesSeen.add(lane);
-      return [...byLane.values()].flat();
-    };
-    await until(() => sample().length > 0, 'the busy lane to be stopped', { timeoutMs: 20_000 });
-    const [paused] = sample() as [number];
-    await until(() => sample().length >= 0 && !stopped(paused), 'the busy lane to run again');
-    await until(() => sample().length > 0, 'and to be stopped again', { timeoutMs: 20_000 });
-    assert.equal(lanesSeen.size, 1, 'only the busy request’s lane is ever stopped');
-    const r = await beside;
-    assert.equal(r.status, 200, r.text);
-    assert.equal(r.body.data, 'Example Domain');
-    // The busy request ends at its deadline; nothing is left stopped.
-    const b = await busy;
-    assert.equal(b.status, 400, b.text);
-    assert.deepEqual(stoppedChromium(), []);
-  },
-);
+test('a busy renderer is stopped while another slot’s request runs, and runs again in between; the other is served', async () => {
+  await until(() => svc.service.browser.ready, 'the browser to be ready', { timeoutMs: 60_000 });
+  const busy = svc.post({ url: fixtures.url('/example'), script: BUSY });
+  const beside = svc.post({ url: fixtures.url('/example'), script: WORKING_BESIDE });
+  const lanesSeen = new Set<number>();
+  const sample = (): number[] => {
+    const byLane = stoppedByLane();
+    for (const lane of byLane.keys()) lanesSeen.add(lane);
+    return [...byLane.values()].flat();
+  };
+  await until(() => sample().length > 0, 'the busy lane to be stopped', { timeoutMs: 20_000 });
+  const [paused] = sample() as [number];
+  await until(() => sample().length >= 0 && !stopped(paused), 'the busy lane to run again');
+  await until(() => sample().length > 0, 'and to be stopped again', { timeoutMs: 20_000 });
+  assert.equal(lanesSeen.size, 1, 'only the busy request’s lane is ever stopped');
+  const r = await beside;
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.data, 'Example Domain');
+  // The busy request ends at its deadline; nothing is left stopped.
+  const b = await busy;
+  assert.equal(b.status, 400, b.text);
+  assert.deepEqual(stoppedChromium(), []);
+});
 
-test(
-  'an executor killed while it holds a renderer stopped leaves nothing stopped: the renderer runs and exits',
-  PAUSE_ACROSS_SLOTS,
-  async () => {
-    await until(() => svc.service.browser.ready, 'the browser to be ready', { timeoutMs: 60_000 });
-    const [executor] = svc.service.executors.pids;
-    assert.ok(executor);
-    const busy = svc.post({ url: fixtures.url('/example'), script: BUSY });
-    const beside = svc.post({ url: fixtures.url('/example'), script: WORKING_BESIDE });
-    let paused: number | undefined;
-    // Killed in the same turn as the renderer is seen stopped, so that it is still stopped when the executor dies.
-    await until(
-      () => {
-        paused = stoppedChromium()[0];
-        if (paused !== undefined) process.kill(executor, 'SIGKILL');
-        return paused !== undefined;
-      },
-      'the busy renderer to be stopped',
-      { timeoutMs: 20_000 },
-    );
-    await Promise.all([busy, beside]);
-    await until(() => !alive(paused as number), 'the renderer the dead executor held stopped to exit', {
-      timeoutMs: 30_000,
-    });
-  },
-);
+test('a slot process killed while it holds a renderer stopped leaves nothing stopped: the renderer runs and exits', async () => {
+  await until(() => svc.service.browser.ready, 'the browser to be ready', { timeoutMs: 60_000 });
+  // The busy request, sent alone first, takes slot 0.
+  await until(() => svc.service.executors.slotPids[0] !== undefined, 'slot 0’s process');
+  const executor = svc.service.executors.slotPids[0] as number;
+  const busy = svc.post({ url: fixtures.url('/example'), script: BUSY });
+  const beside = svc.post({ url: fixtures.url('/example'), script: WORKING_BESIDE });
+  let paused: number | undefined;
+  // Killed in the same turn as the renderer is seen stopped, so that it is still stopped when the executor dies.
+  await until(
+    () => {
+      paused = stoppedChromium()[0];
+      if (paused !== undefined) process.kill(executor, 'SIGKILL');
+      return paused !== undefined;
+    },
+    'the busy renderer to be stopped',
+    { timeoutMs: 20_000 },
+  );
+  await Promise.all([busy, beside]);
+  await until(() => !alive(paused as number), 'the renderer the dead executor held stopped to exit', {
+    timeoutMs: 30_000,
+  });
+});
 
 test('a Chromium being replaced while it still serves a request is reported with its successor (the front can continue it)', async () => {
   const own = await startTestService({

@@ -48,6 +48,7 @@ import {
   writeChildLine,
 } from './child-start.js';
 import { treeCpuMs } from '../../common/proc.js';
+import { CpuShare } from './cpu-share.js';
 
 /** How long a slot process may take, once the egress process died, to close every context that used it. */
 export const EGRESS_DRAIN_TIMEOUT_MS = 10_000;
@@ -230,6 +231,11 @@ class SlotProcess {
 
 export class Supervisor {
   readonly #opts: SupervisorOptions;
+  /** Tells each slot whether another slot's request runs that it yields to (the CPU pause between slots). */
+  readonly #share = new CpuShare({
+    tell: (index, running) => this.#slots[index]?.proc?.send({ type: 'others', running }),
+    cpuMs: treeCpuMs,
+  });
   readonly #users: RunAs[] | undefined;
   readonly #slots: Slot[];
   readonly #procs = new Set<SlotProcess>();
@@ -529,6 +535,7 @@ export class Supervisor {
     const closing = new Promise<void>(
       (resolve) =>
         (closed = () => {
+          this.#share.jobEnded(slot.index);
           clearTimeout(deadline);
           clearTimeout(closeTimer);
           this.#opts.egress.revoke(grant);
@@ -562,6 +569,7 @@ export class Supervisor {
       const measured = cpuMs();
       return measured === undefined ? rest : { ...rest, cpuMs: measured };
     };
+    if (pid !== undefined && cpuBefore !== undefined) this.#share.jobStarted(slot.index, pid, cpuBefore);
     proc.send({ type: 'run', id, request: { ...request, requestId } });
     try {
       const outcome = await result;
@@ -766,6 +774,10 @@ export class Supervisor {
       case 'egress-refused':
         events?.egressRefused?.();
         return;
+      case 'activity':
+        // A claim, checked against the kernel's count before another slot yields to it (cpu-share.ts).
+        if (e.slot.proc === e && e.jobs.size > 0) this.#share.said(e.slot.index, msg.activity);
+        return;
       case 'done': {
         const job = e.jobs.get(msg.id);
         if (job) this.#answer(job, msg.outcome);
@@ -900,6 +912,7 @@ export class Supervisor {
   /** Asks every slot process to close Chromium and exit; kills those that do not in time. Idempotent. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#share.stop();
     clearInterval(this.#memoryTimer);
     for (const slot of this.#slots) {
       clearTimeout(slot.restartTimer);

@@ -11,6 +11,10 @@
 import type { BrowserHost, PageLease } from './browser-host.js';
 import type { Logger } from '../../common/log.js';
 import type { PageMemoryUse, PageMemoryWatchdog, Watch } from './page-memory.js';
+import type { SlotActivity } from '../../protocol/executor-messages.js';
+
+/** How often a busy slot's activity is read for the front (as often as the watchdog reads the lane). */
+const ACTIVITY_EVERY_MS = 100;
 
 /** How long a request waits for a lane whose previous context is still being closed. */
 export const LANE_WAIT_TIMEOUT_MS = 15_000;
@@ -52,6 +56,8 @@ export interface BrowserLanesOptions {
    * are closed (each is relaunched when a request needs its lane); 0 or absent: never.
    */
   readonly idleCloseMs?: number;
+  /** Told of this process's activity whenever it changes (the front relays it to the other slots). */
+  readonly onActivity?: (activity: SlotActivity) => void;
   readonly logger: Logger;
 }
 
@@ -64,6 +70,11 @@ export class BrowserLanes {
   readonly #idleCloseMs: number;
   #idleTimer: NodeJS.Timeout | undefined;
   #memoryKills = 0;
+  /** Another slot process runs a request this one yields to (the front says so: setOthersRunning). */
+  #othersRunning = false;
+  readonly #onActivity: ((activity: SlotActivity) => void) | undefined;
+  #activity: SlotActivity = { worthy: false, heavy: false };
+  #activityTimer: NodeJS.Timeout | undefined;
 
   constructor(opts: BrowserLanesOptions) {
     this.#lanes = Array.from({ length: Math.max(1, opts.count) }, (_, index) => {
@@ -87,7 +98,38 @@ export class BrowserLanes {
     });
     this.#watchdog = opts.watchdog;
     this.#idleCloseMs = opts.idleCloseMs ?? 0;
+    this.#onActivity = opts.onActivity;
     this.#log = opts.logger;
+  }
+
+  /**
+   * The front says whether another slot process runs a request that this one's,
+   * past its CPU budget, yields to (lanes of other processes are not seen here).
+   */
+  setOthersRunning(running: boolean): void {
+    if (running === this.#othersRunning) return;
+    this.#othersRunning = running;
+    for (const w of this.#watches) w.recheck();
+  }
+
+  /** This process's requests as other slots see them: worth yielding to, past their budget. */
+  #reportActivity(): void {
+    if (!this.#onActivity) return;
+    const busy = this.#lanes.filter((l) => l.busy);
+    const activity = {
+      worthy: busy.some((l) => l.watch === undefined || (!l.watch.overBudget && l.watch.active)),
+      heavy: busy.some((l) => l.watch?.overBudget === true),
+    };
+    if (busy.length > 0) {
+      this.#activityTimer ??= setInterval(() => this.#reportActivity(), ACTIVITY_EVERY_MS);
+      this.#activityTimer.unref();
+    } else {
+      clearInterval(this.#activityTimer);
+      this.#activityTimer = undefined;
+    }
+    if (activity.worthy === this.#activity.worthy && activity.heavy === this.#activity.heavy) return;
+    this.#activity = activity;
+    this.#onActivity(activity);
   }
 
   /** Closes every lane's contexts made ahead (their egress process stopped). */
@@ -168,6 +210,7 @@ export class BrowserLanes {
     lane.busy = true;
     // The requests already running share the CPU with this one from now on (page-memory.ts PAGE_CPU_PAUSE_MS).
     for (const w of this.#watches) w.recheck();
+    this.#reportActivity();
     let lease: PageLease;
     try {
       lease = await lane.host.lease(requestId, proxy);
@@ -214,6 +257,7 @@ export class BrowserLanes {
     else {
       lane.busy = false;
       for (const w of this.#watches) w.recheck();
+      this.#reportActivity();
       this.#closeWhenIdle();
     }
   }
@@ -266,7 +310,7 @@ export class BrowserLanes {
     const watch = this.#watchdog.watch(
       pid,
       fire,
-      () => this.#lanes.some(yieldsTo),
+      () => this.#othersRunning || this.#lanes.some(yieldsTo),
       (paused) => {
         lease.holdMessages(paused);
         if (paused) {

@@ -1,0 +1,143 @@
+// The CPU pause between slots. A request past its CPU budget has its Chromium
+// paused for most of each watchdog poll while another request runs
+// (src/slot/browser/page-memory.ts PAGE_CPU_PAUSE_MS); each slot is a process
+// of its own and sees only its own request, so the front tells each slot
+// whether a request of another slot runs that it should yield to.
+//
+// SECURITY: a slot's claim that its request is worth yielding to is honoured
+// only while the front runs a job in it, the kernel shows its tree using the
+// CPU, and that job has used less than MAX_YIELDED_TO_CPU_MS: a slot process
+// that lies can hold a heavy neighbour back for about a second of its own CPU
+// per request, no more.
+
+/** What a slot said of its request (src/protocol/executor-messages.ts SlotActivity). */
+export interface Activity {
+  readonly worthy: boolean;
+  readonly heavy: boolean;
+}
+
+/**
+ * A request is yielded to only while its slot's tree has used less than this
+ * (ms): the lane's own budget (PAGE_CPU_BUDGET_MS, 250 ms of its Chromium),
+ * with room for the slot's host side.
+ */
+export const MAX_YIELDED_TO_CPU_MS = 1000;
+
+/** How often the claims of worthy slots are checked against the kernel while a heavy request waits on them. */
+export const SHARE_CHECK_MS = 200;
+
+interface Job {
+  readonly pid: number;
+  readonly cpuAtStart: number;
+  /** The last check: the tree's CPU then (ms). */
+  last: { cpuMs: number } | undefined;
+  /** At the last check: used the CPU since the one before, and under MAX_YIELDED_TO_CPU_MS. */
+  honoured: boolean;
+}
+
+interface SlotState {
+  said: Activity;
+  job: Job | undefined;
+  /** What it was last told (undefined: nothing yet, since its job started). */
+  told: boolean | undefined;
+}
+
+export interface CpuShareOptions {
+  /** Tells a slot whether another slot's request runs that it yields to. */
+  tell(slot: number, running: boolean): void;
+  /** The kernel's count of a process tree's CPU time, ms (src/common/proc.ts treeCpuMs); undefined when gone. */
+  cpuMs(pid: number): number | undefined;
+  /** 0: no timer (tests call check()). */
+  checkEveryMs?: number;
+}
+
+export class CpuShare {
+  readonly #slots = new Map<number, SlotState>();
+  readonly #opts: CpuShareOptions;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(opts: CpuShareOptions) {
+    this.#opts = opts;
+  }
+
+  #slot(index: number): SlotState {
+    let s = this.#slots.get(index);
+    if (!s) {
+      s = { said: { worthy: false, heavy: false }, job: undefined, told: undefined };
+      this.#slots.set(index, s);
+    }
+    return s;
+  }
+
+  /** A job was handed to the slot's process `pid`, whose tree had used cpuAtStart ms. */
+  jobStarted(index: number, pid: number, cpuAtStart: number): void {
+    const s = this.#slot(index);
+    // A new request is yielded to from the start, as the watchdog does for a new watch.
+    s.job = { pid, cpuAtStart, last: undefined, honoured: true };
+    s.said = { worthy: true, heavy: false };
+    s.told = undefined;
+    this.#update();
+  }
+
+  /** The slot's job is over (its context closed, or its process gone). */
+  jobEnded(index: number): void {
+    const s = this.#slot(index);
+    s.job = undefined;
+    s.said = { worthy: false, heavy: false };
+    this.#update();
+  }
+
+  /** What the slot's process said of its request; ignored while the front runs no job there. */
+  said(index: number, activity: Activity): void {
+    const s = this.#slot(index);
+    if (!s.job) return;
+    s.said = { worthy: activity.worthy, heavy: activity.heavy };
+    this.#update();
+  }
+
+  /** Reads the kernel's count for every worthy claim (the timer does this while a heavy request waits). */
+  check(): void {
+    for (const s of this.#slots.values()) {
+      const job = s.job;
+      if (!job || !s.said.worthy) continue;
+      const cpu = this.#opts.cpuMs(job.pid);
+      if (cpu === undefined) {
+        job.honoured = false;
+        continue;
+      }
+      const within = cpu - job.cpuAtStart < MAX_YIELDED_TO_CPU_MS;
+      // Idle (not one clock tick of CPU since the last check, as the watchdog's IDLE_POLLS): nobody yields to it.
+      job.honoured = within && (job.last === undefined || cpu > job.last.cpuMs);
+      job.last = { cpuMs: cpu };
+    }
+    this.#update();
+  }
+
+  /** Whether slot `index` yields now: a request of another slot is worthy, and the front believes it. */
+  othersRunning(index: number): boolean {
+    for (const [i, s] of this.#slots) if (i !== index && s.job && s.said.worthy && s.job.honoured) return true;
+    return false;
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #update(): void {
+    for (const [i, s] of this.#slots) {
+      if (!s.job) continue;
+      const running = this.othersRunning(i);
+      if (running === s.told) continue;
+      s.told = running;
+      this.#opts.tell(i, running);
+    }
+    // Checked only while it matters: a heavy request beside a worthy one.
+    const heavy = [...this.#slots.values()].some((s) => s.job && s.said.heavy);
+    const every = this.#opts.checkEveryMs ?? SHARE_CHECK_MS;
+    if (heavy && every > 0) {
+      this.#timer ??= setInterval(() => this.check(), every);
+      this.#timer.unref();
+    } else this.stop();
+  }
+}
