@@ -221,8 +221,11 @@ export class ApiError extends Error {
   readonly headers: Readonly<Record<string, string>>;
   /** console output of a script that failed, returned with the error so nothing is lost. */
   logs?: readonly string[];
-  /** Set when a time limit ended the job (counted in the metrics). */
-  timeout?: 'script' | 'navigation';
+  /**
+   * Set when a time limit ended the job (counted in the metrics): the slot's own
+   * navigation or script limit, or the front's deadline when the slot did not answer by it.
+   */
+  timeout?: 'script' | 'navigation' | 'deadline';
   /** What the request's browser context did through the egress guard, for the request's log line. */
   egress?: Readonly<Record<string, number>>;
   /** Where and why a script or a navigation failed, for the error body. */

@@ -93,7 +93,8 @@ function toWire(e: unknown): WireError {
       code: e.code,
       message: e.message,
       ...(e.logs === undefined ? {} : { logs: e.logs }),
-      ...(e.timeout === undefined ? {} : { timeout: e.timeout }),
+      // The deadline is the front's own: a slot names only its own limits.
+      ...(e.timeout === undefined || e.timeout === 'deadline' ? {} : { timeout: e.timeout }),
       ...(e.status >= 500 && e.cause !== undefined ? { detail: String(e.cause) } : {}),
       ...(e.egress === undefined ? {} : { egress: e.egress }),
       ...(e.failure === undefined ? {} : { failure: e.failure }),

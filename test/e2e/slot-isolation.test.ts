@@ -118,6 +118,9 @@ describe('a slot process in trouble fails only its own request', () => {
       String(r.body.error),
       new RegExp(`did not finish within ${NAVIGATION_TIMEOUT_MS + SCRIPT_TIMEOUT_MS + JOB_GRACE_MS} ms`),
     );
+    // Counted as a timeout of its own phase.
+    const metrics = await svc.raw('GET', '/metrics');
+    assert.match(metrics.text, /^pagescript_timeouts_total\{phase="deadline"\} 1$/m);
     await nextServed(pid);
   });
 
