@@ -19,7 +19,7 @@ export async function rawFresh(browser: Browser, url: string): Promise<string> {
  * pages made ahead (PREWARM_CONTEXTS' default of spares; the newest ready one
  * taken, one made inline when none is left), goto+title, and the context closed
  * after without waiting, its replacement made once it is closed (between
- * requests, as browser-host.ts does). What a fresh context costs even when it
+ * requests, as src/slot/browser/spares.ts does). What a fresh context costs even when it
  * is made ahead: the baseline for the service's own overhead, beside the
  * floor's reused page.
  */

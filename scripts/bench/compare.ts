@@ -1,7 +1,7 @@
 // The service on one Chromium against its raw-Puppeteer baselines: sequential
 // latency, throughput and CPU at each concurrency, the time split, memory.
 import { type Browser } from 'puppeteer';
-import { PER_CONTEXT_FEATURES_OFF } from '../../src/slot/browser/browser-host.js';
+import { PER_CONTEXT_FEATURES_OFF } from '../../src/slot/browser/chromium-flags.js';
 import { type ChromiumMode } from '../../src/common/config.js';
 import { launchRaw, MACHINE_ARGS, rawFresh, rawPrepared } from './baselines.js';
 import {
