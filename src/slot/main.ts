@@ -14,7 +14,8 @@
 import type { Socket } from 'node:net';
 import { pino } from 'pino';
 import { background } from '../common/background.js';
-import { BrowserHost, rendererHeapMb } from './browser/browser-host.js';
+import { BrowserHost } from './browser/browser-host.js';
+import { rendererHeapMb } from './browser/chromium-flags.js';
 import { BrowserLanes } from './browser/lanes.js';
 import { PageMemoryWatchdog } from './browser/page-memory.js';
 import { RemoteGuard } from './egress-client/remote.js';

@@ -1,6 +1,6 @@
 // A Chromium left with a page's console flood queued when a heavy request ends
 // would send all of it before the answer to closing the request's context
-// (browser-host.ts BACKLOG_DRAIN_BYTES): it is killed and replaced instead.
+// (lease.ts BACKLOG_DRAIN_BYTES): it is killed and replaced instead.
 // Through the service, whether a Chromium is left backed up depends on the
 // machine (a heavy renderer runs at nice 19 and its lane is paused while
 // another request works: on a fast machine the executor keeps up with what it
@@ -10,7 +10,8 @@
 // tells the fixture when it is done, over the network, not over the held pipe.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { BACKLOG_DRAIN_BYTES, type BrowserHost, type PageLease } from '../../src/slot/browser/browser-host.js';
+import type { BrowserHost } from '../../src/slot/browser/browser-host.js';
+import { BACKLOG_DRAIN_BYTES, type PageLease } from '../../src/slot/browser/lease.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { startGuardedHost, type GuardedHost } from '../helpers/guarded-host.js';
 import { capturingLogger } from '../helpers/service.js';

@@ -4,7 +4,7 @@
 // of its browser process and of the executor's one thread, measured beside
 // another tenant's requests). A Chromium still backed up when a heavy request's
 // context closes, and that sends more than BACKLOG_DRAIN_BYTES of its events
-// before answering, is killed and replaced instead (browser-host.ts #discard).
+// before answering, is killed and replaced instead (browser-host.ts #discard, lease.ts).
 // Whether a flood through the service leaves its Chromium backed up depends on
 // the machine (its renderer runs at nice 19 and its lane is paused while the
 // other request works; a fast machine's executor keeps up with what is left):

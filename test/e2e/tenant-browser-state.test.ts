@@ -21,7 +21,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TLSSocket } from 'node:tls';
-import type { BrowserHost, PageLease } from '../../src/slot/browser/browser-host.js';
+import type { BrowserHost } from '../../src/slot/browser/browser-host.js';
+import type { PageLease } from '../../src/slot/browser/lease.js';
 import { startGuardedHost, type GuardedHost } from '../helpers/guarded-host.js';
 
 /** A name, not an address or localhost: Chromium keeps HSTS only for names. */

@@ -4,7 +4,7 @@
 // back on (measured by a fresh-eyes attack: it did, on both binaries).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SHELL_IN_PROCESS_ARGS, chromiumArgs } from '../../src/slot/browser/browser-host.js';
+import { SHELL_IN_PROCESS_ARGS, chromiumArgs } from '../../src/slot/browser/chromium-flags.js';
 import { chromiumCommandLine } from '../../src/slot/browser/chromium-process.js';
 
 for (const headless of ['shell', true] as const) {

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
-import type { BrowserHost, PageLease } from '../../src/slot/browser/browser-host.js';
+import type { BrowserHost } from '../../src/slot/browser/browser-host.js';
+import type { PageLease } from '../../src/slot/browser/lease.js';
 import { BrowserLanes, type LaneLease } from '../../src/slot/browser/lanes.js';
 import {
   BACKGROUND_NICE,

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { withLocalAssets } from '../../scripts/real-pages-bench.js';
+import { withLocalAssets } from '../../scripts/bench/real-pages.js';
 import { REAL_PAGES_DIR, realPageNames } from '../helpers/fixtures.js';
 
 const ORIGIN = 'http://127.0.0.1:4321';

@@ -322,7 +322,7 @@ export class BoundedPipeTransport implements ConnectionTransport {
     return this.#droppedEvents;
   }
 
-  /** Their bytes: what Chromium sent of them (browser-host.ts tells a short backlog from a flood by it). */
+  /** Their bytes: what Chromium sent of them (lease.ts tells a short backlog from a flood by it). */
   get droppedEventBytes(): number {
     return this.#droppedEventBytes;
   }

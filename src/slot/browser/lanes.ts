@@ -8,7 +8,8 @@
 // the zygotes' children under that lane's browser process, and nothing of
 // another request is ever there. It holds with any number of requests at once
 // and does not depend on timing.
-import type { BrowserHost, PageLease } from './browser-host.js';
+import type { BrowserHost } from './browser-host.js';
+import type { PageLease } from './lease.js';
 import type { Logger } from '../../common/log.js';
 import type { PageMemoryUse, PageMemoryWatchdog, Watch } from './page-memory.js';
 import type { SlotActivity } from '../../protocol/executor-messages.js';

@@ -6,10 +6,10 @@
 // measured alone and then beside the attacker in the same run; /health is
 // polled throughout, and the memory of the whole process tree (front,
 // executors, every Chromium) is sampled against SERVICE_MEMORY_MB.
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { memoryPlan, type ChromiumMode } from '../src/common/config.js';
-import { descendants } from '../test/helpers/system.js';
+import { memoryPlan, type ChromiumMode } from '../../src/common/config.js';
+import { pct } from './measure.js';
+import { treeMemory } from './memory.js';
 
 export interface NeighbourDeps {
   readonly mode: ChromiumMode;
@@ -52,36 +52,6 @@ export const PARADE: Readonly<Record<string, string>> = {
     "page.on('console', () => {}); await page.evaluate(() => { for (let i = 0; i < 2e5; i++) console.log('y'.repeat(1000)) })",
   'isolate memory bomb': 'const a = []; for (;;) a.push(new Array(1e5).fill(Math.random()))',
 };
-
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : (s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] as number);
-}
-
-function read(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-/**
- * The whole tree's memory, MiB: the sum of anonymous + shared resident memory
- * (the service's own measure, src/common/service-memory.ts; shared memory counted in
- * each process that maps it) and of PSS (shared pages split).
- */
-function treeMemory(root: number): { residentMb: number; pssMb: number } {
-  let resident = 0;
-  let pss = 0;
-  for (const p of [root, ...descendants(root)]) {
-    const status = read(`/proc/${p}/status`);
-    const kb = (f: string): number => Number(new RegExp(`^${f}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
-    resident += kb('RssAnon') + kb('RssShmem');
-    pss += Number(/^Pss:\s+(\d+) kB/m.exec(read(`/proc/${p}/smaps_rollup`))?.[1] ?? 0);
-  }
-  return { residentMb: Math.round(resident / 1024), pssMb: Math.round(pss / 1024) };
-}
 
 /** INNOCENT_N requests, and more while `more()` says so (beside the attacker: until its whole parade has run). */
 async function innocentLoop(

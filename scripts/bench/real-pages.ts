@@ -18,12 +18,23 @@
 // it and of its navigation (Server-Timing), CPU per request of the service's
 // Node and its Chromium, the assets each request fetched, and the ratios of the
 // blocked arm to the plain one. See docs/performance.md.
-import { readFileSync, existsSync } from 'node:fs';
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { deflateSync } from 'node:zlib';
-import type { ChromiumMode } from '../src/common/config.js';
-import { OFFLINE_CSP, REAL_PAGES_DIR, realPageNames } from '../test/helpers/fixtures.js';
+import type { ChromiumMode } from '../../src/common/config.js';
+
+/** The saved pages: data the tests serve too (test/helpers/fixtures.ts), read here as files. */
+const REAL_PAGES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'fixtures', 'real-pages');
+/** The CSP the tests serve them with (test/fixtures/real-pages/README.md): the page alone. */
+const OFFLINE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+
+function realPageNames(): string[] {
+  return readdirSync(REAL_PAGES_DIR)
+    .filter((f) => f.endsWith('.html'))
+    .sort();
+}
 
 export interface RealPagesDeps {
   readonly mode: ChromiumMode;

@@ -1,0 +1,106 @@
+// How the bench times work: percentiles, requests one after another or from
+// several clients at once, and the CPU a load phase cost each process.
+import { cpuMs, cpuOwn, executorPids } from './proc.js';
+
+/**
+ * Pause between sequential requests, the same for every variant and not counted:
+ * "not saturated" means the service has had time to prepare the next context and
+ * isolate, as it has between a real caller's requests.
+ */
+export const THINK_MS = 300;
+/**
+ * Pause between back-to-back sequential requests: a client that sends the next
+ * request as soon as it has the answer (issue 20 allows up to 30 ms; 0 is the
+ * hardest case, the next request meets the previous one's clean-up).
+ */
+export const BACK_TO_BACK_MS = 0;
+
+export function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] as number;
+}
+
+export function round(n: number, d = 1): number {
+  return Number.isFinite(n) ? Math.round(n * 10 ** d) / 10 ** d : n;
+}
+
+/** p50 and p95 of the samples, rounded. */
+export const p50p95 = (xs: number[]): { p50: number; p95: number } => ({
+  p50: round(pct(xs, 50)),
+  p95: round(pct(xs, 95)),
+});
+
+export async function sequential(fn: () => Promise<unknown>, n: number, gapMs = THINK_MS): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+    const t0 = performance.now();
+    await fn();
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+export interface Throughput {
+  rps: number;
+  p95: number;
+  p50: number;
+  /** The samples, kept to pool two runs. */
+  lat: number[];
+  secs: number;
+}
+
+/** Two runs as one: all their requests over all their time. */
+export function pool(a: Throughput, b: Throughput): { rps: number; p95: number; p50: number } {
+  const lat = [...a.lat, ...b.lat];
+  return { rps: round(lat.length / (a.secs + b.secs), 2), p95: round(pct(lat, 95)), p50: round(pct(lat, 50)) };
+}
+
+/** Where a load phase's CPU went, in ms per request: the serving Node process, Chromium, and this process as the client. */
+export interface CpuSplit {
+  node: number;
+  chromium: number;
+  client: number;
+}
+
+export async function withCpu(
+  t: () => Promise<Throughput>,
+  nodePid: number | undefined,
+  chromium: () => number[],
+): Promise<Throughput & { cpu: CpuSplit }> {
+  // The service's Node: the front and its executors (alive through the phase).
+  const nodePids = nodePid === undefined ? [] : [nodePid, ...executorPids(nodePid)];
+  const node = (): number => nodePids.reduce((a, p) => a + cpuOwn(p), 0);
+  const c0 = process.cpuUsage();
+  const [n0, b0] = [node(), cpuMs(chromium())];
+  const r = await t();
+  const [n1, b1] = [node(), cpuMs(chromium())];
+  const c1 = process.cpuUsage(c0);
+  const per = (ms: number): number => round(ms / r.lat.length, 1);
+  return { ...r, cpu: { node: per(n1 - n0), chromium: per(b1 - b0), client: per((c1.user + c1.system) / 1000) } };
+}
+
+export function meanCpu(a: CpuSplit, b: CpuSplit): CpuSplit {
+  return {
+    node: round((a.node + b.node) / 2, 1),
+    chromium: round((a.chromium + b.chromium) / 2, 1),
+    client: round((a.client + b.client) / 2, 1),
+  };
+}
+
+export async function concurrent(fn: () => Promise<unknown>, clients: number, perClient: number): Promise<Throughput> {
+  const lat: number[] = [];
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      for (let i = 0; i < perClient; i++) {
+        const s = performance.now();
+        await fn();
+        lat.push(performance.now() - s);
+      }
+    }),
+  );
+  const secs = (performance.now() - t0) / 1000;
+  return { rps: round(lat.length / secs, 2), p95: round(pct(lat, 95)), p50: round(pct(lat, 50)), lat, secs };
+}

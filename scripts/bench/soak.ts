@@ -1,0 +1,143 @@
+// --soak N / --soak-minutes M: mixed requests (success, script error, timeout,
+// memory kill, cheerio) at 4 clients, for a count or a duration; passes when
+// memory grew under 50 MB, the Chromium process count is back where it was,
+// nothing is left after stop, and (with a duration) the tree stayed flat.
+import { type ChromiumMode } from '../../src/common/config.js';
+import { type SoakLength } from './args.js';
+import { round } from './measure.js';
+import { memory, settledMemory } from './memory.js';
+import { alive, descendants, pssKib } from './proc.js';
+import { callService, heap, SCRIPT, startService } from './service.js';
+
+/** The PSS of a process and all its descendants (front, egress, slot processes, Chromium), in MB. */
+function wholeTreePssMb(root: number): number {
+  return round([root, ...descendants(root)].reduce((a, p) => a + pssKib(p), 0) / 1024);
+}
+
+/**
+ * A mixed workload of honest and hostile requests at 4 clients: a number of
+ * requests, or a duration. With a duration the whole tree's PSS is sampled
+ * every 30 s; it passes when every sample after the first sixth of the run
+ * (10 minutes of an hour) stays within ±10 % of the level then.
+ */
+export async function soak(
+  mode: ChromiumMode,
+  pageUrl: string,
+  fixturePort: number,
+  length: SoakLength,
+): Promise<Record<string, unknown> & { pass: boolean }> {
+  const n = 'requests' in length ? length.requests : Number.POSITIVE_INFINITY;
+  const endAt = 'minutes' in length ? performance.now() + length.minutes * 60_000 : Number.POSITIVE_INFINITY;
+  const svc = await startService(mode, {
+    EGRESS_ALLOWLIST: `127.0.0.1:${fixturePort}`,
+    // Long enough that a cheerio script on a loaded 2-core machine is not a timeout.
+    SCRIPT_TIMEOUT_MS: '2000',
+    SCRIPT_MEMORY_MB: '32',
+    RATE_LIMIT: '1000000',
+  });
+  const pid = svc.child.pid as number;
+  const kinds: [string, string, number][] = [
+    ['success', SCRIPT, 200],
+    ['script error', 'throw new Error("soak")', 400],
+    ['timeout', 'while (true) {}', 400],
+    ['memory kill', 'const a = []; while (true) a.push(new Array(1e5).fill(1))', 400],
+    ['cheerio', 'const $ = cheerio.load(await page.content()); return $("p").length', 200],
+  ];
+  for (let i = 0; i < 20; i++) await callService(svc.base, { url: pageUrl, script: SCRIPT });
+  // After the service's idle collection (5 s without work, src/front/service.ts), as after the soak.
+  const before = await settledMemory(pid);
+  const heapBefore = await heap(svc.base);
+  const what = 'minutes' in length ? `${length.minutes} minutes of` : `${n}`;
+  console.log(`soak: ${what} mixed requests at 4 clients; before:`, before, heapBefore);
+  const counts: Record<string, number> = {};
+  let unexpected = 0;
+  const unexpectedByKind: Record<string, number> = {};
+  let next = 0;
+  const t0 = performance.now();
+  const samples: { minute: number; treePssMb: number; requests: number }[] = [];
+  const sample = (): void => {
+    const s = { minute: round((performance.now() - t0) / 60_000, 2), treePssMb: wholeTreePssMb(pid), requests: next };
+    samples.push(s);
+    if ('minutes' in length) console.log(`  minute ${s.minute}: tree ${s.treePssMb} MB PSS, ${s.requests} requests`);
+  };
+  const sampler = setInterval(sample, 30_000);
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < n && performance.now() < endAt) {
+        const i = next++;
+        const [name, script, want] = kinds[i % kinds.length] as [string, string, number];
+        const s = await callService(svc.base, { url: pageUrl, script });
+        counts[name] = (counts[name] ?? 0) + 1;
+        if (s.status !== want) {
+          unexpected++;
+          const k = `${name} → ${s.status} ${s.error ?? ''}`;
+          unexpectedByKind[k] = (unexpectedByKind[k] ?? 0) + 1;
+        }
+        if (i % 500 === 499) console.log(`  ${i + 1} done, ${JSON.stringify(memory(pid))}`);
+      }
+    }),
+  );
+  clearInterval(sampler);
+  sample();
+  const secs = (performance.now() - t0) / 1000;
+  // Flat after the warm-up: each sample past the first sixth of the run within ±10 % of the level then.
+  const warm = secs / 6 / 60;
+  const level = samples.find((x) => x.minute >= warm)?.treePssMb;
+  const later = samples.filter((x) => x.minute >= warm);
+  const flat =
+    'minutes' in length
+      ? {
+          warmUpMinutes: round(warm, 1),
+          levelMb: level,
+          peakMb: Math.max(...samples.map((x) => x.treePssMb)),
+          minAfterMb: Math.min(...later.map((x) => x.treePssMb)),
+          maxAfterMb: Math.max(...later.map((x) => x.treePssMb)),
+          within10Percent: level !== undefined && later.every((x) => Math.abs(x.treePssMb - level) <= level * 0.1),
+        }
+      : undefined;
+  const treeBeforeStop = [pid, ...descendants(pid)];
+  // The service collects its heap after 5 s without work (src/front/service.ts): sampled after that.
+  const after = await settledMemory(pid);
+  const heapAfter = await heap(svc.base);
+  await svc.stop();
+  const leftAfterStop = treeBeforeStop.filter(alive).length;
+  const growth = {
+    serviceRssMb: round(after.serviceRssMb - before.serviceRssMb),
+    chromiumRssMb: round(after.chromiumRssMb - before.chromiumRssMb),
+    chromiumPssMb: round(after.chromiumPssMb - before.chromiumPssMb),
+  };
+  const pass =
+    growth.serviceRssMb < 50 &&
+    growth.chromiumRssMb < 50 &&
+    growth.chromiumPssMb < 50 &&
+    after.chromiumProcesses <= before.chromiumProcesses &&
+    unexpected === 0 &&
+    leftAfterStop === 0 &&
+    (flat === undefined || flat.within10Percent);
+  const result = {
+    requests: next,
+    ...('minutes' in length ? { minutes: length.minutes, samples, flat } : {}),
+    leftAfterStop,
+    seconds: round(secs),
+    counts,
+    unexpectedStatus: unexpected,
+    unexpectedByKind,
+    before,
+    after,
+    growth,
+    heapBefore,
+    heapAfter,
+    pass,
+  };
+  console.log(
+    'after:',
+    after,
+    heapAfter,
+    '\ngrowth:',
+    growth,
+    flat === undefined ? '' : `\nflat: ${JSON.stringify(flat)}`,
+    `\nprocesses left after stop: ${leftAfterStop}`,
+    `\nunexpected statuses: ${unexpected} ${JSON.stringify(unexpectedByKind)}\n${pass ? 'PASS' : 'FAIL'}: growth under 50 MB, the Chromium process count back where it was, nothing left after stop${flat ? ', the tree flat after the warm-up' : ''}`,
+  );
+  return result;
+}

@@ -1,0 +1,181 @@
+// Launching a lane's Chromium: a generation (one Chromium process and what it
+// has served), started with its flags, with its own sandbox when it can have
+// it, and the DevTools messages dropped over the size limit counted.
+import type { Browser } from 'puppeteer';
+import type { ChromiumMode } from '../../common/config.js';
+import type { Logger } from '../../common/log.js';
+import type { DroppedMessage } from './cdp-transport.js';
+import { chromiumArgs, SHELL_IN_PROCESS_ARGS } from './chromium-flags.js';
+import { startChromium, type ChromiumProcess } from './chromium-process.js';
+import { ClipboardJanitor } from './clipboard-janitor.js';
+
+/** Wait between relaunch attempts after Chromium dies. */
+export const RELAUNCH_BACKOFF_MS = 500;
+/** Dropped DevTools messages logged one by one per lane; past that, every 1000th. */
+const DROPPED_LOGGED = 20;
+
+/** One Chromium process and what it has served. */
+export interface Generation {
+  readonly chromium: ChromiumProcess;
+  readonly browser: Browser;
+  /** Contexts made in it, spares included. */
+  served: number;
+  /** Contexts open in it now, spares included. */
+  live: number;
+  /** Replaced: it makes no new contexts and is closed when its last one closes. */
+  retiring: boolean;
+  successor: Promise<void> | undefined;
+  /** Empties its clipboard after each request. */
+  readonly janitor: ClipboardJanitor;
+}
+
+export interface LaunchOptions {
+  readonly executablePath: string;
+  /** `shell`: chromium-headless-shell, launched in Puppeteer's `headless: 'shell'`; `full`: the new headless mode. */
+  readonly chromium: ChromiumMode;
+  /** The guard's browser-wide port, for Chromium's own requests (all refused). */
+  readonly guardPort: number;
+  readonly protocolTimeoutMs: number;
+  /** The renderers' V8 heap limit (RENDERER_HEAP_MB when absent). */
+  readonly rendererHeapMb?: number;
+  /** Chromium's stderr (where a renderer's out-of-memory death is written), as it comes. */
+  readonly onOutput?: (text: string) => void;
+  /** How long the clipboard janitor's page outlives the last emptying; JANITOR_IDLE_MS unless told (tests). */
+  readonly janitorIdleMs?: number;
+  readonly logger: Logger;
+  /**
+   * Tests only, never from configuration: SPKI hashes (base64 SHA-256) of test
+   * certificates Chromium takes as valid, so an https fixture on loopback can
+   * show what Chromium keeps of a secure origin (HSTS, shared dictionaries).
+   */
+  readonly testTrustedSpki?: readonly string[];
+}
+
+/** Closes the pages Chromium opened at launch (its default context's blank page). */
+async function closeStartupPages(browser: Browser, logger: Logger): Promise<void> {
+  try {
+    await Promise.all((await browser.pages()).map((p) => p.close()));
+  } catch (e) {
+    // Only memory is lost: the page stays blank.
+    logger.warn({ err: String(e) }, "closing Chromium's startup page failed");
+  }
+}
+
+/** The warning that Chromium runs without its sandbox was logged in this process. */
+let warnedUnsandboxed = false;
+
+export class Launcher {
+  readonly #opts: LaunchOptions;
+  /** SECURITY: Chromium runs in its own sandbox unless it cannot (as root it refuses to). */
+  #sandboxed = process.getuid?.() !== 0;
+  /** Chromium started once: whether it can run sandboxed here is known. */
+  #sandboxTried = false;
+  #dropped = 0;
+
+  constructor(opts: LaunchOptions) {
+    this.#opts = opts;
+  }
+
+  /** Chromium runs with its own sandbox on (false only where it could not start with it). */
+  get sandboxed(): boolean {
+    return this.#sandboxed;
+  }
+
+  /** DevTools messages dropped for being over MAX_CDP_MESSAGE_BYTES (see cdp-transport.ts). */
+  get droppedMessages(): number {
+    return this.#dropped;
+  }
+
+  /** A new generation; onDisconnected is called once when its Chromium's DevTools connection is gone. */
+  async launch(onDisconnected: (gen: Generation) => void): Promise<Generation> {
+    const t0 = Date.now();
+    if (!this.#sandboxed) this.#warnUnsandboxed('running as root');
+    let chromium: ChromiumProcess;
+    try {
+      chromium = await this.#start();
+    } catch (e) {
+      if (!this.#sandboxed || this.#sandboxTried) throw e;
+      // Chromium that cannot set up its sandbox (no user namespaces, as in a
+      // container without a seccomp profile that allows them) exits at once; over
+      // a pipe Puppeteer then reports only "Target closed". So: one more try with
+      // the sandbox, and if that fails too, a try without it. If that one starts,
+      // Chromium runs unsandboxed (the egress guard, the fresh context and the
+      // executor's user still hold), a warning is logged once, and /health says so.
+      try {
+        chromium = await this.#start();
+      } catch {
+        chromium = await this.#start(false).catch(() => {
+          throw e;
+        });
+        this.#sandboxed = false;
+        this.#warnUnsandboxed(`Chromium did not start with its sandbox: ${String(e).split('\n')[0]}`);
+      }
+    }
+    this.#sandboxTried = true;
+    const browser = chromium.browser;
+    // Chromium opens a blank page in its default context at launch (Puppeteer's
+    // launch arguments ask for one); nothing uses it, and its renderer is ~18 MB
+    // of PSS per lane at rest (measured): it is closed.
+    await closeStartupPages(browser, this.#opts.logger);
+    const gen: Generation = {
+      chromium,
+      browser,
+      served: 0,
+      live: 0,
+      retiring: false,
+      successor: undefined,
+      janitor: new ClipboardJanitor(browser, this.#opts.logger, this.#opts.janitorIdleMs),
+    };
+    browser.once('disconnected', () => onDisconnected(gen));
+    this.#opts.logger.info({ ms: Date.now() - t0, pid: chromium.pid, sandboxed: this.#sandboxed }, 'chromium started');
+    return gen;
+  }
+
+  async #start(sandboxed = this.#sandboxed): Promise<ChromiumProcess> {
+    // Started by us rather than puppeteer.launch, for a DevTools pipe with a bound
+    // on one message's size (src/slot/browser/chromium-process.ts, cdp-transport.ts).
+    return await startChromium({
+      executablePath: this.#opts.executablePath,
+      // The shell knows only the old headless mode (--headless); the full browser runs the new one.
+      headless: this.#opts.chromium === 'shell' ? 'shell' : true,
+      args: [
+        ...chromiumArgs(this.#opts.guardPort, sandboxed, this.#opts.rendererHeapMb),
+        ...(this.#opts.chromium === 'shell' ? SHELL_IN_PROCESS_ARGS : []),
+        ...(this.#opts.testTrustedSpki?.length
+          ? [`--ignore-certificate-errors-spki-list=${this.#opts.testTrustedSpki.join(',')}`]
+          : []),
+      ],
+      // SECURITY: keep Chromium's popup blocker on.
+      ignoreDefaultArgs: ['--disable-popup-blocking'],
+      protocolTimeoutMs: this.#opts.protocolTimeoutMs,
+      defaultViewport: { width: 1280, height: 800 },
+      ...(this.#opts.onOutput ? { onOutput: this.#opts.onOutput } : {}),
+      onDropped: (d) => this.#droppedMessage(d),
+    });
+  }
+
+  /**
+   * A DevTools message over MAX_CDP_MESSAGE_BYTES was dropped (a response was
+   * answered with an error for its call). Logged up to DROPPED_LOGGED times per
+   * lane, then counted only: a page can make such messages in a loop.
+   */
+  #droppedMessage(d: DroppedMessage): void {
+    this.#dropped++;
+    if (this.#dropped <= DROPPED_LOGGED || this.#dropped % 1000 === 0)
+      this.#opts.logger.warn(
+        { bytes: d.bytes, ...(d.method ? { event: d.method } : { call: d.id ?? 'unknown' }), dropped: this.#dropped },
+        'devtools message over the size limit dropped',
+      );
+  }
+
+  /** Once per process: Chromium runs without its own sandbox, and why. */
+  #warnUnsandboxed(reason: string): void {
+    // One warning for the executor, whichever of its lanes' Chromium tells it first.
+    if (warnedUnsandboxed) return;
+    warnedUnsandboxed = true;
+    this.#opts.logger.warn(
+      { reason },
+      "chromium runs without its own sandbox (see docs/container.md, Chromium's sandbox in a container); /health says chromiumSandbox: false",
+    );
+  }
+}
