@@ -67,36 +67,43 @@ export const cases: Case[] = [
   {
     area,
     name: 'Locator.change should work for selects',
+    upstream: 'locator: Locator.fill should work for selects',
     script: `await page.setContent('<select><option value="value1">Option 1</option><option value="value2">Option 2</option><select>'); let filled = false; await page.locator('select').on('action', () => { filled = true; }).fill('value2'); return [await page.evaluate(() => document.querySelector('select')?.value === 'value2'), filled];`,
   },
   {
     area,
     name: 'Locator.change should work for inputs',
+    upstream: 'locator: Locator.fill should work for inputs',
     script: `await page.setContent('<input>'); await page.locator('input').fill('test'); return await page.evaluate(() => document.querySelector('input')?.value === 'test');`,
   },
   {
     area,
     name: 'Locator.change should work if the input becomes enabled later',
+    upstream: 'locator: Locator.fill should work if the input becomes enabled later',
     script: `await page.setContent('<input disabled>'); const input = await page.$('input'); const result = page.locator('input').fill('test'); const before = await input.evaluate((el) => el.value); await input.evaluate((el) => { el.disabled = false; }); await result; return [before, await input.evaluate((el) => el.value)];`,
   },
   {
     area,
     name: 'Locator.change should work for contenteditable',
+    upstream: 'locator: Locator.fill should work for contenteditable',
     script: `await page.setContent('<div contenteditable="true">'); await page.locator('div').fill('test'); return await page.evaluate(() => document.querySelector('div')?.innerText === 'test');`,
   },
   {
     area,
     name: 'Locator.change should work for pre-filled inputs',
+    upstream: 'locator: Locator.fill should work for pre-filled inputs',
     script: `await page.setContent('<input value="te">'); await page.locator('input').fill('test'); return await page.evaluate(() => document.querySelector('input')?.value === 'test');`,
   },
   {
     area,
     name: 'Locator.change should override pre-filled inputs',
+    upstream: 'locator: Locator.fill should override pre-filled inputs',
     script: `await page.setContent('<input value="wrong prefix">'); await page.locator('input').fill('test'); return await page.evaluate(() => document.querySelector('input')?.value === 'test');`,
   },
   {
     area,
     name: 'Locator.change should work for non-text inputs',
+    upstream: 'locator: Locator.fill should work for non-text inputs',
     script: `await page.setContent('<input type="color">'); await page.locator('input').fill('#333333'); return await page.evaluate(() => document.querySelector('input')?.value === '#333333');`,
   },
   {
