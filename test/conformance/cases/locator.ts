@@ -171,4 +171,26 @@ export const cases: Case[] = [
     name: 'FunctionLocator should work with actions',
     script: `await page.setContent('<div onclick="window.clicked = true">test</div>'); await page.locator(() => document.getElementsByTagName('div')[0]).click(); return await page.evaluate(() => window.clicked);`,
   },
+  // locator.filterHandle(predicate): Puppeteer's own method (marked internal in its types), whose
+  // predicate runs where the script runs and gets each element found as a handle.
+  {
+    area,
+    name: 'Locator.prototype.filterHandle should resolve as soon as the predicate matches',
+    script: `await page.setContent('<div>test</div>'); const result = page.locator('::-p-text(test)').setTimeout(3000).filterHandle(async (handle) => (await handle.evaluate((e) => e.getAttribute('clickable'))) === 'true').hover(); await page.evaluate(() => setTimeout(() => document.querySelector('div').setAttribute('clickable', 'true'), 100)); return await result;`,
+  },
+  {
+    area,
+    name: 'Locator.prototype.filterHandle gives the predicate the element found',
+    script: `await page.setContent('<div id="first">a</div>'); const seen = []; const h = await page.locator('div').filterHandle(async (handle) => { seen.push(await handle.evaluate((e) => e.id)); return true; }).waitHandle(); return [seen, await h.evaluate((e) => e.id)];`,
+  },
+  {
+    area,
+    name: 'Locator.prototype.filterHandle times out when the predicate never matches',
+    script: `await page.setContent('<div>test</div>'); try { await page.locator('div').setTimeout(300).filterHandle(() => false).wait(); return 'no error'; } catch (e) { return [e.name, e.message]; }`,
+  },
+  {
+    area,
+    name: 'Locator.prototype.filterHandle: a predicate that throws is retried until the timeout',
+    script: `await page.setContent('<div>test</div>'); let calls = 0; try { await page.locator('div').setTimeout(300).filterHandle(() => { calls++; throw new Error('nope'); }).wait(); return 'no error'; } catch (e) { return [e.name, e.message, calls > 1]; }`,
+  },
 ];
