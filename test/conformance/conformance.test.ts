@@ -71,8 +71,13 @@ test(`pagescript gives Puppeteer's answer (${ALL.length} cases from Puppeteer's 
     const a = byArea.get(c.area) ?? { total: 0, same: 0 };
     a.total++;
     // CONFORMANCE_VERBOSE=1 prints every case's two answers.
-    if (process.env.CONFORMANCE_VERBOSE)
+    if (process.env.CONFORMANCE_VERBOSE) {
       t.diagnostic(`${caseId(c)}: ${describeOutcome(ours)} | ${describeOutcome(theirs)}`);
+      // As it goes too (diagnostics print at the end): a long run stopped early still tells what it saw.
+      process.stderr.write(
+        `${same(ours, theirs) ? 'same' : 'DIFFERS'} ${caseId(c)}: ${describeOutcome(ours)} | ${describeOutcome(theirs)}\n`,
+      );
+    }
     if (same(ours, theirs)) a.same++;
     else differing.set(caseId(c), `pagescript: ${describeOutcome(ours)}\n    Puppeteer:  ${describeOutcome(theirs)}`);
     byArea.set(c.area, a);

@@ -14,6 +14,7 @@ import { cases as queryhandler } from './queryhandler.js';
 import { cases as queryselector } from './queryselector.js';
 import { cases as requestinterception } from './requestinterception.js';
 import { cases as screenshot } from './screenshot.js';
+import { cases as upstream } from './upstream.js';
 
 export const ALL_CASES: readonly Case[] = [
   ...evaluation,
@@ -30,4 +31,5 @@ export const ALL_CASES: readonly Case[] = [
   ...cookies,
   ...screenshot,
   ...checks,
+  ...upstream,
 ];
