@@ -235,6 +235,10 @@ export const PAGE_API = {
     setEnsureElementIsInTheViewport: 'sync',
     setWaitForStableBoundingBox: 'sync',
     filter: 'sync', // a page function as source text
+    // The predicate stays in the isolate, as exposeFunction's function: the host calls it by id with each
+    // element the locator finds (a handle of this request, counted in its bound) and takes its answer as a
+    // boolean; a call waits within the exposed-call bound (MAX_WAITING_EXPOSED_CALLS), never past the script.
+    filterHandle: 'local',
     map: 'sync', // as filter
     clone: 'sync',
   },
@@ -297,8 +301,8 @@ export const PAGE_API = {
 
 /**
  * Names the isolate's own code sends to the host, which scripts do not call
- * under that name: `subscribe` (from page.on) and `exposeFunction` (its local
- * wrapper sends the function's id, never the function).
+ * under that name: `subscribe` (from page.on), and `exposeFunction` and
+ * `filterHandle` (their local wrappers send the function's id, never the function).
  */
 export const HOST_ONLY: Readonly<Partial<Record<HandleKind, Readonly<Record<string, 'async' | 'sync'>>>>> = {
   Page: {
@@ -308,6 +312,7 @@ export const HOST_ONLY: Readonly<Partial<Record<HandleKind, Readonly<Record<stri
   },
   Locator: {
     subscribe: 'sync', // SECURITY: the host accepts only 'action', an event with no payload
+    filterHandle: 'sync', // a function id: the predicate stays in the isolate; the new locator joins the table
   },
 };
 

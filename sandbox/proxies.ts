@@ -380,6 +380,18 @@ export function createPageApi(deps: BridgeDeps): Bridge {
     configurable: true,
   });
 
+  // locator.filterHandle(predicate): the predicate stays here; the host calls it with each element found.
+  Object.defineProperty(Locator.prototype, 'filterHandle', {
+    value: function (this: object, predicate: unknown) {
+      if (typeof predicate !== 'function') throw new TypeError('filterHandle needs a function');
+      const fid = nextExposed++;
+      exposed.set(fid, predicate as AnyFn);
+      return deps.callSync(idOf(this), 'filterHandle', [fid]);
+    },
+    writable: true,
+    configurable: true,
+  });
+
   for (const [kind, proto] of Object.entries(protos)) {
     inspectable(proto, kind as HandleKind);
     // SECURITY: nothing depends on this, but a handle serialised by mistake must not

@@ -283,6 +283,26 @@ function css(body: string): Route {
   };
 }
 
+/** A 1×1 transparent PNG, for Puppeteer's digits/*.png and pptr.png. */
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
+
+function png(): Route {
+  return (_req, res) => {
+    res.writeHead(200, { 'content-type': 'image/png' });
+    res.end(PNG);
+  };
+}
+
+function js(body: string): Route {
+  return (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/javascript' });
+    res.end(body);
+  };
+}
+
 export const ASSETS: Record<string, Route> = {
   '/empty.html': html('<!DOCTYPE html><html><head></head><body></body></html>'),
   '/title.html': html(TITLE),
@@ -366,4 +386,11 @@ export const ASSETS: Record<string, Route> = {
       res.end(`${req.method} ${body}`);
     });
   },
+  '/digits/1.png': png(),
+  '/digits/2.png': png(),
+  '/digits/3.png': png(),
+  '/digits/4.png': png(),
+  '/pptr.png': png(),
+  '/injectedfile.js': js("window.__injected = 42;\nwindow.__injectedError = new Error('hi');"),
+  '/injectedstyle.css': css('body { background-color: red; }'),
 };

@@ -9,44 +9,19 @@ import puppeteer, { KnownDevices, Locator, PredefinedNetworkConditions, type Bro
 import { FixtureServer } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { ASSETS } from './assets.js';
-import { cases as checks } from './cases/checks.js';
-import { cases as consoleCases } from './cases/console.js';
-import { cases as cookies } from './cases/cookies.js';
-import { cases as devices } from './cases/devices.js';
-import { cases as evaluation } from './cases/evaluation.js';
-import { cases as filechooser } from './cases/filechooser.js';
-import { cases as input } from './cases/input.js';
-import { cases as locator } from './cases/locator.js';
-import { cases as network } from './cases/network.js';
-import { cases as pageCases } from './cases/page.js';
-import { cases as queryhandler } from './cases/queryhandler.js';
-import { cases as queryselector } from './cases/queryselector.js';
-import { cases as requestinterception } from './cases/requestinterception.js';
-import { cases as screenshot } from './cases/screenshot.js';
+import { ALL_CASES } from './cases/index.js';
 import { KNOWN_DIFFERENCES } from './differences.js';
 import { caseId, describeOutcome, runRaw, same, wrap, type Case, type Outcome, type Urls } from './harness.js';
+import { coverage, coverageLines } from './upstream.js';
 
 // CONFORMANCE_AREAS=evaluation,page runs those areas only, CONFORMANCE_MATCH=<regexp> the cases whose
 // "area: name" it matches (while working on them).
 const AREAS = process.env.CONFORMANCE_AREAS?.split(',').filter(Boolean);
 const MATCH = process.env.CONFORMANCE_MATCH ? new RegExp(process.env.CONFORMANCE_MATCH) : undefined;
 const FILTERED = AREAS !== undefined || MATCH !== undefined;
-const ALL: Case[] = [
-  ...evaluation,
-  ...queryselector,
-  ...queryhandler,
-  ...pageCases,
-  ...consoleCases,
-  ...input,
-  ...devices,
-  ...locator,
-  ...filechooser,
-  ...network,
-  ...requestinterception,
-  ...cookies,
-  ...screenshot,
-  ...checks,
-].filter((c) => (AREAS === undefined || AREAS.includes(c.area)) && (MATCH === undefined || MATCH.test(caseId(c))));
+const ALL: Case[] = ALL_CASES.filter(
+  (c) => (AREAS === undefined || AREAS.includes(c.area)) && (MATCH === undefined || MATCH.test(caseId(c))),
+);
 const SCRIPT_TIMEOUT_MS = 5_000;
 const EXECUTABLE = process.env.PUPPETEER_EXECUTABLE_PATH ?? '/usr/lib/chromium/chromium';
 
@@ -96,8 +71,13 @@ test(`pagescript gives Puppeteer's answer (${ALL.length} cases from Puppeteer's 
     const a = byArea.get(c.area) ?? { total: 0, same: 0 };
     a.total++;
     // CONFORMANCE_VERBOSE=1 prints every case's two answers.
-    if (process.env.CONFORMANCE_VERBOSE)
+    if (process.env.CONFORMANCE_VERBOSE) {
       t.diagnostic(`${caseId(c)}: ${describeOutcome(ours)} | ${describeOutcome(theirs)}`);
+      // As it goes too (diagnostics print at the end): a long run stopped early still tells what it saw.
+      process.stderr.write(
+        `${same(ours, theirs) ? 'same' : 'DIFFERS'} ${caseId(c)}: ${describeOutcome(ours)} | ${describeOutcome(theirs)}\n`,
+      );
+    }
     if (same(ours, theirs)) a.same++;
     else differing.set(caseId(c), `pagescript: ${describeOutcome(ours)}\n    Puppeteer:  ${describeOutcome(theirs)}`);
     byArea.set(c.area, a);
@@ -110,6 +90,8 @@ test(`pagescript gives Puppeteer's answer (${ALL.length} cases from Puppeteer's 
     t.diagnostic(`${area}: ${a.same}/${a.total} the same`);
   }
   t.diagnostic(`all: ${agreeing}/${total} the same (${((100 * agreeing) / total).toFixed(1)}%)`);
+  // How much of Puppeteer's own tests the cases cover (test/conformance/upstream/), whatever ran.
+  for (const line of coverageLines(coverage(ALL_CASES))) t.diagnostic(line);
 
   for (const [id, d] of differing) t.diagnostic(`differs: ${id}\n    ${d}`);
   const unexpected = [...differing].filter(([id]) => !(id in KNOWN_DIFFERENCES));

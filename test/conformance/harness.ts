@@ -17,6 +17,11 @@ export interface Case {
   readonly path?: string;
   /** The script: the body of an async function; `return` what the test asserts on. */
   readonly script: string;
+  /**
+   * The upstream tests it translates ("area: describe… title", as in upstream/*.json),
+   * where that is not `area: name` itself (see upstream.ts).
+   */
+  readonly upstream?: string | readonly string[];
 }
 
 export interface Urls {

@@ -115,6 +115,28 @@ describe('membrane budgets', () => {
     await thenNormalRequestSucceeds();
   });
 
+  // Attack (a host wait held by the script): locator.filterHandle's predicate runs in the isolate while the
+  // host's locator waits for its answer. One that never answers, or a flood of locators polling one, must end
+  // with the locator's own timeout, hold no more than the exposed-call bound, and leave the request working.
+  test('a filterHandle predicate that never answers ends at the locator timeout, and so do 150 at once', async () => {
+    const r = await run(`
+      await page.setContent('<div>x</div>');
+      const hang = () => new Promise(() => {});
+      let one;
+      try { await page.locator('div').setTimeout(300).filterHandle(hang).wait(); } catch (e) { one = e.name + ': ' + e.message; }
+      const many = await Promise.all(Array.from({ length: 150 }, () =>
+        page.locator('div').setTimeout(300).filterHandle(hang).wait().then(() => 'resolved', (e) => e.name)));
+      return { one, many: [...new Set(many)], after: await page.evaluate(() => 6 * 7) };
+    `);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const data = r.body.data as { one: string; many: string[]; after: number };
+    assert.equal(data.one, 'TimeoutError: Timed out after waiting 300ms');
+    // Every one ends with its own timeout: none resolves, none is left waiting on the script.
+    assert.deepEqual(data.many, ['TimeoutError']);
+    assert.equal(data.after, 42);
+    await thenNormalRequestSucceeds();
+  });
+
   // Attack (host memory for the price of a loop): Puppeteer keeps every preload script's source on the host until
   // the page closes, and the script's calls gave their budget back as each ended. One 15 Mi-character script set
   // again and again held ~15 MB more of the executor per call (measured: 6 calls, +125 MB), shared by all tenants.

@@ -873,36 +873,59 @@ export class Membrane implements MethodContext {
     // nor set again. Given back, each failed call left a binding on the host beyond MAX_EXPOSED_FUNCTIONS.
     this.#exposedNames.add(n);
     await this.page.exposeFunction(n, async (...args: unknown[]) => {
-      if (this.#disposed) throw new Error('the script has ended');
-      // SECURITY: decided before the arguments are encoded: a page calling 100,000 times while the
-      // script is busy had each call wait on the host (+220 MB); past the bound a call fails at once.
-      if (this.#waitingExposedCalls >= MAX_WAITING_EXPOSED_CALLS || this.#queuedChars >= MAX_QUEUED_CHARS) {
-        this.droppedExposedCalls++;
-        throw new Error(`too many calls are waiting for the script (at most ${MAX_WAITING_EXPOSED_CALLS})`);
-      }
-      // The function runs in the isolate; only JSON crosses, and its answer is JSON.
-      const json = this.#charged(() =>
-        JSON.stringify({ op: 'exposed', fid: id, a: args.map((x) => this.encode(x)) } satisfies ToIsolate),
-      );
-      if (json.length > MAX_TRANSFER_CHARS || this.#queuedChars + json.length > MAX_QUEUED_CHARS) {
-        this.droppedExposedCalls++;
-        throw new Error('the arguments are too large to give to the script');
-      }
-      this.#waitingExposedCalls++;
-      const answer = await this.#send(json, true).finally(() => this.#waitingExposedCalls--);
-      if (answer !== undefined && answer.length > MAX_MESSAGE_CHARS)
-        throw new Error('the exposed function returned too much data');
-      const parsed = JSON.parse(answer ?? '{"ok":false}') as {
-        ok: boolean;
-        v?: unknown;
-        e?: WireError;
-        thrown?: unknown;
-      };
+      const parsed = await this.#callScript(id, args);
       // A value thrown that is no Error (null, a string) reaches the page as itself, as in Puppeteer.
       if (!parsed.ok && 'thrown' in parsed) throw this.#pageArg(parsed.thrown, `page.exposeFunction(${n})`, 1);
       if (!parsed.ok) throw new Error(parsed.e?.message ?? 'exposed function failed');
       return this.#pageArg(parsed.v, `page.exposeFunction(${n})`, 1);
     });
+  }
+
+  /**
+   * Calls a function the script keeps in the isolate (fid: its id there) with host
+   * values (page arguments, handles), and waits for its answer. Only JSON crosses.
+   */
+  async #callScript(
+    fid: number,
+    args: readonly unknown[],
+  ): Promise<{ ok: boolean; v?: unknown; e?: WireError; thrown?: unknown }> {
+    if (this.#disposed) throw new Error('the script has ended');
+    // SECURITY: decided before the arguments are encoded: a page calling 100,000 times while the
+    // script is busy had each call wait on the host (+220 MB); past the bound a call fails at once.
+    if (this.#waitingExposedCalls >= MAX_WAITING_EXPOSED_CALLS || this.#queuedChars >= MAX_QUEUED_CHARS) {
+      this.droppedExposedCalls++;
+      throw new Error(`too many calls are waiting for the script (at most ${MAX_WAITING_EXPOSED_CALLS})`);
+    }
+    const json = this.#charged(() =>
+      JSON.stringify({ op: 'exposed', fid, a: args.map((x) => this.encode(x)) } satisfies ToIsolate),
+    );
+    if (json.length > MAX_TRANSFER_CHARS || this.#queuedChars + json.length > MAX_QUEUED_CHARS) {
+      this.droppedExposedCalls++;
+      throw new Error('the arguments are too large to give to the script');
+    }
+    this.#waitingExposedCalls++;
+    const answer = await this.#send(json, true).finally(() => this.#waitingExposedCalls--);
+    if (answer !== undefined && answer.length > MAX_MESSAGE_CHARS)
+      throw new Error('the exposed function returned too much data');
+    return JSON.parse(answer ?? '{"ok":false}') as { ok: boolean; v?: unknown; e?: WireError; thrown?: unknown };
+  }
+
+  /**
+   * locator.filterHandle(predicate): the predicate stays in the isolate (fid); each
+   * element the locator finds reaches it as a handle of this request, and its answer
+   * counts as true or false, as Puppeteer's FilteredLocator takes it.
+   */
+  filterHandle(locator: Locator<unknown>, fid: unknown): Locator<unknown> {
+    const id = num(fid, 'locator.filterHandle: id', 1);
+    const predicate = async (handle: unknown): Promise<boolean> => {
+      const parsed = await this.#callScript(id, [handle]);
+      if (!parsed.ok) throw new Error(parsed.e?.message ?? 'the filterHandle predicate failed');
+      return Boolean(parsed.v);
+    };
+    // filterHandle is marked internal in Puppeteer's types, but is a method of every Locator.
+    return (
+      locator as unknown as { filterHandle(p: (handle: unknown) => Promise<boolean>): Locator<unknown> }
+    ).filterHandle(predicate);
   }
 
   async removeExposedFunction(name: unknown): Promise<void> {

@@ -74,6 +74,8 @@ export interface MethodContext {
   /** A script's listener for a locator's event: the host listens and tells the isolate. */
   subscribeLocator(locator: Locator<unknown>, event: unknown): void;
   exposeFunction(name: unknown, fid: unknown): Promise<void>;
+  /** locator.filterHandle with the script's predicate, kept in the isolate under the id fid. */
+  filterHandle(locator: Locator<unknown>, fid: unknown): Locator<unknown>;
   removeExposedFunction(name: unknown): Promise<void>;
   /** page.evaluateOnNewDocument within the request's preload budget (MAX_PRELOAD_SCRIPTS, MAX_PRELOAD_CHARS). */
   evaluateOnNewDocument(fn: unknown, args: readonly unknown[]): Promise<unknown>;
@@ -722,6 +724,7 @@ const LOCATOR_SYNC: Table<Locator<unknown>> = {
   setEnsureElementIsInTheViewport: (l, [v]) => derived(l, l.setEnsureElementIsInTheViewport(v === true)),
   setWaitForStableBoundingBox: (l, [v]) => derived(l, l.setWaitForStableBoundingBox(v === true)),
   filter: (l, [fn], c) => derived(l, l.filter(c.pageFunction(fn, 'locator.filter') as never)),
+  filterHandle: (l, [fid], c) => derived(l, c.filterHandle(l, fid)),
   map: (l, [fn], c) => derived(l, l.map(c.pageFunction(fn, 'locator.map') as never)),
   clone: (l) => derived(l, l.clone()),
 };

@@ -48,6 +48,7 @@ export const cases: Case[] = [
   {
     area: 'jshandle',
     name: 'Page.evaluateHandle should throw on recursive objects',
+    upstream: 'jshandle: Page.evaluateHandle should warn about recursive objects',
     script: `${OUTCOME} const test = {}; test.obj = test; const [name, message] = await outcome(page.evaluateHandle((o) => o, test)); return [name, message.includes('Recursive objects are not allowed.')];`,
   },
   {
@@ -129,6 +130,7 @@ export const cases: Case[] = [
   {
     area: 'waittask',
     name: 'waitForFunction should respect default timeout',
+    upstream: 'waittask: Frame.waitForFunction should respect default timeout',
     script: `${OUTCOME} page.setDefaultTimeout(1); return await outcome(page.waitForFunction('false'));`,
   },
   {
@@ -175,6 +177,7 @@ export const cases: Case[] = [
   {
     area: 'page',
     name: 'Page.waitForNetworkIdle should be cancellable',
+    upstream: 'page: Page.waitForNetworkIdle should be cancelable',
     script: cancelled(`page.waitForNetworkIdle({ idleTime: 1000, signal: c.signal })`),
   },
   {
@@ -190,6 +193,7 @@ export const cases: Case[] = [
   {
     area: 'navigation',
     name: 'waitForNavigation should be cancellable',
+    upstream: 'navigation: Page.waitForNavigation should be cancellable',
     script: cancelled(`page.waitForNavigation({ signal: c.signal })`),
   },
   {
@@ -240,11 +244,13 @@ return await page.evaluate(() => [navigator.userAgent, navigator.userAgentData.m
   {
     area: 'page',
     name: 'Page.Events.Metrics metrics event fired on console.timeStamp',
+    upstream: 'page: Page.metrics metrics event fired on console.timeStamp',
     script: `const got = new Promise((resolve) => page.once('metrics', resolve)); await page.evaluate(() => console.timeStamp('test42')); const m = await got; return [m.title, typeof m.metrics.JSHeapUsedSize, typeof m.metrics.Nodes];`,
   },
   {
     area: 'network',
     name: 'Page.Events.RequestServedFromCache',
+    upstream: 'network: Network Events Page.Events.RequestServedFromCache',
     script: `const cached = []; page.on('requestservedfromcache', (r) => cached.push(r.url().split('/').pop())); await page.goto(server.PREFIX + '/cached/one-style.html'); const first = [...cached]; await page.reload(); return [first, cached];`,
   },
   {

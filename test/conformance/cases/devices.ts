@@ -34,6 +34,7 @@ export const cases: Case[] = [
   {
     area: 'keyboard',
     name: 'should send a character with sendCharacter (inputs and keydowns)',
+    upstream: 'keyboard: should send a character with sendCharacter',
     path: '/input/textarea.html',
     script: `await page.focus('textarea'); await page.evaluate(() => { globalThis.inputCount = 0; globalThis.keyDownCount = 0; window.addEventListener('input', () => { globalThis.inputCount += 1; }, true); window.addEventListener('keydown', () => { globalThis.keyDownCount += 1; }, true); }); const read = () => page.$eval('textarea', (t) => ({ value: t.value, inputs: globalThis.inputCount, keyDowns: globalThis.keyDownCount })); await page.keyboard.sendCharacter('嗨'); const a = await read(); await page.keyboard.sendCharacter('a'); return [a, await read()];`,
   },
@@ -45,6 +46,7 @@ export const cases: Case[] = [
   {
     area: 'keyboard',
     name: 'should report shiftKey, Alt and Control',
+    upstream: 'keyboard: should report shiftKey',
     path: '/input/keyboard.html',
     script: `${RESULT} const keyboard = page.keyboard; const out = []; for (const modifierKey of ['Shift', 'Alt', 'Control']) { await keyboard.down(modifierKey); out.push(await getResult()); await keyboard.down('!'); out.push(await getResult()); await keyboard.up('!'); out.push(await getResult()); await keyboard.up(modifierKey); out.push(await getResult()); } return out;`,
   },
@@ -75,6 +77,7 @@ export const cases: Case[] = [
   {
     area: 'keyboard',
     name: 'should specify repeat property (down twice, up and down)',
+    upstream: 'keyboard: should specify repeat property',
     path: '/input/textarea.html',
     script: `await page.focus('textarea'); await page.evaluate(() => document.querySelector('textarea').addEventListener('keydown', (e) => (globalThis.lastEvent = e), true)); const repeat = () => page.evaluate(() => globalThis.lastEvent.repeat); await page.keyboard.down('a'); await page.keyboard.press('a'); await page.keyboard.down('b'); const a = await repeat(); await page.keyboard.down('b'); const b = await repeat(); await page.keyboard.up('a'); await page.keyboard.down('a'); return [a, b, await repeat()];`,
   },
@@ -117,6 +120,7 @@ export const cases: Case[] = [
   {
     area: 'mouse',
     name: 'should set modifier keys on click (Shift, Control, Alt, Meta)',
+    upstream: 'mouse: should set modifier keys on click',
     path: '/input/scrollable.html',
     script: `await page.evaluate(() => document.querySelector('#button-3').addEventListener('mousedown', (e) => (globalThis.lastEvent = e), true)); const modifiers = [['Shift', 'shiftKey'], ['Control', 'ctrlKey'], ['Alt', 'altKey'], ['Meta', 'metaKey']]; const held = []; for (const [modifier, key] of modifiers) { await page.keyboard.down(modifier); await page.click('#button-3'); held.push(await page.evaluate((mod) => globalThis.lastEvent[mod], key)); await page.keyboard.up(modifier); } await page.click('#button-3'); const released = []; for (const [, key] of modifiers) released.push(await page.evaluate((mod) => globalThis.lastEvent[mod], key)); return [held, released];`,
   },

@@ -15,6 +15,7 @@ export const cases: Case[] = [
   {
     area,
     name: 'should upload the file',
+    upstream: 'input: input should upload the file',
     path: '/input/fileupload.html',
     // Puppeteer's test uploads its assets' file-to-upload.txt; any file of the machine shows the same.
     script: `const input = await page.$('input'); await input.uploadFile('package.json'); return await page.evaluate((e) => e.files[0].name, input);`,

@@ -67,36 +67,43 @@ export const cases: Case[] = [
   {
     area,
     name: 'Locator.change should work for selects',
+    upstream: 'locator: Locator.fill should work for selects',
     script: `await page.setContent('<select><option value="value1">Option 1</option><option value="value2">Option 2</option><select>'); let filled = false; await page.locator('select').on('action', () => { filled = true; }).fill('value2'); return [await page.evaluate(() => document.querySelector('select')?.value === 'value2'), filled];`,
   },
   {
     area,
     name: 'Locator.change should work for inputs',
+    upstream: 'locator: Locator.fill should work for inputs',
     script: `await page.setContent('<input>'); await page.locator('input').fill('test'); return await page.evaluate(() => document.querySelector('input')?.value === 'test');`,
   },
   {
     area,
     name: 'Locator.change should work if the input becomes enabled later',
+    upstream: 'locator: Locator.fill should work if the input becomes enabled later',
     script: `await page.setContent('<input disabled>'); const input = await page.$('input'); const result = page.locator('input').fill('test'); const before = await input.evaluate((el) => el.value); await input.evaluate((el) => { el.disabled = false; }); await result; return [before, await input.evaluate((el) => el.value)];`,
   },
   {
     area,
     name: 'Locator.change should work for contenteditable',
+    upstream: 'locator: Locator.fill should work for contenteditable',
     script: `await page.setContent('<div contenteditable="true">'); await page.locator('div').fill('test'); return await page.evaluate(() => document.querySelector('div')?.innerText === 'test');`,
   },
   {
     area,
     name: 'Locator.change should work for pre-filled inputs',
+    upstream: 'locator: Locator.fill should work for pre-filled inputs',
     script: `await page.setContent('<input value="te">'); await page.locator('input').fill('test'); return await page.evaluate(() => document.querySelector('input')?.value === 'test');`,
   },
   {
     area,
     name: 'Locator.change should override pre-filled inputs',
+    upstream: 'locator: Locator.fill should override pre-filled inputs',
     script: `await page.setContent('<input value="wrong prefix">'); await page.locator('input').fill('test'); return await page.evaluate(() => document.querySelector('input')?.value === 'test');`,
   },
   {
     area,
     name: 'Locator.change should work for non-text inputs',
+    upstream: 'locator: Locator.fill should work for non-text inputs',
     script: `await page.setContent('<input type="color">'); await page.locator('input').fill('#333333'); return await page.evaluate(() => document.querySelector('input')?.value === '#333333');`,
   },
   {
@@ -163,5 +170,27 @@ export const cases: Case[] = [
     area,
     name: 'FunctionLocator should work with actions',
     script: `await page.setContent('<div onclick="window.clicked = true">test</div>'); await page.locator(() => document.getElementsByTagName('div')[0]).click(); return await page.evaluate(() => window.clicked);`,
+  },
+  // locator.filterHandle(predicate): Puppeteer's own method (marked internal in its types), whose
+  // predicate runs where the script runs and gets each element found as a handle.
+  {
+    area,
+    name: 'Locator.prototype.filterHandle should resolve as soon as the predicate matches',
+    script: `await page.setContent('<div>test</div>'); const result = page.locator('::-p-text(test)').setTimeout(3000).filterHandle(async (handle) => (await handle.evaluate((e) => e.getAttribute('clickable'))) === 'true').hover(); await page.evaluate(() => setTimeout(() => document.querySelector('div').setAttribute('clickable', 'true'), 100)); return await result;`,
+  },
+  {
+    area,
+    name: 'Locator.prototype.filterHandle gives the predicate the element found',
+    script: `await page.setContent('<div id="first">a</div>'); const seen = []; const h = await page.locator('div').filterHandle(async (handle) => { seen.push(await handle.evaluate((e) => e.id)); return true; }).waitHandle(); return [seen, await h.evaluate((e) => e.id)];`,
+  },
+  {
+    area,
+    name: 'Locator.prototype.filterHandle times out when the predicate never matches',
+    script: `await page.setContent('<div>test</div>'); try { await page.locator('div').setTimeout(300).filterHandle(() => false).wait(); return 'no error'; } catch (e) { return [e.name, e.message]; }`,
+  },
+  {
+    area,
+    name: 'Locator.prototype.filterHandle: a predicate that throws is retried until the timeout',
+    script: `await page.setContent('<div>test</div>'); let calls = 0; try { await page.locator('div').setTimeout(300).filterHandle(() => { calls++; throw new Error('nope'); }).wait(); return 'no error'; } catch (e) { return [e.name, e.message, calls > 1]; }`,
   },
 ];

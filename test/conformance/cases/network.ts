@@ -27,6 +27,7 @@ export const cases: Case[] = [
   {
     area: 'network',
     name: 'request.postData',
+    upstream: 'network: Request.postData should work',
     script: `let pd; page.on('request', (r) => { if (r.method() === 'POST') pd = r.postData(); }); await page.evaluate((u) => fetch(u, { method: 'POST', body: JSON.stringify({ foo: 'bar' }) }).then((r) => r.text()), server.PREFIX + '/post'); return pd;`,
   },
   {
@@ -37,11 +38,13 @@ export const cases: Case[] = [
   {
     area: 'network',
     name: 'response.text',
+    upstream: 'network: Response.text should work',
     script: `const r = await page.goto(server.PREFIX + '/simple.json'); return await r.text();`,
   },
   {
     area: 'network',
     name: 'response.json',
+    upstream: 'network: Response.json should work',
     script: `const r = await page.goto(server.PREFIX + '/simple.json'); return await r.json();`,
   },
   {
@@ -62,11 +65,13 @@ export const cases: Case[] = [
   {
     area: 'network',
     name: 'response.remoteAddress',
+    upstream: 'network: Response.remoteAddress should work',
     script: `const r = await page.goto(server.PREFIX + '/title.html'); const a = r.remoteAddress(); return [typeof a.ip, typeof a.port];`,
   },
   {
     area: 'network',
     name: 'response.timing',
+    upstream: 'network: Response.timing returns timing information',
     script: `const r = await page.goto(server.PREFIX + '/title.html'); return typeof r.timing();`,
   },
   {
@@ -82,11 +87,13 @@ export const cases: Case[] = [
   {
     area: 'network',
     name: 'waitForRequest',
+    upstream: 'page: Page.waitForRequest should work',
     script: `const [r] = await Promise.all([page.waitForRequest(server.PREFIX + '/simple.json'), page.evaluate((u) => fetch(u), server.PREFIX + '/simple.json')]); return r.url().endsWith('/simple.json');`,
   },
   {
     area: 'network',
     name: 'waitForResponse with predicate',
+    upstream: 'page: Page.waitForResponse should work with predicate',
     script: `const [r] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/simple.json')), page.evaluate((u) => fetch(u), server.PREFIX + '/simple.json')]); return r.status();`,
   },
   {
@@ -107,6 +114,7 @@ export const cases: Case[] = [
   {
     area: 'requestinterception',
     name: 'should respond with a string body',
+    upstream: 'requestinterception: Request.respond should work',
     script: `await page.setRequestInterception(true); page.on('request', (r) => r.respond({ status: 201, headers: { foo: 'bar' }, body: 'Yo, page!' })); const resp = await page.goto(server.EMPTY_PAGE); return [resp.status(), resp.headers().foo, await page.evaluate(() => document.body.textContent)];`,
   },
   {
@@ -117,16 +125,19 @@ export const cases: Case[] = [
   {
     area: 'requestinterception',
     name: 'should respond with array header values',
+    upstream: 'requestinterception: Request.respond should allow mocking multiple headers with same key',
     script: `await page.setRequestInterception(true); page.on('request', (r) => r.respond({ status: 200, headers: { 'set-cookie': ['a=1', 'b=2'] }, body: 'x' })); await page.goto(server.EMPTY_PAGE); return (await page.cookies()).map((c) => c.name).sort();`,
   },
   {
     area: 'requestinterception',
     name: 'should work with redirects',
+    upstream: 'requestinterception: Page.setRequestInterception should work with redirects',
     script: `await page.setRequestInterception(true); const urls = []; page.on('request', (r) => { urls.push(r.url().split('/').pop()); r.continue(); }); const resp = await page.goto(server.PREFIX + '/redirect/1.html'); return [urls, resp.status()];`,
   },
   {
     area: 'requestinterception',
     name: 'should be able to override headers on continue',
+    upstream: 'requestinterception: Request.continue should amend HTTP headers',
     script: `await page.setRequestInterception(true); page.on('request', (r) => r.continue({ headers: { ...r.headers(), foo: 'bar' } })); await page.goto(server.PREFIX + '/headers.json'); return JSON.parse(await page.evaluate(() => document.body.textContent)).foo;`,
   },
   {
@@ -137,37 +148,44 @@ export const cases: Case[] = [
   {
     area: 'cookies',
     name: 'should return no cookies in pristine browser context',
+    upstream: 'cookies: Page.cookies should return no cookies in pristine browser context',
     script: `return await page.cookies();`,
   },
   {
     area: 'cookies',
     name: 'should get a cookie',
+    upstream: 'cookies: Page.cookies should get a cookie',
     script: `await page.evaluate(() => { document.cookie = 'username=John Doe'; }); const c = await page.cookies(); return c.map(({ name, value, domain, path, httpOnly, secure, session }) => ({ name, value, domain, path, httpOnly, secure, session }));`,
   },
   {
     area: 'cookies',
     name: 'should set a cookie',
+    upstream: 'cookies: Page.setCookie should work',
     script: `await page.setCookie({ name: 'password', value: '123456' }); return await page.evaluate(() => document.cookie);`,
   },
   {
     area: 'cookies',
     name: 'should delete a cookie',
+    upstream: 'cookies: Page.deleteCookie should delete cookie',
     script: `await page.setCookie({ name: 'cookie1', value: '1' }, { name: 'cookie2', value: '2' }); await page.deleteCookie({ name: 'cookie2' }); return await page.evaluate(() => document.cookie);`,
   },
   {
     area: 'cookies',
     name: 'should not set a cookie on a data URL page',
+    upstream: 'cookies: Page.setCookie should not set a cookie on a data URL page',
     script: `await page.goto('data:text/html,Hello'); try { await page.setCookie({ name: 'example-cookie', value: 'best' }); return 'no error'; } catch (e) { return e.message; }`,
   },
   {
     area: 'screenshot',
     name: 'should work',
+    upstream: 'screenshot: Page.screenshot should work',
     path: '/grid.html',
     script: `await page.setViewport({ width: 500, height: 500 }); const s = await page.screenshot(); return [s instanceof Uint8Array, s.length > 1000];`,
   },
   {
     area: 'screenshot',
     name: 'should clip rect',
+    upstream: 'screenshot: Page.screenshot should clip rect',
     path: '/grid.html',
     script: `await page.setViewport({ width: 500, height: 500 }); const s = await page.screenshot({ clip: { x: 50, y: 100, width: 150, height: 100 } }); return s.length > 100;`,
   },
@@ -191,6 +209,7 @@ export const cases: Case[] = [
   {
     area: 'frame',
     name: 'frames() lists nested frames',
+    upstream: 'frame: Frame Management should handle nested frames',
     path: '/frames/nested-frames.html',
     script: `return page.frames().map((f) => f.name());`,
   },
@@ -203,6 +222,7 @@ export const cases: Case[] = [
   {
     area: 'frame',
     name: 'frame.evaluate',
+    upstream: 'evaluation: Frame.evaluate should have correct execution contexts',
     path: '/frames/one-frame.html',
     script: `return await page.frames()[1].evaluate(() => document.querySelector('div').textContent);`,
   },
@@ -232,6 +252,7 @@ export const cases: Case[] = [
   {
     area: 'frame',
     name: 'frame.goto',
+    upstream: 'navigation: Frame.goto should navigate subframes',
     path: '/frames/one-frame.html',
     script: `const f = page.frames()[1]; await f.goto(server.PREFIX + '/title.html'); return await f.title();`,
   },

@@ -6,37 +6,44 @@ export const cases: Case[] = [
   {
     area: 'page',
     name: 'title should return the page title',
+    upstream: 'page: Page.title should return the page title',
     path: '/title.html',
     script: `return await page.title();`,
   },
   {
     area: 'page',
     name: 'url should work',
+    upstream: 'page: Page.url should work',
     script: `const before = page.url(); await page.goto(server.PREFIX + '/title.html'); return [before === server.EMPTY_PAGE, page.url() === server.PREFIX + '/title.html'];`,
   },
   {
     area: 'page',
     name: 'setContent should work',
+    upstream: 'page: Page.setContent should work',
     script: `await page.setContent('<div>hello</div>'); return await page.content();`,
   },
   {
     area: 'page',
     name: 'setContent should work with doctype',
+    upstream: 'page: Page.setContent should work with doctype',
     script: `await page.setContent('<!DOCTYPE html><div>hello</div>'); return await page.content();`,
   },
   {
     area: 'page',
     name: 'setContent should work with accents',
+    upstream: 'page: Page.setContent should work with accents',
     script: `await page.setContent('<div>aberración</div>'); return await page.$eval('div', (d) => d.textContent);`,
   },
   {
     area: 'page',
     name: 'setContent should work with emojis',
+    upstream: 'page: Page.setContent should work with emojis',
     script: `await page.setContent('<div>🐥</div>'); return await page.$eval('div', (d) => d.textContent);`,
   },
   {
     area: 'page',
     name: 'setContent should work with newline',
+    upstream: 'page: Page.setContent should work with newline',
     script: `await page.setContent('<div>\\n</div>'); return await page.$eval('div', (d) => d.textContent);`,
   },
   {
@@ -52,6 +59,7 @@ export const cases: Case[] = [
   {
     area: 'page',
     name: 'addScriptTag should work with a content',
+    upstream: 'page: Page.addScriptTag should work with content',
     script: `const h = await page.addScriptTag({ content: 'window.__injected = 35;' }); return [!!h, await page.evaluate(() => globalThis.__injected)];`,
   },
   {
@@ -62,6 +70,7 @@ export const cases: Case[] = [
   {
     area: 'page',
     name: 'addStyleTag should work with a content',
+    upstream: 'page: Page.addStyleTag should work with content',
     script: `const h = await page.addStyleTag({ content: 'body { background-color: green; }' }); return await page.evaluate(() => getComputedStyle(document.body).backgroundColor);`,
   },
   {
@@ -73,29 +82,34 @@ export const cases: Case[] = [
   {
     area: 'page',
     name: 'select should select single option',
+    upstream: 'page: Page.select should select single option',
     path: '/input/select.html',
     script: `const r = await page.select('select', 'blue'); return [r, await page.evaluate(() => result)];`,
   },
   {
     area: 'page',
     name: 'select should select multiple options',
+    upstream: 'page: Page.select should select multiple options',
     path: '/input/select.html',
     script: `await page.evaluate(() => makeMultiple()); await page.select('select', 'blue', 'green', 'red'); return await page.evaluate(() => result.onInput);`,
   },
   {
     area: 'page',
     name: 'select should throw if passed in non-strings',
+    upstream: 'page: Page.select should throw if passed in non-strings',
     script: `await page.setContent('<select><option value="12"/></select>'); try { await page.select('select', 12); return 'no error'; } catch (e) { return e.message; }`,
   },
   {
     area: 'page',
     name: 'select should return [] on no matched values',
+    upstream: 'page: Page.select should return [] on no matched values',
     path: '/input/select.html',
     script: `return await page.select('select', '42', 'abc');`,
   },
   {
     area: 'page',
     name: 'pageerror event carries message and stack',
+    upstream: 'page: Page.Events.PageError should fire',
     path: '/empty.html',
     script: `const p = new Promise((r) => page.once('pageerror', r)); await page.goto(server.PREFIX + '/error.html'); const e = await p; return [e.message, typeof e.stack, e.stack.includes('Fancy error!')];`,
   },
@@ -107,57 +121,68 @@ export const cases: Case[] = [
   {
     area: 'page',
     name: 'exposeFunction should work',
+    upstream: 'page: Page.exposeFunction should work',
     script: `await page.exposeFunction('compute', (a, b) => a * b); return await page.evaluate(async () => await globalThis.compute(9, 4));`,
   },
   {
     area: 'page',
     name: 'exposeFunction should work with {default}',
+    upstream: 'page: Page.exposeFunction should fallback to default export when passed a module object',
     script: `await page.exposeFunction('compute', { default: (a, b) => a * b }); return await page.evaluate(async () => await globalThis.compute(9, 4));`,
   },
   {
     area: 'page',
     name: 'exposeFunction should throw exception in page context',
+    upstream: 'page: Page.exposeFunction should throw exception in page context',
     script: `await page.exposeFunction('woof', () => { throw new Error('WOOF WOOF'); }); return await page.evaluate(async () => { try { await globalThis.woof(); } catch (e) { return { message: e.message }; } });`,
   },
   {
     area: 'page',
     name: 'removeExposedFunction should work',
+    upstream: 'page: Page.removeExposedFunction should work',
     script: `await page.exposeFunction('compute', (a, b) => a * b); await page.removeExposedFunction('compute'); return await page.evaluate(() => typeof globalThis.compute);`,
   },
   {
     area: 'page',
     name: 'Page.Events.Close is not for scripts: close() refused',
+    upstream: 'page: Page.Events.Close should work with page.close',
     script: `try { await page.close(); return 'closed'; } catch (e) { return 'refused'; }`,
   },
   {
     area: 'page',
     name: 'setUserAgent should work',
+    upstream: 'page: Page.setUserAgent should work',
     script: `await page.setUserAgent('foobar'); await page.goto(server.PREFIX + '/headers.json'); return JSON.parse(await page.evaluate(() => document.body.textContent)).ua;`,
   },
   {
     area: 'page',
     name: 'setExtraHTTPHeaders should work',
+    upstream: 'network: Page.setExtraHTTPHeaders should work',
     script: `await page.setExtraHTTPHeaders({ foo: 'bar' }); await page.goto(server.PREFIX + '/headers.json'); return JSON.parse(await page.evaluate(() => document.body.textContent)).foo;`,
   },
   {
     area: 'page',
     name: 'setExtraHTTPHeaders should throw for non-string header values',
+    upstream: 'network: Page.setExtraHTTPHeaders should throw for non-string header values',
     script: `try { await page.setExtraHTTPHeaders({ foo: 1 }); return 'no error'; } catch (e) { return e.message; }`,
   },
   {
     area: 'page',
     name: 'setJavaScriptEnabled false',
+    upstream: 'page: Page.setJavaScriptEnabled should work',
     script: `await page.setJavaScriptEnabled(false); await page.goto('data:text/html, <script>var something = "forbidden"</script>'); try { await page.evaluate('something'); return 'no error'; } catch (e) { return e.message.includes('something is not defined'); }`,
   },
   {
     area: 'page',
     name: 'setBypassCSP should bypass CSP meta tag',
+    upstream: 'page: Page.setBypassCSP should bypass CSP meta tag',
     script: `await page.setBypassCSP(true); await page.setContent('<meta http-equiv="Content-Security-Policy" content="default-src \\'self\\'">'); await page.addScriptTag({ content: 'window.__injected = 42;' }).catch(() => null); return await page.evaluate(() => globalThis.__injected);`,
   },
   { area: 'page', name: 'setCacheEnabled', script: `await page.setCacheEnabled(false); return 'ok';` },
   {
     area: 'page',
     name: 'setOfflineMode',
+    upstream: 'page: Page.setOfflineMode should work',
     script: `await page.setOfflineMode(true); try { await page.goto(server.PREFIX + '/title.html'); return 'loaded'; } catch (e) { return e.message.includes('net::ERR_INTERNET_DISCONNECTED'); }`,
   },
   {
@@ -169,72 +194,91 @@ export const cases: Case[] = [
   {
     area: 'navigation',
     name: 'goto should work',
+    upstream: 'navigation: Page.goto should work',
     script: `await page.goto(server.EMPTY_PAGE); return page.url() === server.EMPTY_PAGE;`,
   },
   {
     area: 'navigation',
     name: 'goto should return response with status',
+    upstream: 'navigation: Page.goto should work when navigating to 404',
     script: `const r = await page.goto(server.PREFIX + '/404'); return [r.status(), r.ok()];`,
   },
   {
     area: 'navigation',
     name: 'goto should work with redirects',
+    upstream: 'navigation: Page.goto should work with redirects',
     script: `const r = await page.goto(server.PREFIX + '/redirect/1.html'); return [r.status(), r.url().endsWith('/redirect/2.html'), r.request().redirectChain().length];`,
   },
   {
     area: 'navigation',
     name: 'goto should work with anchor navigation',
+    upstream: 'navigation: Page.goto should work with anchor navigation',
     script: `await page.goto(server.EMPTY_PAGE + '#foo'); return page.url().endsWith('#foo');`,
   },
   {
     area: 'navigation',
     name: 'goto should fail when navigating to bad url',
+    upstream: 'navigation: Page.goto should fail when navigating to bad url',
     script: `try { await page.goto('asdfasdf'); return 'no error'; } catch (e) { return e.message.includes('invalid URL') || e.message.includes('Cannot navigate to invalid URL'); }`,
   },
   {
     area: 'navigation',
     name: 'goto should fail when exceeding maximum navigation timeout',
+    upstream: 'navigation: Page.goto should fail when exceeding maximum navigation timeout',
     script: `try { await page.goto(server.PREFIX + '/never', { timeout: 1 }); return 'no error'; } catch (e) { return e.name; }`,
   },
   {
     area: 'navigation',
     name: 'goto with referer',
+    upstream: 'navigation: Page.goto should send referer',
     script: `await page.goto(server.PREFIX + '/headers.json', { referer: 'http://google.com/' }); return JSON.parse(await page.evaluate(() => document.body.textContent)).referer;`,
   },
   {
     area: 'navigation',
     name: 'goto with referrerPolicy',
+    upstream: 'navigation: Page.goto should send referer policy',
     script: `await page.goto(server.PREFIX + '/headers.json', { referer: 'http://google.com/', referrerPolicy: 'no-referrer' }); return JSON.parse(await page.evaluate(() => document.body.textContent)).referer;`,
   },
   {
     area: 'navigation',
     name: 'goto to data url',
+    upstream: 'navigation: Page.goto should work when navigating to data url',
     script: `const r = await page.goto('data:text/html,hello'); return r;`,
   },
-  { area: 'navigation', name: 'goto returns null for about:blank', script: `return await page.goto('about:blank');` },
+  {
+    area: 'navigation',
+    name: 'goto returns null for about:blank',
+    upstream: 'navigation: Page.goto should navigate to about:blank',
+    script: `return await page.goto('about:blank');`,
+  },
   {
     area: 'navigation',
     name: 'waitForNavigation should work with history.pushState',
+    upstream: 'navigation: Page.waitForNavigation should work with history.pushState()',
     script: `await page.setContent('<a onclick="javascript:pushState()">SPA</a><script>function pushState() { history.pushState({}, "", "wow.html") }</script>'); const [response] = await Promise.all([page.waitForNavigation(), page.click('a')]); return [response, page.url().endsWith('/wow.html')];`,
   },
   {
     area: 'navigation',
     name: 'goBack should work',
+    upstream: 'navigation: Page.goBack should work',
     script: `await page.goto(server.PREFIX + '/title.html'); await page.goBack(); const a = page.url(); await page.goForward(); return [a === server.EMPTY_PAGE, page.url().endsWith('/title.html')];`,
   },
   {
     area: 'navigation',
     name: 'reload should work',
+    upstream: 'navigation: Page.reload should work',
     script: `await page.evaluate(() => (globalThis._foo = 10)); await page.reload(); return await page.evaluate(() => globalThis._foo);`,
   },
   {
     area: 'waittask',
     name: 'waitForSelector should immediately resolve',
+    upstream: 'waittask: Frame.waitForSelector should immediately resolve promise if node exists',
     script: `await page.setContent('<div></div>'); const h = await page.waitForSelector('div'); return !!h;`,
   },
   {
     area: 'waittask',
     name: 'waitForSelector should resolve when added',
+    upstream: 'waittask: Frame.waitForSelector should resolve promise when node is added',
     script: `const p = page.waitForSelector('div.late'); await page.evaluate(() => setTimeout(() => { const d = document.createElement('div'); d.className = 'late'; document.body.appendChild(d); }, 50)); return !!(await p);`,
   },
   {
@@ -245,11 +289,13 @@ export const cases: Case[] = [
   {
     area: 'waittask',
     name: 'waitForSelector timeout error',
+    upstream: 'waittask: Frame.waitForSelector should respect timeout',
     script: `try { await page.waitForSelector('div', { timeout: 10 }); return 'no error'; } catch (e) { return [e.name, e.message]; }`,
   },
   {
     area: 'waittask',
     name: 'waitForFunction should accept a string',
+    upstream: 'waittask: Frame.waitForFunction should accept a string',
     script: `return await (await page.waitForFunction('1 + 1')).jsonValue();`,
   },
   {
@@ -260,11 +306,13 @@ export const cases: Case[] = [
   {
     area: 'waittask',
     name: 'waitForFunction should throw negative polling interval',
+    upstream: 'waittask: Frame.waitForFunction should throw negative polling interval',
     script: `try { await page.waitForFunction(() => true, { polling: -10 }); return 'no error'; } catch (e) { return e.message; }`,
   },
   {
     area: 'waittask',
     name: 'waitForFunction should be cancellable with AbortSignal',
+    upstream: 'waittask: Frame.waitForFunction should be cancellable',
     script: `const ac = new AbortController(); const p = page.waitForFunction(() => false, { signal: ac.signal }); ac.abort(); try { await p; return 'no error'; } catch (e) { return e.name; }`,
   },
   {
@@ -275,12 +323,14 @@ export const cases: Case[] = [
   {
     area: 'waittask',
     name: 'waitForFrame with a predicate',
+    upstream: 'page: Page.waitForFrame should work',
     path: '/frames/one-frame.html',
     script: `const f = await page.waitForFrame((frame) => frame.url().endsWith('/frames/frame.html')); return f.url().endsWith('/frames/frame.html');`,
   },
   {
     area: 'console',
     name: 'console event with args',
+    upstream: ['console: should work', 'page: Page.Events.Console should work'],
     script: `const p = new Promise((r) => page.once('console', r)); await page.evaluate(() => console.log('hello', 5, { foo: 'bar' })); const m = await p; return [m.text(), m.type(), m.args().length, await Promise.all(m.args().map((a) => a.jsonValue()))];`,
   },
   {
@@ -297,6 +347,7 @@ export const cases: Case[] = [
   {
     area: 'dialog',
     name: 'should fire and accept',
+    upstream: 'dialog: should fire',
     script: `page.on('dialog', (d) => { d.accept(); }); return await page.evaluate(() => { alert('yo'); return 'after'; });`,
   },
   {
@@ -312,6 +363,7 @@ export const cases: Case[] = [
   {
     area: 'dialog',
     name: 'should be able to close the prompt',
+    upstream: 'dialog: should dismiss the prompt',
     script: `page.on('dialog', (d) => { void d.dismiss(); }); return await page.evaluate(() => prompt('question?'));`,
   },
   {
@@ -322,6 +374,7 @@ export const cases: Case[] = [
   {
     area: 'emulation',
     name: 'viewport()',
+    upstream: 'emulation: Page.viewport should get the proper viewport size',
     script: `await page.setViewport({ width: 321, height: 654 }); return page.viewport();`,
   },
   {
@@ -332,26 +385,31 @@ export const cases: Case[] = [
   {
     area: 'emulation',
     name: 'emulate a device preset',
+    upstream: 'emulation: Page.emulate should work',
     script: `await page.emulate(KnownDevices['iPhone 15']); return [await page.evaluate(() => innerWidth), await page.evaluate(() => navigator.userAgent.includes('iPhone'))];`,
   },
   {
     area: 'emulation',
     name: 'emulateMediaType',
+    upstream: 'emulation: Page.emulateMediaType should work',
     script: `await page.emulateMediaType('print'); return await page.evaluate(() => matchMedia('print').matches);`,
   },
   {
     area: 'emulation',
     name: 'emulateMediaFeatures',
+    upstream: 'emulation: Page.emulateMediaFeatures should work',
     script: `await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]); return await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches);`,
   },
   {
     area: 'emulation',
     name: 'emulateTimezone',
+    upstream: 'emulation: Page.emulateTimezone should work',
     script: `await page.evaluate(() => { globalThis.date = new Date(1479579154987); }); await page.emulateTimezone('America/Jamaica'); return await page.evaluate(() => date.toString());`,
   },
   {
     area: 'emulation',
     name: 'emulateTimezone invalid',
+    upstream: 'emulation: Page.emulateTimezone should throw for invalid timezone IDs',
     script: `try { await page.emulateTimezone('Foo/Bar'); return 'no error'; } catch (e) { return e.message; }`,
   },
   {
@@ -362,6 +420,7 @@ export const cases: Case[] = [
   {
     area: 'emulation',
     name: 'emulateCPUThrottling',
+    upstream: 'emulation: Page.emulateCPUThrottling should change the CPU throttling rate successfully',
     script: `await page.emulateCPUThrottling(2); await page.emulateCPUThrottling(null); return 'ok';`,
   },
   {

@@ -274,6 +274,7 @@ export const cases: Case[] = [
   {
     area: 'ariaqueryhandler',
     name: 'queryAllArray $$eval should handle many elements (100 here)',
+    upstream: 'ariaqueryhandler: queryAllArray $$eval should handle many elements',
     // Puppeteer's test makes 10,001 buttons: on a loaded machine even 1,001 take seconds on either side, and the
     // answer would hang on the machine's speed against the 5 s script limit.
     script: `await page.setContent(''); await page.evaluate("for (var i = 0; i <= 100; i++) { const button = document.createElement('button'); button.textContent = i; document.body.appendChild(button); }"); return await page.$$eval('aria/[role="button"]', (buttons) => buttons.reduce((acc, button) => acc + Number(button.textContent), 0));`,
@@ -296,6 +297,7 @@ export const cases: Case[] = [
   {
     area: 'ariaqueryhandler',
     name: 'waitForSelector (aria) should work independently of exposeFunction',
+    upstream: 'ariaqueryhandler: waitForSelector (aria) should work independently of `exposeFunction`',
     script: `${ADD_ELEMENT} await page.exposeFunction('ariaQuerySelector', (a, b) => a + b); await page.evaluate(addElement, 'button'); await page.waitForSelector('aria/[role="button"]'); return await page.evaluate('globalThis.ariaQuerySelector(2,8)');`,
   },
   {

@@ -1,0 +1,916 @@
+// Puppeteer's tests (pinned in upstream/) that no case of ours translates, each
+// with its reason: one of a small fixed set, and a line saying what in the test
+// puts it there. test/unit/conformance-upstream.test.ts fails when an upstream
+// test is neither translated nor listed here, when one listed here is translated
+// after all, and when one listed here is not upstream.
+export type Reason =
+  /** Needs the Browser or the BrowserContext: other pages, targets, contexts, permissions, closing the page. */
+  | 'browser-level'
+  /** Reads or writes a file of the machine (uploadFile, FileChooser.accept, a path option, file: URLs). */
+  | 'file-on-disk'
+  /** Launches a second browser, or connects a second client to this one. */
+  | 'second-browser'
+  /** Runs only in a headful browser. */
+  | 'headful-only'
+  /** Needs a server other than the two fixture servers: HTTPS, a DNS name, a closed port, chrome:// pages. */
+  | 'other-server'
+  /** Registers state in the Puppeteer process that every request shares (custom query handlers). */
+  | 'process-wide'
+  /** Asserts on Puppeteer's internals or the test runner (CDPSession, private fields, spies, Node warnings, timings). */
+  | 'not-page-level'
+  /** The pinned upstream version tests an API our Puppeteer version no longer has ($x, waitForXPath, waitForTimeout). */
+  | 'removed-api'
+  /** Translatable: a case is still to be written. */
+  | 'not-yet';
+
+export interface Untranslated {
+  readonly reason: Reason;
+  readonly text: string;
+}
+
+export const UNTRANSLATED: Record<string, Untranslated> = {
+  'ariaqueryhandler: queryOne should find 2nd element by name': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'ariaqueryhandler: waitForSelector (aria) should persist query handler bindings across navigations': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'ariaqueryhandler: waitForSelector (aria) should work with removed MutationObserver': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'ariaqueryhandler: waitForSelector (aria) should work when node is added through innerHTML': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'ariaqueryhandler: waitForSelector (aria) Page.waitForSelector is shortcut for main frame': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'ariaqueryhandler: waitForSelector (aria) should run in specified frame': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'ariaqueryhandler: waitForSelector (aria) should throw when frame is detached': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'ariaqueryhandler: waitForSelector (aria) should survive cross-process navigation': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'ariaqueryhandler: waitForSelector (aria) should wait for visible': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'ariaqueryhandler: waitForSelector (aria) should wait for visible recursively': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'ariaqueryhandler: waitForSelector (aria) hidden should wait for visibility: hidden': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'ariaqueryhandler: waitForSelector (aria) hidden should wait for display: none': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'ariaqueryhandler: waitForSelector (aria) should have an error message specifically for awaiting an element to be hidden':
+    { reason: 'not-yet', text: 'A page-level test still to translate.' },
+  'ariaqueryhandler: waitForSelector (aria) should have correct stack trace for timeout': {
+    reason: 'not-page-level',
+    text: "Asserts that the stack names Puppeteer's own source file (WaitTask.ts) as Mocha maps it.",
+  },
+  'click: should not throw UnhandledPromiseRejection when page closes': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'click: should click a rotated button': { reason: 'not-yet', text: 'A page-level test still to translate.' },
+  'click: should fire aux event on middle click': { reason: 'not-yet', text: 'A page-level test still to translate.' },
+  'console: measure performance': {
+    reason: 'not-page-level',
+    text: 'A latency measurement of 1,000 evaluate calls (an it.only in the pinned version), not a behaviour.',
+  },
+  'console: should trigger correct Log': {
+    reason: 'other-server',
+    text: 'Fetches from another host (domain2.test, http://wat): the egress guard and the fixture servers on 127.0.0.1 have no such host.',
+  },
+  'console: should have location when fetch fails': {
+    reason: 'other-server',
+    text: 'Fetches from another host (domain2.test, http://wat): the egress guard and the fixture servers on 127.0.0.1 have no such host.',
+  },
+  'console: should not throw when there are console messages in detached iframes': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'cookies: Page.setCookie should isolate cookies in browser contexts': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'cookies: Page.setCookie should set secure same-site cookies from a frame': {
+    reason: 'second-browser',
+    text: 'Launches a second browser (with other launch options) for the test.',
+  },
+  'cookies: Page.deleteCookie should delete cookie for specified URL regardless of the current page': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'elementhandle: ElementHandle.boundingBox should handle nested frames': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'elementhandle: ElementHandle.boxModel should work': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'elementhandle: ElementHandle.touchStart should work': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'elementhandle: ElementHandle.touchStart should work with the returned Touch': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'elementhandle: ElementHandle.touchMove should work': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'elementhandle: ElementHandle.touchMove should work with a pre-existing Touch': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'elementhandle: ElementHandle.touchEnd should work': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'elementhandle: ElementHandle.clickablePoint should not work if the click box is not visible due to the iframe': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'elementhandle: ElementHandle.clickablePoint should work for iframes': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'elementhandle: ElementHandle.isIntersectingViewport should work with svg elements': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'elementhandle: Custom queries should register and unregister': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'elementhandle: Custom queries should throw with invalid query names': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'elementhandle: Custom queries should work for multiple elements': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'elementhandle: Custom queries should eval correctly': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'elementhandle: Custom queries should wait correctly with waitForSelector': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'elementhandle: Custom queries should wait correctly with waitForSelector on an element': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'elementhandle: Custom queries should work when both queryOne and queryAll are registered': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'elementhandle: Custom queries should eval when both queryOne and queryAll are registered': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'elementhandle: Custom queries should work with function shorthands': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'elementhandle: ElementHandle[Symbol.dispose] should work': {
+    reason: 'not-page-level',
+    text: "Spies on the handle's own Symbol.dispose with sinon; the membrane's handles are proxies of ids.",
+  },
+  'elementhandle: ElementHandle[Symbol.asyncDispose] should work': {
+    reason: 'not-page-level',
+    text: "Spies on the handle's own Symbol.dispose with sinon; the membrane's handles are proxies of ids.",
+  },
+  'elementhandle: ElementHandle.move should work': {
+    reason: 'not-page-level',
+    text: "Spies on the handle's own Symbol.dispose with sinon; the membrane's handles are proxies of ids.",
+  },
+  'emulation: Page.viewport should be detectable by Modernizr': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'emulation: Page.viewport should detect touch when applying viewport with touches': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'emulation: Page.viewport should update media queries when resoltion changes': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'emulation: Page.viewport should load correct pictures when emulation dpr': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'emulation: Page.emulateVisionDeficiency should work': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'evaluation: Page.evaluateOnNewDocument should work with CSP': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'frame: Frame Management should send events when frames are manipulated dynamically': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'frame: Frame Management should support framesets': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'frame: Frame Management should report frame from-inside shadow DOM': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'frame: Frame Management should support url fragment': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'frame: Frame Management should support lazy frames': {
+    reason: 'not-page-level',
+    text: 'Reads the private frame._hasStartedLoading.',
+  },
+  'frame: Frame.client should return the client instance': {
+    reason: 'not-page-level',
+    text: 'Asserts on the CDPSession object, which scripts do not get.',
+  },
+  'input: Page.waitForFileChooser should work when file input is not attached to DOM': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: Page.waitForFileChooser should respect timeout': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: Page.waitForFileChooser should respect default timeout when there is no custom timeout': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: Page.waitForFileChooser should prioritize exact timeout over default timeout': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: Page.waitForFileChooser should work with no timeout': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: Page.waitForFileChooser should return the same file chooser when there are many watchdogs simultaneously': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: FileChooser.accept should accept single file': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: FileChooser.accept should be able to read selected file': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: FileChooser.accept should be able to reset selected files with empty file list': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: FileChooser.accept should not accept multiple files for single-file input': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: FileChooser.accept should succeed even for non-existent files': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: FileChooser.accept should error on read of non-existent files': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: FileChooser.accept should fail when accepting file chooser twice': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: FileChooser.cancel should cancel dialog': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: FileChooser.cancel should fail when canceling file chooser twice': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: FileChooser.isMultiple should work for single file pick': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: FileChooser.isMultiple should work for "multiple"': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'input: FileChooser.isMultiple should work for "webkitdirectory"': {
+    reason: 'file-on-disk',
+    text: 'page.waitForFileChooser() is refused: a file chooser exists to hand files of the server to the page (FileChooser.accept).',
+  },
+  'jshandle: Page.evaluateHandle should return the RemoteObject': {
+    reason: 'not-page-level',
+    text: 'remoteObject() is a DevTools protocol object, refused to scripts.',
+  },
+  'jshandle: JSHandle[Symbol.dispose] should work': {
+    reason: 'not-page-level',
+    text: "Spies on the handle's own Symbol.dispose with sinon; the membrane's handles are proxies of ids.",
+  },
+  'jshandle: JSHandle[Symbol.asyncDispose] should work': {
+    reason: 'not-page-level',
+    text: "Spies on the handle's own Symbol.dispose with sinon; the membrane's handles are proxies of ids.",
+  },
+  'jshandle: JSHandle.move should work': {
+    reason: 'not-page-level',
+    text: "Spies on the handle's own Symbol.dispose with sinon; the membrane's handles are proxies of ids.",
+  },
+  'keyboard: should trigger commands of keyboard shortcuts': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'locator: Locator.click should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
+  'locator: Locator.click should retry clicks on errors': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'locator: Locator.click should work with a OOPIF': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'locator: Locator.fill should work for textarea': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'locator: Locator.prototype.clone should work internally with delegated locators': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'mouse: should throw if buttons are pressed incorrectly': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'navigation: Page.goto should return response when page replaces its state during load': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'navigation: Page.goto should work with subframes return 204': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'navigation: Page.goto should fail when server returns 204': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'navigation: Page.goto should fail when navigating to bad SSL': {
+    reason: 'other-server',
+    text: 'Needs the HTTPS fixture server with a self-signed certificate.',
+  },
+  'navigation: Page.goto should fail when navigating to bad SSL after redirects': {
+    reason: 'other-server',
+    text: 'Needs the HTTPS fixture server with a self-signed certificate.',
+  },
+  'navigation: Page.goto should fail when main resources failed to load': {
+    reason: 'other-server',
+    text: 'Navigates to a closed port of localhost, which the egress guard refuses before Chromium can connect.',
+  },
+  'navigation: Page.goto should fail when exceeding default maximum navigation timeout': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'navigation: Page.goto should fail when exceeding default maximum timeout': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'navigation: Page.goto should prioritize default navigation timeout over default timeout': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'navigation: Page.goto should work when navigating to a URL with a client redirect': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'navigation: Page.goto should not throw an error for a 404 response with an empty body': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'navigation: Page.goto should not throw an error for a 500 response with an empty body': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'navigation: Page.goto should wait for network idle to succeed navigation': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'navigation: Page.goto should not leak listeners during navigation': {
+    reason: 'not-page-level',
+    text: "Watches Node's process warnings of the test runner.",
+  },
+  'navigation: Page.goto should not leak listeners during bad navigation': {
+    reason: 'not-page-level',
+    text: "Watches Node's process warnings of the test runner.",
+  },
+  'navigation: Page.goto should not leak listeners during navigation of 11 pages': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'navigation: Page.goto should work with self requesting page': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'navigation: Page.goto should fail when navigating and show the url at the error message': {
+    reason: 'other-server',
+    text: 'Needs the HTTPS fixture server with a self-signed certificate.',
+  },
+  'navigation: Page.waitForNavigation should work with both domcontentloaded and load': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'navigation: Page.waitForNavigation should work when subframe issues window.stop()': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'navigation: Frame.goto should reject when frame detaches': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'navigation: Frame.goto should return matching responses': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'navigation: Frame.waitForNavigation should fail when frame detaches': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'network: Response.headers should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
+  'network: Request.initiator should return the initiator': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'network: Response.fromCache should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
+  'network: Response.fromServiceWorker Response.fromServiceWorker': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'network: Response.text should return uncompressed text': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'network: Response.text should wait until response completes': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'network: Response.buffer should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
+  'network: Response.buffer should work with compression': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'network: Response.buffer should throw if the response does not have a body': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'network: Response.statusText should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
+  'network: Response.statusText handles missing status text': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'network: Request.isNavigationRequest should work': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'network: Request.isNavigationRequest should work with request interception': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'network: Page.authenticate should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
+  'network: Page.authenticate should fail if wrong credentials': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'network: Page.authenticate should allow disable authentication': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'network: Page.authenticate should not disable caching': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'network: raw network headers Same-origin set-cookie navigation': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'network: raw network headers Same-origin set-cookie subresource': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'network: raw network headers Cross-origin set-cookie': {
+    reason: 'second-browser',
+    text: 'Launches a second browser (with other launch options) for the test.',
+  },
+  'network: Page.setBypassServiceWorker bypass for network': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'network: Response.remoteAddress should support redirects': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.close should reject all promises when page is closed': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'page: Page.close should not be visible in browser.pages': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'page: Page.close should run beforeunload if asked for': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'page: Page.close should *not* run beforeunload by default': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'page: Page.close should set the page close state': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'page: Page.close should terminate network waiters': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'page: Page.Events.error should throw when page crashes': {
+    reason: 'other-server',
+    text: 'Navigates to chrome://crash, a browser page outside the egress allowlist.',
+  },
+  'page: Page.Events.Popup should work': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'page: Page.Events.Popup should work with noopener': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'page: Page.Events.Popup should work with clicking target=_blank and without rel=opener': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'page: Page.Events.Popup should work with clicking target=_blank and with rel=opener': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'page: Page.Events.Popup should work with fake-clicking target=_blank and rel=noopener': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'page: Page.Events.Popup should work with clicking target=_blank and rel=noopener': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'page: Page.setGeolocation should work': {
+    reason: 'browser-level',
+    text: 'Needs BrowserContext.overridePermissions to grant geolocation.',
+  },
+  'page: Page.Events.Console should trigger correct Log': {
+    reason: 'other-server',
+    text: 'Fetches from another host (domain2.test, http://wat): the egress guard and the fixture servers on 127.0.0.1 have no such host.',
+  },
+  'page: Page.Events.Console should have location when fetch fails': {
+    reason: 'other-server',
+    text: 'Fetches from another host (domain2.test, http://wat): the egress guard and the fixture servers on 127.0.0.1 have no such host.',
+  },
+  'page: Page.Events.Console should not throw when there are console messages in detached iframes': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'page: Page.waitForNetworkIdle should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
+  'page: Page.waitForNetworkIdle should respect idleTime': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.waitForNetworkIdle should work with aborted requests': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.waitForNetworkIdle should work with delayed response': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.exposeFunction should work with loading frames': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.setContent should respect timeout': { reason: 'not-yet', text: 'A page-level test still to translate.' },
+  'page: Page.setContent should respect default navigation timeout': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.setContent should await resources to load': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.setBypassCSP should bypass CSP header': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.setBypassCSP should bypass after cross-process navigation': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.setBypassCSP should bypass CSP in iframes as well': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.addScriptTag should work with a url and type=module': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.addScriptTag should work with a path and type=module': {
+    reason: 'file-on-disk',
+    text: 'The path option reads a file of the server into the page.',
+  },
+  'page: Page.addScriptTag should work with a content and type=module': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.addScriptTag should work with a path': {
+    reason: 'file-on-disk',
+    text: 'The path option reads a file of the server into the page.',
+  },
+  'page: Page.addScriptTag should include sourcemap when path is provided': {
+    reason: 'file-on-disk',
+    text: 'The path option reads a file of the server into the page.',
+  },
+  'page: Page.addScriptTag should throw when added with content to the CSP page': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.addScriptTag should throw when added with URL to the CSP page': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.addStyleTag should work with a path': {
+    reason: 'file-on-disk',
+    text: 'The path option reads a file of the server into the page.',
+  },
+  'page: Page.addStyleTag should include sourcemap when path is provided': {
+    reason: 'file-on-disk',
+    text: 'The path option reads a file of the server into the page.',
+  },
+  'page: Page.addStyleTag should throw when added with content to the CSP page': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.addStyleTag should throw when added with URL to the CSP page': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.setCacheEnabled should enable or disable the cache based on the state passed': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.setCacheEnabled should stay disabled when toggling request interception on/off': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.pdf can print to PDF and save to file': {
+    reason: 'file-on-disk',
+    text: 'pdf({path}) writes a file on the server.',
+  },
+  'page: Page.pdf can print to PDF and stream the result': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.pdf should respect timeout': { reason: 'not-yet', text: 'A page-level test still to translate.' },
+  'page: Page.select should respect event bubbling': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'page: Page.Events.Close should work with window.close': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'page: Page.browser should return the correct browser instance': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'page: Page.browserContext should return the correct browser context instance': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'page: Page.client should return the client instance': {
+    reason: 'not-page-level',
+    text: 'Asserts on the CDPSession object, which scripts do not get.',
+  },
+  'page: Page.bringToFront should work': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'queryhandler: XPath selectors in Page should return empty array for non-existing element': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'queryhandler: P selectors should work with custom selectors': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'queryhandler: P selectors should work with custom selectors with args': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'queryhandler: P selectors should handle escapes': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'queryselector: Page.$x should query existing element': {
+    reason: 'removed-api',
+    text: 'page.$x() and elementHandle.$x() were removed in Puppeteer 22; the xpath/ selector replaces them (queryhandler: XPath selectors).',
+  },
+  'queryselector: Page.$x should return empty array for non-existing element': {
+    reason: 'removed-api',
+    text: 'page.$x() and elementHandle.$x() were removed in Puppeteer 22; the xpath/ selector replaces them (queryhandler: XPath selectors).',
+  },
+  'queryselector: Page.$x should return multiple elements': {
+    reason: 'removed-api',
+    text: 'page.$x() and elementHandle.$x() were removed in Puppeteer 22; the xpath/ selector replaces them (queryhandler: XPath selectors).',
+  },
+  'queryselector: ElementHandle.$x should query existing element': {
+    reason: 'removed-api',
+    text: 'page.$x() and elementHandle.$x() were removed in Puppeteer 22; the xpath/ selector replaces them (queryhandler: XPath selectors).',
+  },
+  'queryselector: ElementHandle.$x should return null for non-existing element': {
+    reason: 'removed-api',
+    text: 'page.$x() and elementHandle.$x() were removed in Puppeteer 22; the xpath/ selector replaces them (queryhandler: XPath selectors).',
+  },
+  'queryselector: QueryAll should have registered handler': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'queryselector: QueryAll $$ should query existing elements': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'queryselector: QueryAll $$ should return empty array for non-existing elements': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'queryselector: QueryAll $$eval should work': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'queryselector: QueryAll $$eval should accept extra arguments': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'queryselector: QueryAll $$eval should accept ElementHandles as arguments': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'queryselector: QueryAll $$eval should handle many elements': {
+    reason: 'process-wide',
+    text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
+  },
+  'requestinterception: Page.setRequestInterception should be able to remove headers': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'requestinterception: Page.setRequestInterception should work with requests without networkId': {
+    reason: 'not-page-level',
+    text: 'Drives the page through a CDPSession of its own.',
+  },
+  'requestinterception: Page.setRequestInterception should work with redirect inside sync XHR': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'requestinterception: Page.setRequestInterception should work with redirects for subresources': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'requestinterception: Page.setRequestInterception should work with equal requests': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'requestinterception: Page.setRequestInterception should work with badly encoded server': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'requestinterception: Page.setRequestInterception should work wit h encoded server - 2': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'requestinterception: Page.setRequestInterception should not throw "Invalid Interception Id" if the request was cancelled':
+    { reason: 'not-yet', text: 'A page-level test still to translate.' },
+  'requestinterception: Page.setRequestInterception should work with file URLs': {
+    reason: 'file-on-disk',
+    text: 'Navigates to a file: URL of the server.',
+  },
+  'requestinterception: Page.setRequestInterception should not cache if cache disabled': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'requestinterception: Page.setRequestInterception should cache if cache enabled': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'requestinterception: Page.setRequestInterception should load fonts if cache enabled': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'requestinterception: Request.respond should allow mocking binary responses': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'screenshot: Page.screenshot should clip clip bigger than the viewport without "captureBeyondViewport"': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'screenshot: Page.screenshot should take fullPage screenshots without captureBeyondViewport': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'screenshot: Page.screenshot should run in parallel in multiple pages': {
+    reason: 'browser-level',
+    text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
+  },
+  'screenshot: ElementHandle.screenshot should work with a null viewport': {
+    reason: 'second-browser',
+    text: 'Launches a second browser (with other launch options) for the test.',
+  },
+  'screenshot: Cdp should use scale for clip': { reason: 'not-yet', text: 'A page-level test still to translate.' },
+  'screenshot: Cdp should work in "fromSurface: false" mode': {
+    reason: 'headful-only',
+    text: 'Skipped by Puppeteer itself in headless mode; the service runs Chromium headless.',
+  },
+  'waittask: Frame.waitForFunction should work with strict CSP policy': {
+    reason: 'not-yet',
+    text: 'A page-level test still to translate.',
+  },
+  'waittask: Page.waitForTimeout waits for the given timeout before resolving': {
+    reason: 'removed-api',
+    text: 'waitForTimeout() was removed in Puppeteer 22; a script waits with setTimeout.',
+  },
+  'waittask: Frame.waitForTimeout waits for the given timeout before resolving': {
+    reason: 'removed-api',
+    text: 'waitForTimeout() was removed in Puppeteer 22; a script waits with setTimeout.',
+  },
+  'waittask: Frame.waitForSelector should have correct stack trace for timeout': {
+    reason: 'not-page-level',
+    text: "Asserts that the stack names Puppeteer's own source file (WaitTask.ts) as Mocha maps it.",
+  },
+  'waittask: Frame.waitForXPath should support some fancy xpath': {
+    reason: 'removed-api',
+    text: 'frame.waitForXPath() was removed in Puppeteer 22; waitForSelector with xpath/ replaces it.',
+  },
+  'waittask: Frame.waitForXPath should respect timeout': {
+    reason: 'removed-api',
+    text: 'frame.waitForXPath() was removed in Puppeteer 22; waitForSelector with xpath/ replaces it.',
+  },
+  'waittask: Frame.waitForXPath should run in specified frame': {
+    reason: 'removed-api',
+    text: 'frame.waitForXPath() was removed in Puppeteer 22; waitForSelector with xpath/ replaces it.',
+  },
+  'waittask: Frame.waitForXPath should throw when frame is detached': {
+    reason: 'removed-api',
+    text: 'frame.waitForXPath() was removed in Puppeteer 22; waitForSelector with xpath/ replaces it.',
+  },
+  'waittask: Frame.waitForXPath hidden should wait for display: none': {
+    reason: 'removed-api',
+    text: 'frame.waitForXPath() was removed in Puppeteer 22; waitForSelector with xpath/ replaces it.',
+  },
+  'waittask: Frame.waitForXPath hidden should return null if the element is not found': {
+    reason: 'removed-api',
+    text: 'frame.waitForXPath() was removed in Puppeteer 22; waitForSelector with xpath/ replaces it.',
+  },
+  'waittask: Frame.waitForXPath hidden should return an empty element handle if the element is found': {
+    reason: 'removed-api',
+    text: 'frame.waitForXPath() was removed in Puppeteer 22; waitForSelector with xpath/ replaces it.',
+  },
+  'waittask: Frame.waitForXPath should return the element handle': {
+    reason: 'removed-api',
+    text: 'frame.waitForXPath() was removed in Puppeteer 22; waitForSelector with xpath/ replaces it.',
+  },
+  'waittask: Frame.waitForXPath should allow you to select a text node': {
+    reason: 'removed-api',
+    text: 'frame.waitForXPath() was removed in Puppeteer 22; waitForSelector with xpath/ replaces it.',
+  },
+  'waittask: Frame.waitForXPath should allow you to select an element with single slash': {
+    reason: 'removed-api',
+    text: 'frame.waitForXPath() was removed in Puppeteer 22; waitForSelector with xpath/ replaces it.',
+  },
+};
