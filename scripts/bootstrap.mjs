@@ -22,7 +22,9 @@
 //   4. as root on Linux: the unprivileged system users the request slots run as
 //      (a user per slot: SLOT_USER_PREFIX + i, default pagescript-slot-0…63 with
 //      uids 59000…59063; SLOT_USERS=N for N of them) and the egress process runs
-//      as (EGRESS_USER, default pagescript-egress), without a home or a login shell.
+//      as (EGRESS_USER, default pagescript-egress), without a home or a login shell;
+//   5. as root on Debian: nftables (nft), with which the service sets its kernel
+//      lock (src/front/children/kernel-lock.ts) unless EGRESS_KERNEL_LOCK=off.
 // Each step leaves a stamp and is skipped on the next run when nothing changed.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -90,6 +92,14 @@ function ensureNode() {
   return bin;
 }
 
+let aptUpdated = false;
+/** apt-get update, once per run. */
+function aptUpdate(env) {
+  if (aptUpdated) return;
+  aptGet(['update'], env);
+  aptUpdated = true;
+}
+
 /**
  * Runs apt-get, waiting out another apt or dpkg that holds the lock (apt waits
  * up to 60 s for dpkg's lock itself; `update` and other failures are retried).
@@ -126,7 +136,7 @@ function ensureChromium() {
   if (process.platform === 'linux' && isRoot && existsSync('/etc/debian_version') && existsSync('/usr/bin/apt-get')) {
     say(`Chromium is missing; installing Debian's ${want.pkg} package (apt-get)`);
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-    aptGet(['update'], env);
+    aptUpdate(env);
     aptGet(['install', '-y', '--no-install-recommends', want.pkg, 'fonts-liberation'], env);
     if (existsSync(want.path)) return { path: want.path, mode };
     fail(`apt-get installed ${want.pkg} but ${want.path} is missing; set PUPPETEER_EXECUTABLE_PATH`);
@@ -257,6 +267,29 @@ function ensureServiceUsers() {
     say(`created ${created.length} slot users (${created[0]}…, uids from ${SLOT_UID_BASE}) that request slots run as`);
 }
 
+/** Where Debian's nftables puts nft (src/front/children/kernel-lock.ts looks there too). */
+const NFT_PATHS = ['/usr/sbin/nft', '/sbin/nft', '/usr/bin/nft'];
+
+/**
+ * As root the service locks its slots' users to the egress guard's ports with
+ * nftables (EGRESS_KERNEL_LOCK, on unless told) and refuses to start without nft:
+ * installed here as root on Debian, as Chromium is.
+ */
+function ensureNftables() {
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || process.platform !== 'linux' || process.env.EGRESS_KERNEL_LOCK?.trim() === 'off') return;
+  if (NFT_PATHS.some((p) => existsSync(p))) return;
+  if (!existsSync('/etc/debian_version') || !existsSync('/usr/bin/apt-get')) {
+    say('nft is missing: install nftables, or the service (as root) refuses to start unless EGRESS_KERNEL_LOCK=off');
+    return;
+  }
+  say("nft is missing; installing Debian's nftables package (apt-get) for the service's kernel lock");
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  aptUpdate(env);
+  aptGet(['install', '-y', '--no-install-recommends', 'nftables'], env);
+  if (!NFT_PATHS.some((p) => existsSync(p))) fail('apt-get installed nftables but nft is missing');
+}
+
 const [command = 'start', ...rest] = process.argv.slice(2);
 const nodeBin = ensureNode();
 // Unit tests and lint run no browser: they do not need one installed.
@@ -267,6 +300,8 @@ const chromium = ['test:unit', 'lint', 'build'].includes(command)
   : ensureChromium();
 ensureDependencies(nodeBin);
 ensureServiceUsers();
+// Unit tests, lint and the build run no service: they do not need nft.
+if (!['test:unit', 'lint', 'build'].includes(command)) ensureNftables();
 const env = withNodeOnPath(nodeBin, {
   ...(chromium ? { PUPPETEER_EXECUTABLE_PATH: chromium.path } : {}),
   ...(chromium?.mode ? { CHROMIUM: chromium.mode } : {}),

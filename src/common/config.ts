@@ -130,6 +130,13 @@ export interface Config {
   readonly slotUserPrefix: string;
   /** As root, the egress process's user: none of the slots' (SECURITY: it will hold proxy credentials). */
   readonly egressUser: string;
+  /**
+   * The loopback ports the egress guard listens on (EGRESS_PORTS), inclusive: the
+   * only ones the kernel lets a slot's user reach (src/front/children/kernel-lock.ts).
+   */
+  readonly egressPorts: { readonly first: number; readonly last: number };
+  /** As root, whether the kernel refuses the slots' users every connection but to the guard (EGRESS_KERNEL_LOCK). */
+  readonly egressKernelLock: boolean;
   readonly logLevel: LogLevel;
 }
 
@@ -262,6 +269,14 @@ export function defaultQueueTimeoutMs(navigationTimeoutMs: number, scriptTimeout
 
 /** SHUTDOWN_GRACE_MS's ceiling, set or derived. */
 export const MAX_SHUTDOWN_GRACE_MS = 600_000;
+/**
+ * The egress guard's ports unless EGRESS_PORTS says: below Linux's default
+ * ephemeral range (32768-60999), so the kernel never gives one of them to an
+ * outgoing connection, and shared by every instance of a machine (each takes free ones).
+ */
+export const DEFAULT_EGRESS_PORTS = Object.freeze({ first: 28_000, last: 28_999 });
+/** The fewest ports EGRESS_PORTS may hold: the browser-wide one and a few per lane. */
+export const MIN_EGRESS_PORTS = 64;
 
 /**
  * The default SHUTDOWN_GRACE_MS: the longest an admitted request can take, so
@@ -323,6 +338,20 @@ export function parseEgressAllowlist(value: string, problems: string[]): EgressA
     out.push({ host: (m[1] ?? m[2] ?? '').toLowerCase(), port });
   }
   return out;
+}
+
+/** EGRESS_PORTS: "first-last", at least MIN_EGRESS_PORTS of them, none privileged. */
+export function parseEgressPorts(value: string, problems: string[]): { first: number; last: number } {
+  const m = /^(\d{4,5})-(\d{4,5})$/.exec(value.trim());
+  const first = Number(m?.[1]);
+  const last = Number(m?.[2]);
+  if (!m || !(first >= 1024 && last <= 65535 && last - first + 1 >= MIN_EGRESS_PORTS)) {
+    problems.push(
+      `EGRESS_PORTS: "${value}" is not a range of at least ${MIN_EGRESS_PORTS} ports within 1024-65535 (e.g. 28000-28999)`,
+    );
+    return DEFAULT_EGRESS_PORTS;
+  }
+  return { first, last };
 }
 
 export function parseDnsServers(value: string, problems: string[]): string[] {
@@ -532,6 +561,10 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
   else if (egressUser.startsWith(slotUserPrefix) && /^\d+$/.test(egressUser.slice(slotUserPrefix.length)))
     problems.push(`EGRESS_USER: "${egressUser}" must not be a slot's user (SLOT_USER_PREFIX + a number)`);
 
+  const kernelLock = (env.EGRESS_KERNEL_LOCK ?? 'on').trim();
+  if (kernelLock !== 'on' && kernelLock !== 'off')
+    problems.push(`EGRESS_KERNEL_LOCK: "${env.EGRESS_KERNEL_LOCK}" must be on or off`);
+
   const navigationTimeoutMs = int('NAVIGATION_TIMEOUT_MS', 15_000, 100, 600_000);
   const scriptTimeoutMs = int('SCRIPT_TIMEOUT_MS', 30_000, 100, 600_000);
   const queueTimeoutMs = int(
@@ -630,6 +663,8 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     executablePath,
     slotUserPrefix,
     egressUser,
+    egressPorts: env.EGRESS_PORTS?.trim() ? parseEgressPorts(env.EGRESS_PORTS, problems) : DEFAULT_EGRESS_PORTS,
+    egressKernelLock: kernelLock !== 'off',
     logLevel: LOG_LEVELS.includes(logLevel) ? logLevel : 'info',
   };
   if (problems.length > 0) throw new ConfigError(problems);

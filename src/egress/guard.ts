@@ -3,6 +3,7 @@
 // EgressChecker for each one, and connects to exactly the address it checked.
 // Each browser context reaches it on a port of its own (see session.ts), so the
 // guard knows whose request it carries and refuses what belongs to none.
+import { randomInt } from 'node:crypto';
 import {
   createServer,
   request as httpRequest,
@@ -111,6 +112,8 @@ export class EgressGuard {
   readonly #proxies: ReadonlyMap<string, UpstreamProxy>;
   readonly #resolveProxy: Resolver;
   readonly #proxyTls: Pick<ConnectionOptions, 'ca'> | undefined;
+  /** The ports every listener takes one of (EGRESS_PORTS); undefined: any free one (unit tests). */
+  readonly #ports: { readonly first: number; readonly last: number } | undefined;
   #port = 0;
   #closed = false;
 
@@ -132,10 +135,16 @@ export class EgressGuard {
      * a uid of its own takes that one alone. Undefined: any local process.
      */
     clientUids?: readonly number[];
+    /**
+     * SECURITY: the range every port of the guard is taken from (EGRESS_PORTS): the
+     * only ports the kernel lock lets the slots' users reach. Undefined: any free port.
+     */
+    ports?: { readonly first: number; readonly last: number };
     /** Who owns a loopback socket (the kernel's socket tables by default). */
     peerUid?: (peer: Endpoint, local: Endpoint) => Promise<number | undefined>;
   }) {
     this.#clientUids = opts.clientUids;
+    this.#ports = opts.ports;
     this.#peerUid = opts.peerUid ?? loopbackPeerUid;
     this.#checker = opts.checker;
     this.#connect = opts.connector ?? netConnector;
@@ -178,7 +187,7 @@ export class EgressGuard {
 
   /** Listens on loopback only, for Chromium's own requests (all refused). */
   async listen(port = 0): Promise<number> {
-    this.#port = await listenOnLoopback(this.#main, port);
+    this.#port = await listenOnLoopback(this.#main, port, this.#ports);
     return this.#port;
   }
 
@@ -199,7 +208,7 @@ export class EgressGuard {
           : [uid].filter((u) => this.#clientUids?.includes(u));
     // Paused when connections are checked: nothing is read before the peer's owner is known.
     const server = createNetServer({ pauseOnConnect: allowed !== undefined });
-    const port = await listenOnLoopback(server, 0);
+    const port = await listenOnLoopback(server, 0, this.#ports);
     const session: EgressSession = new EgressSession(server, port, () => this.#sessions.delete(session));
     server.on('connection', (s: Socket) => this.#accept(s, session, allowed));
     this.#sessions.add(session);
@@ -645,7 +654,30 @@ function safeToken(code: string): string {
   return TOKEN.test(code) ? code : 'UPSTREAM_ERROR';
 }
 
-async function listenOnLoopback(server: NetServer, port: number): Promise<number> {
+/**
+ * Listens on 127.0.0.1: on `port` when given, else on a free port of `range`
+ * (from a random one on, so that instances sharing the range seldom try the
+ * same), else on any free port.
+ */
+async function listenOnLoopback(
+  server: NetServer,
+  port: number,
+  range?: { readonly first: number; readonly last: number },
+): Promise<number> {
+  if (port !== 0 || range === undefined) return await listenOnce(server, port);
+  const size = range.last - range.first + 1;
+  const start = randomInt(size);
+  for (let i = 0; i < size; i++) {
+    try {
+      return await listenOnce(server, range.first + ((start + i) % size));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+    }
+  }
+  throw new Error(`no free port in EGRESS_PORTS (${range.first}-${range.last}): every one is in use`);
+}
+
+async function listenOnce(server: NetServer, port: number): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => {

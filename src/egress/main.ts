@@ -350,6 +350,7 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
         if (requestId !== undefined) send({ type: 'egress-refused' });
       },
     },
+    ports: config.egressPorts,
     ...(init.clientUids === undefined ? {} : { clientUids: init.clientUids }),
     ...(seam ? { connector: seamConnector(seam) } : {}),
     ...(seam?.guardLimits ? { limits: seam.guardLimits } : {}),

@@ -17,6 +17,7 @@ import { background } from '../common/background.js';
 import type { Config } from '../common/config.js';
 import type { Logger } from '../common/log.js';
 import type { EgressSupervisor } from './children/egress-supervisor.js';
+import type { KernelLockStatus } from './children/kernel-lock.js';
 import type { Supervisor } from './children/supervisor.js';
 import { UsageLog } from './usage.js';
 
@@ -35,6 +36,8 @@ export interface AppDeps {
     readonly egress: Pick<EgressSupervisor, 'ready' | 'restarts'>;
   };
   readonly tenancy?: Tenancy;
+  /** Whether the kernel backs the guard (src/front/children/kernel-lock.ts), for /health. */
+  readonly kernelLock: KernelLockStatus;
 }
 
 export interface App {
@@ -120,6 +123,7 @@ export function buildApp(deps: AppDeps): App {
   const info = infoRoutes({
     config,
     executors,
+    kernelLock: deps.kernelLock,
     scheduler,
     metrics,
     limitsMode: () => tenancy.mode(),

@@ -456,7 +456,7 @@ export function openApiDocument(config: Config): Json {
         },
         Health: {
           type: 'object',
-          required: ['status', 'browser', 'chromium', 'limits', 'keys'],
+          required: ['status', 'browser', 'chromium', 'kernelLock', 'limits', 'keys'],
           description:
             'browserRestarts, browserRecycles, executorRestarts, egress, egressRestarts, running and queued are given only with Authorization: Bearer <METRICS_TOKEN>.',
           properties: {
@@ -476,6 +476,11 @@ export function openApiDocument(config: Config): Json {
             },
             egressRestarts: { type: 'integer', minimum: 0 },
             chromiumSandbox: { type: ['boolean', 'null'] },
+            kernelLock: {
+              enum: ['on', 'off: not root', 'off: EGRESS_KERNEL_LOCK=off'],
+              description:
+                "on: the kernel refuses the slots' users every connection but to the egress guard's ports (EGRESS_KERNEL_LOCK, docs/network.md).",
+            },
             running: { type: 'integer', minimum: 0 },
             queued: { type: 'integer', minimum: 0 },
             memory: {

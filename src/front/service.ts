@@ -15,6 +15,8 @@ import type { Logger } from '../common/log.js';
 import { collectWhenIdle } from '../common/idle-gc.js';
 import { EgressSupervisor } from './children/egress-supervisor.js';
 import { Supervisor } from './children/supervisor.js';
+import { setKernelLock, type KernelLockStatus } from './children/kernel-lock.js';
+import { slotUsers } from './children/users.js';
 import { FallbackStore } from './tenancy/fallback-store.js';
 import { KeyRing } from './tenancy/keyring.js';
 import { RedisStore } from './tenancy/redis-store.js';
@@ -26,6 +28,8 @@ export interface Service {
   readonly executors: Supervisor;
   /** The egress process: the guard every Chromium's traffic goes through. */
   readonly egress: EgressSupervisor;
+  /** Whether the kernel refuses the slots' users every connection but to the guard (src/front/children/kernel-lock.ts). */
+  readonly kernelLock: KernelLockStatus;
   /** The executors' Chromium, as one (pid, ready, restarts, recycles). */
   readonly browser: BrowserStatus;
   /** The egress guard: close() closes it (a test of what happens when the guard is down). */
@@ -63,6 +67,8 @@ export interface ServiceOptions {
     /** Names are resolved by the system, not from `hosts` (a test of Chromium's own requests). */
     systemResolver?: boolean;
   };
+  /** Tests only: where nft is looked for (a test of a machine without it). */
+  readonly nftPaths?: readonly string[];
   /** Called with the generated key when API_KEYS is unset. */
   readonly onGeneratedKey?: (key: string) => void;
 }
@@ -112,6 +118,15 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
   const tenancy = await startTenancy(config, logger);
   opened.defer(step(logger, 'limit store', () => tenancy.store.close()));
   opened.defer(step(logger, 'key file watch', () => tenancy.keys.close()));
+  // SECURITY: set before any slot process starts, and (disposed in reverse order)
+  // removed only after every one has stopped: no slot ever runs without it.
+  const kernelLock = await setKernelLock(
+    config,
+    slotUsers(config)?.map((u) => u.uid),
+    logger,
+    opts.nftPaths ? { nftPaths: opts.nftPaths } : {},
+  );
+  opened.defer(step(logger, 'kernel lock', () => kernelLock.close()));
 
   let app: App | undefined;
   // Timeouts and the connection cap: src/front/http/edge.ts.
@@ -209,7 +224,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
   // egress process started used to find no app and was never answered (the bench's
   // first /health poll hung for ever). Until the executors are ready, /health says
   // "starting" and scrapes wait in the queue like any other.
-  app = buildApp({ config, executors: theExecutors, tenancy, logger });
+  app = buildApp({ config, executors: theExecutors, tenancy, logger, kernelLock: kernelLock.status });
   const theApp = app;
   await egress.start();
   await theExecutors.start();
@@ -222,6 +237,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
       egress: egress.pid,
       egressUser: egress.runAs?.user,
       chromiumSandbox: executors.chromiumSandbox,
+      kernelLock: kernelLock.status.on ? 'on' : `off: ${kernelLock.status.why}`,
       maxConcurrency: config.maxConcurrency,
       serviceMemoryMb: config.serviceMemoryMb,
       memoryPlan: config.memory,
@@ -258,6 +274,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     port: servicePort,
     executors: theExecutors,
     egress,
+    kernelLock: kernelLock.status,
     get browser() {
       return theExecutors.browser;
     },

@@ -32,10 +32,17 @@ export interface EgressConfig {
   readonly host: Config['host'];
   /** The DNS servers the guard asks (DNS_SERVERS); empty: /etc/resolv.conf's. */
   readonly dnsServers: Config['dnsServers'];
+  /** The ports the guard listens on (EGRESS_PORTS): the only ones the kernel lock lets the slots reach. */
+  readonly egressPorts: Config['egressPorts'];
 }
 
 export function egressConfig(config: Config): EgressConfig {
-  return { egressAllowlist: config.egressAllowlist, host: config.host, dnsServers: config.dnsServers };
+  return {
+    egressAllowlist: config.egressAllowlist,
+    host: config.host,
+    dnsServers: config.dnsServers,
+    egressPorts: config.egressPorts,
+  };
 }
 
 /** What the egress guard is started with (its proxies); see EgressInit. */

@@ -145,6 +145,8 @@ describe('the container image', { skip }, () => {
     assert.equal(r.body.browser, 'ready');
     // Where /health reports Chromium's sandbox, it must be on in the image (it runs under deploy/'s profile).
     if ('chromiumSandbox' in r.body) assert.equal(r.body.chromiumSandbox, true, r.text);
+    // Not root in the image: the kernel lock is the orchestrator's (docs/container.md), and /health says so.
+    assert.equal(r.body.kernelLock, 'off: not root', r.text);
   });
 
   test('the service and Chromium run as the image user, not root', async () => {

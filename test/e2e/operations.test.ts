@@ -93,11 +93,12 @@ describe('health', () => {
     await until(async () => (await health()).running === 1, 'the job to start');
     const anyone = await svc.raw('GET', '/health');
     assert.equal(anyone.status, 200);
-    // chromium and chromiumSandbox are how the service is set up, not anyone's work: shown to all.
+    // chromium, chromiumSandbox and kernelLock are how the service is set up, not anyone's work: shown to all.
     assert.deepEqual(Object.keys(anyone.body).sort(), [
       'browser',
       'chromium',
       'chromiumSandbox',
+      'kernelLock',
       'keys',
       'limits',
       'memory',

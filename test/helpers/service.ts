@@ -42,6 +42,8 @@ export async function startTestService(
     NAVIGATION_TIMEOUT_MS: '5000',
     RATE_LIMIT: '100000',
     AUTH_FAILURE_LIMIT: '100000',
+    // EGRESS_KERNEL_LOCK=off in the environment runs the suite without the kernel lock (docs/development.md).
+    ...(process.env.EGRESS_KERNEL_LOCK ? { EGRESS_KERNEL_LOCK: process.env.EGRESS_KERNEL_LOCK } : {}),
     ...env,
   });
   const service = await startService(config, logger, opts);

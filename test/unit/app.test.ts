@@ -32,6 +32,7 @@ before(async () => {
     config: loadConfig({ API_KEYS: KEY, LOG_LEVEL: 'silent' }),
     executors,
     logger: silentLogger(),
+    kernelLock: { on: false, why: 'not root' },
   });
   server = createServer((req, res) => app.handle(req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -76,6 +77,7 @@ test('GET /ready says starting, ready, then draining at once when the drain begi
     config: loadConfig({ API_KEYS: KEY, LOG_LEVEL: 'silent' }),
     executors,
     logger: silentLogger(),
+    kernelLock: { on: false, why: 'not root' },
   });
   const own = createServer((req, res) => app.handle(req, res));
   await new Promise<void>((r) => own.listen(0, '127.0.0.1', r));

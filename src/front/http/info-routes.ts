@@ -9,6 +9,7 @@ import { memoryReport } from '../memory-report.js';
 import { openApiDocument } from '../openapi.js';
 import type { LimitsMode } from '../tenancy/fallback-store.js';
 import type { EgressSupervisor } from '../children/egress-supervisor.js';
+import type { KernelLockStatus } from '../children/kernel-lock.js';
 import type { Supervisor } from '../children/supervisor.js';
 import type { KeyFileStatus } from '../tenancy/keyring.js';
 import type { FairScheduler } from '../tenancy/scheduler.js';
@@ -22,6 +23,7 @@ export interface InfoDeps {
     readonly egress: Pick<EgressSupervisor, 'ready' | 'restarts'>;
   };
   readonly scheduler: FairScheduler;
+  readonly kernelLock: KernelLockStatus;
   readonly metrics: Metrics;
   limitsMode(): LimitsMode;
   keyFileStatus(): KeyFileStatus;
@@ -98,6 +100,8 @@ export function infoRoutes(deps: InfoDeps): {
       // Which Chromium (CHROMIUM): the headless shell or the full browser; how the service is set up, shown to all.
       chromium: config.chromium,
       chromiumSandbox: executors.chromiumSandbox ?? null,
+      // How the service is set up (shown to all): whether the kernel backs the egress guard.
+      kernelLock: deps.kernelLock.on ? 'on' : `off: ${deps.kernelLock.why}`,
       ...counts,
       memory,
       limits,

@@ -1,0 +1,203 @@
+// The kernel lock: below the egress guard, the kernel refuses every packet a
+// slot's user (its process and its Chromium) sends, but TCP to the guard's ports
+// on 127.0.0.1 (EGRESS_PORTS). Code that escaped the isolate or Chromium's
+// renderer sandbox into a process of a slot's user can then reach nothing the
+// guard did not check: not the cloud metadata, the intranet, nor this machine's
+// own services. nftables, owner match on the socket (meta skuid), in a table of
+// this instance's own made before any slot runs and removed after the last one
+// stopped. docs/network.md ("The kernel lock") says why a port range and not a
+// set updated at each bind.
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import type { Config } from '../../common/config.js';
+import type { Logger } from '../../common/log.js';
+import { parseStat, readOr } from '../../common/proc.js';
+
+/** Whether the kernel lock holds, and why not when it does not (/health, the start's log line). */
+export type KernelLockStatus =
+  | { readonly on: true; readonly table: string }
+  | { readonly on: false; readonly why: 'not root' | 'EGRESS_KERNEL_LOCK=off' };
+
+/** Where Debian's nftables puts nft (root's PATH may lack /usr/sbin under some supervisors). */
+const NFT_PATHS = ['/usr/sbin/nft', '/sbin/nft', '/usr/bin/nft'];
+/** How long one nft run may take (it answers in milliseconds; a hung one must not hang the start). */
+const NFT_TIMEOUT_MS = 10_000;
+/** The service's tables: pagescript_<pid>_<the pid's start time in ticks>_<n>. */
+const TABLE_NAME = /^pagescript_(\d+)_(\d+)_(\d+)$/;
+
+/** This process's start, in clock ticks since boot: with the pid, names one process for ever (pids are reused). */
+function startTicks(pid: number): number | undefined {
+  const stat = readOr(`/proc/${pid}/stat`);
+  return stat === undefined ? undefined : parseStat(stat).startTicks;
+}
+
+let tablesMade = 0;
+/** This process's tables still in the kernel: removed on exit if nobody closed them (a crash of the front). */
+const live = new Set<string>();
+
+/** The name of this process's next table. */
+export function nextTableName(): string {
+  return `pagescript_${process.pid}_${startTicks(process.pid) ?? 0}_${++tablesMade}`;
+}
+
+/**
+ * The nft script that (re)makes the table. `uids`: the slots' users; `ports`: the
+ * guard's. Pure: test/unit/kernel-lock.test.ts reads it.
+ *
+ * Several instances may lock the same slot users (the default SLOT_USER_PREFIX):
+ * a packet is dropped if any table at the hook drops it, so each table must let
+ * through every instance's guard traffic. It does: every instance's guard listens
+ * in the same EGRESS_PORTS, and each table accepts the whole range (a table with
+ * another range would refuse the others' guard traffic: docs/network.md).
+ */
+export function lockScript(
+  table: string,
+  uids: readonly number[],
+  ports: { readonly first: number; readonly last: number },
+): string {
+  if (!TABLE_NAME.test(table)) throw new Error(`not a kernel lock table name: ${table}`);
+  if (uids.length === 0 || uids.some((u) => !Number.isSafeInteger(u) || u <= 0))
+    throw new Error(`the kernel lock needs the slots' unprivileged uids, got [${uids.join(', ')}]`);
+  if (!(Number.isSafeInteger(ports.first) && Number.isSafeInteger(ports.last) && ports.first <= ports.last))
+    throw new Error(`not a port range: ${ports.first}-${ports.last}`);
+  const slots = `meta skuid { ${[...new Set(uids)].sort((a, b) => a - b).join(', ')} }`;
+  return [
+    // Made empty then removed: the script replaces a table of this name, whether there is one or not.
+    `table inet ${table}`,
+    `delete table inet ${table}`,
+    `table inet ${table} {`,
+    `  chain output {`,
+    `    type filter hook output priority filter; policy accept;`,
+    // The guard's ports on loopback: Chromium's proxy connections, every context's and the browser-wide one.
+    `    ${slots} ip daddr 127.0.0.1 tcp dport ${ports.first}-${ports.last} accept`,
+    // SECURITY: anything else, of any protocol, to any address (loopback and this
+    // machine's own included): refused at once (ECONNREFUSED, EPERM), counted.
+    `    ${slots} meta l4proto tcp counter reject with tcp reset`,
+    `    ${slots} counter reject with icmpx type admin-prohibited`,
+    `  }`,
+    `}`,
+    '',
+  ].join('\n');
+}
+
+/** The nft this machine has, or undefined. */
+export function findNft(paths: readonly string[] = NFT_PATHS): string | undefined {
+  return paths.find((p) => existsSync(p));
+}
+
+function runNft(nft: string, args: readonly string[], input?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(nft, args, { timeout: NFT_TIMEOUT_MS, encoding: 'utf8' }, (e, stdout, stderr) => {
+      if (e) reject(new Error(`${nft} ${args.join(' ')}: ${stderr.trim() || e.message}`));
+      else resolve(stdout);
+    });
+    child.stdin?.end(input ?? '');
+  });
+}
+
+/**
+ * The tables a crashed instance left (its process is gone, or its pid is now
+ * another process's): removed, so that its rules (perhaps of another range)
+ * do not refuse this instance's traffic. A live instance's tables are left alone.
+ */
+async function removeStaleTables(nft: string, logger: Logger): Promise<void> {
+  for (const name of await serviceTables(nft)) {
+    const m = TABLE_NAME.exec(name);
+    if (!m || live.has(name) || startTicks(Number(m[1])) === Number(m[2])) continue;
+    try {
+      await runNft(nft, ['delete', 'table', 'inet', name]);
+    } catch (e) {
+      // Another instance starting at the same time may have removed it first.
+      if ((await serviceTables(nft)).includes(name)) throw e;
+      continue;
+    }
+    logger.warn({ table: name }, 'removed the kernel lock table of a pagescript instance that is gone');
+  }
+}
+
+/** The names of the service's tables (every instance's) in the kernel now. */
+async function serviceTables(nft: string): Promise<string[]> {
+  const listed = JSON.parse(await runNft(nft, ['-j', 'list', 'tables'])) as {
+    nftables?: { table?: { family?: string; name?: string } }[];
+  };
+  return (listed.nftables ?? []).flatMap(({ table }) =>
+    table?.family === 'inet' && table.name !== undefined && TABLE_NAME.test(table.name) ? [table.name] : [],
+  );
+}
+
+let exitHook = false;
+/** On an exit nobody closed the lock for (a crash of the front), its tables go with the process. */
+function removeOnExit(nft: string): void {
+  if (exitHook) return;
+  exitHook = true;
+  process.on('exit', () => {
+    for (const table of live) spawnSync(nft, ['delete', 'table', 'inet', table], { timeout: NFT_TIMEOUT_MS });
+  });
+}
+
+export interface KernelLock {
+  readonly status: KernelLockStatus;
+  /** Removes the table (once; again is a no-op). Call it after every slot process has stopped. */
+  close(): Promise<void>;
+}
+
+/**
+ * Sets the lock for this instance's slot users (undefined: not root, nothing to
+ * lock). SECURITY: as root with EGRESS_KERNEL_LOCK on, a lock that cannot be set
+ * (nft missing, or refused) stops the start: the operator asked for the kernel
+ * to back the guard, and a service that quietly runs without it is not that.
+ */
+export async function setKernelLock(
+  config: Pick<Config, 'egressKernelLock' | 'egressPorts'>,
+  uids: readonly number[] | undefined,
+  logger: Logger,
+  opts: { readonly nftPaths?: readonly string[] } = {},
+): Promise<KernelLock> {
+  const off = (why: 'not root' | 'EGRESS_KERNEL_LOCK=off'): KernelLock => {
+    logger.warn(
+      { kernelLock: 'off', why },
+      why === 'not root'
+        ? 'the kernel lock is off: the service is not root (the slots cannot be told apart from it); only the egress guard holds the slots to their requests (docs/container.md)'
+        : 'the kernel lock is off (EGRESS_KERNEL_LOCK=off): only the egress guard holds the slots to their requests',
+    );
+    return { status: { on: false, why }, close: async () => undefined };
+  };
+  if (uids === undefined) return off('not root');
+  if (!config.egressKernelLock) return off('EGRESS_KERNEL_LOCK=off');
+  const nft = findNft(opts.nftPaths);
+  if (nft === undefined)
+    throw new Error(
+      "EGRESS_KERNEL_LOCK is on and the service runs as root, but nft is not installed: install Debian's nftables " +
+        '(`apt-get install nftables`; `npm start` does it as root) or set EGRESS_KERNEL_LOCK=off',
+    );
+  const table = nextTableName();
+  try {
+    await removeStaleTables(nft, logger);
+    live.add(table);
+    removeOnExit(nft);
+    await runNft(nft, ['-f', '-'], lockScript(table, uids, config.egressPorts));
+  } catch (e) {
+    live.delete(table);
+    await runNft(nft, ['delete', 'table', 'inet', table]).catch(() => undefined);
+    throw new Error(
+      `EGRESS_KERNEL_LOCK is on and the service runs as root, but the kernel lock could not be set ` +
+        `(${e instanceof Error ? e.message : String(e)}); or set EGRESS_KERNEL_LOCK=off`,
+      { cause: e },
+    );
+  }
+  const { first, last } = config.egressPorts;
+  logger.info(
+    { kernelLock: 'on', table, slotUids: uids, guardPorts: `${first}-${last}` },
+    "the kernel lock is on: the slots' users may reach only the egress guard's ports",
+  );
+  let closing: Promise<void> | undefined;
+  return {
+    status: { on: true, table },
+    close() {
+      closing ??= runNft(nft, ['delete', 'table', 'inet', table]).then(() => {
+        live.delete(table);
+      });
+      return closing;
+    },
+  };
+}
