@@ -15,7 +15,7 @@ import { until } from '../helpers/wait.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const TOKEN = 'metrics-token-0123456789';
-const svc = serviceFor(fixtures, { METRICS_TOKEN: TOKEN, SCRIPT_MEMORY_MB: '32', SCRIPT_TIMEOUT_MS: '1000' });
+const svc = serviceFor(fixtures, { METRICS_TOKEN: TOKEN, SCRIPT_MEMORY_MB: '32', SCRIPT_TIMEOUT_MS: '4000' });
 
 const run = (script: string, headers: Record<string, string> = {}) =>
   svc.post({ url: fixtures.url('/example'), script }, headers);
@@ -45,7 +45,7 @@ describe('metrics', () => {
     assert.equal((await run('throw new Error("no")')).body.code, 'SCRAPING_FAILED');
     assert.equal((await run('while (true) {}')).body.code, 'SCRAPING_FAILED');
     assert.equal(
-      // Big steps (8 MB each) so the 32 MB cap is reached well inside the file's 1000 ms script limit on a busy machine.
+      // Big steps (8 MB each) so the 32 MB cap is reached well inside the file's 4000 ms script limit on a busy machine.
       (await run('const a = []; while (true) a.push(new Array(1 << 20).fill(a.length));')).body.code,
       'MEMORY_LIMIT_EXCEEDED',
     );
