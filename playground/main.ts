@@ -6,7 +6,7 @@ import './style.css';
 import { curlCommand, requestBody } from './curl.js';
 import { createEditor } from './editor.js';
 import { EXAMPLES } from './examples.js';
-import { errorLocation, parseServerTiming } from './result.js';
+import { errorLocation, parseServerTiming, parseUsage } from './result.js';
 
 /** sessionStorage keys. SECURITY: the key lives in this tab's sessionStorage only (never localStorage, a cookie or the URL). */
 const STORE = {
@@ -61,6 +61,7 @@ const errorGoto = byId<HTMLButtonElement>('pg-error-goto');
 const timingBox = byId<HTMLElement>('pg-timing');
 const execTime = byId<HTMLElement>('pg-exec-time');
 const timingList = byId<HTMLElement>('pg-timing-parts');
+const usageList = byId<HTMLElement>('pg-usage');
 const dataBox = byId<HTMLElement>('pg-data');
 const dataLabel = byId<HTMLElement>('pg-data-label');
 const dataSection = byId<HTMLElement>('pg-data-box');
@@ -142,6 +143,7 @@ function clearResult(): void {
   errorGoto.hidden = true;
   timingBox.hidden = true;
   timingList.replaceChildren();
+  usageList.replaceChildren();
   dataBox.textContent = '';
   dataSection.hidden = true;
   logsList.replaceChildren();
@@ -163,8 +165,19 @@ function showLogs(logs: unknown): void {
 
 function showTimings(res: Response, executionTime: unknown): void {
   const parts = parseServerTiming(res.headers.get('server-timing'));
-  if (parts.length === 0 && typeof executionTime !== 'number') return;
+  const usage = parseUsage((h) => res.headers.get(h));
+  if (parts.length === 0 && usage.length === 0 && typeof executionTime !== 'number') return;
   timingBox.hidden = false;
+  usageList.replaceChildren(
+    ...usage.flatMap((u) => {
+      const dt = document.createElement('dt');
+      dt.textContent = u.label;
+      const dd = document.createElement('dd');
+      dd.dataset.header = u.header;
+      dd.textContent = u.text;
+      return [dt, dd];
+    }),
+  );
   execTime.textContent = typeof executionTime === 'number' ? `${executionTime} ms` : '—';
   const total = parts.reduce((s, p) => s + p.ms, 0) || 1;
   timingList.replaceChildren(

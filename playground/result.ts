@@ -20,6 +20,36 @@ export function parseServerTiming(header: string | null): TimingPart[] {
   return out;
 }
 
+export interface UsageFigure {
+  /** The header it was read from (X-Usage-Cpu-Ms…). */
+  readonly header: string;
+  readonly label: string;
+  /** The header's value as sent, with its unit. */
+  readonly text: string;
+}
+
+/** The X-Usage-* headers the playground shows, in this order (docs/keys-and-limits.md "What a request cost"). */
+const USAGE_FIGURES: readonly [header: string, label: string, unit: string][] = [
+  ['X-Usage-Cpu-Ms', 'CPU', 'ms'],
+  ['X-Usage-Page-Memory-Peak-MiB', 'page memory, peak', 'MiB'],
+  ['X-Usage-Isolate-Heap-Peak-MiB', 'isolate heap, peak', 'MiB'],
+  ['X-Usage-Bytes-Received', 'received', 'bytes'],
+  ['X-Usage-Bytes-Sent', 'sent', 'bytes'],
+  ['X-Usage-Connections', 'connections', ''],
+  ['X-Usage-Wall-Ms', 'wall', 'ms'],
+];
+
+/** What the request cost, from its X-Usage-* headers; a header absent or not a number is left out. */
+export function parseUsage(get: (header: string) => string | null): UsageFigure[] {
+  const out: UsageFigure[] = [];
+  for (const [header, label, unit] of USAGE_FIGURES) {
+    const v = get(header);
+    if (v === null || !/^\d+(\.\d+)?$/.test(v)) continue;
+    out.push({ header, label, text: unit === '' ? v : `${v} ${unit}` });
+  }
+  return out;
+}
+
 export interface ErrorLocation {
   /** 1-based, in the caller's script: line 1 is the script's first line. */
   readonly line: number;

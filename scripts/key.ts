@@ -34,7 +34,8 @@ const USAGE = `usage:
   npm run key -- activate --name NAME [--file PATH]
   npm run key -- proxies --name NAME [--proxy NAME|none] [--proxies A,B|*|none] [--file PATH]
   npm run key -- policy --name NAME [--script-timeout-ms N] [--navigation-timeout-ms N]
-                        [--max-result-bytes N] [--max-log-lines N] [--options A,B|all]
+                        [--max-result-bytes N] [--max-log-lines N] [--script-memory-mb N]
+                        [--page-memory-mb N] [--options A,B|all]
                         [--output-formats json,html|all] [--hosts PATTERN,…|any] [--file PATH]
   npm run key -- usage --name NAME [--since DATE] [--until DATE] [--usage-file PATH]
 The file is --file, else $API_KEYS_FILE, else ./pagescript-keys.json.
@@ -97,6 +98,8 @@ const POLICY_FLAGS: Record<PolicyLimit | 'options' | 'outputFormats' | 'hosts', 
   navigationTimeoutMs: 'navigation-timeout-ms',
   maxResultBytes: 'max-result-bytes',
   maxLogLines: 'max-log-lines',
+  scriptMemoryMb: 'script-memory-mb',
+  pageMemoryMb: 'page-memory-mb',
   options: 'options',
   outputFormats: 'output-formats',
   hosts: 'hosts',

@@ -211,6 +211,8 @@ export interface FailureDetails {
   screenshot?: string;
   /** Why the asked-for screenshot is absent. */
   screenshotOmitted?: string;
+  /** host:port the page tried to reach outside its key's hosts, refused by the egress guard (the first 16). */
+  refusedHosts?: readonly string[];
 }
 
 /** An error with a stable public code. The HTTP layer maps the code to a status. */

@@ -308,8 +308,10 @@ export class EgressGuard {
    * without even being resolved), then the address policy, which no pattern opens.
    */
   #decide(session: EgressSession, host: string, port: number): Promise<EgressDecision> {
-    if (!session.mayReach(host, port))
+    if (!session.mayReach(host, port)) {
+      session.refusedByKey(host, port);
       return Promise.resolve({ ok: false, code: 'NOT_ALLOWED', reason: `${host}:${port} is outside this key's hosts` });
+    }
     return session.lookup(() => this.#checker.check(host, port));
   }
 

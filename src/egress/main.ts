@@ -236,6 +236,7 @@ function serveChannel(
     session.observe({
       stats: (stats) => end.send({ op: 'stats', s, stats }),
       failure: (host, port, error) => end.send({ op: 'failure', s, host, port, error }),
+      refusedHost: (host, port) => end.send({ op: 'refused-host', s, host, port }),
     });
     answer(q, { ok: true, s, port: session.port });
   };

@@ -10,6 +10,7 @@ import {
   FAILURE_TTL_MS,
   MAX_FAILURES,
   MAX_LOOKUPS_IN_FLIGHT_PER_REQUEST,
+  MAX_REFUSED_HOSTS,
   PROXY_FAILURE_STATS,
   type EgressStats,
   type ProxyFailureKind,
@@ -21,6 +22,8 @@ import { hostAllowed, type HostPattern } from '../protocol/host-patterns.js';
 export interface SessionObserver {
   stats?(stats: EgressStats): void;
   failure?(host: string, port: number, error: string): void;
+  /** A connection to host:port was refused for being outside the request's key's hosts (first time each). */
+  refusedHost?(host: string, port: number): void;
 }
 
 export class EgressSession {
@@ -28,6 +31,8 @@ export class EgressSession {
   readonly #server: Server | undefined;
   readonly #sockets = new Set<Duplex>();
   readonly #failures = new Map<string, { error: string; at: number }>();
+  /** The distinct host:port refused for being outside the key's hosts, the first MAX_REFUSED_HOSTS. */
+  readonly #refusedHosts = new Set<string>();
   readonly #stats: EgressStats = { connections: 0, refused: 0, bytesSent: 0, bytesReceived: 0 };
   readonly #onClose: () => void;
   #state: SessionState = 'spare';
@@ -142,6 +147,15 @@ export class EgressSession {
   count(what: 'connections' | 'refused' | 'bytesSent' | 'bytesReceived', n = 1): void {
     this.#stats[what] += n;
     this.#observer?.stats?.(this.stats());
+  }
+
+  /** @internal A connection outside the key's hosts was refused: the first few are told once each. */
+  refusedByKey(host: string, port: number): void {
+    const key = `${host.toLowerCase()}:${port}`;
+    // SECURITY: bounded, whatever the page tries: the failure details name the first few.
+    if (this.#refusedHosts.has(key) || this.#refusedHosts.size >= MAX_REFUSED_HOSTS) return;
+    this.#refusedHosts.add(key);
+    this.#observer?.refusedHost?.(host.toLowerCase(), port);
   }
 
   /** @internal A failure of this request's upstream proxy, counted by kind. */

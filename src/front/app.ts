@@ -118,7 +118,7 @@ export function buildApp(deps: AppDeps): App {
     metrics,
     running,
     draining: () => draining,
-    usage: new UsageLog(config, deps.logger),
+    usage: new UsageLog(config, deps.logger, { onDropped: () => metrics.usageRecordsDropped.inc() }),
   });
   const info = infoRoutes({
     config,

@@ -147,6 +147,11 @@ export class Metrics {
     labelNames: ['key', 'direction'] as const,
     registers: [this.registry],
   });
+  readonly usageRecordsDropped = new Counter({
+    name: 'pagescript_usage_records_dropped_total',
+    help: 'Usage records dropped because the usage file was not written fast enough (docs/keys-and-limits.md).',
+    registers: [this.registry],
+  });
   readonly #labelledKeys = new Set<string>();
   #maxLabelledKeys = 0;
 

@@ -3,6 +3,7 @@
 // configuration, so its codes and limits are always the service's own.
 import type { Config } from '../common/config.js';
 import { ERRORS, MAX_ERROR_SCREENSHOT_BYTES, MAX_PAGE_CALLS, type ErrorCode } from '../common/errors.js';
+import { MAX_REFUSED_HOSTS } from '../protocol/egress.js';
 import { requestOptionsSchema } from '../protocol/request-options.js';
 import { VERSION } from '../common/version.js';
 
@@ -26,8 +27,15 @@ const USAGE_HEADERS: Json = {
   'X-Usage-Wall-Ms': int('Milliseconds from the request to the reply.'),
   'X-Usage-Queue-Ms': int('Milliseconds waiting for a slot.'),
   'X-Usage-Cpu-Ms': int("CPU milliseconds of the request's processes: its slot process and its Chromium."),
-  'X-Usage-Page-Memory-Peak-MiB': { description: "The page's highest memory, in MiB.", schema: { type: 'number' } },
-  'X-Usage-Isolate-Heap-Peak-MiB': { description: "The isolate's highest heap, in MiB.", schema: { type: 'number' } },
+  'X-Usage-Page-Memory-Peak-MiB': {
+    description:
+      "The most the request's Chromium processes held above their state before it (read from /proc), in MiB.",
+    schema: { type: 'number' },
+  },
+  'X-Usage-Isolate-Heap-Peak-MiB': {
+    description: "The most the request's isolate held (V8's heap statistics, read by the host), in MiB.",
+    schema: { type: 'number' },
+  },
   'X-Usage-Bytes-Received': int("Bytes the request's page received through the egress guard."),
   'X-Usage-Bytes-Sent': int("Bytes the request's page sent through the egress guard."),
   'X-Usage-Connections': int("Connections the request's page opened through the egress guard."),
@@ -438,6 +446,12 @@ export function openApiDocument(config: Config): Json {
               description: `With options.screenshotOnError: the page when it failed (PNG, at most ${MAX_ERROR_SCREENSHOT_BYTES} bytes before Base64).`,
             },
             screenshotOmitted: { type: 'string', description: 'Why the screenshot asked for is absent.' },
+            refusedHosts: {
+              type: 'array',
+              maxItems: MAX_REFUSED_HOSTS,
+              items: { type: 'string' },
+              description: `host:port the page tried to reach outside its key's hosts, refused by the egress guard (the first ${MAX_REFUSED_HOSTS}).`,
+            },
           },
         },
         ErrorCode: {

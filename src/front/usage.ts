@@ -61,18 +61,57 @@ export interface UsageRecord extends RequestUsage {
 }
 
 /**
+ * SECURITY: the most usage-record text waiting for the disk, in bytes (a record
+ * is ~300): a slow or stuck disk holds this much of the front's memory at most.
+ * Records past it are dropped, counted and logged, never the reply.
+ */
+export const USAGE_QUEUE_BYTES = 4 * 2 ** 20;
+
+/** How the records reach the file; injected so tests can stand in a slow or stuck disk. */
+export type AppendFile = (path: string, text: string) => Promise<void>;
+
+const appendRecords: AppendFile = (path, text) => appendFile(path, text, { mode: 0o600 });
+
+/**
  * Writes usage records where USAGE_LOG says: one JSON line each. A file is
- * appended to in order, one write at a time; a write that fails is logged and
- * the record is lost, never the reply.
+ * appended to in order, one write at a time, with what queued meanwhile in one
+ * write; past USAGE_QUEUE_BYTES waiting, records are dropped (onDropped counts
+ * them; a line is logged when dropping starts and when it ends). A write that
+ * fails is logged and its records are lost, never the reply.
  */
 export class UsageLog {
   readonly #to: Config['usageLog'];
   readonly #logger: Logger;
-  #tail: Promise<void> = Promise.resolve();
+  readonly #append: AppendFile;
+  readonly #onDropped: () => void;
+  readonly #maxQueuedBytes: number;
+  #queue: string[] = [];
+  #queuedBytes = 0;
+  #writing: Promise<void> | undefined;
+  /** Records dropped since dropping last started (0: not dropping). */
+  #droppedInSpell = 0;
+  #dropped = 0;
 
-  constructor(config: Pick<Config, 'usageLog'>, logger: Logger) {
+  constructor(
+    config: Pick<Config, 'usageLog'>,
+    logger: Logger,
+    opts: { append?: AppendFile; onDropped?: () => void; maxQueuedBytes?: number } = {},
+  ) {
     this.#to = config.usageLog;
     this.#logger = logger;
+    this.#append = opts.append ?? appendRecords;
+    this.#onDropped = opts.onDropped ?? (() => undefined);
+    this.#maxQueuedBytes = opts.maxQueuedBytes ?? USAGE_QUEUE_BYTES;
+  }
+
+  /** Records dropped for a full queue since the start. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /** Bytes of records waiting for the disk now. */
+  get queuedBytes(): number {
+    return this.#queuedBytes;
   }
 
   record(r: UsageRecord): void {
@@ -83,14 +122,43 @@ export class UsageLog {
       return;
     }
     const line = `${JSON.stringify(r)}\n`;
-    this.#tail = this.#tail
-      .then(() => appendFile(to.path, line, { mode: 0o600 }))
-      .catch((err: unknown) => this.#logger.error({ err, file: to.path }, 'a usage record could not be written'));
+    if (this.#queuedBytes + line.length > this.#maxQueuedBytes) {
+      this.#dropped++;
+      this.#onDropped();
+      if (this.#droppedInSpell++ === 0)
+        this.#logger.error(
+          { file: to.path, queuedBytes: this.#queuedBytes },
+          'usage records are being dropped: the usage file is not written fast enough',
+        );
+      return;
+    }
+    this.#queue.push(line);
+    this.#queuedBytes += line.length;
+    this.#writing ??= this.#drain(to.path);
+  }
+
+  async #drain(path: string): Promise<void> {
+    while (this.#queue.length > 0) {
+      const text = this.#queue.join('');
+      const records = this.#queue.length;
+      this.#queue = [];
+      try {
+        await this.#append(path, text);
+      } catch (err) {
+        this.#logger.error({ err, file: path, records }, 'usage records could not be written');
+      }
+      this.#queuedBytes -= text.length;
+      if (this.#droppedInSpell > 0) {
+        this.#logger.warn({ file: path, dropped: this.#droppedInSpell }, 'usage records are written again');
+        this.#droppedInSpell = 0;
+      }
+    }
+    this.#writing = undefined;
   }
 
   /** Resolves once every record given so far is written (or failed). */
-  flushed(): Promise<void> {
-    return this.#tail;
+  async flushed(): Promise<void> {
+    while (this.#writing) await this.#writing;
   }
 }
 

@@ -66,7 +66,9 @@ export type EgressToExecutor =
       readonly host: string;
       readonly port: number;
       readonly error: string;
-    };
+    }
+  /** A connection of a session's page refused for being outside its key's hosts (each host:port once, the first few). */
+  | { readonly op: 'refused-host'; readonly s: number; readonly host: string; readonly port: number };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isId = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
@@ -148,6 +150,8 @@ export function checkFromEgressChannel(msg: unknown): EgressToExecutor {
         return isId(msg.s) && isStats(msg.stats);
       case 'failure':
         return isId(msg.s) && typeof msg.host === 'string' && isPort(msg.port) && typeof msg.error === 'string';
+      case 'refused-host':
+        return isId(msg.s) && isText(msg.host, MAX_CHANNEL_HOST) && isPort(msg.port);
       default:
         return false;
     }

@@ -74,6 +74,9 @@ export const REFUSED_HEADER = 'x-pagescript-egress';
  * parsed may hold this much; Chromium opens at most 256 connections per browser.
  */
 export const MAX_REQUEST_HEAD_BYTES = 512 * 1024;
+/** How many distinct host:port a request's failure details name as refused by its key's hosts; the rest are counted. */
+export const MAX_REFUSED_HOSTS = 16;
+
 /** How many of one request's egress refusals are logged one by one; the rest are counted (EgressStats.refused). */
 export const MAX_REFUSALS_LOGGED_PER_REQUEST = 20;
 

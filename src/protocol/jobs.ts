@@ -1,6 +1,7 @@
 // One job as it crosses between the front and an executor: the request, the
 // outcome or the error, and the checks the front makes of what comes back.
 import { ERRORS, type ErrorCode, type FailureDetails } from '../common/errors.js';
+import { MAX_REFUSED_HOSTS } from './egress.js';
 import type { RequestOptions } from './request-options.js';
 import { hasOnly, isCount, isList, isLogs, isObject, isOptional, isSeconds, isString } from './shape.js';
 
@@ -51,6 +52,10 @@ export interface JobLimits {
   readonly navigationTimeoutMs?: number;
   readonly maxResultBytes?: number;
   readonly maxLogLines?: number;
+  /** The isolate's memory limit (isolated-vm's memoryLimit), in MiB. */
+  readonly scriptMemoryMb?: number;
+  /** The page memory watchdog's limit for this request, in MiB. */
+  readonly pageMemoryMb?: number;
 }
 
 /** Where a job's time went, in milliseconds (lease and isolate overlap). */
@@ -127,11 +132,24 @@ function isPageCall(c: unknown): boolean {
   );
 }
 
+/** A refused host:port: a DNS name (253) and a port. */
+const MAX_REFUSED_HOST_CHARS = 260;
+
 /** FailureDetails, whose fields the front copies into the error body. */
 function isFailure(f: unknown): boolean {
   return (
     isObject(f) &&
-    hasOnly(f, ['phase', 'finalUrl', 'line', 'column', 'stack', 'pageCalls', 'screenshot', 'screenshotOmitted']) &&
+    hasOnly(f, [
+      'phase',
+      'finalUrl',
+      'line',
+      'column',
+      'stack',
+      'pageCalls',
+      'screenshot',
+      'screenshotOmitted',
+      'refusedHosts',
+    ]) &&
     isOptional(f.phase, (v) => v === 'navigation' || v === 'script') &&
     isOptional(f.finalUrl, isString) &&
     isOptional(f.line, isCount) &&
@@ -139,7 +157,14 @@ function isFailure(f: unknown): boolean {
     isOptional(f.stack, isString) &&
     isOptional(f.pageCalls, (v) => isList(v, isPageCall)) &&
     isOptional(f.screenshot, isString) &&
-    isOptional(f.screenshotOmitted, isString)
+    isOptional(f.screenshotOmitted, isString) &&
+    isOptional(
+      f.refusedHosts,
+      (v) =>
+        Array.isArray(v) &&
+        v.length <= MAX_REFUSED_HOSTS &&
+        isList(v, (h) => isString(h) && h.length <= MAX_REFUSED_HOST_CHARS),
+    )
   );
 }
 

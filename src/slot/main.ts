@@ -100,6 +100,7 @@ function toWire(e: unknown): WireError {
       ...(e.egress === undefined ? {} : { egress: e.egress }),
       ...(e.failure === undefined ? {} : { failure: e.failure }),
       ...(e.timings === undefined ? {} : { timings: e.timings }),
+      ...(e.usage === undefined ? {} : { usage: e.usage }),
     };
   return {
     code: 'INTERNAL_SERVER_ERROR',

@@ -83,3 +83,34 @@ test('an executor’s log line cannot pass for another process’s: the front wr
   const lines = log.lines.filter((l) => l.requestId === 'forged-request');
   for (const line of lines) assert.ok(pids.includes(line.executor as number), String(line.executor));
 });
+
+test("a slot process that forges what a request cost does not change the CPU the front reports: the kernel's count stands", async () => {
+  await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
+  // The request waits on a page request the test holds open, so it is running when the claim is sent.
+  let open = (): void => undefined;
+  const arrived = new Promise<void>((resolve) =>
+    fixtures.route('/gate', (_req, res) => {
+      open = () => res.end('open');
+      resolve();
+    }),
+  );
+  const pending = svc.post({
+    url: fixtures.url('/example'),
+    script: "return await page.evaluate(() => fetch('/gate').then((r) => r.text()))",
+  });
+  await arrived;
+  const HOUR_MS = 3_600_000;
+  // Its job's id is not known here: the claim is sent for every id this service can have given so far.
+  for (let id = 1; id <= 500; id++)
+    svc.service.executors.fault('send', {
+      type: 'done',
+      id,
+      outcome: { json: '"forged"', logs: [], executionTimeMs: 1, timings: {}, usage: { cpuMs: HOUR_MS } },
+    });
+  const r = await pending;
+  open();
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.data, 'forged', 'the forged answer was taken for the request');
+  const cpu = Number(r.headers['x-usage-cpu-ms']);
+  assert.ok(Number.isFinite(cpu) && cpu < HOUR_MS, `X-Usage-Cpu-Ms ${String(r.headers['x-usage-cpu-ms'])}`);
+});

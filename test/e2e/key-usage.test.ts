@@ -10,6 +10,9 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { hashKey, writeKeyFile } from '../../src/front/tenancy/keyfile.js';
 import { USAGE_HEADER_NAMES } from '../../src/front/usage.js';
+import puppeteer from 'puppeteer';
+import { chooseChromium } from '../../src/common/config.js';
+import { treeCpuMs } from '../../src/common/proc.js';
 import { FixtureServer, html } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { until } from '../helpers/wait.js';
@@ -29,6 +32,7 @@ const usageFile = join(dir, 'usage.jsonl');
 const ACME = 'ps_acme_0123456789abcdefghijklmnopqrstuv';
 const FREE = 'ps_free_0123456789abcdefghijklmnopqrstuv';
 const QUICK = 'ps_quick_0123456789abcdefghijklmnopqrstu';
+const LEAN = 'ps_lean_0123456789abcdefghijklmnopqrstuv';
 let svc: TestService;
 
 before(async () => {
@@ -45,12 +49,16 @@ before(async () => {
       },
       { name: 'free', sha256: hashKey(FREE), active: true },
       { name: 'quick', sha256: hashKey(QUICK), active: true, policy: { scriptTimeoutMs: 1000 } },
+      { name: 'lean', sha256: hashKey(LEAN), active: true, policy: { scriptMemoryMb: 32, pageMemoryMb: 64 } },
     ],
   });
   svc = await startTestService({
     EGRESS_ALLOWLIST: `${shop.allowEntry},${other.allowEntry}`,
     API_KEYS_FILE: keyFile,
     USAGE_LOG: usageFile,
+    // Pages here burn CPU and fill memory on purpose: on a loaded machine that takes a while.
+    SCRIPT_TIMEOUT_MS: '30000',
+    NAVIGATION_TIMEOUT_MS: '30000',
   });
 });
 after(async () => {
@@ -96,6 +104,8 @@ test("the guard refuses the page's own connections outside its key's hosts: subr
   const away = await svc.post({ url: shop.url('/away'), script: 'return page.url()' }, as(ACME));
   assert.equal(away.status, 400, away.text);
   assert.equal(away.body.code, 'SCRAPING_FAILED');
+  // The failure details name what the guard refused for the key's hosts.
+  assert.deepEqual(away.body.refusedHosts, [`127.0.0.1:${other.port}`]);
   assert.equal(hits(), before, 'nothing of the key reached the other host');
   // Control: the same page for a key without hosts reaches the other host.
   const free = await svc.post({ url: shop.url('/mixed'), script }, as(FREE));
@@ -111,6 +121,59 @@ test("a key's lower script limit ends its request where the service's would not;
   assert.match(String(quick.body.error), /timed out after 1000 ms/);
   const free = await svc.post({ url: shop.url('/item'), script }, as(FREE));
   assert.equal(free.status, 200, free.text);
+});
+
+/** Holds ~64 MB in the isolate (80 arrays of 100,000 small integers) until the reply. */
+const ISOLATE_HOG =
+  'const a = []; for (let i = 0; i < 80; i++) a.push(new Array(1e5).fill(i)); globalThis.keep = a; return a.length';
+/** Holds 150 MB in the page (each 4 KiB page of it written), then waits for the page memory watchdog's readings (every 100 ms). */
+const PAGE_HOG =
+  'await page.evaluate(() => { window.keep = []; for (let i = 0; i < 15; i++) { const a = new Uint8Array(10 * 2 ** 20); for (let j = 0; j < a.length; j += 4096) a[j] = 1; window.keep.push(a); } });' +
+  ' await new Promise((r) => setTimeout(r, 1500)); return "held"';
+const mib = (r: { headers: Record<string, unknown> }, h: string): number => Number(r.headers[h] ?? Number.NaN);
+
+test("a key's lower script memory ends its request with MEMORY_LIMIT_EXCEEDED; another key's same request succeeds", async () => {
+  const lean = await svc.post({ url: shop.url('/item'), script: ISOLATE_HOG }, as(LEAN));
+  assert.equal(lean.status, 400, lean.text);
+  assert.equal(lean.body.code, 'MEMORY_LIMIT_EXCEEDED');
+  // Ended at its limit: that is what it held at the most.
+  assert.ok(mib(lean, 'x-usage-isolate-heap-peak-mib') >= 32, String(lean.headers['x-usage-isolate-heap-peak-mib']));
+  const free = await svc.post({ url: shop.url('/item'), script: ISOLATE_HOG }, as(FREE));
+  assert.equal(free.status, 200, free.text);
+  assert.equal(free.body.data, 80);
+});
+
+test("a key's lower page memory ends its request with MEMORY_LIMIT_EXCEEDED; another key's same request succeeds", async () => {
+  const lean = await svc.post({ url: shop.url('/item'), script: PAGE_HOG }, as(LEAN));
+  assert.equal(lean.status, 400, lean.text);
+  assert.equal(lean.body.code, 'MEMORY_LIMIT_EXCEEDED');
+  assert.equal(lean.body.error, "Memory limit exceeded: the page used more than 64 MiB (this key's page memory limit)");
+  assert.ok(mib(lean, 'x-usage-page-memory-peak-mib') > 64, String(lean.headers['x-usage-page-memory-peak-mib']));
+  const free = await svc.post({ url: shop.url('/item'), script: PAGE_HOG }, as(FREE));
+  assert.equal(free.status, 200, free.text);
+  assert.equal(free.body.data, 'held');
+});
+
+test('the peaks of page memory and isolate heap are on the reply: what the request held, not a constant', async () => {
+  const page = await svc.post({ url: shop.url('/item'), script: PAGE_HOG }, as(FREE));
+  assert.equal(page.status, 200, page.text);
+  const isolate = await svc.post({ url: shop.url('/item'), script: ISOLATE_HOG }, as(FREE));
+  assert.equal(isolate.status, 200, isolate.text);
+  const small = await svc.post({ url: shop.url('/item'), script: 'return 1' }, as(FREE));
+  assert.equal(small.status, 200, small.text);
+  // 150 MB held by the page (143 MiB); 64 MB by the isolate (61 MiB).
+  assert.ok(mib(page, 'x-usage-page-memory-peak-mib') >= 120, String(page.headers['x-usage-page-memory-peak-mib']));
+  assert.ok(
+    mib(isolate, 'x-usage-isolate-heap-peak-mib') >= 50,
+    String(isolate.headers['x-usage-isolate-heap-peak-mib']),
+  );
+  assert.ok(mib(small, 'x-usage-page-memory-peak-mib') < 120, String(small.headers['x-usage-page-memory-peak-mib']));
+  assert.ok(mib(small, 'x-usage-isolate-heap-peak-mib') < 50, String(small.headers['x-usage-isolate-heap-peak-mib']));
+  // The reachability check has a page and no isolate.
+  const check = await svc.post({ url: shop.url('/item') }, as(FREE));
+  assert.equal(check.status, 200, check.text);
+  assert.ok(mib(check, 'x-usage-page-memory-peak-mib') >= 0);
+  assert.equal(check.headers['x-usage-isolate-heap-peak-mib'], undefined);
 });
 
 test('an option or output format the key may not use is 400 INVALID_OPTIONS naming it', async () => {
@@ -134,23 +197,52 @@ test('every reply after authentication says what the request cost; a 401 does no
   const failed = await svc.post({ url: `${shop.url()}item`, script: 'throw new Error("boom")' }, as(ACME));
   assert.equal(failed.status, 400);
   assert.ok(failed.headers['x-usage-wall-ms'] !== undefined, 'a failed request is billed too');
+  for (const h of ['x-usage-cpu-ms', 'x-usage-page-memory-peak-mib', 'x-usage-isolate-heap-peak-mib']) {
+    assert.match(String(ok.headers[h]), /^\d+(\.\d)?$/, h);
+    assert.match(String(failed.headers[h]), /^\d+(\.\d)?$/, h);
+  }
   const denied = await svc.post({ url: `${shop.url()}item` }, as('ps_not_a_key_0123456789abcdefghijkl'));
   assert.equal(denied.status, 401);
   for (const h of USAGE_HEADER_NAMES) assert.equal(denied.headers[h.toLowerCase()], undefined, h);
 });
 
-test("the CPU figure is the kernel's count for the request's slot process and Chromium: a busy page reports more than a blank one", async () => {
-  const burn =
-    'return await page.evaluate(() => { let x = 0; for (let i = 0; i < 3e8; i++) x = (x + i * 7) % 1000003; return x; })';
-  const busy = await svc.post({ url: shop.url('/item'), script: burn }, as(FREE));
-  assert.equal(busy.status, 200, busy.text);
+/** A page that burns CPU as it loads (its title is the loop's result). */
+const BURN_PAGE =
+  '<title>burn</title><script>let x = 0; for (let i = 0; i < 1e8; i++) x = (x + i * 7) % 1000003; document.title = String(x);</script>';
+
+/** The CPU raw Chromium (no service, no guard) spends loading `url`: its process tree's, from the kernel. */
+async function rawChromiumCpuMs(url: string): Promise<number> {
+  const { executablePath } = chooseChromium(process.env, []);
+  const browser = await puppeteer.launch({
+    executablePath,
+    headless: true,
+    pipe: true,
+    args: [...(process.getuid?.() === 0 ? ['--no-sandbox'] : []), '--disable-gpu'],
+  });
+  try {
+    const page = await browser.newPage();
+    const pid = browser.process()?.pid as number;
+    const before = treeCpuMs(pid) as number;
+    await page.goto(url, { timeout: 60_000 });
+    return (treeCpuMs(pid) as number) - before;
+  } finally {
+    await browser.close();
+  }
+}
+
+test("the CPU figure is the kernel's count: a page that burns CPU reports at least half what raw Chromium uses for it, a blank page less", async () => {
+  shop.route('/burn', html(BURN_PAGE));
+  const raw = await rawChromiumCpuMs(shop.url('/burn'));
+  // The blank page first: a renderer that exits after its request's reply is counted when its parent
+  // reaps it, which may fall in the next request's window (docs/keys-and-limits.md).
   const blank = await svc.post({ url: shop.url('/item'), script: 'return 1' }, as(FREE));
   assert.equal(blank.status, 200, blank.text);
+  const busy = await svc.post({ url: shop.url('/burn'), script: 'return await page.title()' }, as(FREE));
+  assert.equal(busy.status, 200, busy.text);
   const busyMs = Number(busy.headers['x-usage-cpu-ms']);
   const blankMs = Number(blank.headers['x-usage-cpu-ms']);
-  // 3e8 steps of the loop are hundreds of ms of a core on any machine this runs on, however loaded.
-  assert.ok(busyMs >= 200, `busy page: ${busyMs} ms`);
-  assert.ok(blankMs < busyMs, `blank ${blankMs} ms, busy ${busyMs} ms`);
+  assert.ok(busyMs >= raw / 2, `the service counted ${busyMs} ms; raw Chromium used ${raw} ms`);
+  assert.ok(blankMs < raw, `blank page ${blankMs} ms; raw Chromium on the busy page ${raw} ms`);
 });
 
 test('one usage record per request, with no script, key or query string; npm run key -- usage sums them', async () => {
@@ -168,6 +260,9 @@ test('one usage record per request, with no script, key or query string; npm run
   const mine = records.find((x) => x.requestId === requestId);
   assert.equal(mine?.key, 'acme');
   assert.equal(mine?.code, 'OK');
+  assert.equal(typeof mine?.pageMemoryPeakMb, 'number');
+  assert.equal(typeof mine?.isolateHeapPeakMb, 'number');
+  assert.equal(typeof mine?.cpuMs, 'number');
   for (const secret of ['marker-', 'query-secret', ACME, FREE, hashKey(ACME)])
     assert.ok(!text.includes(secret), `the records hold no ${secret.slice(0, 12)}`);
   const acme = records.filter((x) => x.key === 'acme');

@@ -271,6 +271,13 @@ describe('the playground page', () => {
       const names = parts.map(([n]) => n);
       for (const n of ['queue', 'navigation', 'script', 'serialize']) assert.ok(names.includes(n), `${n} in ${names}`);
       for (const [, t] of parts) assert.match(t ?? '', /\d+\.\d ms$/);
+      // What it cost, beside the timings, from the X-Usage-* headers.
+      const usage = Object.fromEntries(
+        await page.$$eval('#pg-usage dd', (dds) => dds.map((dd) => [dd.getAttribute('data-header'), dd.textContent])),
+      ) as Record<string, string>;
+      assert.match(usage['X-Usage-Cpu-Ms'] ?? '', /^\d+ ms$/);
+      assert.match(usage['X-Usage-Page-Memory-Peak-MiB'] ?? '', /^\d+\.\d MiB$/);
+      assert.match(usage['X-Usage-Isolate-Heap-Peak-MiB'] ?? '', /^\d+\.\d MiB$/);
       assert.equal(await page.$('.pg-error-line'), null, 'no line marked');
       await shoot(page, 'success');
       assertOnlyOwnOrigin(s);

@@ -131,3 +131,15 @@ test('a channel handed to an executor while its channel is up replaces it withou
     for (const s of [egressA, executorA, egressB, executorB]) s.destroy();
   }
 });
+
+test('a host refused for its key reaches the executor as a host and a port, bounded, and nothing else', () => {
+  const ok = { op: 'refused-host', s: 1, host: 'other.example', port: 443 };
+  assert.deepEqual(checkFromEgressChannel(ok), ok);
+  for (const bad of [
+    { ...ok, host: 'x'.repeat(1024 * 1024) },
+    { ...ok, host: 7 },
+    { ...ok, port: 0 },
+    { ...ok, s: -1 },
+  ])
+    assert.throws(() => checkFromEgressChannel(bad), /cannot read \(refused-host\)/);
+});

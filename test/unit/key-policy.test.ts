@@ -57,13 +57,14 @@ test('host patterns that are not one are refused: schemes, paths, upper case, ba
 });
 
 test('a key file policy is checked field by field; a bad one makes the file invalid, naming the field', () => {
-  const ok = parseKeyFile(fileWith({ scriptTimeoutMs: 10_000, hosts: ['*.acme.example'], outputFormats: ['json'] }));
-  assert.deepEqual(ok.keys[0]?.policy, { scriptTimeoutMs: 10_000, hosts: ['*.acme.example'], outputFormats: ['json'] });
+  const good = { scriptTimeoutMs: 10_000, pageMemoryMb: 256, hosts: ['*.acme.example'], outputFormats: ['json'] };
+  const ok = parseKeyFile(fileWith(good));
+  assert.deepEqual(ok.keys[0]?.policy, good);
   for (const [policy, field] of [
     [{ scriptTimeoutMs: 5 }, 'keys[0].policy.scriptTimeoutMs'],
     [{ maxLogLines: '256' }, 'keys[0].policy.maxLogLines'],
-    // Per-key memory limits are not enforced per request yet: refused, never silently ignored.
-    [{ pageMemoryMb: 256 }, 'keys[0].policy.pageMemoryMb'],
+    [{ pageMemoryMb: 32 }, 'keys[0].policy.pageMemoryMb'],
+    [{ scriptMemoryMb: 8.5 }, 'keys[0].policy.scriptMemoryMb'],
     [{ options: ['viewport', 'path'] }, 'keys[0].policy.options'],
     [{ outputFormats: [] }, 'keys[0].policy.outputFormats'],
     [{ hosts: ['http://acme.example'] }, 'keys[0].policy.hosts'],
@@ -79,10 +80,16 @@ test('a key file policy is checked field by field; a bad one makes the file inva
 
 test("a policy only narrows: each limit is the key's when lower, the service's otherwise", () => {
   const limits = jobLimits(
-    resolvePolicy({ scriptTimeoutMs: 10_000, navigationTimeoutMs: 600_000, maxResultBytes: 4096 }),
+    resolvePolicy({
+      scriptTimeoutMs: 10_000,
+      navigationTimeoutMs: 600_000,
+      maxResultBytes: 4096,
+      scriptMemoryMb: 32,
+      pageMemoryMb: 65_536,
+    }),
     config,
   );
-  assert.deepEqual(limits, { scriptTimeoutMs: 10_000, maxResultBytes: 4096 });
+  assert.deepEqual(limits, { scriptTimeoutMs: 10_000, maxResultBytes: 4096, scriptMemoryMb: 32 });
   assert.equal(jobLimits(resolvePolicy({ outputFormats: ['json'] }), config), undefined);
   assert.equal(jobLimits(undefined, config), undefined);
 });
@@ -162,7 +169,13 @@ test('npm run key -- policy: written and listed; a value above the service, or a
   const file = join(dir, 'tool.json');
   const key = (...args: string[]) =>
     run(process.execPath, ['--import', 'tsx', 'scripts/key.ts', ...args, '--file', file], {
-      env: { ...process.env, SCRIPT_TIMEOUT_MS: '30000', SERVICE_MEMORY_MB: '4096' },
+      env: {
+        ...process.env,
+        SCRIPT_TIMEOUT_MS: '30000',
+        SCRIPT_MEMORY_MB: '128',
+        PAGE_MEMORY_MB: '512',
+        SERVICE_MEMORY_MB: '4096',
+      },
     });
   await key('create', '--name', 'acme');
   const out = await key(
@@ -173,17 +186,45 @@ test('npm run key -- policy: written and listed; a value above the service, or a
     '10000',
     '--hosts',
     'Acme.example,*.acme.example',
+    '--script-memory-mb',
+    '32',
+    '--page-memory-mb',
+    '128',
   );
-  assert.match(out.stdout, /policy scriptTimeoutMs=10000 hosts=acme\.example,\*\.acme\.example/);
+  assert.match(
+    out.stdout,
+    /policy scriptTimeoutMs=10000 scriptMemoryMb=32 pageMemoryMb=128 hosts=acme\.example,\*\.acme\.example/,
+  );
   const before = readFileSync(file, 'utf8');
   await assert.rejects(key('policy', '--name', 'acme', '--script-timeout-ms', '40000'), (e: { stderr: string }) =>
     /--script-timeout-ms 40000 is above the service's SCRIPT_TIMEOUT_MS \(30000\)/.test(e.stderr),
+  );
+  await assert.rejects(key('policy', '--name', 'acme', '--page-memory-mb', '1024'), (e: { stderr: string }) =>
+    /--page-memory-mb 1024 is above the service's PAGE_MEMORY_MB \(512\)/.test(e.stderr),
+  );
+  await assert.rejects(key('policy', '--name', 'acme', '--script-memory-mb', '8'), (e: { stderr: string }) =>
+    /--script-memory-mb: a whole number from 16 to 4096/.test(e.stderr),
   );
   await assert.rejects(key('policy', '--name', 'acme', '--options', 'viewport,path'), (e: { stderr: string }) =>
     /--options: /.test(e.stderr),
   );
   assert.equal(readFileSync(file, 'utf8'), before, 'nothing written');
-  assert.match((await key('list')).stdout, /acme\tactive.*policy scriptTimeoutMs=10000/);
-  await key('policy', '--name', 'acme', '--script-timeout-ms', 'default', '--hosts', 'any');
+  assert.match(
+    (await key('list')).stdout,
+    /acme\tactive.*policy scriptTimeoutMs=10000 scriptMemoryMb=32 pageMemoryMb=128/,
+  );
+  await key(
+    'policy',
+    '--name',
+    'acme',
+    '--script-timeout-ms',
+    'default',
+    '--hosts',
+    'any',
+    '--script-memory-mb',
+    'default',
+    '--page-memory-mb',
+    'default',
+  );
   assert.equal(parseKeyFile(readFileSync(file, 'utf8')).keys[0]?.policy, undefined);
 });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { base64Utf8, requestBody, shellQuote } from '../../playground/curl.js';
 import { MEMBERS, PAGE_MEMBERS } from '../../playground/globals.js';
-import { errorLocation, parseServerTiming } from '../../playground/result.js';
+import { errorLocation, parseServerTiming, parseUsage } from '../../playground/result.js';
 import { loadConfig } from '../../src/common/config.js';
 import { ASYNC_METHODS, SYNC_METHODS, lookupMethod } from '../../src/slot/membrane/methods.js';
 
@@ -53,6 +53,23 @@ test('Server-Timing is split into named parts in milliseconds; malformed entries
   ]);
   assert.deepEqual(parseServerTiming('cache;desc="x", bad name;dur=1, ok;desc=a;dur=2'), [{ name: 'ok', ms: 2 }]);
   assert.deepEqual(parseServerTiming(null), []);
+});
+
+test('the usage headers are read into labelled figures with their units; one absent or not a number is left out', () => {
+  const headers: Record<string, string> = {
+    'X-Usage-Cpu-Ms': '120',
+    'X-Usage-Page-Memory-Peak-MiB': '12.5',
+    'X-Usage-Isolate-Heap-Peak-MiB': '<b>2</b>',
+    'X-Usage-Connections': '3',
+  };
+  assert.deepEqual(
+    parseUsage((h) => headers[h] ?? null),
+    [
+      { header: 'X-Usage-Cpu-Ms', label: 'CPU', text: '120 ms' },
+      { header: 'X-Usage-Page-Memory-Peak-MiB', label: 'page memory, peak', text: '12.5 MiB' },
+      { header: 'X-Usage-Connections', label: 'connections', text: '3' },
+    ],
+  );
 });
 
 test("an error's line is read from the end of the SCRAPING_FAILED message", () => {

@@ -127,7 +127,9 @@ function page(nonce: string): string {
 <div id="pg-error" hidden><h3>Error</h3><pre id="pg-error-text"></pre><button type="button" id="pg-error-goto" hidden></button></div>
 <div id="pg-timing" hidden><h3>Time</h3>
 <dl><dt><code>executionTime</code></dt><dd id="pg-exec-time"></dd></dl>
-<ul id="pg-timing-parts" aria-label="Server-Timing: where the time went"></ul></div>
+<ul id="pg-timing-parts" aria-label="Server-Timing: where the time went"></ul>
+<h3>Cost</h3>
+<dl id="pg-usage" aria-label="What the request cost (X-Usage-* headers)"></dl></div>
 <div id="pg-data-box" hidden><h3 id="pg-data-label">Data</h3>
 <pre id="pg-data" class="pg-out" tabindex="0" aria-labelledby="pg-data-label"></pre></div>
 <h3 id="pg-logs-label">Logs</h3>

@@ -18,6 +18,8 @@ export const POLICY_LIMITS = {
   navigationTimeoutMs: { setting: 'NAVIGATION_TIMEOUT_MS', min: 100, max: 600_000 },
   maxResultBytes: { setting: 'MAX_RESULT_BYTES', min: 1024, max: 256 * 1024 * 1024 },
   maxLogLines: { setting: 'MAX_LOG_LINES', min: 1, max: 100_000 },
+  scriptMemoryMb: { setting: 'SCRIPT_MEMORY_MB', min: 16, max: 4096 },
+  pageMemoryMb: { setting: 'PAGE_MEMORY_MB', min: 64, max: 65_536 },
 } as const satisfies Record<keyof JobLimits & keyof Config, { setting: string; min: number; max: number }>;
 export type PolicyLimit = keyof typeof POLICY_LIMITS;
 

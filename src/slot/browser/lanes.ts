@@ -28,6 +28,8 @@ export interface LaneLease extends PageLease {
   readonly memoryExceeded: PageMemoryUse | undefined;
   /** Memory of the request's Chromium processes now, in bytes. */
   readonly memoryBytes: number;
+  /** The most memory the request's Chromium processes held, read once more now (page-memory.ts), in bytes. */
+  memoryPeakBytes(): number;
   /** Called at most once, when memoryExceeded is set. */
   onMemoryExceeded(fn: () => void): void;
   /**
@@ -202,9 +204,10 @@ export class BrowserLanes {
 
   /**
    * A free lane's fresh context and page for the request, watched for memory
-   * until it is closed; its traffic leaves through `proxy` (a name) when one is given.
+   * until it is closed (at limitBytes when given: its key's page memory, below
+   * the watchdog's); its traffic leaves through `proxy` (a name) when one is given.
    */
-  async lease(requestId: string, proxy?: string): Promise<LaneLease> {
+  async lease(requestId: string, proxy?: string, limitBytes?: number): Promise<LaneLease> {
     clearTimeout(this.#idleTimer);
     this.#idleTimer = undefined;
     const lane = this.#free() ?? (await this.#waitForLane());
@@ -219,7 +222,7 @@ export class BrowserLanes {
       this.#release(lane);
       throw e;
     }
-    return this.#watched(lane, lease);
+    return this.#watched(lane, lease, limitBytes);
   }
 
   /**
@@ -281,7 +284,7 @@ export class BrowserLanes {
     this.#idleTimer.unref();
   }
 
-  #watched(lane: Lane, lease: PageLease): LaneLease {
+  #watched(lane: Lane, lease: PageLease, limitBytes = this.#watchdog.limitBytes): LaneLease {
     const pid = lease.pid;
     const listeners: (() => void)[] = [];
     let exceeded: PageMemoryUse | undefined;
@@ -325,6 +328,7 @@ export class BrowserLanes {
           running = undefined;
         }
       },
+      limitBytes,
     );
     this.#watches.add(watch);
     lane.watch = watch;
@@ -343,6 +347,7 @@ export class BrowserLanes {
       get memoryBytes() {
         return watch.use.bytes;
       },
+      memoryPeakBytes: () => watch.readPeak(),
       onMemoryExceeded(fn) {
         if (exceeded) fn();
         else listeners.push(fn);

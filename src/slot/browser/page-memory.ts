@@ -226,6 +226,10 @@ export interface PageMemoryUse {
 export interface Watch {
   /** The last reading. */
   readonly use: PageMemoryUse;
+  /** The most the request's processes held at any reading (PageMemoryUse.bytes), in bytes. */
+  readonly peakBytes: number;
+  /** Reads the lane once more for the peak alone (no kill, no pause); returns the peak. */
+  readPeak(): number;
   /** Set once the limit was passed; the renderers were killed then. */
   readonly exceeded: PageMemoryUse | undefined;
   /** No more readings and no more kills; safe to call more than once. */
@@ -294,13 +298,15 @@ export class PageMemoryWatchdog {
    * request runs beside it now: only then are its over-budget processes paused.
    * onPause is told when they are stopped (true) and continued (false), each
    * time, so that what else the lane costs can wait with them (its DevTools
-   * messages: lanes.ts).
+   * messages: lanes.ts). limitBytes is this request's limit (its key's, when
+   * lower than PAGE_MEMORY_MB).
    */
   watch(
     rootPid: number,
     onExceeded: (use: PageMemoryUse) => void,
     contended: () => boolean = () => false,
     onPause: (paused: boolean) => void = () => undefined,
+    limitBytes: number = this.limitBytes,
   ): Watch {
     // Read before anything of the request's runs in the lane: the types here are Chromium's own.
     const baseline = new Map<string, { bytes: number; type: string; cpuMs: number }>();
@@ -321,6 +327,7 @@ export class PageMemoryWatchdog {
       return before === undefined ? p.depth >= 2 : before.type === 'renderer';
     };
     let use: PageMemoryUse = { bytes: 0, renderers: 0 };
+    let peakBytes = 0;
     let exceeded: PageMemoryUse | undefined;
     let stopped = false;
     /** The request's over-budget processes stopped now. */
@@ -392,6 +399,8 @@ export class PageMemoryWatchdog {
     let ticked = false;
     let idlePolls = 0;
     let overBudget = false;
+    /** What the lane's processes grew by since the lease (a process started since, whole). */
+    const grown = (p: ProcessMemory): number => Math.max(0, p.bytes - (baseline.get(identity(p))?.bytes ?? 0));
     const check = (tick = true, read?: readonly ProcessMemory[]): void => {
       if (stopped) return;
       const tree = read ?? this.measure(rootPid);
@@ -400,7 +409,7 @@ export class PageMemoryWatchdog {
       for (const p of tree) {
         const id = identity(p);
         const before = baseline.get(id);
-        bytes += Math.max(0, p.bytes - (before?.bytes ?? 0));
+        bytes += grown(p);
         const last = lastCpu.get(id) ?? before?.cpuMs ?? 0;
         const used = Math.max(0, p.cpuMs - last);
         requestCpuMs += used;
@@ -417,6 +426,7 @@ export class PageMemoryWatchdog {
         ticked = true;
       }
       use = { bytes, renderers: tree.filter((p) => p.type === 'renderer').length };
+      peakBytes = Math.max(peakBytes, bytes);
       // SECURITY: the budget is the request's, summed over every process of its
       // lane since the lease (processes started since count whole, processes
       // gone since keep what they had used): work spread
@@ -432,7 +442,7 @@ export class PageMemoryWatchdog {
           lowered.add(id);
           this.#source.deprioritize(p.pid);
         }
-      if (exceeded === undefined && bytes <= this.limitBytes) {
+      if (exceeded === undefined && bytes <= limitBytes) {
         share(tree, tick);
         return;
       }
@@ -455,6 +465,17 @@ export class PageMemoryWatchdog {
       },
       get exceeded() {
         return exceeded;
+      },
+      get peakBytes() {
+        return peakBytes;
+      },
+      readPeak: () => {
+        if (!stopped)
+          peakBytes = Math.max(
+            peakBytes,
+            this.measure(rootPid).reduce((n, p) => n + grown(p), 0),
+          );
+        return peakBytes;
       },
       stop: () => {
         stopped = true;

@@ -22,6 +22,7 @@ import {
 import {
   FAILURE_TTL_MS,
   MAX_FAILURES,
+  MAX_REFUSED_HOSTS,
   type EgressDecision,
   type EgressStats,
   type SessionState,
@@ -45,6 +46,8 @@ export interface ContextEgress {
   stats(): EgressStats;
   /** The net::ERR_… name of this request's last upstream failure for host:port, if recent. */
   recentFailure(host: string, port: number): string | undefined;
+  /** The host:port the guard refused for being outside the request's key's hosts (the first few). */
+  refusedHosts?(): readonly string[];
 }
 
 type Answer = Extract<EgressToExecutor, { op: 'answer' }>;
@@ -63,6 +66,7 @@ export class RemoteSession implements ContextEgress {
   #state: SessionState = 'spare';
   #stats: EgressStats = { connections: 0, refused: 0, bytesSent: 0, bytesReceived: 0 };
   readonly #failures = new Map<string, { error: string; at: number }>();
+  readonly #refusedHosts = new Set<string>();
   #closed: Promise<void> | undefined;
 
   /** @internal made by RemoteGuard.openSession() */
@@ -105,6 +109,15 @@ export class RemoteSession implements ContextEgress {
   recentFailure(host: string, port: number): string | undefined {
     const f = this.#failures.get(`${host.toLowerCase()}:${port}`);
     return f && performance.now() - f.at < FAILURE_TTL_MS ? f.error : undefined;
+  }
+
+  refusedHosts(): readonly string[] {
+    return [...this.#refusedHosts];
+  }
+
+  /** @internal SECURITY: bounded here too, whatever the egress process sends. */
+  addRefusedHost(host: string, port: number): void {
+    if (this.#refusedHosts.size < MAX_REFUSED_HOSTS) this.#refusedHosts.add(`${host}:${port}`);
   }
 
   /** @internal the egress process's counts */
@@ -290,6 +303,9 @@ export class RemoteGuard {
         return;
       case 'failure':
         this.#sessions.get(m.s)?.recordFailure(m.host, m.port, m.error);
+        return;
+      case 'refused-host':
+        this.#sessions.get(m.s)?.addRefusedHost(m.host, m.port);
         return;
     }
   }

@@ -24,9 +24,16 @@ export class SandboxPool {
     this.#refill();
   }
 
-  /** A fresh, never-used isolate: a prepared one if there is one, else a new one. */
-  async take(): Promise<ScriptSandbox> {
-    const sandbox = this.#ready.shift() ?? (await ScriptSandbox.create(this.#opts));
+  /**
+   * A fresh, never-used isolate: a prepared one if there is one, else a new one.
+   * With memoryLimitMb below the pool's (a key's SCRIPT_MEMORY_MB), always a new
+   * one with that limit: isolated-vm sets an isolate's limit when it is made.
+   */
+  async take(memoryLimitMb?: number): Promise<ScriptSandbox> {
+    const sandbox =
+      memoryLimitMb !== undefined && memoryLimitMb < this.#opts.memoryLimitMb
+        ? await ScriptSandbox.create({ ...this.#opts, memoryLimitMb })
+        : (this.#ready.shift() ?? (await ScriptSandbox.create(this.#opts)));
     // Its replacement is made when it is disposed: between requests, not beside one.
     sandbox.onDisposed(() => this.#refill());
     return sandbox;

@@ -42,6 +42,9 @@ export const NATIVE_TIMEOUT_MARGIN_MS = 1_000;
  */
 export const ISOLATE_STOP_GRACE_MS = 10_000;
 
+/** How often a running script's isolate heap is read for its peak (one reading in flight at a time). */
+export const HEAP_SAMPLE_MS = 100;
+
 export interface ScriptResult {
   /** The script's return value as JSON text; absent when it returned undefined. */
   readonly json?: string;
@@ -84,7 +87,11 @@ export class ScriptSandbox {
   #cheerioLoaded = false;
   #cheerioLoading: Promise<void> | undefined;
   readonly #maxResultBytes: number;
+  readonly #memoryLimitMb: number;
   readonly #onCatastrophicError: (message: string) => void;
+  /** The most the isolate held at a reading (V8's used heap + what isolated-vm counts outside it), in bytes. */
+  #heapPeakBytes = 0;
+  #sampling: Promise<void> | undefined;
 
   private constructor(
     isolate: ivm.Isolate,
@@ -95,6 +102,7 @@ export class ScriptSandbox {
       stats: ivm.Reference<() => string>;
     },
     maxResultBytes: number,
+    memoryLimitMb: number,
     onCatastrophicError: (message: string) => void,
   ) {
     this.#isolate = isolate;
@@ -103,6 +111,7 @@ export class ScriptSandbox {
     this.#run = refs.run;
     this.#stats = refs.stats;
     this.#maxResultBytes = maxResultBytes;
+    this.#memoryLimitMb = memoryLimitMb;
     this.#onCatastrophicError = onCatastrophicError;
   }
 
@@ -159,8 +168,13 @@ export class ScriptSandbox {
         context.eval('__ps_runtime.stats', { reference: true }),
       ]);
       await context.eval('delete globalThis.__ps_runtime');
-      const made = new ScriptSandbox(isolate, context, { receive, run, stats }, opts.maxResultBytes, (message) =>
-        opts.onCatastrophicError?.(message),
+      const made = new ScriptSandbox(
+        isolate,
+        context,
+        { receive, run, stats },
+        opts.maxResultBytes,
+        opts.memoryLimitMb,
+        (message) => opts.onCatastrophicError?.(message),
       );
       self = made;
       handler = (json) => (made.#handler ? made.#handler(json) : '{"ok":false}');
@@ -217,8 +231,9 @@ export class ScriptSandbox {
   /**
    * Runs the script (the body of an async function) until it settles, the
    * deadline passes, or abort() is called. Disposes nothing: call dispose().
+   * maxResultBytes: the request's own, when its key's is below the isolate's.
    */
-  async execute(source: string, timeoutMs: number): Promise<ScriptResult> {
+  async execute(source: string, timeoutMs: number, maxResultBytes = this.#maxResultBytes): Promise<ScriptResult> {
     // A loadCheerio() still running finishes before the script, which could otherwise load it a second time.
     await this.#cheerioLoading;
     let compiled: ivm.Script;
@@ -249,10 +264,15 @@ export class ScriptSandbox {
       return e;
     };
     const timer = setTimeout(() => this.abort(timedOut()), timeoutMs);
+    // A reading never rejects (a disposed isolate is read as nothing).
+    const sampler = setInterval(() => {
+      this.#sampleHeap().catch(() => undefined);
+    }, HEAP_SAMPLE_MS);
+    sampler.unref();
     try {
       const outcome = readOutcome(
         await Promise.race([this.#start(compiled, timeoutMs + NATIVE_TIMEOUT_MARGIN_MS), aborted]),
-        this.#maxResultBytes,
+        Math.min(maxResultBytes, this.#maxResultBytes),
       );
       if (outcome.ok) return outcome.json === undefined ? {} : { json: outcome.json };
       if (outcome.code === 'RESULT_TOO_LARGE')
@@ -276,12 +296,41 @@ export class ScriptSandbox {
         this.abort(late);
         throw late;
       }
-      if (isMemoryError(e) || this.#isolate.isDisposed)
+      if (isMemoryError(e) || this.#isolate.isDisposed) {
+        // isolated-vm ended it at its limit: that much it held, whatever the last reading said.
+        this.#heapPeakBytes = Math.max(this.#heapPeakBytes, this.#memoryLimitMb * 2 ** 20);
         throw new ApiError('MEMORY_LIMIT_EXCEEDED', undefined, { cause: e });
+      }
       throw scrapingFailed(e instanceof Error ? e.message : String(e), e);
     } finally {
       clearTimeout(timer);
+      clearInterval(sampler);
     }
+  }
+
+  /**
+   * Reads the isolate's heap from V8 through isolated-vm (host side: nothing the
+   * script says of itself), keeping the highest. A reading waits for the
+   * isolate's thread; one at a time, so a busy script does not pile them up.
+   */
+  #sampleHeap(): Promise<void> {
+    if (this.#sampling || this.#isolate.isDisposed) return this.#sampling ?? Promise.resolve();
+    this.#sampling = this.#isolate
+      .getHeapStatistics()
+      .then(
+        (h) => {
+          this.#heapPeakBytes = Math.max(this.#heapPeakBytes, h.used_heap_size + h.externally_allocated_size);
+        },
+        () => undefined, // disposed meanwhile
+      )
+      .finally(() => (this.#sampling = undefined));
+    return this.#sampling;
+  }
+
+  /** The isolate's peak heap in bytes, read once more now if it is still there (docs/keys-and-limits.md). */
+  async heapPeakBytes(): Promise<number> {
+    await this.#sampleHeap();
+    return this.#heapPeakBytes;
   }
 
   async #start(compiled: ivm.Script, nativeTimeoutMs: number): Promise<unknown> {

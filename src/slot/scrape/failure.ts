@@ -16,6 +16,8 @@ export interface FailureContext {
   readonly page?: Page;
   /** The script's last page calls, read before its membrane closed. */
   readonly calls?: readonly PageCall[];
+  /** host:port the guard refused for being outside the key's hosts. */
+  readonly refusedHosts?: readonly string[];
   readonly screenshot: boolean;
 }
 
@@ -59,6 +61,7 @@ export async function describeFailure(e: ApiError, ctx: FailureContext): Promise
     ...(finalUrl === undefined ? {} : { finalUrl }),
     ...e.failure,
     ...(ctx.calls ? { pageCalls: ctx.calls } : {}),
+    ...(ctx.refusedHosts && ctx.refusedHosts.length > 0 ? { refusedHosts: ctx.refusedHosts } : {}),
     ...(ctx.screenshot && page ? await screenshotOf(page) : {}),
   };
 }

@@ -13,7 +13,7 @@ import { Membrane, cleanMessage } from '../membrane/membrane.js';
 import { MembraneError } from '../membrane/options.js';
 import type { SandboxPool } from '../membrane/pool.js';
 import { background } from '../../common/background.js';
-import type { JobOutcome, JobRequest, JobTimings } from '../../protocol/jobs.js';
+import type { JobOutcome, JobRequest, JobTimings, JobUsage } from '../../protocol/jobs.js';
 import type { RequestOptions } from '../../protocol/request-options.js';
 import { applyOptions, navigationWait, recheckOptions } from './page-setup.js';
 import { describeFailure } from './failure.js';
@@ -52,12 +52,29 @@ export interface JobMetrics {
  */
 const CRASH_REPORT_GRACE_MS = 250;
 
-/** The page side went over PAGE_MEMORY_MB (or a renderer of it died of memory). */
-function pageMemoryExceeded(config: Config): ApiError {
+/** The page side went over PAGE_MEMORY_MB, or its key's lower limit (or a renderer of it died of memory). */
+function pageMemoryExceeded(config: Config, byKey: boolean): ApiError {
   return new ApiError(
     'MEMORY_LIMIT_EXCEEDED',
-    `Memory limit exceeded: the page used more than ${config.pageMemoryMb} MiB (PAGE_MEMORY_MB)`,
+    `Memory limit exceeded: the page used more than ${config.pageMemoryMb} MiB (${byKey ? "this key's page memory limit" : 'PAGE_MEMORY_MB'})`,
   );
+}
+
+const toMb = (bytes: number): number => Math.round((bytes / 2 ** 20) * 10) / 10;
+
+/**
+ * The request's peaks as this slot process measured them: the page's from
+ * /proc (the watchdog's readings and one more now), the isolate's from V8's
+ * heap statistics read by the host. The front adds the CPU and the guard's counts.
+ */
+async function measuredUsage(
+  lease: LaneLease | undefined,
+  sandbox: ScriptSandbox | undefined,
+): Promise<Partial<Record<keyof JobUsage, number>>> {
+  return {
+    ...(lease ? { pageMemoryPeakMb: toMb(lease.memoryPeakBytes()) } : {}),
+    ...(sandbox ? { isolateHeapPeakMb: toMb(await sandbox.heapPeakBytes()) } : {}),
+  };
 }
 
 /** Limits of the membrane that have no setting of their own. */
@@ -163,6 +180,8 @@ export async function runScrape(
   // The key's limits, each at most the service's (the front cut them): this request runs under them.
   const config: Config = { ...deps.config, ...req.limits };
   deps = { ...deps, config };
+  const byKey = req.limits?.pageMemoryMb !== undefined;
+  const memoryExceeded = (): ApiError => pageMemoryExceeded(config, byKey);
   const url = new URL(req.url);
   const requestId = req.requestId ?? randomUUID();
   const options = recheckOptions(req.options, req.url);
@@ -196,10 +215,12 @@ export async function runScrape(
   try {
     // The context and the isolate are made at the same time.
     const [leased, made] = await Promise.allSettled([
-      timed(deps.browser.lease(requestId, req.proxy), (ms) => (timings.lease = ms)),
+      timed(deps.browser.lease(requestId, req.proxy, byKey ? config.pageMemoryMb * 2 ** 20 : undefined), (ms) => {
+        timings.lease = ms;
+      }),
       req.script === undefined
         ? Promise.resolve(undefined)
-        : timed(deps.sandboxes.take(), (ms) => (timings.isolate = ms)),
+        : timed(deps.sandboxes.take(req.limits?.scriptMemoryMb), (ms) => (timings.isolate = ms)),
     ]);
     if (made.status === 'fulfilled') sandbox = made.value;
     if (leased.status === 'fulfilled') lease = leased.value;
@@ -209,11 +230,11 @@ export async function runScrape(
     const { page, egress } = lease as LaneLease;
     const laneLease = lease as LaneLease;
     // Over PAGE_MEMORY_MB the lane has killed the renderers already: end the script now.
-    laneLease.onMemoryExceeded(() => sandbox?.abort(pageMemoryExceeded(config)));
+    laneLease.onMemoryExceeded(() => sandbox?.abort(memoryExceeded()));
     // ...and whatever the job waits on in the page (a navigation to a page that died
     // as it loaded waits otherwise for the protocol timeout).
     const memoryGone = new Promise<never>((_resolve, reject) =>
-      laneLease.onMemoryExceeded(() => reject(pageMemoryExceeded(config))),
+      laneLease.onMemoryExceeded(() => reject(memoryExceeded())),
     );
     memoryGone.catch(() => undefined);
     const unlessMemoryGone = <T>(p: Promise<T>): Promise<T> => Promise.race([p, memoryGone]);
@@ -265,7 +286,7 @@ export async function runScrape(
               title: await unlessMemoryGone(page.title()),
             };
       // A frame's or a worker's renderer was ended for memory while the page loaded.
-      if (laneLease.memoryExceeded) throw pageMemoryExceeded(config);
+      if (laneLease.memoryExceeded) throw memoryExceeded();
       // SECURITY: the page chooses the size of its HTML (and title); what crosses to the front is capped as a script's result is.
       const bytes = Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value), 'utf8');
       if (bytes > config.maxResultBytes)
@@ -279,6 +300,7 @@ export async function runScrape(
         executionTimeMs: Math.round(performance.now() - started),
         timings,
         egress: egress.stats(),
+        usage: await measuredUsage(laneLease, undefined),
       };
     }
 
@@ -317,7 +339,7 @@ export async function runScrape(
     let result;
     phase = 'script';
     try {
-      result = await timed(box.execute(req.script as string, config.scriptTimeoutMs), (ms) => {
+      result = await timed(box.execute(req.script as string, config.scriptTimeoutMs, config.maxResultBytes), (ms) => {
         timings.script = ms;
         deps.metrics?.script.observe(ms / 1000);
       });
@@ -327,7 +349,7 @@ export async function runScrape(
     }
     // A frame's or a worker's renderer was ended for memory while the script went on.
     if (laneLease.memoryExceeded) {
-      const err = pageMemoryExceeded(config);
+      const err = memoryExceeded();
       err.logs = collectLogs(box, m);
       throw err;
     }
@@ -337,6 +359,7 @@ export async function runScrape(
       executionTimeMs: Math.round(performance.now() - started),
       timings,
       egress: egress.stats(),
+      usage: await measuredUsage(laneLease, box),
     };
   } catch (caught) {
     let e = caught;
@@ -344,12 +367,15 @@ export async function runScrape(
     if (crashed) await crashed;
     // Whatever failed once the page went over its memory failed because of it.
     if (lease?.memoryExceeded && !(e instanceof ApiError && e.code === 'MEMORY_LIMIT_EXCEEDED')) {
-      const err = pageMemoryExceeded(config);
+      const err = memoryExceeded();
       if (e instanceof ApiError && e.logs) err.logs = e.logs;
       e = err;
     }
     if (e instanceof ApiError && lease) e.egress = lease.egress.stats();
-    if (e instanceof ApiError) e.timings = timings;
+    if (e instanceof ApiError) {
+      e.timings = timings;
+      e.usage = await measuredUsage(lease, sandbox);
+    }
     // Whatever failed once the request was cancelled (client gone, shutdown) failed because of it.
     if (signal?.aborted && !(e instanceof ApiError && e.code === 'SERVICE_UNAVAILABLE')) throw cancelled();
     if (e instanceof ApiError) {
@@ -360,6 +386,7 @@ export async function runScrape(
         phase,
         ...(lease ? { page: lease.page } : {}),
         ...(calls ? { calls } : {}),
+        ...(lease?.egress.refusedHosts ? { refusedHosts: lease.egress.refusedHosts() } : {}),
         screenshot: options?.screenshotOnError === true,
       });
     }
