@@ -18,9 +18,10 @@ const svc = serviceFor(fixtures, {}, { egressSeam: { faults: true } }, log.logge
 /** The executor sends `message`; it is killed for it, replaced, and the front serves the next request. */
 async function forged(message: unknown): Promise<void> {
   await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
-  // Every slot process up sends it (the fault goes to each), and each is killed
-  // for it: wait for all of them, or the next request may meet one being killed.
-  const pids = svc.service.executors.pids;
+  // Every slot process ready sends it (the fault goes to each; one still starting
+  // may not read it yet), and each is killed for it: wait for all of them, or the
+  // next request may meet one being killed.
+  const pids = svc.service.executors.readyPids;
   svc.service.executors.fault('send', message);
   await until(
     () => !svc.service.executors.pids.some((pid) => pids.includes(pid)),

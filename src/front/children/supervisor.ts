@@ -292,6 +292,11 @@ export class Supervisor {
     return [...this.#procs].filter((e) => !e.gone).map((e) => e.child.pid ?? 0);
   }
 
+  /** The slot processes ready (started, not gone), for tests. */
+  get readyPids(): number[] {
+    return [...this.#procs].filter((e) => e.ready && !e.gone).map((e) => e.child.pid ?? 0);
+  }
+
   /** Each slot's process id, by slot (undefined: it has none now), for tests. */
   get slotPids(): (number | undefined)[] {
     return this.#slots.map((s) => (s.proc && !s.proc.gone ? s.proc.child.pid : undefined));
