@@ -267,6 +267,29 @@ function ensureServiceUsers() {
     say(`created ${created.length} slot users (${created[0]}…, uids from ${SLOT_UID_BASE}) that request slots run as`);
 }
 
+/**
+ * The test files that run alone, each with nothing beside it, and why: they
+ * measure memory or the time itself, or take a core or the machine for long.
+ * Every other file runs side by side with one more (docs/development.md,
+ * "Where the time goes"). Service instances side by side share nothing but the
+ * machine: each listens on port 0, serves its fixtures on port 0 and has
+ * its own temporary directories.
+ */
+const ALONE = {
+  'test/e2e/cdp-bound.test.ts': '100 MB page answers; asserts the slot process stays small',
+  'test/e2e/page-memory.test.ts': 'pages that take up to PAGE_MEMORY_MB (256 MB) each way Chromium can hold memory',
+  'test/e2e/sandbox-memory.test.ts': 'isolates driven to their memory caps',
+  'test/e2e/request-host-work.test.ts': "asserts the slot process's peak memory growth (VmHWM)",
+  'test/e2e/executor-runaway.test.ts': 'a script that holds a core in C++ for seconds past its deadline',
+  'test/e2e/slot-isolation.test.ts': 'a slot frozen in a busy loop, a heap blown: a core and memory',
+  'test/e2e/cpu-pause.test.ts': "renderers past their CPU budget, stopped while another's request runs",
+  'test/e2e/console-flood.test.ts': 'console floods against the CPU budget',
+  'test/e2e/backlog-discard.test.ts': 'console floods of a known size into a held transport',
+  'test/e2e/log-flood.test.ts': 'refusal loops of thousands a second',
+  'test/e2e/sandbox-time.test.ts': 'the time is what is tested: many timers side by side on a loaded machine',
+  'test/e2e/tenancy.test.ts': "fairness under the default queue timeout: every slot busy to its script's limit",
+};
+
 const [command = 'start', ...rest] = process.argv.slice(2);
 const nodeBin = ensureNode();
 // Unit tests and lint run no browser: they do not need one installed.
@@ -373,29 +396,6 @@ function lint(nodeBin, env) {
     { env },
   );
 }
-
-/**
- * The test files that run alone, each with nothing beside it, and why: they
- * measure memory or the time itself, or take a core or the machine for long.
- * Every other file runs side by side with one more (docs/development.md,
- * "Where the time goes"). Service instances side by side share nothing but the
- * machine: each listens on port 0, serves its fixtures on port 0 and has
- * its own temporary directories.
- */
-const ALONE = {
-  'test/e2e/cdp-bound.test.ts': '100 MB page answers; asserts the slot process stays small',
-  'test/e2e/page-memory.test.ts': 'pages that take up to PAGE_MEMORY_MB (256 MB) each way Chromium can hold memory',
-  'test/e2e/sandbox-memory.test.ts': 'isolates driven to their memory caps',
-  'test/e2e/request-host-work.test.ts': "asserts the slot process's peak memory growth (VmHWM)",
-  'test/e2e/executor-runaway.test.ts': 'a script that holds a core in C++ for seconds past its deadline',
-  'test/e2e/slot-isolation.test.ts': 'a slot frozen in a busy loop, a heap blown: a core and memory',
-  'test/e2e/cpu-pause.test.ts': "renderers past their CPU budget, stopped while another's request runs",
-  'test/e2e/console-flood.test.ts': 'console floods against the CPU budget',
-  'test/e2e/backlog-discard.test.ts': 'console floods of a known size into a held transport',
-  'test/e2e/log-flood.test.ts': 'refusal loops of thousands a second',
-  'test/e2e/sandbox-time.test.ts': 'the time is what is tested: many timers side by side on a loaded machine',
-  'test/e2e/tenancy.test.ts': "fairness under the default queue timeout: every slot busy to its script's limit",
-};
 
 /**
  * Runs test files with node:test: end-to-end files each in their own process
