@@ -28,9 +28,19 @@
 // Each step leaves a stamp and is skipped on the next run when nothing changed.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
@@ -290,6 +300,31 @@ function ensureNftables() {
   if (!NFT_PATHS.some((p) => existsSync(p))) fail('apt-get installed nftables but nft is missing');
 }
 
+/**
+ * The test files that run alone, each with nothing beside it, and why: they
+ * measure memory or the time itself, or take a core or the machine for long.
+ * Every other file runs side by side with one more (docs/development.md,
+ * "Where the time goes"). Service instances side by side share nothing but the
+ * machine: each listens on port 0, serves its fixtures on port 0 and has
+ * its own temporary directories.
+ */
+const ALONE = {
+  'test/e2e/cdp-bound.test.ts': '100 MB page answers; asserts the slot process stays small',
+  'test/e2e/page-memory.test.ts': 'pages that take up to PAGE_MEMORY_MB (256 MB) each way Chromium can hold memory',
+  'test/e2e/sandbox-memory.test.ts': 'isolates driven to their memory caps',
+  'test/e2e/request-host-work.test.ts': "asserts the slot process's peak memory growth (VmHWM)",
+  'test/e2e/executor-runaway.test.ts': 'a script that holds a core in C++ for seconds past its deadline',
+  'test/e2e/slot-isolation.test.ts': 'a slot frozen in a busy loop, a heap blown: a core and memory',
+  'test/e2e/cpu-pause.test.ts': "renderers past their CPU budget, stopped while another's request runs",
+  'test/e2e/console-flood.test.ts': 'console floods against the CPU budget',
+  'test/e2e/backlog-discard.test.ts': 'console floods of a known size into a held transport',
+  'test/e2e/log-flood.test.ts': 'refusal loops of thousands a second',
+  'test/e2e/sandbox-time.test.ts': 'the time is what is tested: many timers side by side on a loaded machine',
+  'test/e2e/tenancy.test.ts': "fairness under the default queue timeout: every slot busy to its script's limit",
+  'test/e2e/page-memory-neighbour.test.ts': 'page-memory bombs in two slots at once beside a third',
+  'test/e2e/kernel-lock.test.ts': 'firewall tables on the machine, and services started and killed outright',
+};
+
 const [command = 'start', ...rest] = process.argv.slice(2);
 const nodeBin = ensureNode();
 // Unit tests and lint run no browser: they do not need one installed.
@@ -355,7 +390,7 @@ switch (command) {
     // so that one coverage report covers both.
     const all = rest.length === 0;
     const files = all ? [...unitTests(), ...e2eTests()] : rest;
-    status = runTests(nodeBin, env, files, { coverage: all });
+    status = runTests(nodeBin, env, files, { coverage: all, sideBySide: true });
     break;
   }
   case 'test:unit':
@@ -368,7 +403,7 @@ switch (command) {
     break;
   case 'test:e2e':
     ensureBuild(nodeBin, false);
-    status = runTests(nodeBin, env, rest.length > 0 ? rest : e2eTests(), {});
+    status = runTests(nodeBin, env, rest.length > 0 ? rest : e2eTests(), { sideBySide: true });
     break;
   case 'test:conformance':
     ensureBuild(nodeBin, false);
@@ -400,21 +435,39 @@ function lint(nodeBin, env) {
 }
 
 /**
- * Runs test files with node:test, one at a time: end-to-end files each in their
- * own process (one crash cannot hide another), unit files together when asked.
- * With coverage, Node's own (V8's) report of src/ and sandbox/ is printed at the
- * end; code that runs inside the isolates is not in it (see docs/development.md).
+ * Runs test files with node:test: end-to-end files each in their own process
+ * (one crash cannot hide another), unit files together when asked. Side by
+ * side: two files at a time, but ALONE's files last and each by itself (the
+ * lock of scripts/test-lock.mjs), in one run so that one coverage report covers
+ * all. With coverage, Node's own (V8's) report of src/ and sandbox/ is printed
+ * at the end; code that runs inside the isolates is not in it (see docs/development.md).
+ * PAGESCRIPT_TEST_CONCURRENCY=2 runs them side by side; the default stays 1 (every file
+ * alone, as before) until a whole run side by side has been seen green on CI's machine.
  */
-function runTests(nodeBin, env, files, { isolation = 'process', coverage = false }) {
-  const args = [...nodeFlags, '--enable-source-maps', '--import', 'tsx', '--test', '--test-concurrency=1'];
+function runTests(nodeBin, env, files, { isolation = 'process', coverage = false, sideBySide = false }) {
+  const concurrency = sideBySide ? Number(process.env.PAGESCRIPT_TEST_CONCURRENCY ?? 1) : 1;
+  const args = [...nodeFlags, '--enable-source-maps', '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`];
   if (isolation !== 'process') args.push(`--test-isolation=${isolation}`);
   if (coverage) {
     args.push('--experimental-test-coverage', '--test-coverage-include=src/**', '--test-coverage-include=sandbox/**');
   }
-  return run(nodeBin, [...args, ...files], {
-    stdio: 'inherit',
-    env: { ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' },
-  });
+  const testEnv = { ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' };
+  let lockDir;
+  if (concurrency > 1) {
+    const isAlone = (f) => relative(ROOT, resolve(ROOT, f)) in ALONE;
+    files = [...files.filter((f) => !isAlone(f)), ...files.filter(isAlone)];
+    lockDir = mkdtempSync(join(tmpdir(), 'pagescript-tests-'));
+    args.push('--import', pathToFileURL(join(ROOT, 'scripts', 'test-lock.mjs')).href);
+    testEnv.PAGESCRIPT_TEST_LOCK = join(lockDir, 'lock');
+    testEnv.PAGESCRIPT_TEST_ALONE = Object.keys(ALONE)
+      .map((f) => join(ROOT, f))
+      .join('\n');
+  }
+  try {
+    return run(nodeBin, [...args, ...files], { stdio: 'inherit', env: testEnv });
+  } finally {
+    if (lockDir) rmSync(lockDir, { recursive: true, force: true });
+  }
 }
 
 /** test/unit: no Chromium. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { realpathSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
-import { TEST_KEY, serviceFor, startTestService } from '../helpers/service.js';
+import { TEST_KEY, serviceFor, startTestService, type TestService } from '../helpers/service.js';
 import { freePort } from '../helpers/system.js';
 
 const fixtures = new FixtureServer({
@@ -221,8 +221,10 @@ describe('script failures', () => {
     await new Promise<void>((r) => hanger.listen(0, '127.0.0.1', r));
     const rp = (resetter.address() as { port: number }).port;
     const hp = (hanger.address() as { port: number }).port;
-    const local = await startTestService({ EGRESS_ALLOWLIST: `127.0.0.1:${rp},127.0.0.1:${hp}` });
+    // Both servers are closed however the test ends: an open one keeps the file's process alive after its tests.
+    let local: TestService | undefined;
     try {
+      local = await startTestService({ EGRESS_ALLOWLIST: `127.0.0.1:${rp},127.0.0.1:${hp}` });
       assertError(
         await local.post({ url: `http://127.0.0.1:${rp}/` }),
         400,
@@ -236,7 +238,7 @@ describe('script failures', () => {
         /net::ERR_EMPTY_RESPONSE/,
       );
     } finally {
-      await local.close();
+      await local?.close();
       resetter.close();
       hanger.close();
     }

@@ -43,7 +43,8 @@ before(async () => {
   );
 });
 after(async () => {
-  await svc.close();
+  // svc is unset when its start failed: the fixture server must close anyway, or the file's process never ends.
+  await svc?.close();
   await fixtures.close();
 });
 

@@ -32,7 +32,14 @@ const blobUrls: string[] = [];
 const dictionariesOffered: Array<[string, string | string[] | undefined]> = [];
 /** What A's page reported after copying (?ok=true when the copy was made). */
 const copies: string[] = [];
+/** The longest a request holds something for the other to try (holdUntilReleased); the script deadline is longer. */
+const HOLD_CAP_MS = 25_000;
+/** The holds (by id) the test has let go: A's page asks /released?<id> and ends its hold at "yes". */
+const released = new Set<string>();
 const fixtures = new FixtureServer({
+  '/released': (req, res) => {
+    res.end(released.has(new URL(String(req.url), 'http://x').search.slice(1)) ? 'yes' : 'no');
+  },
   '/editor': html(
     '<title>editor</title><textarea id="t" style="width:400px;height:100px"></textarea><button id="b">b</button><input id="i" value="x">',
   ),
@@ -120,7 +127,7 @@ before(async () => {
     API_KEYS: `${KEY_A},${KEY_B}`,
     EGRESS_ALLOWLIST: fixtures.allowEntry,
     MAX_CONCURRENCY: '4',
-    SCRIPT_TIMEOUT_MS: '15000',
+    SCRIPT_TIMEOUT_MS: String(HOLD_CAP_MS + 5000),
   });
 });
 after(async () => {
@@ -132,12 +139,26 @@ const asA = (body: unknown): Promise<Reply> => svc.post(body, { 'x-gateway-key':
 const asB = (body: unknown): Promise<Reply> => svc.post(body, { 'x-gateway-key': KEY_B });
 
 /**
+ * In-page code that holds a request until the test lets `id` go (adds it to
+ * released), or HOLD_CAP_MS pass: what it held is held through all that the
+ * test did meanwhile, and no longer than that.
+ */
+const holdUntilReleased = (id: string): string => `for (const end = Date.now() + ${HOLD_CAP_MS}; Date.now() < end; ) {
+    if ((await page.evaluate(() => fetch('/released?${id}').then((r) => r.text()))) === 'yes') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }`;
+const holdId = (): string => Math.random().toString(36).slice(2);
+
+/**
  * Request A: its page copies TOKEN to the clipboard (a click gives it the user
  * activation a copy needs), tells the fixture, and goes on copying it every
- * 100 ms for holdMs while B tries (another request's end empties the clipboard).
+ * 100 ms while B tries (another request's end empties the clipboard), until
+ * the test lets it go (release) or HOLD_CAP_MS pass. A's data says which: "released"
+ * means it held for all of B's tries.
  */
-async function copyTokenAndHold(holdMs: number): Promise<Reply> {
+async function copyTokenAndHold(): Promise<{ reply: Promise<Reply>; release: () => void }> {
   const before = fixtures.hits.get('/copied') ?? 0;
+  const id = holdId();
   const a = asA({
     url: fixtures.url('/editor'),
     script: `await page.evaluate(() => {
@@ -152,16 +173,17 @@ async function copyTokenAndHold(holdMs: number): Promise<Reply> {
       });
       await page.click('#b');
       await page.evaluate(() => fetch('/copied?ok=' + window.__copied));
-      const end = Date.now() + ${holdMs};
+      const end = Date.now() + ${HOLD_CAP_MS};
       while (Date.now() < end) {
+        if ((await page.evaluate(() => fetch('/released?${id}').then((r) => r.text()))) === 'yes') return 'released';
         await page.click('#b');
         await new Promise((r) => setTimeout(r, 100));
       }
-      return 'held'`,
+      return 'not released'`,
   });
   await until(() => (fixtures.hits.get('/copied') ?? 0) > before, 'A to copy', { timeoutMs: 20_000 });
   assert.equal(copies.at(-1), '/copied?ok=true', 'A copied');
-  return a;
+  return { reply: a, release: () => released.add(id) };
 }
 
 /**
@@ -347,18 +369,22 @@ describe('the clipboard', () => {
   };
   for (const [name, route] of Object.entries(routes)) {
     test(`${name} does not read another request's clipboard`, async () => {
-      const a = copyTokenAndHold(4000);
+      const a = await copyTokenAndHold();
       try {
         const got = await tryPasteAsB(route);
         assert.ok(!got.includes(TOKEN), `B read A's token by ${name}: ${got}`);
       } finally {
-        assert.equal((await a).status, 200);
+        a.release();
+        const ra = await a.reply;
+        assert.equal(ra.status, 200, ra.text);
+        assert.equal(ra.body.data, 'released', "A held the token through all of B's tries");
       }
     });
   }
 
   test("drag and drop: text A's page is dragging does not drop into B's page", async () => {
     const before = fixtures.hits.get('/copied') ?? 0;
+    const id = holdId();
     // A selects its token and starts dragging it with the mouse (down, then moves), and holds the drag.
     const a = asA({
       url: fixtures.url('/editor'),
@@ -372,7 +398,7 @@ describe('the clipboard', () => {
         await page.mouse.down();
         await page.mouse.move(box.x + 300, box.y + 300, { steps: 10 });
         await page.evaluate(() => fetch('/copied?drag'));
-        await new Promise((r) => setTimeout(r, 3000));
+        ${holdUntilReleased(id)}
         await page.mouse.up();
         return await page.evaluate(() => window.__started)`,
     });
@@ -393,6 +419,7 @@ describe('the clipboard', () => {
         }
         return [await page.$eval('#t', (t) => t.value), await page.evaluate(() => window.__drops)]`,
     });
+    released.add(id);
     assert.equal(b.status, 200, b.text);
     assert.deepEqual(b.body.data, ['', []], 'nothing was dragged into B');
     const ra = await a;
@@ -467,6 +494,7 @@ describe('other state Chromium keeps', () => {
     // Chromium uses dictionaries only on secure origins whose certificate has a known root, or on localhost.
     const local = (path: string): string => `http://localhost:${fixtures.port}${path}`;
     dictionariesOffered.length = 0;
+    const id = holdId();
     const a = asA({
       url: local('/editor'),
       script: `await page.evaluate(() => fetch('/dictionary.txt').then((r) => r.text()));
@@ -476,7 +504,7 @@ describe('other state Chromium keeps', () => {
           offered = (await page.evaluate(() => fetch('/compressed/a').then((r) => r.text()))) === 'true';
           if (!offered) await new Promise((r) => setTimeout(r, 100));
         }
-        if (offered) await new Promise((r) => setTimeout(r, 3000));
+        if (offered) { ${holdUntilReleased(id)} }
         return offered`,
     });
     // Control: A's request did offer it (so B's offering none below means per context), and A holds it meanwhile.
@@ -499,6 +527,7 @@ describe('other state Chromium keeps', () => {
       dictionariesOffered.filter(([who]) => who === 'b').map(([, d]) => d),
       [undefined, undefined, undefined],
     );
+    released.add(id);
     const ra = await a;
     assert.equal(ra.status, 200, ra.text);
     assert.equal(ra.body.data, true);
@@ -515,6 +544,7 @@ describe('other state Chromium keeps', () => {
     }`;
       const families = ['TenantAFont, serif', 'TenantAScriptFont, serif', 'serif'];
       fontReferers.length = 0;
+      const id = holdId();
       const a = asA({
         url: fixtures.url('/fonts-a'),
         script: `await page.evaluate(async () => {
@@ -525,7 +555,7 @@ describe('other state Chromium keeps', () => {
         });
         const seen = await page.evaluate(${widths}, ${JSON.stringify(families)});
         await page.evaluate(() => fetch('/copied?fonts'));
-        await new Promise((r) => setTimeout(r, 3000));
+        ${holdUntilReleased(id)}
         return seen`,
       });
       await until(() => copies.includes('/copied?fonts'), 'A to load its fonts', { timeoutMs: 20_000 });
@@ -540,6 +570,7 @@ describe('other state Chromium keeps', () => {
         await page.evaluate(() => document.fonts.ready);
         return { seen, listed, local }`,
       });
+      released.add(id);
       const ra = await a;
       assert.equal(ra.status, 200, ra.text);
       assert.equal(b.status, 200, b.text);
@@ -649,11 +680,12 @@ describe('other state Chromium keeps', () => {
     const pid = svc.service.browser.pid;
     const restarts = svc.service.browser.restarts;
     const before = fixtures.hits.get('/copied') ?? 0;
+    const id = holdId();
     // B runs first and waits: the full browser used to die at A's getDisplayMedia, and every request with it.
     const b = asB({
       url: fixtures.url('/editor'),
       script: `await page.evaluate(() => fetch('/copied?capture'));
-        await new Promise((r) => setTimeout(r, 3000));
+        ${holdUntilReleased(id)}
         return await page.title()`,
     });
     await until(() => (fixtures.hits.get('/copied') ?? 0) > before, 'B to be running', { timeoutMs: 20_000 });
@@ -666,6 +698,7 @@ describe('other state Chromium keeps', () => {
         }
         return out`,
     });
+    released.add(id);
     assert.equal(a.status, 200, a.text);
     for (const r of a.body.data as string[]) assert.match(r, /^(NotAllowedError|NotSupportedError)$/);
     const rb = await b;
@@ -842,8 +875,8 @@ describe('other state Chromium keeps', () => {
 });
 
 /**
- * A's page sets a channel up with TOKEN and keeps it up for 3 s (its request
- * holding) while B's page tries to read it; then A says what it saw of B.
+ * A's page sets a channel up with TOKEN and keeps it up (its request holding)
+ * until B's page has tried to read it; then A says what it saw of B.
  * Each probe has a control of its own where the channel works within one page,
  * so a B that sees nothing means the channel does not cross requests.
  */
@@ -851,12 +884,13 @@ async function holdAndProbe(
   setupA: string,
   probeB: string,
 ): Promise<{ seenByA: unknown; seenByB: Record<string, unknown> }> {
-  const mark = `/copied?ready-${Math.random().toString(36).slice(2)}`;
+  const id = holdId();
+  const mark = `/copied?ready-${id}`;
   const a = asA({
     url: fixtures.url('/editor'),
     script: `await page.evaluate(async (TOKEN) => { window.__seen = []; ${setupA} }, ${JSON.stringify(TOKEN)});
       await page.evaluate((mark) => fetch(mark), ${JSON.stringify(mark)});
-      await new Promise((r) => setTimeout(r, 3000));
+      ${holdUntilReleased(id)}
       return await page.evaluate(() => window.__seen)`,
   });
   await until(() => copies.includes(mark), 'A to set the channel up', { timeoutMs: 20_000 });
@@ -864,6 +898,7 @@ async function holdAndProbe(
     url: fixtures.url('/editor'),
     script: `return await page.evaluate(async () => { ${probeB} })`,
   });
+  released.add(id);
   const ra = await a;
   assert.equal(ra.status, 200, ra.text);
   assert.equal(b.status, 200, b.text);

@@ -230,7 +230,10 @@ describe("a live request's traffic", () => {
     const s = await guard.openSession();
     s.bind('req-logged-7');
     try {
-      await exchange(s.port, 'GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\nHost: x\r\n\r\n');
+      await exchange(
+        s.port,
+        'GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+      );
       const line = log.lines.find((l) => l.msg === 'egress refused' && l.requestId === 'req-logged-7');
       assert.ok(line, 'a log line names the request');
       assert.equal(line.host, '169.254.169.254');

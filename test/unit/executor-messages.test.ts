@@ -100,10 +100,9 @@ test('failure details, page calls and timings with a field the front does not ch
   assert.throws(() => checkFromExecutor(failed({ timings: { serialize: 1 } })));
 });
 
-/** An array of `length` holes but one: structured clone sends it in a few bytes. */
+/** An array of `length` holes but one: structured clone sends it in a few bytes, and it is built sparse (no store of holes). */
 function sparse(length: number, item: unknown): unknown[] {
   const a: unknown[] = [];
-  a.length = length;
   a[length - 1] = item;
   return a;
 }

@@ -180,6 +180,12 @@ function countReads(procs: ReturnType<typeof fakeProcs>, root: number): () => nu
   return () => reads;
 }
 
+/** Waits until the watch of lane `root` has read its tree `times` more: each reading acts on what it read before returning. */
+async function readAgain(procs: ReturnType<typeof fakeProcs>, root: number, times = 1): Promise<void> {
+  const reads = countReads(procs, root);
+  await until(() => reads() >= times, `the lane read ${times} more time(s)`, { everyMs: 1 });
+}
+
 /** The renderer of lane `root` has used `cpuMs` of CPU, far past PAGE_CPU_BUDGET_MS unless told. */
 function busy(procs: ReturnType<typeof fakeProcs>, root: number, cpuMs = 5_000): void {
   procs.trees.set(root, [browser(root, 50), renderer(root + 1, 10, 1, cpuMs)]);
@@ -217,18 +223,24 @@ test('a renderer the lane held before the request counts by its growth; one star
   await a.close();
 });
 
-test('closing the request stops the watch at once: the next blank page, made as the context goes, is not killed', async () => {
-  const { l, procs } = lanes(1);
+test('closing the request stops the watch at once: the next blank page, made as the context goes, is not killed', async (t) => {
+  const { l, procs } = restingLanes(1);
+  const poll = handPolled(t);
   procs.trees.set(1000, [browser(1000, 50)]);
   const a = await l.lease('req');
   const ended = new Promise<void>((r) => a.onMemoryExceeded(r));
   procs.trees.set(1000, [browser(1000, 50), renderer(1001, 150)]);
+  poll();
   await ended;
   assert.deepEqual(procs.killed, [1001]);
   const closing = a.close();
   procs.trees.set(1000, [browser(1000, 50), renderer(1003, 20)]);
   await closing;
-  await new Promise((r) => setTimeout(r, 30));
+  const reads = countReads(procs, 1000);
+  // Every poll the watch would have made: none reads the lane any more.
+  poll();
+  poll();
+  assert.equal(reads(), 0, 'the watch no longer reads the lane');
   assert.deepEqual(procs.killed, [1001], 'the spare made after the request was not killed');
 });
 
@@ -364,7 +376,7 @@ test('a request past its CPU budget, summed over its lane, has its own processes
   };
   // 100 ms in the browser, 100 in the page, 50 in a popup started since (counted whole): exactly the budget.
   grow(5_100, 1_000, PAGE_CPU_BUDGET_MS - 200);
-  await new Promise((r) => setTimeout(r, 30));
+  await readAgain(procs, 1000);
   assert.deepEqual(procs.lowered, [], 'exactly the budget is still within it');
   grow(5_100, 1_001, PAGE_CPU_BUDGET_MS - 200);
   await until(() => procs.lowered.length > 0, 'the request to be lowered');
@@ -372,7 +384,7 @@ test('a request past its CPU budget, summed over its lane, has its own processes
   // A renderer started later (a cross-site navigation) is lowered as it appears, the others not again.
   procs.trees.set(1000, [browser(1000, 50, 9_000), renderer(1001, 10, 1, 2_000), renderer(1003, 10, 9, 0)]);
   await until(() => procs.lowered.includes(1003), 'the new renderer to be lowered');
-  await new Promise((r) => setTimeout(r, 30));
+  await readAgain(procs, 1000, 2);
   assert.deepEqual(procs.lowered.sort(), [1001, 1002, 1003], 'each once; never the browser');
   await a.close();
 });
@@ -382,7 +394,7 @@ test('a request past its CPU budget has its whole lane paused while another requ
   const a = await l.lease('req');
   procs.trees.set(1000, [browser(1000, 50, 90_000), renderer(1001, 10, 1, 5_000)]);
   await until(() => procs.lowered.includes(1001), 'the busy renderer to be seen');
-  await new Promise((r) => setTimeout(r, 40));
+  await readAgain(procs, 1000, 2);
   assert.deepEqual(procs.pauses, [], 'alone, it runs');
   const b = await l.lease('req');
   // The other request works (its lane's browser uses CPU), so it is yielded to poll after poll.
@@ -395,7 +407,8 @@ test('a request past its CPU budget has its whole lane paused while another requ
   await a.close();
   assert.equal(procs.stopped.size, 0, 'nothing stays stopped once the request ends');
   const after = procs.pauses.length;
-  await new Promise((r) => setTimeout(r, 30));
+  // b's watch polls on (5 ms): two of its polls span a's run window (2 ms), had a left one behind.
+  await readAgain(procs, 2000, 2);
   assert.equal(procs.pauses.length, after, 'no pause after the end');
   assert.ok(
     procs.pauses.every((p) => Math.abs(p) === 1000 || Math.abs(p) === 1001),
