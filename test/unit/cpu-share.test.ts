@@ -32,7 +32,7 @@ test('a heavy request is told to yield while a working request runs in another s
   cpu.set(200, 80);
   s.check();
   assert.equal(s.othersRunning(0), true);
-  s.jobEnded(1);
+  s.jobEnded(1, 200);
   assert.equal(s.othersRunning(0), false);
   assert.deepEqual(told.get(0), [false, true, false], 'alone, beside the working one, alone again');
 });
@@ -95,7 +95,21 @@ test('each busy slot is told on change only, and told again when its next job st
   assert.deepEqual(told.get(1), [true]);
   s.said(1, { worthy: true, heavy: false });
   assert.deepEqual(told.get(0), [false, true], 'no change, no message');
-  s.jobEnded(0);
+  s.jobEnded(0, 100);
   s.jobStarted(0, 100, 0);
   assert.deepEqual(told.get(0), [false, true, true], 'a new job is told where it stands');
+});
+
+test("the end of a killed process's job does not end the job its slot's next process took", () => {
+  const { s, cpu } = share();
+  cpu.set(100, 0);
+  cpu.set(300, 0);
+  s.jobStarted(0, 100, 0);
+  s.said(0, { worthy: false, heavy: true });
+  // Slot 1's process 200 was killed; its replacement 300 took a job before 200's end was seen.
+  s.jobStarted(1, 300, 0);
+  s.jobEnded(1, 200);
+  assert.equal(s.othersRunning(0), true);
+  s.jobEnded(1, 300);
+  assert.equal(s.othersRunning(0), false);
 });

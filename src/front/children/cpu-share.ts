@@ -79,9 +79,11 @@ export class CpuShare {
     this.#update();
   }
 
-  /** The slot's job is over (its context closed, or its process gone). */
-  jobEnded(index: number): void {
+  /** The job of process `pid` in the slot is over (its context closed, or its process gone). */
+  jobEnded(index: number, pid: number): void {
     const s = this.#slot(index);
+    // A killed process's job may end after its slot's next process took a job.
+    if (s.job?.pid !== pid) return;
     s.job = undefined;
     s.said = { worthy: false, heavy: false };
     this.#update();

@@ -543,7 +543,7 @@ export class Supervisor {
     const closing = new Promise<void>(
       (resolve) =>
         (closed = () => {
-          this.#share.jobEnded(slot.index);
+          if (pid !== undefined) this.#share.jobEnded(slot.index, pid);
           clearTimeout(deadline);
           clearTimeout(closeTimer);
           this.#opts.egress.revoke(grant);
