@@ -44,6 +44,8 @@ export const ISOLATE_STOP_GRACE_MS = 10_000;
 
 /** How often a running script's isolate heap is read for its peak (one reading in flight at a time). */
 export const HEAP_SAMPLE_MS = 100;
+/** How long the reading at a script's end may take (an idle isolate answers in well under a millisecond). */
+export const HEAP_FINAL_READ_MS = 50;
 
 export interface ScriptResult {
   /** The script's return value as JSON text; absent when it returned undefined. */
@@ -327,9 +329,22 @@ export class ScriptSandbox {
     return this.#sampling;
   }
 
-  /** The isolate's peak heap in bytes, read once more now if it is still there (docs/keys-and-limits.md). */
+  /**
+   * The isolate's peak heap in bytes, read once more now if it is still there
+   * (docs/keys-and-limits.md). SECURITY: never waits on a stuck isolate: a
+   * disposed one may still run native code and its reading would never come, so
+   * the last reading stands then, and a final reading gets HEAP_FINAL_READ_MS.
+   */
   async heapPeakBytes(): Promise<number> {
-    await this.#sampleHeap();
+    if (this.#isolate.isDisposed) return this.#heapPeakBytes;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.#sampleHeap(),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, HEAP_FINAL_READ_MS);
+      }),
+    ]);
+    clearTimeout(timer);
     return this.#heapPeakBytes;
   }
 
