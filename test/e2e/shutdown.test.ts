@@ -37,7 +37,13 @@ async function startProcess(env: Record<string, string>): Promise<Running> {
       METRICS_TOKEN: HEALTH_TOKEN,
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // Kept for the failure message (a start that fails says why on stderr), and passed on.
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    err += d.toString();
+    process.stderr.write(d);
   });
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
@@ -49,7 +55,11 @@ async function startProcess(env: Record<string, string>): Promise<Running> {
       const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(out);
       if (m?.[1]) resolve(m[1]);
     });
-    exit.then(() => reject(new Error(`the service exited before listening: ${out}`)), reject);
+    exit.then(
+      ({ code, signal }) =>
+        reject(new Error(`the service exited (${code ?? signal}) before listening: ${out}\nstderr: ${err}`)),
+      reject,
+    );
   });
   return { child, base, exit };
 }
