@@ -62,18 +62,22 @@ test('a busy renderer is stopped while another slot’s request runs, and runs a
 
 test('a slot process killed while it holds a renderer stopped leaves nothing stopped: the renderer runs and exits', async () => {
   await until(() => svc.service.browser.ready, 'the browser to be ready', { timeoutMs: 60_000 });
-  // The busy request, sent alone first, takes slot 0.
-  await until(() => svc.service.executors.slotPids[0] !== undefined, 'slot 0’s process');
-  const executor = svc.service.executors.slotPids[0] as number;
   const busy = svc.post({ url: fixtures.url('/example'), script: BUSY });
   const beside = svc.post({ url: fixtures.url('/example'), script: WORKING_BESIDE });
   let paused: number | undefined;
   // Killed in the same turn as the renderer is seen stopped, so that it is still stopped when the executor dies.
+  // The executor killed is the one whose Chromium the stopped renderer is (either slot may take the busy request:
+  // CI once saw slot 0's process not yet ready, the busy request in slot 1 and slot 0 killed instead).
   await until(
     () => {
       paused = stoppedChromium()[0];
-      if (paused !== undefined) process.kill(executor, 'SIGKILL');
-      return paused !== undefined;
+      if (paused === undefined) return false;
+      const executor = svc.service.executors.slotPids.find(
+        (p) => p !== undefined && descendants(p).includes(paused as number),
+      );
+      assert.ok(executor !== undefined, `the stopped process ${paused} is no slot process's descendant`);
+      process.kill(executor, 'SIGKILL');
+      return true;
     },
     'the busy renderer to be stopped',
     { timeoutMs: 20_000 },

@@ -3,7 +3,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadConfig, DEFAULT_EGRESS_PORTS } from '../../src/common/config.js';
-import { lockScript } from '../../src/front/children/kernel-lock.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { lockScript, runNft } from '../../src/front/children/kernel-lock.js';
 
 const TABLE = 'pagescript_1234_5678_1';
 
@@ -54,4 +57,24 @@ test('EGRESS_PORTS and EGRESS_KERNEL_LOCK are read and checked', () => {
     () => loadConfig({ ...base, EGRESS_KERNEL_LOCK: 'maybe' }),
     /EGRESS_KERNEL_LOCK: "maybe" must be on or off/,
   );
+});
+
+test('an nft that exits before reading its input is reported by its exit, not thrown as EPIPE into whatever runs', async () => {
+  // CI saw `write EPIPE` from the lock's nft call thrown into an unrelated test. 1 MiB of input is more than
+  // a pipe holds, so the write is still going when this nft exits without reading it: EPIPE every time.
+  const dir = mkdtempSync(join(tmpdir(), 'pagescript-nft-'));
+  const fake = join(dir, 'nft');
+  writeFileSync(fake, '#!/bin/sh\nexec 0<&-\necho "Error: refused by the fake" >&2\nexit 1\n', { mode: 0o755 });
+  const uncaught: unknown[] = [];
+  const onUncaught = (e: unknown): void => void uncaught.push(e);
+  process.on('uncaughtException', onUncaught);
+  try {
+    await assert.rejects(runNft(fake, ['-f', '-'], 'x'.repeat(1 << 20)), /Error: refused by the fake/);
+    await assert.rejects(runNft(fake, ['list', 'tables']), /Error: refused by the fake/);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(uncaught, []);
+  } finally {
+    process.off('uncaughtException', onUncaught);
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
