@@ -4,18 +4,19 @@
 // `podman kube play`, a scrape served, then `podman kube down` leaves nothing.
 // Podman 4.3 plays Pods and Deployments only, so the test changes what it must
 // and says so: local image tags, one replica, the host network on 127.0.0.1
-// ports, the key Secret as a hostPath and the Redis Secret as a value
-// (docs/scaling.md lists what was and was not run).
+// ports, the key Secret as a hostPath, the Redis Secret as a value, and each
+// pod's seccompProfile as the annotation podman reads instead (docs/scaling.md
+// lists what was and was not run).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { IDeployment } from 'kubernetes-models/apps/v1';
-import type { IContainer } from 'kubernetes-models/v1';
+import type { IContainer, IPodTemplateSpec } from 'kubernetes-models/v1';
 import { hashKey } from '../../src/front/tenancy/keyfile.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { until } from '../helpers/wait.js';
@@ -60,6 +61,50 @@ function env(c: IContainer, name: string, value: string): void {
   c.env = [...(c.env ?? []).filter((e) => e.name !== name), { name, value }];
 }
 
+/** The pod annotation through which podman 4.3 sets a seccomp profile (see seccompAsAnnotation). */
+const SECCOMP_POD_ANNOTATION = 'seccomp.security.alpha.kubernetes.io/pod';
+
+/**
+ * Podman 4.3 ignores securityContext.seccompProfile and reads only the older annotation, whose
+ * `localhost/<name>` it resolves as --seccomp-profile-root/<name>, keeping only the first segment of <name>
+ * (pkg/specgen/generate/kube/seccomp.go, verifySeccompPath, at v4.3.1). So a Localhost profile in a
+ * subdirectory of the node's root is named by its file, and that subdirectory is the root given to podman.
+ * Returns, for a Localhost profile, where the node would hold its file.
+ */
+function seccompAsAnnotation(template: IPodTemplateSpec, nodeRoot: string): string | undefined {
+  const profile = template.spec?.securityContext?.seccompProfile;
+  if (profile === undefined) return undefined;
+  const value =
+    profile.type === 'Localhost'
+      ? `localhost/${basename(profile.localhostProfile ?? '')}`
+      : profile.type === 'RuntimeDefault'
+        ? 'runtime/default'
+        : 'unconfined';
+  template.metadata = {
+    ...template.metadata,
+    annotations: { ...template.metadata?.annotations, [SECCOMP_POD_ANNOTATION]: value },
+  };
+  return profile.type === 'Localhost' ? join(nodeRoot, profile.localhostProfile ?? '') : undefined;
+}
+
+interface InspectedContainer {
+  readonly OCIConfigPath: string;
+  readonly Config: { readonly User: string };
+  readonly HostConfig: { readonly ReadonlyRootfs: boolean };
+}
+
+interface OciSeccomp {
+  readonly syscalls?: ReadonlyArray<{ readonly names: readonly string[]; readonly action: string }>;
+}
+
+/** Whether the seccomp filter of the runtime config a container was started with lets it chroot. */
+function allowsChroot(ociConfigPath: string): boolean {
+  const config = JSON.parse(readFileSync(ociConfigPath, 'utf8')) as { linux?: { seccomp?: OciSeccomp } };
+  const seccomp = config.linux?.seccomp;
+  assert.ok(seccomp, `${ociConfigPath}: no seccomp filter at all`);
+  return (seccomp.syscalls ?? []).some((s) => s.action === 'SCMP_ACT_ALLOW' && s.names.includes('chroot'));
+}
+
 describe('podman kube play of deploy/kubernetes/base', { skip }, () => {
   let podman: Podman;
   const fixtures = new FixtureServer({ '/page': html(EXAMPLE_DOMAIN_HTML) });
@@ -84,10 +129,14 @@ describe('podman kube play of deploy/kubernetes/base', { skip }, () => {
       .map((d) => d.toJS() as IDeployment)
       .filter((o) => o.kind === 'Deployment');
     assert.deepEqual(deployments.map((d) => d.metadata?.name).sort(), ['pagescript', 'pagescript-redis']);
+    // The Localhost profile the Deployment names, laid out as docs/scaling.md installs it on a node.
+    const nodeSeccompRoot = join(podman.dir, 'seccomp');
+    let seccompFile: string | undefined;
     for (const d of deployments) {
       const pod = d.spec?.template.spec;
       assert.ok(d.spec && pod);
       d.spec.replicas = 1;
+      seccompFile = seccompAsAnnotation(d.spec.template, nodeSeccompRoot) ?? seccompFile;
       // SECURITY: the host's network so the test's traffic stays on 127.0.0.1; every listener bound to it.
       pod.hostNetwork = true;
       const c = pod.containers[0] as IContainer;
@@ -123,14 +172,11 @@ describe('podman kube play of deploy/kubernetes/base', { skip }, () => {
     }
     file = join(podman.dir, 'kube.yaml');
     writeFileSync(file, deployments.map((d) => stringify(d)).join('---\n'));
+    assert.ok(seccompFile, 'the service Deployment names a Localhost seccomp profile');
+    const seccompRoot = dirname(seccompFile);
+    mkdirSync(seccompRoot, { recursive: true });
+    copyFileSync(join(ROOT, 'deploy', 'seccomp-chromium.json'), seccompFile);
     groupsBefore = new Set(libpodGroups());
-    // The profile the Deployment names (Localhost pagescript/seccomp-chromium.json), laid out as on a node.
-    const seccompRoot = join(podman.dir, 'seccomp');
-    mkdirSync(join(seccompRoot, 'pagescript'), { recursive: true });
-    copyFileSync(
-      join(ROOT, 'deploy', 'seccomp-chromium.json'),
-      join(seccompRoot, 'pagescript', 'seccomp-chromium.json'),
-    );
     await podman.mustPodman(['kube', 'play', `--seccomp-profile-root=${seccompRoot}`, file], {
       timeoutMs: PODMAN_TIMEOUT_MS,
     });
@@ -158,6 +204,17 @@ describe('podman kube play of deploy/kubernetes/base', { skip }, () => {
     }
   });
 
+  /** podman inspect of the one running container whose name matches. */
+  async function inspectContainer(name: RegExp): Promise<InspectedContainer> {
+    const names = await podman.mustPodman(['ps', '--format', '{{.Names}}'], { timeoutMs: PODMAN_TIMEOUT_MS });
+    const found = names.split('\n').filter((n) => name.test(n));
+    assert.equal(found.length, 1, `one container named ${String(name)}: ${names}`);
+    const out = await podman.mustPodman(['inspect', found[0] ?? ''], { timeoutMs: PODMAN_TIMEOUT_MS });
+    const [c] = JSON.parse(out) as InspectedContainer[];
+    assert.ok(c, out);
+    return c;
+  }
+
   test('the played Deployment with Redis becomes ready and serves a scrape, on shared limits', async () => {
     const base = `http://127.0.0.1:${port}`;
     await until(
@@ -180,20 +237,21 @@ describe('podman kube play of deploy/kubernetes/base', { skip }, () => {
     assert.equal(r.statusCode, 200, JSON.stringify(body));
     assert.equal(body.data, 'Example Domain');
     // The manifest's hardening as podman applied it.
-    const inspect = (await podman.mustPodman(['ps', '--format', '{{.Names}}'], { timeoutMs: PODMAN_TIMEOUT_MS }))
-      .split('\n')
-      .find((n) => /^pagescript-pod.*-pagescript$/.test(n));
-    assert.ok(inspect, 'the service container');
-    const cfg = JSON.parse(await podman.mustPodman(['inspect', inspect], { timeoutMs: PODMAN_TIMEOUT_MS })) as Array<{
-      Config: { User: string };
-      HostConfig: { ReadonlyRootfs: boolean; CapDrop: string[]; SecurityOpt: string[] };
-    }>;
-    const host = cfg[0]?.HostConfig;
-    assert.equal(host?.ReadonlyRootfs, true);
-    assert.equal(cfg[0]?.Config.User, '10001:10001');
-    process.stderr.write(
-      `[kube play test] security options as played: ${JSON.stringify(host?.SecurityOpt)}; chromiumSandbox ${String(health.chromiumSandbox)}\n`,
-    );
+    const cfg = await inspectContainer(/^pagescript-pod.*-pagescript$/);
+    assert.equal(cfg.HostConfig.ReadonlyRootfs, true);
+    assert.equal(cfg.Config.User, '10001:10001');
+  });
+
+  test("Chromium's own sandbox starts in the played pod, under the Deployment's Localhost profile", async () => {
+    const health = (await (await request(`http://127.0.0.1:${port}/health`)).body.json()) as Record<string, unknown>;
+    assert.equal(health.chromiumSandbox, true, JSON.stringify(health));
+    // Podman 4.3's SecurityOpt lists a seccomp profile only when given as --security-opt on the command line
+    // (libpod/container_inspect.go), so the filter is read from the runtime config the container started with.
+    const service = await inspectContainer(/^pagescript-pod.*-pagescript$/);
+    assert.equal(allowsChroot(service.OCIConfigPath), true, 'the service runs under deploy/seccomp-chromium.json');
+    // Redis (RuntimeDefault, no capabilities) shows the same check on podman's default profile.
+    const redis = await inspectContainer(/^pagescript-redis-pod.*-redis$/);
+    assert.equal(allowsChroot(redis.OCIConfigPath), false, "Redis runs under podman's default profile");
   });
 
   test('podman kube down leaves no pod, container or cgroup of it', async () => {
