@@ -21,7 +21,6 @@ import {
   MAX_EXPOSED_NAME_CHARS,
   MAX_PRELOAD_CHARS,
   MAX_PRELOAD_SCRIPTS,
-  MAX_PAGE_FUNCTION_CHARS,
   MAX_HANDLE_CHARS,
   MAX_WAITING_EVENTS,
   MAX_WAITING_EVENT_CHARS,
@@ -29,7 +28,7 @@ import {
   HANDLE_CHARS,
   budgetError,
 } from './budgets.js';
-import { puppeteerFunctionText } from './page-function.js';
+import { pageFunction, pageFunctionCarrier, pageFunctionSource } from './page-function.js';
 import { CallLog } from './call-log.js';
 import { guardKeyboard, lookupMethod, type MethodContext } from './methods.js';
 import { cut } from './outcome.js';
@@ -92,32 +91,6 @@ const PAGE_EVENTS = new Set([
 ]);
 
 const NAVIGABLE_SCHEMES = new Set(['http:', 'https:', 'data:']);
-
-/** A host function that carries a page function's text for Puppeteer to send to the page. */
-function pageFunctionCarrier(src: string): (...a: never[]) => unknown {
-  // SECURITY: Puppeteer only calls toString() on this and sends the text to the
-  // browser. Should anything ever call it on the host, it throws: the script's
-  // source is never compiled or run here.
-  const carrier = (): never => {
-    throw new Error('pagescript: a page function was called on the host');
-  };
-  Object.defineProperty(carrier, 'toString', { value: () => src });
-  return carrier;
-}
-
-/**
- * A page function as the isolate sent it: a string of JavaScript, or a function's
- * text. SECURITY: checked here whatever the runtime checked (the isolate can send
- * any tag), and at most maxChars (preload scripts have a budget of their own).
- */
-function pageFunctionSource(v: unknown, where: string, maxChars = MAX_PAGE_FUNCTION_CHARS): string | { src: string } {
-  const source =
-    typeof v === 'string' ? v : isTagged(v) && v.$ps === 'f' && typeof v.src === 'string' ? v.src : undefined;
-  if (source === undefined) throw new MembraneError(`${where}: expected a function or a string of JavaScript`);
-  if (source.length > maxChars)
-    throw budgetError(`${where}: the page function is too long (${source.length} characters; at most ${maxChars})`);
-  return typeof v === 'string' ? source : { src: source };
-}
 
 /**
  * A page function's argument in the text Puppeteer makes of a preload script
@@ -686,10 +659,7 @@ export class Membrane implements MethodContext {
 
   // ---------------------------------------------------------------- MethodContext
   pageFunction(v: unknown, where: string): string | ((...a: never[]) => unknown) {
-    const source = pageFunctionSource(v, where);
-    // SECURITY: Puppeteer is given the text it would make of the function itself (page-function.ts),
-    // never the script's text for its quadratic test; any {"$ps":"f"} the isolate sends is treated so.
-    return typeof source === 'string' ? source : pageFunctionCarrier(puppeteerFunctionText(source.src));
+    return pageFunction(v, where);
   }
 
   pageArgs(list: readonly unknown[], where: string): unknown[] {
