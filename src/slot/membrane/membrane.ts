@@ -2,11 +2,8 @@
 // Puppeteer object), answers the isolate's one callback, and forwards page events,
 // timers and call results back into the isolate as JSON. Nothing it holds is ever
 // handed to the isolate: values are copied out as JSON, objects as handle ids.
-import type { Dialog, Frame, Page } from 'puppeteer';
-import { ElementHandle, JSHandle, Locator } from 'puppeteer';
-import type { HandleKind, ToHost, ToIsolate, WireError, WireHandle } from '../../../sandbox/wire.js';
-import { snapshotNames } from '../../../sandbox/page-api.js';
-import { bigIntText, errorName, isTagged, numberOf } from '../../../sandbox/wire.js';
+import type { Dialog, Locator, Page } from 'puppeteer';
+import type { HandleKind, ToHost, ToIsolate, WireError } from '../../../sandbox/wire.js';
 import { unmaskNetError, type RecentFailure } from '../egress-client/net-errors.js';
 import {
   MAX_ABANDONED_CALLS,
@@ -21,26 +18,18 @@ import {
   MAX_EXPOSED_NAME_CHARS,
   MAX_PRELOAD_CHARS,
   MAX_PRELOAD_SCRIPTS,
-  MAX_HANDLE_CHARS,
   MAX_WAITING_EVENTS,
   MAX_WAITING_EVENT_CHARS,
   MAX_WAITING_EXPOSED_CALLS,
-  HANDLE_CHARS,
   budgetError,
 } from './budgets.js';
 import { pageFunction, pageFunctionCarrier, pageFunctionSource } from './page-function.js';
 import { CallLog } from './call-log.js';
+import { HandleTable } from './handles.js';
 import { guardKeyboard, lookupMethod, type MethodContext } from './methods.js';
 import { cut } from './outcome.js';
 import { MembraneError, PUPPETEER_DEFAULT_TIMEOUT_MS, num, str, timeoutMs, type Clock } from './options.js';
-import {
-  cleanMessage,
-  cleanStack,
-  encodePrimitive,
-  oversizedAnswerError,
-  refusal,
-  toWireError,
-} from './wire-errors.js';
+import { oversizedAnswerError, refusal, toWireError } from './wire-errors.js';
 
 export interface MembraneLimits {
   readonly maxHandles: number;
@@ -121,15 +110,6 @@ function mainThreadCpuMs(): number {
   return (u.user + u.system) / 1000;
 }
 
-/** The characters of the strings in a handle's snapshot (its text, URL, headers, stack frames). */
-function stringChars(v: unknown, depth = 0): number {
-  if (typeof v === 'string') return v.length;
-  if (typeof v !== 'object' || v === null || depth > 8) return 0;
-  let n = 0;
-  for (const [k, x] of Object.entries(v)) n += k.length + stringChars(x, depth + 1);
-  return n;
-}
-
 export class Membrane implements MethodContext {
   readonly page: Page;
   readonly clock: Clock;
@@ -139,9 +119,7 @@ export class Membrane implements MethodContext {
   #logBytes = 0;
   #dropped = { lines: 0, bytes: 0 };
   readonly #deps: MembraneDeps;
-  readonly #objects = new Map<number, { kind: HandleKind; obj: object; chars: number }>();
-  readonly #ids = new Map<object, number>();
-  #nextId = 1;
+  readonly #handles: HandleTable;
   /** The script's timers; undefined for one that would fire after the deadline (it never fires). */
   readonly #timers = new Map<number, NodeJS.Timeout | undefined>();
   readonly #subscriptions: { event: string; fn: (...a: unknown[]) => void }[] = [];
@@ -174,10 +152,6 @@ export class Membrane implements MethodContext {
   #queuedChars = 0;
   /** Host CPU spent in this request's calls (their synchronous part), in milliseconds. */
   #hostCpuMs = 0;
-  /** Characters of the handle table's data (HANDLE_CHARS a handle and what was copied of it). */
-  #handleChars = 0;
-  /** While an event is encoded: the handles it registered, unregistered again if it is dropped. */
-  #staged: number[] | undefined;
   /** Page events and exposed-function calls handed to the isolate and not yet taken by it. */
   #waitingEvents = 0;
   #waitingEventChars = 0;
@@ -198,7 +172,8 @@ export class Membrane implements MethodContext {
     };
     // SECURITY: every key event the page is sent is judged as it goes out (clipboard shortcuts).
     guardKeyboard(deps.page);
-    this.#register(deps.page, 'Page'); // id 1, as sandbox/proxies.ts expects
+    this.#handles = new HandleTable(deps.page, deps.limits.maxHandles);
+    this.#handles.register(deps.page, 'Page'); // id 1, as sandbox/proxies.ts expects
     // Dialogs block the page until answered; without a script listener they are dismissed.
     const onDialog = (d: Dialog): void => {
       if (!this.#dialogHandled) d.dismiss().catch(() => undefined);
@@ -209,10 +184,10 @@ export class Membrane implements MethodContext {
 
   /** Handles in the table, and the characters counted for them (MAX_HANDLE_CHARS). */
   get handleCount(): number {
-    return this.#objects.size;
+    return this.#handles.count;
   }
   get handleChars(): number {
-    return this.#handleChars;
+    return this.#handles.chars;
   }
 
   /** Dropped log lines, as the isolate last reported them. */
@@ -414,16 +389,13 @@ export class Membrane implements MethodContext {
       return;
     }
     const staged: number[] = [];
-    this.#staged = staged;
     let json: string | undefined;
     try {
-      json = this.#charged(() =>
-        JSON.stringify({ op: 'event', h, event, v: this.encode(payload) } satisfies ToIsolate),
+      json = this.#handles.staging(staged, () =>
+        this.#charged(() => JSON.stringify({ op: 'event', h, event, v: this.encode(payload) } satisfies ToIsolate)),
       );
     } catch {
       json = undefined; // too many handles, or too much of their data
-    } finally {
-      this.#staged = undefined;
     }
     if (
       json === undefined ||
@@ -432,7 +404,7 @@ export class Membrane implements MethodContext {
       (this.#waitingEvents > 0 && this.#waitingEventChars + json.length > MAX_WAITING_EVENT_CHARS) ||
       this.#queuedChars + json.length > MAX_QUEUED_CHARS
     ) {
-      for (const id of staged) this.#unregister(id);
+      for (const id of staged) this.#handles.unregister(id);
       this.droppedEvents++;
       return;
     }
@@ -449,7 +421,7 @@ export class Membrane implements MethodContext {
 
   /** The kind of a handle id the script sent, for the call log ('unknown' for one that is not valid). */
   #kindOfId(h: unknown): string {
-    return (typeof h === 'number' ? this.#objects.get(h)?.kind : undefined) ?? 'unknown';
+    return (typeof h === 'number' ? this.#handles.entry(h)?.kind : undefined) ?? 'unknown';
   }
 
   #sync(h: unknown, m: unknown, a: unknown): string {
@@ -480,7 +452,7 @@ export class Membrane implements MethodContext {
 
   #invoke(sync: boolean, h: unknown, m: unknown, a: unknown): unknown {
     if (typeof h !== 'number' || typeof m !== 'string' || !Array.isArray(a)) throw new MembraneError('malformed call');
-    const entry = this.#objects.get(h);
+    const entry = this.#handles.entry(h);
     if (!entry) throw new MembraneError(`${m}: this handle is no longer valid`);
     const impl = lookupMethod(sync, entry.kind, m);
     if (!impl) throw new MembraneError(`${entry.kind}.${m}() is not available in pagescript`);
@@ -572,89 +544,9 @@ export class Membrane implements MethodContext {
     return '{"ok":true}';
   }
 
-  // ---------------------------------------------------------------- values
-  #register(obj: object, kind: HandleKind, dataChars = 0): number {
-    const known = this.#ids.get(obj);
-    if (known !== undefined) return known;
-    if (this.#objects.size >= this.#deps.limits.maxHandles) {
-      throw new MembraneError(
-        `too many handles (at most ${this.#deps.limits.maxHandles}); dispose() the ones you no longer need`,
-      );
-    }
-    // SECURITY: bounded in characters too: what the page puts in a handle (a console line's text) is its to choose.
-    const chars = HANDLE_CHARS + dataChars;
-    if (this.#handleChars + chars > MAX_HANDLE_CHARS)
-      throw new MembraneError(`too much data in handles (at most ${MAX_HANDLE_CHARS} characters)`);
-    const id = this.#nextId++;
-    this.#objects.set(id, { kind, obj, chars });
-    this.#ids.set(obj, id);
-    this.#handleChars += chars;
-    this.#staged?.push(id);
-    return id;
-  }
-
-  #unregister(id: number): void {
-    const entry = this.#objects.get(id);
-    if (entry === undefined) return;
-    this.#objects.delete(id);
-    this.#ids.delete(entry.obj);
-    this.#handleChars -= entry.chars;
-  }
-
-  #kindOf(v: object): HandleKind | undefined {
-    if (v === this.page) return 'Page';
-    if (v instanceof ElementHandle) return 'ElementHandle';
-    if (v instanceof JSHandle) return 'JSHandle';
-    if (v instanceof Locator) return 'Locator';
-    const name = v.constructor?.name ?? '';
-    // Puppeteer's concrete classes are CdpFrame, CdpHTTPRequest, …; match the public API name.
-    if (/Frame$/.test(name) && typeof (v as Frame).childFrames === 'function') return 'Frame';
-    if (/HTTPRequest$/.test(name)) return 'HTTPRequest';
-    if (/HTTPResponse$/.test(name)) return 'HTTPResponse';
-    if (/Dialog$/.test(name)) return 'Dialog';
-    if (/ConsoleMessage$/.test(name)) return 'ConsoleMessage';
-    return undefined;
-  }
-
-  /** The values sandbox/page-api.ts marks 'snapshot' for this kind, read now: the isolate answers them without a call. */
-  #snapshot(kind: HandleKind, v: object): Record<string, unknown> | undefined {
-    const names = snapshotNames(kind);
-    if (names.length === 0) return undefined;
-    // Our own table's names, called on a Puppeteer object: never a name from the script.
-    const getters = v as Record<string, () => unknown>;
-    return Object.fromEntries(names.map((name) => [name, getters[name]?.call(v)]));
-  }
-
   /** Host value → JSON-ready value; Puppeteer objects become handle tags. */
   encode(v: unknown, depth = 0): unknown {
-    if (typeof v !== 'object' || v === null) return encodePrimitive(v);
-    if (depth > 64) throw new MembraneError('value is nested too deeply');
-    if (v instanceof Error) {
-      // The pageerror event's Error (made by Puppeteer from the page's exception).
-      const m = cleanMessage(v);
-      return { $ps: 'e', n: errorName(v.name), m, s: cleanStack(v, m) };
-    }
-    if (v instanceof Uint8Array)
-      return { $ps: 'b', d: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') };
-    if (v instanceof Map)
-      return { $ps: 'm', e: [...v.entries()].map(([k, x]) => [this.encode(k, depth + 1), this.encode(x, depth + 1)]) };
-    if (Array.isArray(v)) return v.map((x) => this.encode(x, depth + 1));
-    const kind = this.#kindOf(v);
-    if (kind !== undefined) {
-      const s = this.#snapshot(kind, v);
-      const tag: WireHandle = { $ps: 'h', id: this.#register(v, kind, s ? stringChars(s) : 0), k: kind };
-      if (s) tag.s = s;
-      return tag;
-    }
-    // fromEntries defines own properties: a "__proto__" key stays data.
-    const plain = Object.fromEntries(
-      Object.entries(v)
-        .filter(([, x]) => x !== undefined)
-        .map(([k, x]) => [k, this.encode(x, depth + 1)]),
-    );
-    // SECURITY: page data shaped like a tag ({"$ps": "h", …}) is wrapped, so the
-    // isolate reads it as data and never as a handle, bytes or undefined.
-    return Object.hasOwn(plain, '$ps') ? { $ps: 'o', v: plain } : plain;
+    return this.#handles.encode(v, depth);
   }
 
   // ---------------------------------------------------------------- MethodContext
@@ -663,50 +555,11 @@ export class Membrane implements MethodContext {
   }
 
   pageArgs(list: readonly unknown[], where: string): unknown[] {
-    return list.map((a) => this.#pageArg(a, where, 0));
-  }
-
-  #pageArg(a: unknown, where: string, depth: number): unknown {
-    if (typeof a !== 'object' || a === null) return a;
-    if (depth > 64) throw new MembraneError(`${where}: argument is nested too deeply`);
-    if (isTagged(a)) {
-      switch (a.$ps) {
-        case 'u':
-          return undefined;
-        case 'n':
-          return numberOf(a.v);
-        case 'i': {
-          const text = bigIntText(a.v);
-          if (text === undefined) throw new MembraneError(`${where}: malformed BigInt`);
-          return BigInt(text);
-        }
-        case 'o': {
-          // The script's own data with a "$ps" key: data, never a tag.
-          const inner: unknown = a.v;
-          if (typeof inner !== 'object' || inner === null || Array.isArray(inner))
-            throw new MembraneError(`${where}: malformed value`);
-          return Object.fromEntries(Object.entries(inner).map(([k, x]) => [k, this.#pageArg(x, where, depth + 1)]));
-        }
-        case 'b':
-          return [...Buffer.from(String(a.d), 'base64')];
-        case 'h':
-          // Puppeteer accepts handles only as whole arguments, as here.
-          if (depth > 0) throw new MembraneError(`${where}: handles can only be passed as whole arguments`);
-          return this.handle(a, ['ElementHandle', 'JSHandle'], where);
-        case 'f':
-          throw new MembraneError(`${where}: functions cannot be passed as arguments to the page`);
-      }
-    }
-    if (Array.isArray(a)) return a.map((x) => this.#pageArg(x, where, depth + 1));
-    return Object.fromEntries(Object.entries(a).map(([k, x]) => [k, this.#pageArg(x, where, depth + 1)]));
+    return this.#handles.pageArgs(list, where);
   }
 
   handle<T>(v: unknown, kinds: readonly HandleKind[], where: string): T {
-    const id = isTagged(v) && v.$ps === 'h' ? v.id : undefined;
-    const entry = typeof id === 'number' ? this.#objects.get(id) : undefined;
-    // SECURITY: the kind is the table's, never the one the isolate claims.
-    if (!entry || !kinds.includes(entry.kind)) throw new MembraneError(`${where}: expected ${kinds.join(' or ')}`);
-    return entry.obj as T;
+    return this.#handles.handle<T>(v, kinds, where);
   }
 
   async navigationUrl(v: unknown, where: string): Promise<string> {
@@ -749,7 +602,7 @@ export class Membrane implements MethodContext {
     // request's own page. It carries nothing; the listener runs in the isolate.
     if (name !== 'action')
       throw new MembraneError(`locator.on("${name.slice(0, 100)}") is not available in pagescript`);
-    const h = this.#ids.get(locator);
+    const h = this.#handles.idOf(locator);
     if (h === undefined) throw new MembraneError('locator.on: not a locator of this script');
     if (this.#locatorListeners.has(locator)) return; // the isolate keeps the script's listeners
     // Puppeteer emits it synchronously just before the action, so the event reaches the
@@ -778,9 +631,9 @@ export class Membrane implements MethodContext {
     await this.page.exposeFunction(n, async (...args: unknown[]) => {
       const parsed = await this.#callScript(id, args);
       // A value thrown that is no Error (null, a string) reaches the page as itself, as in Puppeteer.
-      if (!parsed.ok && 'thrown' in parsed) throw this.#pageArg(parsed.thrown, `page.exposeFunction(${n})`, 1);
+      if (!parsed.ok && 'thrown' in parsed) throw this.#handles.pageArg(parsed.thrown, `page.exposeFunction(${n})`, 1);
       if (!parsed.ok) throw new Error(parsed.e?.message ?? 'exposed function failed');
-      return this.#pageArg(parsed.v, `page.exposeFunction(${n})`, 1);
+      return this.#handles.pageArg(parsed.v, `page.exposeFunction(${n})`, 1);
     });
   }
 
@@ -912,8 +765,6 @@ export class Membrane implements MethodContext {
     for (const { event, fn } of this.#subscriptions) this.page.off(event as 'request', fn as never);
     for (const [locator, fn] of this.#locatorListeners) locator.off('action', fn);
     this.#locatorListeners.clear();
-    this.#objects.clear();
-    this.#ids.clear();
-    this.#handleChars = 0;
+    this.#handles.clear();
   }
 }
