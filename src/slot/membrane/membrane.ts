@@ -8,7 +8,6 @@ import { unmaskNetError, type RecentFailure } from '../egress-client/net-errors.
 import {
   MAX_ABANDONED_CALLS,
   MAX_CALLS_IN_FLIGHT,
-  MAX_HOST_CPU_MS,
   MAX_IN_FLIGHT_CHARS,
   MAX_LOG_LINE_CHARS,
   MAX_MESSAGE_CHARS,
@@ -26,8 +25,10 @@ import {
 import { pageFunction, pageFunctionCarrier, pageFunctionSource } from './page-function.js';
 import { CallLog } from './call-log.js';
 import { HandleTable } from './handles.js';
+import { HostCpuBudget } from './host-cpu.js';
 import { guardKeyboard, lookupMethod, type MethodContext } from './methods.js';
 import { cut } from './outcome.js';
+import { ScriptTimers } from './timers.js';
 import { MembraneError, PUPPETEER_DEFAULT_TIMEOUT_MS, num, str, timeoutMs, type Clock } from './options.js';
 import { oversizedAnswerError, refusal, toWireError } from './wire-errors.js';
 
@@ -104,12 +105,6 @@ function messageChars(text: string): number {
   return JSON.stringify(text).length - 2;
 }
 
-/** CPU time of this process's main thread (where Puppeteer and the membrane run), in milliseconds. */
-function mainThreadCpuMs(): number {
-  const u = process.threadCpuUsage();
-  return (u.user + u.system) / 1000;
-}
-
 export class Membrane implements MethodContext {
   readonly page: Page;
   readonly clock: Clock;
@@ -120,8 +115,8 @@ export class Membrane implements MethodContext {
   #dropped = { lines: 0, bytes: 0 };
   readonly #deps: MembraneDeps;
   readonly #handles: HandleTable;
-  /** The script's timers; undefined for one that would fire after the deadline (it never fires). */
-  readonly #timers = new Map<number, NodeJS.Timeout | undefined>();
+  readonly #cpu: HostCpuBudget;
+  readonly #timers: ScriptTimers;
   readonly #subscriptions: { event: string; fn: (...a: unknown[]) => void }[] = [];
   /** The page events the script listens to: one host listener each (the isolate keeps the script's listeners). */
   readonly #subscribed = new Set<string>();
@@ -150,8 +145,6 @@ export class Membrane implements MethodContext {
   #abandonedCalls = 0;
   /** Characters handed to the isolate and not yet taken by it. */
   #queuedChars = 0;
-  /** Host CPU spent in this request's calls (their synchronous part), in milliseconds. */
-  #hostCpuMs = 0;
   /** Page events and exposed-function calls handed to the isolate and not yet taken by it. */
   #waitingEvents = 0;
   #waitingEventChars = 0;
@@ -170,6 +163,17 @@ export class Membrane implements MethodContext {
         navigation ? (this.#defaultNavigationTimeoutMs ?? this.#defaultTimeoutMs) : this.#defaultTimeoutMs,
       signal: () => this.#startingSignal,
     };
+    this.#cpu = new HostCpuBudget(deps, () => {
+      for (const call of [...this.#calls.values()]) {
+        call.end();
+        call.controller.abort(budgetError(this.#cpu.cpuBudgetMessage()));
+      }
+    });
+    this.#timers = new ScriptTimers(
+      deps.limits,
+      () => this.clock.remainingMs(),
+      (id) => this.#toIsolate({ op: 'timer', id }, false),
+    );
     // SECURITY: every key event the page is sent is judged as it goes out (clipboard shortcuts).
     guardKeyboard(deps.page);
     this.#handles = new HandleTable(deps.page, deps.limits.maxHandles);
@@ -219,16 +223,13 @@ export class Membrane implements MethodContext {
         this.#log(msg.level, msg.text);
         return '';
       case 'timer':
-        return this.#timer(msg.id, msg.ms);
+        return this.#timers.set(msg.id, msg.ms);
       case 'cancel':
         this.#cancel(msg.id);
         return '';
-      case 'clearTimer': {
-        const t = this.#timers.get(msg.id);
-        if (t) clearTimeout(t);
-        this.#timers.delete(msg.id);
+      case 'clearTimer':
+        this.#timers.clear(msg.id);
         return '';
-      }
       default:
         return '{"ok":false}';
     }
@@ -291,7 +292,7 @@ export class Membrane implements MethodContext {
       err.message = unmaskNetError(err.message, /\bat (\S+)$/.exec(err.message)?.[1] ?? '', this.#deps.recentFailure);
       settle({ op: 'settle', id: callId, ok: false, e: err });
     };
-    end = (): void => fail(budgetError(`${String(m)}: ${this.#cpuBudgetMessage()}`));
+    end = (): void => fail(budgetError(`${String(m)}: ${this.#cpu.cpuBudgetMessage()}`));
     // SECURITY: while the request's Chromium is paused (past its CPU budget, beside
     // other requests), its next calls wait for it to run again rather than cost the
     // executor's one thread now: a flood of calls with 1 MB arguments is serialized
@@ -312,8 +313,8 @@ export class Membrane implements MethodContext {
       .then((v) => {
         if (settled) return;
         // Encoding the result is this call's host work too: counted, and past the budget it is the budget's error.
-        const msg = this.#charged(() => ({ op: 'settle', id: callId, ok: true, v: this.encode(v) }) as const);
-        this.#refuseOverBudget(typeof m === 'string' ? m : '?');
+        const msg = this.#cpu.charged(() => ({ op: 'settle', id: callId, ok: true, v: this.encode(v) }) as const);
+        this.#cpu.refuseOverBudget(typeof m === 'string' ? m : '?');
         settle(msg);
       }, fail)
       .catch(fail);
@@ -392,7 +393,7 @@ export class Membrane implements MethodContext {
     let json: string | undefined;
     try {
       json = this.#handles.staging(staged, () =>
-        this.#charged(() => JSON.stringify({ op: 'event', h, event, v: this.encode(payload) } satisfies ToIsolate)),
+        this.#cpu.charged(() => JSON.stringify({ op: 'event', h, event, v: this.encode(payload) } satisfies ToIsolate)),
       );
     } catch {
       json = undefined; // too many handles, or too much of their data
@@ -438,8 +439,8 @@ export class Membrane implements MethodContext {
         v.catch(() => undefined);
         throw new MembraneError(`${String(m)} is not synchronous`);
       }
-      const json = this.#charged(() => JSON.stringify({ ok: true, v: this.encode(v) }));
-      this.#refuseOverBudget(String(m));
+      const json = this.#cpu.charged(() => JSON.stringify({ ok: true, v: this.encode(v) }));
+      this.#cpu.refuseOverBudget(String(m));
       if (json.length > MAX_TRANSFER_CHARS)
         throw budgetError(
           `${String(m)}: the result is too large to give to the script (${json.length} characters; at most ${MAX_TRANSFER_CHARS})`,
@@ -459,45 +460,9 @@ export class Membrane implements MethodContext {
     // SECURITY: nothing starts for a request that has ended or run out of time or host CPU.
     if (this.#disposed) throw new MembraneError(`${m}: the script has ended`);
     if (this.#deps.expired?.()) throw new MembraneError(`${m}: the script's time is up`);
-    this.#refuseOverBudget(m);
+    this.#cpu.refuseOverBudget(m);
     // Arguments stay as the isolate sent them (JSON); each method decodes what it accepts.
-    return this.#charged(() => impl(entry.obj as never, a, this));
-  }
-
-  #cpuBudgetMs(): number {
-    return this.#deps.limits.maxHostCpuMs ?? MAX_HOST_CPU_MS;
-  }
-
-  #refuseOverBudget(m: string): void {
-    if (this.#hostCpuMs > this.#cpuBudgetMs()) throw budgetError(`${m}: ${this.#cpuBudgetMessage()}`);
-  }
-
-  #cpuBudgetMessage(): string {
-    return `this script has used its host CPU budget (${this.#cpuBudgetMs()} ms)`;
-  }
-
-  /**
-   * Runs host work done for this request (a call's start, encoding a result, an
-   * event or an exposed function's arguments) and counts its CPU. SECURITY: the
-   * budget is checked during the request's calls, not only before each starts:
-   * the work that takes it past the budget ends every call in flight at once
-   * with the budget's error, and no call starts after.
-   */
-  #charged<T>(work: () => T): T {
-    const now = this.#deps.now ?? mainThreadCpuMs;
-    const t0 = now();
-    try {
-      return work();
-    } finally {
-      const wasWithin = this.#hostCpuMs <= this.#cpuBudgetMs();
-      this.#hostCpuMs += now() - t0;
-      if (wasWithin && this.#hostCpuMs > this.#cpuBudgetMs()) {
-        for (const call of [...this.#calls.values()]) {
-          call.end();
-          call.controller.abort(budgetError(this.#cpuBudgetMessage()));
-        }
-      }
-    }
+    return this.#cpu.charged(() => impl(entry.obj as never, a, this));
   }
 
   #log(level: unknown, text: unknown): void {
@@ -514,34 +479,6 @@ export class Membrane implements MethodContext {
     if (this.logs.length >= maxLogLines || this.#logBytes + line.length > maxLogBytes) return;
     this.logs.push(line);
     this.#logBytes += line.length;
-  }
-
-  #timer(id: unknown, ms: unknown): string {
-    if (typeof id !== 'number' || typeof ms !== 'number') return '{"ok":false}';
-    if (!this.#timers.has(id) && this.#timers.size >= this.#deps.limits.maxTimers) {
-      return JSON.stringify({
-        ok: false,
-        e: { name: 'RangeError', message: `too many timers (at most ${this.#deps.limits.maxTimers})` },
-      });
-    }
-    const old = this.#timers.get(id);
-    if (old) clearTimeout(old);
-    const delay = Math.max(0, ms);
-    // SECURITY (honest time): a timer that cannot fire before the script's deadline
-    // never fires; the deadline ends the script with the timeout error. Shortening
-    // it to the deadline would let it win the race and return a wrong answer.
-    if (delay >= this.clock.remainingMs()) {
-      this.#timers.set(id, undefined);
-      return '{"ok":true}';
-    }
-    this.#timers.set(
-      id,
-      setTimeout(() => {
-        this.#timers.delete(id);
-        this.#toIsolate({ op: 'timer', id }, false);
-      }, delay),
-    );
-    return '{"ok":true}';
   }
 
   /** Host value → JSON-ready value; Puppeteer objects become handle tags. */
@@ -652,7 +589,7 @@ export class Membrane implements MethodContext {
       this.droppedExposedCalls++;
       throw new Error(`too many calls are waiting for the script (at most ${MAX_WAITING_EXPOSED_CALLS})`);
     }
-    const json = this.#charged(() =>
+    const json = this.#cpu.charged(() =>
       JSON.stringify({ op: 'exposed', fid, a: args.map((x) => this.encode(x)) } satisfies ToIsolate),
     );
     if (json.length > MAX_TRANSFER_CHARS || this.#queuedChars + json.length > MAX_QUEUED_CHARS) {
@@ -760,8 +697,7 @@ export class Membrane implements MethodContext {
     this.#disposed = true;
     // Puppeteer's waits for this request end now, not at their own timeouts.
     for (const call of [...this.#calls.values()]) call.controller.abort(new MembraneError('the script has ended'));
-    for (const t of this.#timers.values()) clearTimeout(t);
-    this.#timers.clear();
+    this.#timers.dispose();
     for (const { event, fn } of this.#subscriptions) this.page.off(event as 'request', fn as never);
     for (const [locator, fn] of this.#locatorListeners) locator.off('action', fn);
     this.#locatorListeners.clear();
