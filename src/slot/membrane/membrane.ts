@@ -11,19 +11,16 @@ import {
   MAX_IN_FLIGHT_CHARS,
   MAX_LOG_LINE_CHARS,
   MAX_MESSAGE_CHARS,
-  MAX_QUEUED_CHARS,
   MAX_TRANSFER_CHARS,
   MAX_EXPOSED_FUNCTIONS,
   MAX_EXPOSED_NAME_CHARS,
   MAX_PRELOAD_CHARS,
   MAX_PRELOAD_SCRIPTS,
-  MAX_WAITING_EVENTS,
-  MAX_WAITING_EVENT_CHARS,
-  MAX_WAITING_EXPOSED_CALLS,
   budgetError,
 } from './budgets.js';
 import { pageFunction, pageFunctionCarrier, pageFunctionSource } from './page-function.js';
 import { CallLog } from './call-log.js';
+import { Delivery } from './delivery.js';
 import { HandleTable } from './handles.js';
 import { HostCpuBudget } from './host-cpu.js';
 import { guardKeyboard, lookupMethod, type MethodContext } from './methods.js';
@@ -58,9 +55,6 @@ export interface MembraneDeps {
   /** While the request's Chromium is paused (past its CPU budget, beside others): when it runs again. */
   whenRunning?(): Promise<void> | undefined;
 }
-
-/** Messages this small are always delivered, over the queue budget or not (errors, timers). */
-const SMALL_MESSAGE_CHARS = 4096;
 
 /** Events a script may listen to on its page. */
 const PAGE_EVENTS = new Set([
@@ -116,6 +110,7 @@ export class Membrane implements MethodContext {
   readonly #deps: MembraneDeps;
   readonly #handles: HandleTable;
   readonly #cpu: HostCpuBudget;
+  readonly #delivery: Delivery;
   readonly #timers: ScriptTimers;
   readonly #subscriptions: { event: string; fn: (...a: unknown[]) => void }[] = [];
   /** The page events the script listens to: one host listener each (the isolate keeps the script's listeners). */
@@ -143,16 +138,6 @@ export class Membrane implements MethodContext {
   #inFlightChars = 0;
   /** Calls the script aborted that have not settled on the host yet. */
   #abandonedCalls = 0;
-  /** Characters handed to the isolate and not yet taken by it. */
-  #queuedChars = 0;
-  /** Page events and exposed-function calls handed to the isolate and not yet taken by it. */
-  #waitingEvents = 0;
-  #waitingEventChars = 0;
-  #waitingExposedCalls = 0;
-  /** Page events not delivered: the isolate had no room for them (busy, or too much waiting), or too many handles. */
-  droppedEvents = 0;
-  /** Exposed-function calls from the page failed at once for the same reasons. */
-  droppedExposedCalls = 0;
 
   constructor(deps: MembraneDeps) {
     this.#deps = deps;
@@ -163,20 +148,26 @@ export class Membrane implements MethodContext {
         navigation ? (this.#defaultNavigationTimeoutMs ?? this.#defaultTimeoutMs) : this.#defaultTimeoutMs,
       signal: () => this.#startingSignal,
     };
+    this.#handles = new HandleTable(deps.page, deps.limits.maxHandles);
     this.#cpu = new HostCpuBudget(deps, () => {
       for (const call of [...this.#calls.values()]) {
         call.end();
         call.controller.abort(budgetError(this.#cpu.cpuBudgetMessage()));
       }
     });
+    this.#delivery = new Delivery({
+      handles: this.#handles,
+      cpu: this.#cpu,
+      disposed: () => this.#disposed,
+      toIsolate: (json, wantAnswer) => deps.toIsolate(json, wantAnswer),
+    });
     this.#timers = new ScriptTimers(
       deps.limits,
       () => this.clock.remainingMs(),
-      (id) => this.#toIsolate({ op: 'timer', id }, false),
+      (id) => this.#delivery.toIsolate({ op: 'timer', id }, false),
     );
     // SECURITY: every key event the page is sent is judged as it goes out (clipboard shortcuts).
     guardKeyboard(deps.page);
-    this.#handles = new HandleTable(deps.page, deps.limits.maxHandles);
     this.#handles.register(deps.page, 'Page'); // id 1, as sandbox/proxies.ts expects
     // Dialogs block the page until answered; without a script listener they are dismissed.
     const onDialog = (d: Dialog): void => {
@@ -197,6 +188,15 @@ export class Membrane implements MethodContext {
   /** Dropped log lines, as the isolate last reported them. */
   get dropped(): { lines: number; bytes: number } {
     return this.#dropped;
+  }
+
+  /** Page events not delivered: the isolate had no room for them (busy, or too much waiting), or too many handles. */
+  get droppedEvents(): number {
+    return this.#delivery.droppedEvents;
+  }
+  /** Exposed-function calls from the page failed at once for the same reasons. */
+  get droppedExposedCalls(): number {
+    return this.#delivery.droppedExposedCalls;
   }
 
   // ---------------------------------------------------------------- the isolate's callback
@@ -279,7 +279,7 @@ export class Membrane implements MethodContext {
         return;
       }
       this.#callsInFlight--;
-      this.#toIsolate(msg, false);
+      this.#delivery.toIsolate(msg, false);
     };
     const fail = (e: unknown): void => {
       const oversized = oversizedAnswerError(e, typeof m === 'string' ? m : '?');
@@ -333,91 +333,6 @@ export class Membrane implements MethodContext {
     if (call === undefined) return;
     call.abandon();
     call.controller.abort(new MembraneError('the script aborted the call'));
-  }
-
-  /**
-   * Hands a message to the isolate, within the budgets: one message at most
-   * MAX_TRANSFER_CHARS, and at most MAX_QUEUED_CHARS waiting to be taken. A
-   * result over them becomes an error for its call (page events: #deliverEvent).
-   */
-  #toIsolate(msg: ToIsolate, wantAnswer: boolean): void {
-    if (this.#disposed) return;
-    let json = JSON.stringify(msg);
-    if (json.length > SMALL_MESSAGE_CHARS && msg.op === 'settle' && msg.ok) {
-      const why =
-        json.length > MAX_TRANSFER_CHARS
-          ? `the result is too large to give to the script (${json.length} characters; at most ${MAX_TRANSFER_CHARS})`
-          : this.#queuedChars + json.length > MAX_QUEUED_CHARS
-            ? `too much data is waiting for the script (at most ${MAX_QUEUED_CHARS} characters); await fewer results at once`
-            : undefined;
-      if (why !== undefined)
-        json = JSON.stringify({ op: 'settle', id: msg.id, ok: false, e: { name: 'RangeError', message: why } });
-    } else if (
-      json.length > SMALL_MESSAGE_CHARS &&
-      (json.length > MAX_TRANSFER_CHARS || this.#queuedChars + json.length > MAX_QUEUED_CHARS)
-    ) {
-      return;
-    }
-    this.#send(json, wantAnswer).catch(() => undefined);
-  }
-
-  /** Hands JSON text to the isolate, counted in MAX_QUEUED_CHARS until the isolate has taken it. */
-  #send(json: string, wantAnswer: boolean): Promise<string | undefined> {
-    const chars = json.length;
-    this.#queuedChars += chars;
-    return this.#deps
-      .toIsolate(json, wantAnswer)
-      .catch(() => undefined)
-      .finally(() => (this.#queuedChars -= chars));
-  }
-
-  /**
-   * Delivers a page event (h: the handle it is on) if the isolate has room for it.
-   * SECURITY: decided before the event is encoded: with events waiting or the queue
-   * full, it is never encoded and registers no handle. One that does not fit once
-   * encoded has the handles it registered taken out again at once: a dropped event
-   * keeps nothing of the page's on the host (a console flood beside a busy script
-   * grew the executor by 500 MB through the handles of events never delivered).
-   */
-  #deliverEvent(h: number, event: string, payload: unknown): void {
-    if (this.#disposed) return;
-    if (
-      this.#waitingEvents >= MAX_WAITING_EVENTS ||
-      this.#waitingEventChars >= MAX_WAITING_EVENT_CHARS ||
-      this.#queuedChars >= MAX_QUEUED_CHARS
-    ) {
-      this.droppedEvents++;
-      return;
-    }
-    const staged: number[] = [];
-    let json: string | undefined;
-    try {
-      json = this.#handles.staging(staged, () =>
-        this.#cpu.charged(() => JSON.stringify({ op: 'event', h, event, v: this.encode(payload) } satisfies ToIsolate)),
-      );
-    } catch {
-      json = undefined; // too many handles, or too much of their data
-    }
-    if (
-      json === undefined ||
-      json.length > MAX_TRANSFER_CHARS ||
-      // One event up to MAX_TRANSFER_CHARS still goes when none waits.
-      (this.#waitingEvents > 0 && this.#waitingEventChars + json.length > MAX_WAITING_EVENT_CHARS) ||
-      this.#queuedChars + json.length > MAX_QUEUED_CHARS
-    ) {
-      for (const id of staged) this.#handles.unregister(id);
-      this.droppedEvents++;
-      return;
-    }
-    const chars = json.length;
-    this.#waitingEvents++;
-    this.#waitingEventChars += chars;
-    this.#send(json, false)
-      .finally(() => {
-        this.#waitingEvents--;
-        this.#waitingEventChars -= chars;
-      })
-      .catch(() => undefined);
   }
 
   /** The kind of a handle id the script sent, for the call log ('unknown' for one that is not valid). */
@@ -528,7 +443,7 @@ export class Membrane implements MethodContext {
     // made one event cost the executor 261 ms, and 5 s of membrane calls buy ~700,000).
     if (this.#subscribed.has(name)) return;
     this.#subscribed.add(name);
-    const fn = (payload?: unknown): void => this.#deliverEvent(1, name, payload);
+    const fn = (payload?: unknown): void => this.#delivery.deliverEvent(1, name, payload);
     this.page.on(name as 'request', fn as never);
     this.#subscriptions.push({ event: name, fn: fn as (...a: unknown[]) => void });
   }
@@ -544,7 +459,7 @@ export class Membrane implements MethodContext {
     if (this.#locatorListeners.has(locator)) return; // the isolate keeps the script's listeners
     // Puppeteer emits it synchronously just before the action, so the event reaches the
     // isolate before the action's own result does, as a listener in Node sees it.
-    const fn = (): void => this.#deliverEvent(h, name, undefined);
+    const fn = (): void => this.#delivery.deliverEvent(h, name, undefined);
     locator.on('action', fn);
     this.#locatorListeners.set(locator, fn);
   }
@@ -566,41 +481,12 @@ export class Membrane implements MethodContext {
     // nor set again. Given back, each failed call left a binding on the host beyond MAX_EXPOSED_FUNCTIONS.
     this.#exposedNames.add(n);
     await this.page.exposeFunction(n, async (...args: unknown[]) => {
-      const parsed = await this.#callScript(id, args);
+      const parsed = await this.#delivery.callScript(id, args);
       // A value thrown that is no Error (null, a string) reaches the page as itself, as in Puppeteer.
       if (!parsed.ok && 'thrown' in parsed) throw this.#handles.pageArg(parsed.thrown, `page.exposeFunction(${n})`, 1);
       if (!parsed.ok) throw new Error(parsed.e?.message ?? 'exposed function failed');
       return this.#handles.pageArg(parsed.v, `page.exposeFunction(${n})`, 1);
     });
-  }
-
-  /**
-   * Calls a function the script keeps in the isolate (fid: its id there) with host
-   * values (page arguments, handles), and waits for its answer. Only JSON crosses.
-   */
-  async #callScript(
-    fid: number,
-    args: readonly unknown[],
-  ): Promise<{ ok: boolean; v?: unknown; e?: WireError; thrown?: unknown }> {
-    if (this.#disposed) throw new Error('the script has ended');
-    // SECURITY: decided before the arguments are encoded: a page calling 100,000 times while the
-    // script is busy had each call wait on the host (+220 MB); past the bound a call fails at once.
-    if (this.#waitingExposedCalls >= MAX_WAITING_EXPOSED_CALLS || this.#queuedChars >= MAX_QUEUED_CHARS) {
-      this.droppedExposedCalls++;
-      throw new Error(`too many calls are waiting for the script (at most ${MAX_WAITING_EXPOSED_CALLS})`);
-    }
-    const json = this.#cpu.charged(() =>
-      JSON.stringify({ op: 'exposed', fid, a: args.map((x) => this.encode(x)) } satisfies ToIsolate),
-    );
-    if (json.length > MAX_TRANSFER_CHARS || this.#queuedChars + json.length > MAX_QUEUED_CHARS) {
-      this.droppedExposedCalls++;
-      throw new Error('the arguments are too large to give to the script');
-    }
-    this.#waitingExposedCalls++;
-    const answer = await this.#send(json, true).finally(() => this.#waitingExposedCalls--);
-    if (answer !== undefined && answer.length > MAX_MESSAGE_CHARS)
-      throw new Error('the exposed function returned too much data');
-    return JSON.parse(answer ?? '{"ok":false}') as { ok: boolean; v?: unknown; e?: WireError; thrown?: unknown };
   }
 
   /**
@@ -611,7 +497,7 @@ export class Membrane implements MethodContext {
   filterHandle(locator: Locator<unknown>, fid: unknown): Locator<unknown> {
     const id = num(fid, 'locator.filterHandle: id', 1);
     const predicate = async (handle: unknown): Promise<boolean> => {
-      const parsed = await this.#callScript(id, [handle]);
+      const parsed = await this.#delivery.callScript(id, [handle]);
       if (!parsed.ok) throw new Error(parsed.e?.message ?? 'the filterHandle predicate failed');
       return Boolean(parsed.v);
     };
