@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { HOST_ONLY, PAGE_API, hostCall, type KindTable } from '../../sandbox/page-api.js';
 import { createPageApi, PAGE_ID } from '../../sandbox/proxies.js';
 import type { HandleKind } from '../../sandbox/wire.js';
-import { ASYNC_METHODS, SYNC_METHODS, lookupMethod } from '../../src/slot/membrane/methods.js';
+import { ASYNC_METHODS, SYNC_METHODS, lookupMethod } from '../../src/slot/membrane/methods/index.js';
 
 const KINDS = Object.keys(PAGE_API) as HandleKind[];
 

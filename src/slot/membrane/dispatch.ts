@@ -15,7 +15,7 @@ import type { CallLog } from './call-log.js';
 import type { Delivery } from './delivery.js';
 import type { HandleTable } from './handles.js';
 import type { HostCpuBudget } from './host-cpu.js';
-import { lookupMethod, type MethodContext } from './methods.js';
+import { lookupMethod, type MethodContext } from './methods/index.js';
 import { MembraneError } from './options.js';
 import { oversizedAnswerError, refusal, toWireError } from './wire-errors.js';
 

@@ -14,7 +14,7 @@ import { Delivery } from './delivery.js';
 import { Dispatch } from './dispatch.js';
 import { HandleTable } from './handles.js';
 import { HostCpuBudget } from './host-cpu.js';
-import { guardKeyboard, type MethodContext } from './methods.js';
+import { guardKeyboard, type MethodContext } from './methods/index.js';
 import { cut } from './outcome.js';
 import { MembraneError, PUPPETEER_DEFAULT_TIMEOUT_MS, str, timeoutMs, type Clock } from './options.js';
 import { pageFunction } from './page-function.js';
