@@ -1,4 +1,4 @@
-// The host's allow-list (src/slot/membrane/membrane.ts + methods.ts) driven through the
+// The host's allow-list (src/slot/membrane/dispatch.ts + methods/) driven through the
 // isolate's one callback, with a fake Page that records what Puppeteer would have
 // been asked: what is refused never reaches it, and what reaches it is rebuilt.
 import assert from 'node:assert/strict';
