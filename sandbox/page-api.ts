@@ -2,7 +2,7 @@
 // membrane's methods. Both sides read it:
 //   - the isolate's proxies (sandbox/proxies.ts, bundled into the isolate) build
 //     each class from it, so a script sees exactly these names;
-//   - the host (src/slot/membrane/methods.ts) runs a call only when this table says the
+//   - the host (src/slot/membrane/methods/) runs a call only when this table says the
 //     name goes to the host that way, and has one implementation per such name
 //     (test/unit/membrane-methods.test.ts checks both directions).
 // This file is data only: no state, no host value; minified, the comments are gone.

@@ -2,7 +2,7 @@
 // HTTPRequest, HTTPResponse, Dialog and ConsoleMessage, inside the isolate.
 // Each class is built from its table in ./page-api.ts: a method is a stub that
 // sends (handle id, method name, arguments) to the host, which decides what is
-// allowed (src/slot/membrane/methods.ts); a refused one throws a clear error; the
+// allowed (src/slot/membrane/methods/); a refused one throws a clear error; the
 // 'local' ones are written here.
 import { PAGE_API, type Entry, type KindTable } from './page-api.js';
 import type { HandleKind, ToHost } from './wire.js';

@@ -16,5 +16,5 @@
  */
 export const MAX_CDP_MESSAGE_BYTES = 24 * 2 ** 20;
 
-/** The text of the protocol error a dropped response is answered with; membrane.ts recognises it. */
+/** The text of the protocol error a dropped response is answered with; membrane/wire-errors.ts recognises it. */
 export const OVERSIZED_MESSAGE = 'pagescript: the answer is larger than the DevTools message limit';

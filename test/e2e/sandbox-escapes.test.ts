@@ -125,7 +125,7 @@ describe('function source cannot be smuggled to the host', () => {
 
   // A script's object with a "$ps" key crosses wrapped: the host reads it as data,
   // never as a tag (the host still checks every tag it does read: the unit tests
-  // of src/slot/membrane/membrane.ts and the kind check in Membrane.handle()).
+  // of src/slot/membrane/ and the kind check in HandleTable.handle(), handles.ts).
   test('a function tag written by the script is data: neither run nor sent as source', async () => {
     const r = await run(`return await page.evaluate({ $ps: 'f', src: '() => typeof process' })`);
     assert.equal(r.status, 400);

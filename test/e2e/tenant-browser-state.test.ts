@@ -249,7 +249,7 @@ describe('state Chromium keeps per browser', () => {
   });
 
   test("page.emulateNetworkConditions on A's page does not throttle B's page, nor take it offline", async () => {
-    // The membrane passes the call on to Puppeteer as this does (src/slot/membrane/methods.ts): DevTools'
+    // The membrane passes the call on to Puppeteer as this does (src/slot/membrane/methods/emulation.ts): DevTools'
     // Network.emulateNetworkConditions on the page's own sessions. A's page sees it; B's must not.
     await twoRequests('conditions', async (a, b) => {
       const read = (p: PageLease): Promise<unknown> =>

@@ -9,7 +9,7 @@ import type { Page } from 'puppeteer';
 import { Locator } from 'puppeteer';
 import type { WireHandle } from '../../sandbox/wire.js';
 import { Membrane } from '../../src/slot/membrane/membrane.js';
-import { MAX_RACED_LOCATORS } from '../../src/slot/membrane/methods.js';
+import { MAX_RACED_LOCATORS } from '../../src/slot/membrane/methods/index.js';
 
 interface Settled {
   ok: boolean;

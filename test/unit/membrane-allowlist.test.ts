@@ -1,4 +1,4 @@
-// The host's allow-list (src/slot/membrane/membrane.ts + methods.ts) driven through the
+// The host's allow-list (src/slot/membrane/dispatch.ts + methods/) driven through the
 // isolate's one callback, with a fake Page that records what Puppeteer would have
 // been asked: what is refused never reaches it, and what reaches it is rebuilt.
 import assert from 'node:assert/strict';
@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import type { Page } from 'puppeteer';
 import type { ToIsolate } from '../../sandbox/wire.js';
 import { Membrane } from '../../src/slot/membrane/membrane.js';
-import { MAX_TOUCHES } from '../../src/slot/membrane/methods.js';
+import { MAX_TOUCHES } from '../../src/slot/membrane/methods/index.js';
 import { PAST_DEADLINE_MS } from '../../src/slot/membrane/options.js';
 
 type Call = [method: string, ...args: unknown[]];

@@ -1,13 +1,13 @@
 // The membrane's one method table (sandbox/page-api.ts) against both of its
 // readers: the proxies a script sees (sandbox/proxies.ts, run here in Node with
 // recording stand-ins for the host) and the host's implementations
-// (src/slot/membrane/methods.ts). No Chromium.
+// (src/slot/membrane/methods/). No Chromium.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { HOST_ONLY, PAGE_API, hostCall, type KindTable } from '../../sandbox/page-api.js';
 import { createPageApi, PAGE_ID } from '../../sandbox/proxies.js';
 import type { HandleKind } from '../../sandbox/wire.js';
-import { ASYNC_METHODS, SYNC_METHODS, lookupMethod } from '../../src/slot/membrane/methods.js';
+import { ASYNC_METHODS, SYNC_METHODS, lookupMethod } from '../../src/slot/membrane/methods/index.js';
 
 const KINDS = Object.keys(PAGE_API) as HandleKind[];
 

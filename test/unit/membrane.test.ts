@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'puppeteer';
-import { Membrane, cleanMessage, cleanStack, toWireError } from '../../src/slot/membrane/membrane.js';
+import { Membrane } from '../../src/slot/membrane/membrane.js';
+import { cleanMessage, cleanStack, toWireError } from '../../src/slot/membrane/wire-errors.js';
 
 test('host file paths are removed from error messages, URLs in them are kept', () => {
   const e = new Error(

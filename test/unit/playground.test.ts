@@ -6,7 +6,7 @@ import { base64Utf8, requestBody, shellQuote } from '../../playground/curl.js';
 import { MEMBERS, PAGE_MEMBERS } from '../../playground/globals.js';
 import { errorLocation, parseServerTiming, parseUsage } from '../../playground/result.js';
 import { loadConfig } from '../../src/common/config.js';
-import { ASYNC_METHODS, SYNC_METHODS, lookupMethod } from '../../src/slot/membrane/methods.js';
+import { ASYNC_METHODS, SYNC_METHODS, lookupMethod } from '../../src/slot/membrane/methods/index.js';
 
 /** Page members the isolate implements itself (sandbox/proxies.ts) instead of sending them to the host. */
 const ISOLATE_SIDE = new Set(['on', 'once', 'off', 'waitForRequest', 'waitForResponse']);

@@ -12,7 +12,7 @@
 // - A response (it starts {"id":N,...) is answered with a protocol error for its
 //   id (and its sessionId, which Chromium appends at the end), so Puppeteer
 //   rejects that one call and the script gets a named error (see
-//   OVERSIZED_MESSAGE and src/slot/membrane/membrane.ts).
+//   OVERSIZED_MESSAGE and src/slot/membrane/wire-errors.ts).
 // - An event ({"method":...) is dropped and counted.
 //
 // Messages are then handed to Puppeteer one per turn of the event loop, from a

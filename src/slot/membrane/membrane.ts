@@ -1,40 +1,26 @@
-// The host side of the membrane. It owns the request's handle table (id → real
-// Puppeteer object), answers the isolate's one callback, and forwards page events,
-// timers and call results back into the isolate as JSON. Nothing it holds is ever
-// handed to the isolate: values are copied out as JSON, objects as handle ids.
-import type { Dialog, Frame, Page } from 'puppeteer';
-import { ElementHandle, JSHandle, Locator, ProtocolError } from 'puppeteer';
-import type { HandleKind, ToHost, ToIsolate, WireError, WireHandle } from '../../../sandbox/wire.js';
-import { snapshotNames } from '../../../sandbox/page-api.js';
-import { bigIntText, errorName, isTagged, numberOf, specialNumber } from '../../../sandbox/wire.js';
-import { unmaskNetError, type RecentFailure } from '../egress-client/net-errors.js';
-import {
-  MAX_ABANDONED_CALLS,
-  MAX_CALLS_IN_FLIGHT,
-  MAX_HOST_CPU_MS,
-  MAX_IN_FLIGHT_CHARS,
-  MAX_LOG_LINE_CHARS,
-  MAX_MESSAGE_CHARS,
-  MAX_QUEUED_CHARS,
-  MAX_TRANSFER_CHARS,
-  MAX_EXPOSED_FUNCTIONS,
-  MAX_EXPOSED_NAME_CHARS,
-  MAX_PRELOAD_CHARS,
-  MAX_PRELOAD_SCRIPTS,
-  MAX_PAGE_FUNCTION_CHARS,
-  MAX_HANDLE_CHARS,
-  MAX_WAITING_EVENTS,
-  MAX_WAITING_EVENT_CHARS,
-  MAX_WAITING_EXPOSED_CALLS,
-  HANDLE_CHARS,
-  budgetError,
-} from './budgets.js';
-import { puppeteerFunctionText } from './page-function.js';
+// The host side of the membrane: one request's answer to its isolate. The isolate
+// calls one function (onHost) with JSON text; the membrane routes it to the calls
+// (dispatch.ts), the script's timers and log, and holds what the request keeps on
+// the host: the handle table (handles.ts), page registrations (registrations.ts),
+// what waits to go into the isolate (delivery.ts) and the host CPU budget. Nothing
+// it holds is ever handed to the isolate: values are copied out as JSON, objects
+// as handle ids.
+import type { Locator, Page } from 'puppeteer';
+import type { HandleKind, ToHost } from '../../../sandbox/wire.js';
+import type { RecentFailure } from '../egress-client/net-errors.js';
+import { MAX_LOG_LINE_CHARS, MAX_MESSAGE_CHARS } from './budgets.js';
 import { CallLog } from './call-log.js';
-import { guardKeyboard, lookupMethod, type MethodContext } from './methods.js';
+import { Delivery } from './delivery.js';
+import { Dispatch } from './dispatch.js';
+import { HandleTable } from './handles.js';
+import { HostCpuBudget } from './host-cpu.js';
+import { guardKeyboard, type MethodContext } from './methods/index.js';
 import { cut } from './outcome.js';
-import { MembraneError, PUPPETEER_DEFAULT_TIMEOUT_MS, num, str, timeoutMs, type Clock } from './options.js';
-import { MAX_CDP_MESSAGE_BYTES, OVERSIZED_MESSAGE } from '../limits.js';
+import { MembraneError, PUPPETEER_DEFAULT_TIMEOUT_MS, str, timeoutMs, type Clock } from './options.js';
+import { pageFunction } from './page-function.js';
+import { Registrations } from './registrations.js';
+import { ScriptTimers } from './timers.js';
+import { refusal } from './wire-errors.js';
 
 export interface MembraneLimits {
   readonly maxHandles: number;
@@ -63,166 +49,7 @@ export interface MembraneDeps {
   whenRunning?(): Promise<void> | undefined;
 }
 
-/** Messages this small are always delivered, over the queue budget or not (errors, timers). */
-const SMALL_MESSAGE_CHARS = 4096;
-
-/** Events a script may listen to on its page. */
-const PAGE_EVENTS = new Set([
-  'request',
-  'response',
-  'requestfailed',
-  'requestfinished',
-  'console',
-  'dialog',
-  'load',
-  'domcontentloaded',
-  'framenavigated',
-  'frameattached',
-  'framedetached',
-  'pageerror',
-  'metrics', // { title, metrics }: console.timeStamp's label and the page's own Performance.getMetrics numbers
-  'requestservedfromcache', // an HTTPRequest handle, as 'request'
-]);
-
 const NAVIGABLE_SCHEMES = new Set(['http:', 'https:', 'data:']);
-const MAX_MESSAGE = 2000;
-
-/** A host function that carries a page function's text for Puppeteer to send to the page. */
-function pageFunctionCarrier(src: string): (...a: never[]) => unknown {
-  // SECURITY: Puppeteer only calls toString() on this and sends the text to the
-  // browser. Should anything ever call it on the host, it throws: the script's
-  // source is never compiled or run here.
-  const carrier = (): never => {
-    throw new Error('pagescript: a page function was called on the host');
-  };
-  Object.defineProperty(carrier, 'toString', { value: () => src });
-  return carrier;
-}
-
-/**
- * A page function as the isolate sent it: a string of JavaScript, or a function's
- * text. SECURITY: checked here whatever the runtime checked (the isolate can send
- * any tag), and at most maxChars (preload scripts have a budget of their own).
- */
-function pageFunctionSource(v: unknown, where: string, maxChars = MAX_PAGE_FUNCTION_CHARS): string | { src: string } {
-  const source =
-    typeof v === 'string' ? v : isTagged(v) && v.$ps === 'f' && typeof v.src === 'string' ? v.src : undefined;
-  if (source === undefined) throw new MembraneError(`${where}: expected a function or a string of JavaScript`);
-  if (source.length > maxChars)
-    throw budgetError(`${where}: the page function is too long (${source.length} characters; at most ${maxChars})`);
-  return typeof v === 'string' ? source : { src: source };
-}
-
-/**
- * A page function's argument in the text Puppeteer makes of a preload script
- * (evaluationString: JSON, or undefined); undefined for one it cannot write
- * (Puppeteer then throws for it, and nothing is kept).
- */
-function argumentText(v: unknown): string | undefined {
-  if (v === undefined) return 'undefined';
-  try {
-    return (JSON.stringify(v) as string | undefined) ?? '';
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Characters of a text as a DevTools message carries it (JSON: a control
- * character is 6, a quote or backslash 2), which is how Puppeteer writes a
- * preload script to each frame of another site the page attaches.
- */
-function messageChars(text: string): number {
-  return JSON.stringify(text).length - 2;
-}
-
-/** CPU time of this process's main thread (where Puppeteer and the membrane run), in milliseconds. */
-function mainThreadCpuMs(): number {
-  const u = process.threadCpuUsage();
-  return (u.user + u.system) / 1000;
-}
-
-/** The characters of the strings in a handle's snapshot (its text, URL, headers, stack frames). */
-function stringChars(v: unknown, depth = 0): number {
-  if (typeof v === 'string') return v.length;
-  if (typeof v !== 'object' || v === null || depth > 8) return 0;
-  let n = 0;
-  for (const [k, x] of Object.entries(v)) n += k.length + stringChars(x, depth + 1);
-  return n;
-}
-
-/** Error text safe to show a script: no host paths, bounded length. */
-export function cleanMessage(e: unknown): string {
-  const raw = e instanceof Error ? e.message : String(e);
-  // Only paths that start a word (or follow "file://" or "("), so URLs such as
-  // http://host/app.js in a page's error stay as they are.
-  return raw
-    .replace(/(?<=^|[\s(])(?:file:\/\/)?\/[\w./@-]+\.(?:js|ts|mjs|cjs)(?::\d+)*/g, '<internal>')
-    .slice(0, MAX_MESSAGE);
-}
-
-/** A frame of a stack that points at the host (a file path, node: or file: URL, node_modules). */
-const HOST_FRAME = /(?:^|[\s(])(?:file:|node:|\/)|node_modules|<internal>/;
-
-/**
- * A stack safe to show a script: the message line, then only the page's frames
- * ("at fn (http://site/app.js:3:7)"). SECURITY: every frame that names a host
- * file is dropped, so a host Error (a TimeoutError made in Puppeteer) keeps only
- * its first line.
- */
-export function cleanStack(e: Error, message: string): string {
-  const head = `${errorName(e.name)}: ${message}`;
-  const stack = typeof e.stack === 'string' ? e.stack : '';
-  const frames = stack
-    .split('\n')
-    .filter((line) => /^\s+at /.test(line))
-    .filter((line) => !HOST_FRAME.test(line.replace(/^\s+at /, '')))
-    .slice(0, 32)
-    .map((line) => line.slice(0, 500));
-  return [head, ...frames].join('\n').slice(0, MAX_MESSAGE * 4);
-}
-
-/** A refusal the isolate turns into a rejected call or a thrown error at once. */
-function refusal(message: string): string {
-  return JSON.stringify({ ok: false, e: { name: 'RangeError', message } });
-}
-
-export function toWireError(e: unknown): WireError {
-  if (e instanceof Error) {
-    const message = cleanMessage(e);
-    return { name: errorName(e.name), message, stack: cleanStack(e, message) };
-  }
-  const err: WireError = { name: 'Error', message: cleanMessage(e) };
-  // A page function that throws a string, a number or null: Puppeteer rejects with that value itself.
-  // SECURITY: only primitives cross as themselves; any other non-Error stays a plain message.
-  if (e === null || e === undefined || ['string', 'number', 'boolean', 'bigint'].includes(typeof e)) {
-    err.thrown = encodePrimitive(e);
-  }
-  return err;
-}
-
-/**
- * The script's error for a call whose DevTools answer was over the transport's
- * limit and dropped unread (src/slot/browser/cdp-transport.ts); undefined for any
- * other error. Only the transport's own protocol error is recognised: an error
- * the page throws with the same words is a plain Error, not a ProtocolError.
- */
-export function oversizedAnswerError(e: unknown, method: string): WireError | undefined {
-  if (!(e instanceof ProtocolError) || !e.originalMessage.startsWith(OVERSIZED_MESSAGE)) return undefined;
-  const bytes = /\((\d+) bytes;/.exec(e.originalMessage)?.[1];
-  return {
-    name: 'RangeError',
-    message: `${method}: the page's answer is larger than ${MAX_CDP_MESSAGE_BYTES / 2 ** 20} MiB${bytes === undefined ? '' : ` (${bytes} bytes)`}; have the page return less`,
-  };
-}
-
-/** A primitive as the wire carries it (special numbers and BigInt tagged). */
-function encodePrimitive(v: unknown): unknown {
-  if (v === undefined) return { $ps: 'u' };
-  if (typeof v === 'number') return specialNumber(v) ?? v;
-  if (typeof v === 'bigint') return { $ps: 'i', v: v.toString() };
-  return v;
-}
 
 export class Membrane implements MethodContext {
   readonly page: Page;
@@ -233,53 +60,16 @@ export class Membrane implements MethodContext {
   #logBytes = 0;
   #dropped = { lines: 0, bytes: 0 };
   readonly #deps: MembraneDeps;
-  readonly #objects = new Map<number, { kind: HandleKind; obj: object; chars: number }>();
-  readonly #ids = new Map<object, number>();
-  #nextId = 1;
-  /** The script's timers; undefined for one that would fire after the deadline (it never fires). */
-  readonly #timers = new Map<number, NodeJS.Timeout | undefined>();
-  readonly #subscriptions: { event: string; fn: (...a: unknown[]) => void }[] = [];
-  /** The page events the script listens to: one host listener each (the isolate keeps the script's listeners). */
-  readonly #subscribed = new Set<string>();
-  /** The host's listener on each locator the script listens to: one each, so at most the handle table's bound. */
-  readonly #locatorListeners = new Map<Locator<unknown>, () => void>();
-  #dialogHandled = false;
+  readonly #handles: HandleTable;
+  readonly #cpu: HostCpuBudget;
+  readonly #delivery: Delivery;
+  readonly #dispatch: Dispatch;
+  readonly #registrations: Registrations;
+  readonly #timers: ScriptTimers;
   #disposed = false;
-  /** Calls in flight, by the isolate's call id: how to end each one's wait and give its budget back. */
-  readonly #calls = new Map<number, { controller: AbortController; abandon(): void; end(): void }>();
-  /** The signal of the call whose method is building its options right now. */
-  #startingSignal: AbortSignal | undefined;
-  /** Names given to page.exposeFunction and not removed: at most MAX_EXPOSED_FUNCTIONS. */
-  readonly #exposedNames = new Set<string>();
-  /** Scripts set with page.evaluateOnNewDocument and not removed, by identifier: the characters of each. */
-  readonly #preloads = new Map<string, number>();
-  /** Their count and characters, with those of the calls still being made. */
-  #preloadCount = 0;
-  #preloadChars = 0;
   /** The script's page.setDefaultTimeout / setDefaultNavigationTimeout (Puppeteer's defaults until set). */
   #defaultTimeoutMs = PUPPETEER_DEFAULT_TIMEOUT_MS;
   #defaultNavigationTimeoutMs: number | undefined;
-  /** Calls started and not yet settled, and the characters of their arguments. */
-  #callsInFlight = 0;
-  #inFlightChars = 0;
-  /** Calls the script aborted that have not settled on the host yet. */
-  #abandonedCalls = 0;
-  /** Characters handed to the isolate and not yet taken by it. */
-  #queuedChars = 0;
-  /** Host CPU spent in this request's calls (their synchronous part), in milliseconds. */
-  #hostCpuMs = 0;
-  /** Characters of the handle table's data (HANDLE_CHARS a handle and what was copied of it). */
-  #handleChars = 0;
-  /** While an event is encoded: the handles it registered, unregistered again if it is dropped. */
-  #staged: number[] | undefined;
-  /** Page events and exposed-function calls handed to the isolate and not yet taken by it. */
-  #waitingEvents = 0;
-  #waitingEventChars = 0;
-  #waitingExposedCalls = 0;
-  /** Page events not delivered: the isolate had no room for them (busy, or too much waiting), or too many handles. */
-  droppedEvents = 0;
-  /** Exposed-function calls from the page failed at once for the same reasons. */
-  droppedExposedCalls = 0;
 
   constructor(deps: MembraneDeps) {
     this.#deps = deps;
@@ -288,30 +78,59 @@ export class Membrane implements MethodContext {
       remainingMs: () => deps.clock.remainingMs(),
       defaultTimeoutMs: (navigation) =>
         navigation ? (this.#defaultNavigationTimeoutMs ?? this.#defaultTimeoutMs) : this.#defaultTimeoutMs,
-      signal: () => this.#startingSignal,
+      signal: () => this.#dispatch.startingSignal,
     };
+    const disposed = (): boolean => this.#disposed;
+    this.#handles = new HandleTable(deps.page, deps.limits.maxHandles);
+    this.#cpu = new HostCpuBudget(deps, () => this.#dispatch.endAll());
+    this.#delivery = new Delivery({
+      handles: this.#handles,
+      cpu: this.#cpu,
+      disposed,
+      toIsolate: (json, wantAnswer) => deps.toIsolate(json, wantAnswer),
+    });
+    this.#dispatch = new Dispatch({
+      handles: this.#handles,
+      cpu: this.#cpu,
+      delivery: this.#delivery,
+      callLog: this.calls,
+      context: this,
+      disposed,
+      expired: () => deps.expired?.() ?? false,
+      recentFailure: deps.recentFailure,
+      whenRunning: () => deps.whenRunning?.(),
+    });
+    this.#timers = new ScriptTimers(
+      deps.limits,
+      () => this.clock.remainingMs(),
+      (id) => this.#delivery.toIsolate({ op: 'timer', id }, false),
+    );
     // SECURITY: every key event the page is sent is judged as it goes out (clipboard shortcuts).
     guardKeyboard(deps.page);
-    this.#register(deps.page, 'Page'); // id 1, as sandbox/proxies.ts expects
-    // Dialogs block the page until answered; without a script listener they are dismissed.
-    const onDialog = (d: Dialog): void => {
-      if (!this.#dialogHandled) d.dismiss().catch(() => undefined);
-    };
-    this.page.on('dialog', onDialog);
-    this.#subscriptions.push({ event: 'dialog', fn: onDialog as (...a: unknown[]) => void });
+    this.#handles.register(deps.page, 'Page'); // id 1, as sandbox/proxies.ts expects
+    this.#registrations = new Registrations(deps.page, this.#handles, this.#delivery);
   }
 
   /** Handles in the table, and the characters counted for them (MAX_HANDLE_CHARS). */
   get handleCount(): number {
-    return this.#objects.size;
+    return this.#handles.count;
   }
   get handleChars(): number {
-    return this.#handleChars;
+    return this.#handles.chars;
   }
 
   /** Dropped log lines, as the isolate last reported them. */
   get dropped(): { lines: number; bytes: number } {
     return this.#dropped;
+  }
+
+  /** Page events not delivered: the isolate had no room for them (busy, or too much waiting), or too many handles. */
+  get droppedEvents(): number {
+    return this.#delivery.droppedEvents;
+  }
+  /** Exposed-function calls from the page failed at once for the same reasons. */
+  get droppedExposedCalls(): number {
+    return this.#delivery.droppedExposedCalls;
   }
 
   // ---------------------------------------------------------------- the isolate's callback
@@ -331,294 +150,22 @@ export class Membrane implements MethodContext {
     }
     switch (msg.op) {
       case 'call':
-        return this.#call(msg.id, msg.h, msg.m, msg.a, json.length);
+        return this.#dispatch.call(msg.id, msg.h, msg.m, msg.a, json.length);
       case 'sync':
-        return this.#sync(msg.h, msg.m, msg.a);
+        return this.#dispatch.sync(msg.h, msg.m, msg.a);
       case 'log':
         this.#log(msg.level, msg.text);
         return '';
       case 'timer':
-        return this.#timer(msg.id, msg.ms);
+        return this.#timers.set(msg.id, msg.ms);
       case 'cancel':
-        this.#cancel(msg.id);
+        this.#dispatch.cancel(msg.id);
         return '';
-      case 'clearTimer': {
-        const t = this.#timers.get(msg.id);
-        if (t) clearTimeout(t);
-        this.#timers.delete(msg.id);
+      case 'clearTimer':
+        this.#timers.clear(msg.id);
         return '';
-      }
       default:
         return '{"ok":false}';
-    }
-  }
-
-  /** Starts a call; '' when started, else the refusal (the isolate rejects the call with it at once). */
-  #call(callId: unknown, h: unknown, m: unknown, a: unknown, chars: number): string {
-    if (typeof callId !== 'number') return '{"ok":false}';
-    // SECURITY: a script that does not await its calls may not pile them up on the host.
-    if (this.#abandonedCalls >= MAX_ABANDONED_CALLS)
-      return refusal(
-        `too many aborted calls are still running on the host (at most ${MAX_ABANDONED_CALLS}); wait for them to end`,
-      );
-    if (this.#callsInFlight >= MAX_CALLS_IN_FLIGHT)
-      return refusal(`too many calls in flight (at most ${MAX_CALLS_IN_FLIGHT}); await some before making more`);
-    if (this.#inFlightChars + chars > MAX_IN_FLIGHT_CHARS)
-      return refusal(
-        `the arguments of the calls in flight are too large together (at most ${MAX_IN_FLIGHT_CHARS} characters); await some first`,
-      );
-    this.#callsInFlight++;
-    this.#inFlightChars += chars;
-    let settled = false;
-    let abandoned = false;
-    // The call's place is given back when it settles or when the script stops waiting for it;
-    // SECURITY: its characters only when it settles on the host: an aborted evaluate still holds
-    // and sends its arguments (measured: 60 aborted 12 MiB calls held 1.3 GB after the request).
-    const abandon = (): void => {
-      if (abandoned || settled) return;
-      abandoned = true;
-      this.#callsInFlight--;
-      this.#abandonedCalls++;
-    };
-    const controller = new AbortController();
-    // Ends the call for the script now (the host CPU budget ran out while it ran), set below.
-    let end: () => void = () => undefined;
-    this.#calls.set(callId, { controller, abandon, end: () => end() });
-    const ended = this.calls.start(this.#kindOfId(h), typeof m === 'string' ? m : '?');
-    const settle = (msg: ToIsolate): void => {
-      if (settled) return;
-      settled = true;
-      ended(msg.op === 'settle' && !msg.ok ? msg.e : undefined);
-      this.#calls.delete(callId);
-      this.#inFlightChars -= chars;
-      if (abandoned) {
-        // A call the script stopped waiting for has no one to tell.
-        this.#abandonedCalls--;
-        return;
-      }
-      this.#callsInFlight--;
-      this.#toIsolate(msg, false);
-    };
-    const fail = (e: unknown): void => {
-      const oversized = oversizedAnswerError(e, typeof m === 'string' ? m : '?');
-      if (oversized) {
-        settle({ op: 'settle', id: callId, ok: false, e: oversized });
-        return;
-      }
-      const err = toWireError(e);
-      // goto('https://…') through the guard: name the real network error.
-      err.message = unmaskNetError(err.message, /\bat (\S+)$/.exec(err.message)?.[1] ?? '', this.#deps.recentFailure);
-      settle({ op: 'settle', id: callId, ok: false, e: err });
-    };
-    end = (): void => fail(budgetError(`${String(m)}: ${this.#cpuBudgetMessage()}`));
-    // SECURITY: while the request's Chromium is paused (past its CPU budget, beside
-    // other requests), its next calls wait for it to run again rather than cost the
-    // executor's one thread now: a flood of calls with 1 MB arguments is serialized
-    // and written to a stopped pipe otherwise. The script's deadline still runs.
-    (this.#deps.whenRunning?.() ?? Promise.resolve())
-      .then(() => {
-        // SECURITY: a call the script aborted while it waited is not started when the lane runs again
-        // (its arguments are never serialized: the lane's run window is not spent on them).
-        controller.signal.throwIfAborted();
-        // Option schemas read it while the method builds its options (synchronously; options.ts).
-        this.#startingSignal = controller.signal;
-        try {
-          return this.#invoke(false, h, m, a);
-        } finally {
-          this.#startingSignal = undefined;
-        }
-      })
-      .then((v) => {
-        if (settled) return;
-        // Encoding the result is this call's host work too: counted, and past the budget it is the budget's error.
-        const msg = this.#charged(() => ({ op: 'settle', id: callId, ok: true, v: this.encode(v) }) as const);
-        this.#refuseOverBudget(typeof m === 'string' ? m : '?');
-        settle(msg);
-      }, fail)
-      .catch(fail);
-    return '';
-  }
-
-  /**
-   * The script's AbortSignal aborted a call: the isolate has rejected it already;
-   * here Puppeteer's wait is ended (waits take the signal; other methods run to
-   * their end). Its place among the calls in flight is given back at once, its
-   * arguments' characters when it settles on the host (MAX_ABANDONED_CALLS bounds
-   * the calls in between).
-   */
-  #cancel(callId: unknown): void {
-    const call = typeof callId === 'number' ? this.#calls.get(callId) : undefined;
-    if (call === undefined) return;
-    call.abandon();
-    call.controller.abort(new MembraneError('the script aborted the call'));
-  }
-
-  /**
-   * Hands a message to the isolate, within the budgets: one message at most
-   * MAX_TRANSFER_CHARS, and at most MAX_QUEUED_CHARS waiting to be taken. A
-   * result over them becomes an error for its call (page events: #deliverEvent).
-   */
-  #toIsolate(msg: ToIsolate, wantAnswer: boolean): void {
-    if (this.#disposed) return;
-    let json = JSON.stringify(msg);
-    if (json.length > SMALL_MESSAGE_CHARS && msg.op === 'settle' && msg.ok) {
-      const why =
-        json.length > MAX_TRANSFER_CHARS
-          ? `the result is too large to give to the script (${json.length} characters; at most ${MAX_TRANSFER_CHARS})`
-          : this.#queuedChars + json.length > MAX_QUEUED_CHARS
-            ? `too much data is waiting for the script (at most ${MAX_QUEUED_CHARS} characters); await fewer results at once`
-            : undefined;
-      if (why !== undefined)
-        json = JSON.stringify({ op: 'settle', id: msg.id, ok: false, e: { name: 'RangeError', message: why } });
-    } else if (
-      json.length > SMALL_MESSAGE_CHARS &&
-      (json.length > MAX_TRANSFER_CHARS || this.#queuedChars + json.length > MAX_QUEUED_CHARS)
-    ) {
-      return;
-    }
-    this.#send(json, wantAnswer).catch(() => undefined);
-  }
-
-  /** Hands JSON text to the isolate, counted in MAX_QUEUED_CHARS until the isolate has taken it. */
-  #send(json: string, wantAnswer: boolean): Promise<string | undefined> {
-    const chars = json.length;
-    this.#queuedChars += chars;
-    return this.#deps
-      .toIsolate(json, wantAnswer)
-      .catch(() => undefined)
-      .finally(() => (this.#queuedChars -= chars));
-  }
-
-  /**
-   * Delivers a page event (h: the handle it is on) if the isolate has room for it.
-   * SECURITY: decided before the event is encoded: with events waiting or the queue
-   * full, it is never encoded and registers no handle. One that does not fit once
-   * encoded has the handles it registered taken out again at once: a dropped event
-   * keeps nothing of the page's on the host (a console flood beside a busy script
-   * grew the executor by 500 MB through the handles of events never delivered).
-   */
-  #deliverEvent(h: number, event: string, payload: unknown): void {
-    if (this.#disposed) return;
-    if (
-      this.#waitingEvents >= MAX_WAITING_EVENTS ||
-      this.#waitingEventChars >= MAX_WAITING_EVENT_CHARS ||
-      this.#queuedChars >= MAX_QUEUED_CHARS
-    ) {
-      this.droppedEvents++;
-      return;
-    }
-    const staged: number[] = [];
-    this.#staged = staged;
-    let json: string | undefined;
-    try {
-      json = this.#charged(() =>
-        JSON.stringify({ op: 'event', h, event, v: this.encode(payload) } satisfies ToIsolate),
-      );
-    } catch {
-      json = undefined; // too many handles, or too much of their data
-    } finally {
-      this.#staged = undefined;
-    }
-    if (
-      json === undefined ||
-      json.length > MAX_TRANSFER_CHARS ||
-      // One event up to MAX_TRANSFER_CHARS still goes when none waits.
-      (this.#waitingEvents > 0 && this.#waitingEventChars + json.length > MAX_WAITING_EVENT_CHARS) ||
-      this.#queuedChars + json.length > MAX_QUEUED_CHARS
-    ) {
-      for (const id of staged) this.#unregister(id);
-      this.droppedEvents++;
-      return;
-    }
-    const chars = json.length;
-    this.#waitingEvents++;
-    this.#waitingEventChars += chars;
-    this.#send(json, false)
-      .finally(() => {
-        this.#waitingEvents--;
-        this.#waitingEventChars -= chars;
-      })
-      .catch(() => undefined);
-  }
-
-  /** The kind of a handle id the script sent, for the call log ('unknown' for one that is not valid). */
-  #kindOfId(h: unknown): string {
-    return (typeof h === 'number' ? this.#objects.get(h)?.kind : undefined) ?? 'unknown';
-  }
-
-  #sync(h: unknown, m: unknown, a: unknown): string {
-    const ended = this.calls.start(this.#kindOfId(h), typeof m === 'string' ? m : '?');
-    const reply = this.#syncReply(h, m, a);
-    ended(reply.startsWith('{"ok":false') ? (JSON.parse(reply) as { e: WireError }).e : undefined);
-    return reply;
-  }
-
-  #syncReply(h: unknown, m: unknown, a: unknown): string {
-    try {
-      const v = this.#invoke(true, h, m, a);
-      if (v instanceof Promise) {
-        v.catch(() => undefined);
-        throw new MembraneError(`${String(m)} is not synchronous`);
-      }
-      const json = this.#charged(() => JSON.stringify({ ok: true, v: this.encode(v) }));
-      this.#refuseOverBudget(String(m));
-      if (json.length > MAX_TRANSFER_CHARS)
-        throw budgetError(
-          `${String(m)}: the result is too large to give to the script (${json.length} characters; at most ${MAX_TRANSFER_CHARS})`,
-        );
-      return json;
-    } catch (e) {
-      return JSON.stringify({ ok: false, e: toWireError(e) });
-    }
-  }
-
-  #invoke(sync: boolean, h: unknown, m: unknown, a: unknown): unknown {
-    if (typeof h !== 'number' || typeof m !== 'string' || !Array.isArray(a)) throw new MembraneError('malformed call');
-    const entry = this.#objects.get(h);
-    if (!entry) throw new MembraneError(`${m}: this handle is no longer valid`);
-    const impl = lookupMethod(sync, entry.kind, m);
-    if (!impl) throw new MembraneError(`${entry.kind}.${m}() is not available in pagescript`);
-    // SECURITY: nothing starts for a request that has ended or run out of time or host CPU.
-    if (this.#disposed) throw new MembraneError(`${m}: the script has ended`);
-    if (this.#deps.expired?.()) throw new MembraneError(`${m}: the script's time is up`);
-    this.#refuseOverBudget(m);
-    // Arguments stay as the isolate sent them (JSON); each method decodes what it accepts.
-    return this.#charged(() => impl(entry.obj as never, a, this));
-  }
-
-  #cpuBudgetMs(): number {
-    return this.#deps.limits.maxHostCpuMs ?? MAX_HOST_CPU_MS;
-  }
-
-  #refuseOverBudget(m: string): void {
-    if (this.#hostCpuMs > this.#cpuBudgetMs()) throw budgetError(`${m}: ${this.#cpuBudgetMessage()}`);
-  }
-
-  #cpuBudgetMessage(): string {
-    return `this script has used its host CPU budget (${this.#cpuBudgetMs()} ms)`;
-  }
-
-  /**
-   * Runs host work done for this request (a call's start, encoding a result, an
-   * event or an exposed function's arguments) and counts its CPU. SECURITY: the
-   * budget is checked during the request's calls, not only before each starts:
-   * the work that takes it past the budget ends every call in flight at once
-   * with the budget's error, and no call starts after.
-   */
-  #charged<T>(work: () => T): T {
-    const now = this.#deps.now ?? mainThreadCpuMs;
-    const t0 = now();
-    try {
-      return work();
-    } finally {
-      const wasWithin = this.#hostCpuMs <= this.#cpuBudgetMs();
-      this.#hostCpuMs += now() - t0;
-      if (wasWithin && this.#hostCpuMs > this.#cpuBudgetMs()) {
-        for (const call of [...this.#calls.values()]) {
-          call.end();
-          call.controller.abort(budgetError(this.#cpuBudgetMessage()));
-        }
-      }
     }
   }
 
@@ -638,172 +185,22 @@ export class Membrane implements MethodContext {
     this.#logBytes += line.length;
   }
 
-  #timer(id: unknown, ms: unknown): string {
-    if (typeof id !== 'number' || typeof ms !== 'number') return '{"ok":false}';
-    if (!this.#timers.has(id) && this.#timers.size >= this.#deps.limits.maxTimers) {
-      return JSON.stringify({
-        ok: false,
-        e: { name: 'RangeError', message: `too many timers (at most ${this.#deps.limits.maxTimers})` },
-      });
-    }
-    const old = this.#timers.get(id);
-    if (old) clearTimeout(old);
-    const delay = Math.max(0, ms);
-    // SECURITY (honest time): a timer that cannot fire before the script's deadline
-    // never fires; the deadline ends the script with the timeout error. Shortening
-    // it to the deadline would let it win the race and return a wrong answer.
-    if (delay >= this.clock.remainingMs()) {
-      this.#timers.set(id, undefined);
-      return '{"ok":true}';
-    }
-    this.#timers.set(
-      id,
-      setTimeout(() => {
-        this.#timers.delete(id);
-        this.#toIsolate({ op: 'timer', id }, false);
-      }, delay),
-    );
-    return '{"ok":true}';
-  }
-
-  // ---------------------------------------------------------------- values
-  #register(obj: object, kind: HandleKind, dataChars = 0): number {
-    const known = this.#ids.get(obj);
-    if (known !== undefined) return known;
-    if (this.#objects.size >= this.#deps.limits.maxHandles) {
-      throw new MembraneError(
-        `too many handles (at most ${this.#deps.limits.maxHandles}); dispose() the ones you no longer need`,
-      );
-    }
-    // SECURITY: bounded in characters too: what the page puts in a handle (a console line's text) is its to choose.
-    const chars = HANDLE_CHARS + dataChars;
-    if (this.#handleChars + chars > MAX_HANDLE_CHARS)
-      throw new MembraneError(`too much data in handles (at most ${MAX_HANDLE_CHARS} characters)`);
-    const id = this.#nextId++;
-    this.#objects.set(id, { kind, obj, chars });
-    this.#ids.set(obj, id);
-    this.#handleChars += chars;
-    this.#staged?.push(id);
-    return id;
-  }
-
-  #unregister(id: number): void {
-    const entry = this.#objects.get(id);
-    if (entry === undefined) return;
-    this.#objects.delete(id);
-    this.#ids.delete(entry.obj);
-    this.#handleChars -= entry.chars;
-  }
-
-  #kindOf(v: object): HandleKind | undefined {
-    if (v === this.page) return 'Page';
-    if (v instanceof ElementHandle) return 'ElementHandle';
-    if (v instanceof JSHandle) return 'JSHandle';
-    if (v instanceof Locator) return 'Locator';
-    const name = v.constructor?.name ?? '';
-    // Puppeteer's concrete classes are CdpFrame, CdpHTTPRequest, …; match the public API name.
-    if (/Frame$/.test(name) && typeof (v as Frame).childFrames === 'function') return 'Frame';
-    if (/HTTPRequest$/.test(name)) return 'HTTPRequest';
-    if (/HTTPResponse$/.test(name)) return 'HTTPResponse';
-    if (/Dialog$/.test(name)) return 'Dialog';
-    if (/ConsoleMessage$/.test(name)) return 'ConsoleMessage';
-    return undefined;
-  }
-
-  /** The values sandbox/page-api.ts marks 'snapshot' for this kind, read now: the isolate answers them without a call. */
-  #snapshot(kind: HandleKind, v: object): Record<string, unknown> | undefined {
-    const names = snapshotNames(kind);
-    if (names.length === 0) return undefined;
-    // Our own table's names, called on a Puppeteer object: never a name from the script.
-    const getters = v as Record<string, () => unknown>;
-    return Object.fromEntries(names.map((name) => [name, getters[name]?.call(v)]));
-  }
-
   /** Host value → JSON-ready value; Puppeteer objects become handle tags. */
   encode(v: unknown, depth = 0): unknown {
-    if (typeof v !== 'object' || v === null) return encodePrimitive(v);
-    if (depth > 64) throw new MembraneError('value is nested too deeply');
-    if (v instanceof Error) {
-      // The pageerror event's Error (made by Puppeteer from the page's exception).
-      const m = cleanMessage(v);
-      return { $ps: 'e', n: errorName(v.name), m, s: cleanStack(v, m) };
-    }
-    if (v instanceof Uint8Array)
-      return { $ps: 'b', d: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') };
-    if (v instanceof Map)
-      return { $ps: 'm', e: [...v.entries()].map(([k, x]) => [this.encode(k, depth + 1), this.encode(x, depth + 1)]) };
-    if (Array.isArray(v)) return v.map((x) => this.encode(x, depth + 1));
-    const kind = this.#kindOf(v);
-    if (kind !== undefined) {
-      const s = this.#snapshot(kind, v);
-      const tag: WireHandle = { $ps: 'h', id: this.#register(v, kind, s ? stringChars(s) : 0), k: kind };
-      if (s) tag.s = s;
-      return tag;
-    }
-    // fromEntries defines own properties: a "__proto__" key stays data.
-    const plain = Object.fromEntries(
-      Object.entries(v)
-        .filter(([, x]) => x !== undefined)
-        .map(([k, x]) => [k, this.encode(x, depth + 1)]),
-    );
-    // SECURITY: page data shaped like a tag ({"$ps": "h", …}) is wrapped, so the
-    // isolate reads it as data and never as a handle, bytes or undefined.
-    return Object.hasOwn(plain, '$ps') ? { $ps: 'o', v: plain } : plain;
+    return this.#handles.encode(v, depth);
   }
 
   // ---------------------------------------------------------------- MethodContext
   pageFunction(v: unknown, where: string): string | ((...a: never[]) => unknown) {
-    const source = pageFunctionSource(v, where);
-    // SECURITY: Puppeteer is given the text it would make of the function itself (page-function.ts),
-    // never the script's text for its quadratic test; any {"$ps":"f"} the isolate sends is treated so.
-    return typeof source === 'string' ? source : pageFunctionCarrier(puppeteerFunctionText(source.src));
+    return pageFunction(v, where);
   }
 
   pageArgs(list: readonly unknown[], where: string): unknown[] {
-    return list.map((a) => this.#pageArg(a, where, 0));
-  }
-
-  #pageArg(a: unknown, where: string, depth: number): unknown {
-    if (typeof a !== 'object' || a === null) return a;
-    if (depth > 64) throw new MembraneError(`${where}: argument is nested too deeply`);
-    if (isTagged(a)) {
-      switch (a.$ps) {
-        case 'u':
-          return undefined;
-        case 'n':
-          return numberOf(a.v);
-        case 'i': {
-          const text = bigIntText(a.v);
-          if (text === undefined) throw new MembraneError(`${where}: malformed BigInt`);
-          return BigInt(text);
-        }
-        case 'o': {
-          // The script's own data with a "$ps" key: data, never a tag.
-          const inner: unknown = a.v;
-          if (typeof inner !== 'object' || inner === null || Array.isArray(inner))
-            throw new MembraneError(`${where}: malformed value`);
-          return Object.fromEntries(Object.entries(inner).map(([k, x]) => [k, this.#pageArg(x, where, depth + 1)]));
-        }
-        case 'b':
-          return [...Buffer.from(String(a.d), 'base64')];
-        case 'h':
-          // Puppeteer accepts handles only as whole arguments, as here.
-          if (depth > 0) throw new MembraneError(`${where}: handles can only be passed as whole arguments`);
-          return this.handle(a, ['ElementHandle', 'JSHandle'], where);
-        case 'f':
-          throw new MembraneError(`${where}: functions cannot be passed as arguments to the page`);
-      }
-    }
-    if (Array.isArray(a)) return a.map((x) => this.#pageArg(x, where, depth + 1));
-    return Object.fromEntries(Object.entries(a).map(([k, x]) => [k, this.#pageArg(x, where, depth + 1)]));
+    return this.#handles.pageArgs(list, where);
   }
 
   handle<T>(v: unknown, kinds: readonly HandleKind[], where: string): T {
-    const id = isTagged(v) && v.$ps === 'h' ? v.id : undefined;
-    const entry = typeof id === 'number' ? this.#objects.get(id) : undefined;
-    // SECURITY: the kind is the table's, never the one the isolate claims.
-    if (!entry || !kinds.includes(entry.kind)) throw new MembraneError(`${where}: expected ${kinds.join(' or ')}`);
-    return entry.obj as T;
+    return this.#handles.handle<T>(v, kinds, where);
   }
 
   async navigationUrl(v: unknown, where: string): Promise<string> {
@@ -826,169 +223,31 @@ export class Membrane implements MethodContext {
   }
 
   subscribe(event: unknown): void {
-    const name = str(event, 'page.on: event');
-    if (!PAGE_EVENTS.has(name)) throw new MembraneError(`page.on("${name}") is not available in pagescript`);
-    if (name === 'dialog') this.#dialogHandled = true;
-    // SECURITY: one host listener per event, whatever the isolate asks. The isolate's own check (a
-    // Set in the runtime) is the script's to change: with Set.prototype.has replaced, every page.on
-    // added a listener here, each encoding and queueing every event again (measured: 100,000 of them
-    // made one event cost the executor 261 ms, and 5 s of membrane calls buy ~700,000).
-    if (this.#subscribed.has(name)) return;
-    this.#subscribed.add(name);
-    const fn = (payload?: unknown): void => this.#deliverEvent(1, name, payload);
-    this.page.on(name as 'request', fn as never);
-    this.#subscriptions.push({ event: name, fn: fn as (...a: unknown[]) => void });
+    this.#registrations.subscribe(event);
   }
 
   subscribeLocator(locator: Locator<unknown>, event: unknown): void {
-    const name = str(event, 'locator.on: event');
-    // SECURITY: a locator's one event, 'action' (LocatorEvent.Action): it is about to act on the
-    // request's own page. It carries nothing; the listener runs in the isolate.
-    if (name !== 'action')
-      throw new MembraneError(`locator.on("${name.slice(0, 100)}") is not available in pagescript`);
-    const h = this.#ids.get(locator);
-    if (h === undefined) throw new MembraneError('locator.on: not a locator of this script');
-    if (this.#locatorListeners.has(locator)) return; // the isolate keeps the script's listeners
-    // Puppeteer emits it synchronously just before the action, so the event reaches the
-    // isolate before the action's own result does, as a listener in Node sees it.
-    const fn = (): void => this.#deliverEvent(h, name, undefined);
-    locator.on('action', fn);
-    this.#locatorListeners.set(locator, fn);
+    this.#registrations.subscribeLocator(locator, event);
   }
 
-  async exposeFunction(name: unknown, fid: unknown): Promise<void> {
-    const n = str(name, 'page.exposeFunction: name');
-    const id = num(fid, 'page.exposeFunction: id', 1);
-    // SECURITY: each binding is kept by Puppeteer on the host and installed in every frame the page loads.
-    if (n.length > MAX_EXPOSED_NAME_CHARS)
-      throw budgetError(
-        `page.exposeFunction: the name is too long (${n.length} characters; at most ${MAX_EXPOSED_NAME_CHARS})`,
-      );
-    const had = this.#exposedNames.has(n);
-    if (!had && this.#exposedNames.size >= MAX_EXPOSED_FUNCTIONS)
-      throw budgetError(`page.exposeFunction: at most ${MAX_EXPOSED_FUNCTIONS} functions may be exposed at once`);
-    // SECURITY: counted before the call, and still if it fails. Puppeteer keeps the binding (and its preload
-    // script) before it installs it in each frame; a frame of another site detached meanwhile fails the call
-    // with the binding kept, and one Puppeteer will neither remove (removeExposedFunction: "does not exist")
-    // nor set again. Given back, each failed call left a binding on the host beyond MAX_EXPOSED_FUNCTIONS.
-    this.#exposedNames.add(n);
-    await this.page.exposeFunction(n, async (...args: unknown[]) => {
-      const parsed = await this.#callScript(id, args);
-      // A value thrown that is no Error (null, a string) reaches the page as itself, as in Puppeteer.
-      if (!parsed.ok && 'thrown' in parsed) throw this.#pageArg(parsed.thrown, `page.exposeFunction(${n})`, 1);
-      if (!parsed.ok) throw new Error(parsed.e?.message ?? 'exposed function failed');
-      return this.#pageArg(parsed.v, `page.exposeFunction(${n})`, 1);
-    });
+  exposeFunction(name: unknown, fid: unknown): Promise<void> {
+    return this.#registrations.exposeFunction(name, fid);
   }
 
-  /**
-   * Calls a function the script keeps in the isolate (fid: its id there) with host
-   * values (page arguments, handles), and waits for its answer. Only JSON crosses.
-   */
-  async #callScript(
-    fid: number,
-    args: readonly unknown[],
-  ): Promise<{ ok: boolean; v?: unknown; e?: WireError; thrown?: unknown }> {
-    if (this.#disposed) throw new Error('the script has ended');
-    // SECURITY: decided before the arguments are encoded: a page calling 100,000 times while the
-    // script is busy had each call wait on the host (+220 MB); past the bound a call fails at once.
-    if (this.#waitingExposedCalls >= MAX_WAITING_EXPOSED_CALLS || this.#queuedChars >= MAX_QUEUED_CHARS) {
-      this.droppedExposedCalls++;
-      throw new Error(`too many calls are waiting for the script (at most ${MAX_WAITING_EXPOSED_CALLS})`);
-    }
-    const json = this.#charged(() =>
-      JSON.stringify({ op: 'exposed', fid, a: args.map((x) => this.encode(x)) } satisfies ToIsolate),
-    );
-    if (json.length > MAX_TRANSFER_CHARS || this.#queuedChars + json.length > MAX_QUEUED_CHARS) {
-      this.droppedExposedCalls++;
-      throw new Error('the arguments are too large to give to the script');
-    }
-    this.#waitingExposedCalls++;
-    const answer = await this.#send(json, true).finally(() => this.#waitingExposedCalls--);
-    if (answer !== undefined && answer.length > MAX_MESSAGE_CHARS)
-      throw new Error('the exposed function returned too much data');
-    return JSON.parse(answer ?? '{"ok":false}') as { ok: boolean; v?: unknown; e?: WireError; thrown?: unknown };
-  }
-
-  /**
-   * locator.filterHandle(predicate): the predicate stays in the isolate (fid); each
-   * element the locator finds reaches it as a handle of this request, and its answer
-   * counts as true or false, as Puppeteer's FilteredLocator takes it.
-   */
   filterHandle(locator: Locator<unknown>, fid: unknown): Locator<unknown> {
-    const id = num(fid, 'locator.filterHandle: id', 1);
-    const predicate = async (handle: unknown): Promise<boolean> => {
-      const parsed = await this.#callScript(id, [handle]);
-      if (!parsed.ok) throw new Error(parsed.e?.message ?? 'the filterHandle predicate failed');
-      return Boolean(parsed.v);
-    };
-    // filterHandle is marked internal in Puppeteer's types, but is a method of every Locator.
-    return (
-      locator as unknown as { filterHandle(p: (handle: unknown) => Promise<boolean>): Locator<unknown> }
-    ).filterHandle(predicate);
+    return this.#registrations.filterHandle(locator, fid);
   }
 
-  async removeExposedFunction(name: unknown): Promise<void> {
-    const n = str(name, 'page.removeExposedFunction: name');
-    await this.page.removeExposedFunction(n);
-    this.#exposedNames.delete(n);
+  removeExposedFunction(name: unknown): Promise<void> {
+    return this.#registrations.removeExposedFunction(name);
   }
 
-  async evaluateOnNewDocument(fn: unknown, args: readonly unknown[]): Promise<unknown> {
-    const where = 'page.evaluateOnNewDocument';
-    // Puppeteer writes a preload function with String(fn) (evaluationString), not stringifyFunction: the text as it
-    // is, bounded by the preload budget below.
-    const given = pageFunctionSource(fn, where, Infinity);
-    const source = typeof given === 'string' ? given : pageFunctionCarrier(given.src);
-    const values = this.pageArgs(args, where);
-    // What Puppeteer keeps (evaluationString: the source, or `(source)(arguments as JSON)`), counted as it is
-    // written to each frame. SECURITY: counted as written, not as kept: 16 Mi control characters are kept
-    // as 16 Mi, but each frame of another site the page attaches cost the executor 96 Mi characters of
-    // JSON, made on its one thread (measured: 1.3-1.8 s of JSON.stringify per frame on a loaded 2-core machine).
-    let chars = messageChars(String(source));
-    // Puppeteer refuses a string with arguments, or an argument it cannot write, before it sends or keeps anything.
-    let writable = typeof source !== 'string' || values.length === 0;
-    if (typeof source !== 'string') chars += '()()'.length + Math.max(0, values.length - 1);
-    for (const v of values) {
-      const text = argumentText(v);
-      if (text === undefined) writable = false;
-      else chars += messageChars(text);
-    }
-    if (!writable) return await this.page.evaluateOnNewDocument(source as never, ...(values as never[]));
-    // SECURITY: Puppeteer keeps every preload script's source on the host until the page closes (and sends
-    // them all to each frame of another site), so their number and size are the request's, not unbounded.
-    if (this.#preloadCount >= MAX_PRELOAD_SCRIPTS)
-      throw budgetError(`${where}: at most ${MAX_PRELOAD_SCRIPTS} scripts may be set at once`);
-    if (this.#preloadChars + chars > MAX_PRELOAD_CHARS)
-      throw budgetError(
-        `${where}: the scripts set are too large together (at most ${MAX_PRELOAD_CHARS} characters; this one has ${chars})`,
-      );
-    this.#preloadCount++;
-    this.#preloadChars += chars;
-    // SECURITY: a call that fails keeps its budget for the rest of the request. Puppeteer keeps the
-    // script as soon as the main frame has it, then sends it to each frame of another site: one of those
-    // detached meanwhile (a page can remove its frames at will) rejects the call with the script kept, and
-    // it gives no identifier to remove it by. Given back on failure, the budget bounded nothing: each
-    // failed call left its text on the host (test/unit/budgets.test.ts, preload scripts).
-    const added = await this.page.evaluateOnNewDocument(source as never, ...(values as never[]));
-    // The same identifier again: Puppeteer's entry holds the new text in place of the old one.
-    const replaced = this.#preloads.get(added.identifier);
-    this.#preloads.set(added.identifier, chars);
-    if (replaced !== undefined) {
-      this.#preloadCount--;
-      this.#preloadChars -= replaced;
-    }
-    return added;
+  evaluateOnNewDocument(fn: unknown, args: readonly unknown[]): Promise<unknown> {
+    return this.#registrations.evaluateOnNewDocument(fn, args);
   }
 
-  async removeScriptToEvaluateOnNewDocument(id: unknown): Promise<void> {
-    const identifier = str(id, 'identifier');
-    await this.page.removeScriptToEvaluateOnNewDocument(identifier);
-    const chars = this.#preloads.get(identifier);
-    if (chars === undefined) return;
-    this.#preloads.delete(identifier);
-    this.#preloadCount--;
-    this.#preloadChars -= chars;
+  removeScriptToEvaluateOnNewDocument(id: unknown): Promise<void> {
+    return this.#registrations.removeScriptToEvaluateOnNewDocument(id);
   }
 
   setDefaultTimeout(v: unknown, navigation: boolean): void {
@@ -1003,14 +262,9 @@ export class Membrane implements MethodContext {
     if (this.#disposed) return;
     this.#disposed = true;
     // Puppeteer's waits for this request end now, not at their own timeouts.
-    for (const call of [...this.#calls.values()]) call.controller.abort(new MembraneError('the script has ended'));
-    for (const t of this.#timers.values()) clearTimeout(t);
-    this.#timers.clear();
-    for (const { event, fn } of this.#subscriptions) this.page.off(event as 'request', fn as never);
-    for (const [locator, fn] of this.#locatorListeners) locator.off('action', fn);
-    this.#locatorListeners.clear();
-    this.#objects.clear();
-    this.#ids.clear();
-    this.#handleChars = 0;
+    this.#dispatch.abortAll();
+    this.#timers.dispose();
+    this.#registrations.dispose();
+    this.#handles.clear();
   }
 }

@@ -300,7 +300,7 @@ export const NETWORK_IDLE: Schema = {
 export const VIEWPORT: Schema = {
   width: clampNum(VIEWPORT_BOUNDS.minSide, VIEWPORT_BOUNDS.maxSide),
   height: clampNum(VIEWPORT_BOUNDS.minSide, VIEWPORT_BOUNDS.maxSide),
-  // Bounded with the size in device pixels (page.setViewport, src/slot/membrane/methods.ts).
+  // Bounded with the size in device pixels (page.setViewport, src/slot/membrane/methods/emulation.ts).
   deviceScaleFactor: clampNum(VIEWPORT_BOUNDS.minScale, VIEWPORT_BOUNDS.maxScale),
   isMobile: 'boolean',
   hasTouch: 'boolean',

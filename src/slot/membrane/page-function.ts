@@ -6,7 +6,12 @@
 // + 'x(){}' held the executor's one thread for ~20 s). So the host works out what
 // stringifyFunction would return, and hands Puppeteer that text: on it, Puppeteer's
 // first test (`function …`) or a cheap arrow test matches at once, and the text the
-// page gets is exactly the one Puppeteer makes of the original function.
+// page gets is exactly the one Puppeteer makes of the original function. A page
+// function the isolate sends is checked and bounded here, and handed to Puppeteer
+// as that text or in a carrier: a host function that only carries it.
+import { isTagged } from '../../../sandbox/wire.js';
+import { MAX_PAGE_FUNCTION_CHARS, budgetError } from './budgets.js';
+import { MembraneError } from './options.js';
 
 /** A run of identifier characters (ID_Continue, $, ZWNJ, ZWJ) at lastIndex; sticky, no backtracking. */
 const ID_CONTINUE_RUN = /[$\u200C\u200D\p{ID_Continue}]*/uy;
@@ -58,4 +63,42 @@ export function puppeteerFunctionText(text: string): string {
   // A method shorthand (`test(){}`): Puppeteer prefixes it.
   if (text.startsWith('async ')) return `async function ${text.substring('async '.length)}`;
   return `function ${text}`;
+}
+
+/** A host function that carries a page function's text for Puppeteer to send to the page. */
+export function pageFunctionCarrier(src: string): (...a: never[]) => unknown {
+  // SECURITY: Puppeteer only calls toString() on this and sends the text to the
+  // browser. Should anything ever call it on the host, it throws: the script's
+  // source is never compiled or run here.
+  const carrier = (): never => {
+    throw new Error('pagescript: a page function was called on the host');
+  };
+  Object.defineProperty(carrier, 'toString', { value: () => src });
+  return carrier;
+}
+
+/**
+ * A page function as the isolate sent it: a string of JavaScript, or a function's
+ * text. SECURITY: checked here whatever the runtime checked (the isolate can send
+ * any tag), and at most maxChars (preload scripts have a budget of their own).
+ */
+export function pageFunctionSource(
+  v: unknown,
+  where: string,
+  maxChars = MAX_PAGE_FUNCTION_CHARS,
+): string | { src: string } {
+  const source =
+    typeof v === 'string' ? v : isTagged(v) && v.$ps === 'f' && typeof v.src === 'string' ? v.src : undefined;
+  if (source === undefined) throw new MembraneError(`${where}: expected a function or a string of JavaScript`);
+  if (source.length > maxChars)
+    throw budgetError(`${where}: the page function is too long (${source.length} characters; at most ${maxChars})`);
+  return typeof v === 'string' ? source : { src: source };
+}
+
+/** A function (as a carrier of its text) or a string expression, for the page. */
+export function pageFunction(v: unknown, where: string): string | ((...a: never[]) => unknown) {
+  const source = pageFunctionSource(v, where);
+  // SECURITY: Puppeteer is given the text it would make of the function itself (above),
+  // never the script's text for its quadratic test; any {"$ps":"f"} the isolate sends is treated so.
+  return typeof source === 'string' ? source : pageFunctionCarrier(puppeteerFunctionText(source.src));
 }

@@ -9,7 +9,8 @@ import { defaultPort, unmaskNetError, type RecentFailure } from '../egress-clien
 import { ApiError, scrapingFailed } from '../../common/errors.js';
 import type { Logger } from '../../common/log.js';
 import type { ScriptSandbox } from '../membrane/script-sandbox.js';
-import { Membrane, cleanMessage } from '../membrane/membrane.js';
+import { Membrane } from '../membrane/membrane.js';
+import { cleanMessage } from '../membrane/wire-errors.js';
 import { MembraneError } from '../membrane/options.js';
 import type { SandboxPool } from '../membrane/pool.js';
 import { background } from '../../common/background.js';

@@ -1,0 +1,146 @@
+// The page's keyboard, mouse and touchscreen (page.keyboard.*, page.mouse.*,
+// page.touchscreen.*), and the guard every key event sent to the page passes:
+// no key may make a clipboard shortcut with the keys held down, whichever method
+// sends it. Touches started and not ended are bounded per touchscreen.
+import type { Page, Touchscreen } from 'puppeteer';
+import {
+  KEY,
+  MOUSE_CLICK,
+  MembraneError,
+  TYPE,
+  clampNum,
+  editingCommands,
+  num,
+  options,
+  refuseClipboardChord,
+  str,
+} from '../options.js';
+import type { Table } from './context.js';
+
+/** Keys held down now, as Puppeteer sends them with each key event (its own state). */
+function modifiersOf(p: Page): number {
+  const m = (p.keyboard as unknown as { _modifiers?: unknown })._modifiers;
+  // SECURITY: if Puppeteer ever stops keeping this, count every modifier as held (refuse, never guess).
+  return typeof m === 'number' ? m : 0xf;
+}
+
+/** Per guarded keyboard: who is told when a key is refused (a locator, which would retry the refused key until its timeout). */
+const keyRefusalListeners = new WeakMap<object, Set<(e: Error) => void>>();
+
+/**
+ * Judges every key event sent to the page when it is sent. Puppeteer sends each
+ * one through its keyboard's down() (press and type call it, and so do
+ * ElementHandle.press/type, Page.type and Locator.fill, which the membrane does
+ * not see key by key), so a key is refused here with the keys held down at that
+ * moment. Done once per page, before the script gets it.
+ */
+export function guardKeyboard(page: Page): void {
+  // A page without a keyboard (the unit tests' stand-ins) has no key to judge.
+  const keyboard = (page as Partial<Page>).keyboard;
+  if (keyboard === undefined || keyRefusalListeners.has(keyboard)) return;
+  const listeners = new Set<(e: Error) => void>();
+  keyRefusalListeners.set(keyboard, listeners);
+  const down = keyboard.down.bind(keyboard);
+  // SECURITY: the checks at each method's entry see the keys held when the call
+  // starts; a modifier pressed by another call while this one waits (a focus, a
+  // typing delay, a locator's wait) would turn its "v" into Ctrl+V, a paste of
+  // another request's clipboard. This check runs as the key goes out.
+  keyboard.down = async (key, opts) => {
+    try {
+      refuseClipboardChord([key], modifiersOf(page), 'keyboard');
+      if (opts?.commands === undefined) return await down(key, opts);
+      return await down(key, { ...opts, commands: editingCommands(opts.commands, 'keyboard: commands') });
+    } catch (e) {
+      if (e instanceof MembraneError) for (const tell of listeners) tell(e);
+      throw e;
+    }
+  };
+}
+
+/**
+ * Runs a locator action that types, and ends it with the keyboard's refusal if
+ * one of its keys is refused: a locator retries a failed action until its
+ * timeout, which would only send the refused key again and again.
+ */
+export async function typingLocator<T>(page: Page, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const listeners = keyRefusalListeners.get(page.keyboard);
+  const stop = new AbortController();
+  const tell = (e: Error): void => stop.abort(e);
+  listeners?.add(tell);
+  try {
+    return await run(stop.signal);
+  } finally {
+    listeners?.delete(tell);
+  }
+}
+
+/** A key to press: not one that makes a clipboard shortcut with the keys held down. */
+export function keyFor(p: Page, v: unknown, where: string): string {
+  const key = str(v, `${where}: key`);
+  refuseClipboardChord([key], modifiersOf(p), where);
+  return key;
+}
+
+/** Text to type key by key: none of its characters may make a clipboard shortcut with the keys held down. */
+export function textFor(p: Page, v: unknown, where: string): string {
+  const text = str(v, `${where}: text`);
+  refuseClipboardChord(text, modifiersOf(p), where);
+  return text;
+}
+
+/** Touches started and not yet ended, per touchscreen: each one is host memory the script could pile up. */
+export const MAX_TOUCHES = 10;
+const activeTouches = new WeakMap<Touchscreen, number>();
+
+async function touchStart(p: Page, x: number, y: number): Promise<undefined> {
+  const n = activeTouches.get(p.touchscreen) ?? 0;
+  if (n >= MAX_TOUCHES) throw new MembraneError(`touchscreen.touchStart: at most ${MAX_TOUCHES} touches at once`);
+  activeTouches.set(p.touchscreen, n + 1);
+  try {
+    // Puppeteer answers a TouchHandle; scripts move and end touches through touchMove/touchEnd instead.
+    await p.touchscreen.touchStart(x, y);
+  } catch (e) {
+    activeTouches.set(p.touchscreen, (activeTouches.get(p.touchscreen) ?? 1) - 1);
+    throw e;
+  }
+  return undefined;
+}
+
+async function touchEnd(p: Page): Promise<void> {
+  await p.touchscreen.touchEnd();
+  activeTouches.set(p.touchscreen, Math.max(0, (activeTouches.get(p.touchscreen) ?? 1) - 1));
+}
+
+export const INPUT: Table<Page> = {
+  'keyboard.down': (p, [key], c) =>
+    p.keyboard.down(keyFor(p, key, 'keyboard.down') as never, options(undefined, KEY, c.clock, 'keyboard.down')),
+  'keyboard.up': (p, [key]) => p.keyboard.up(str(key, 'keyboard.up: key') as never),
+  'keyboard.press': (p, [key, opts], c) =>
+    p.keyboard.press(keyFor(p, key, 'keyboard.press') as never, options(opts, KEY, c.clock, 'keyboard.press')),
+  'keyboard.type': (p, [text, opts], c) =>
+    p.keyboard.type(textFor(p, text, 'keyboard.type'), options(opts, TYPE, c.clock, 'keyboard.type')),
+  'keyboard.sendCharacter': (p, [ch]) => p.keyboard.sendCharacter(str(ch, 'keyboard.sendCharacter')),
+  'mouse.move': (p, [x, y, opts], c) =>
+    p.mouse.move(
+      num(x, 'mouse.move: x'),
+      num(y, 'mouse.move: y'),
+      options(opts, { steps: clampNum(1, 1000) }, c.clock, 'mouse.move'),
+    ),
+  'mouse.click': (p, [x, y, opts], c) =>
+    p.mouse.click(
+      num(x, 'mouse.click: x'),
+      num(y, 'mouse.click: y'),
+      options(opts, MOUSE_CLICK, c.clock, 'mouse.click'),
+    ),
+  'mouse.down': (p, [opts], c) => p.mouse.down(options(opts, MOUSE_CLICK, c.clock, 'mouse.down')),
+  'mouse.up': (p, [opts], c) => p.mouse.up(options(opts, MOUSE_CLICK, c.clock, 'mouse.up')),
+  'mouse.wheel': (p, [opts], c) =>
+    p.mouse.wheel(options(opts, { deltaX: 'number', deltaY: 'number' }, c.clock, 'mouse.wheel')),
+  'mouse.reset': (p) => p.mouse.reset(),
+  'touchscreen.tap': (p, [x, y]) => p.touchscreen.tap(num(x, 'touchscreen.tap: x'), num(y, 'touchscreen.tap: y')),
+  'touchscreen.touchStart': (p, [x, y]) =>
+    touchStart(p, num(x, 'touchscreen.touchStart: x'), num(y, 'touchscreen.touchStart: y')),
+  'touchscreen.touchMove': (p, [x, y]) =>
+    p.touchscreen.touchMove(num(x, 'touchscreen.touchMove: x'), num(y, 'touchscreen.touchMove: y')),
+  'touchscreen.touchEnd': (p) => touchEnd(p),
+};
