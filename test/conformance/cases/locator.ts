@@ -190,7 +190,9 @@ export const cases: Case[] = [
   },
   {
     area,
-    name: 'Locator.prototype.filterHandle: a predicate that throws is retried until the timeout',
-    script: `await page.setContent('<div>test</div>'); let calls = 0; try { await page.locator('div').setTimeout(300).filterHandle(() => { calls++; throw new Error('nope'); }).wait(); return 'no error'; } catch (e) { return [e.name, e.message, calls > 1]; }`,
+    // How many times the predicate ran within the timeout depends on the machine's load, on both sides
+    // (seen: Puppeteer once, pagescript twice, under load): only the error is compared.
+    name: 'Locator.prototype.filterHandle: a predicate that throws ends in the timeout error',
+    script: `await page.setContent('<div>test</div>'); try { await page.locator('div').setTimeout(300).filterHandle(() => { throw new Error('nope'); }).wait(); return 'no error'; } catch (e) { return [e.name, e.message]; }`,
   },
 ];
