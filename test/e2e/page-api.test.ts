@@ -155,6 +155,9 @@ describe('Page', () => {
       await page.touchscreen.touchEnd();
       let drag;
       try { await page.mouse.drag({ x: 1, y: 1 }, { x: 2, y: 2 }); } catch (e) { drag = e.message; }
+      // Chromium may deliver a touch event to the page after it acknowledged the command (seen under load:
+      // touchend not yet there): wait for all three, then compare what arrived.
+      await page.waitForFunction(() => seen.length >= 3, { timeout: 3000 }).catch(() => undefined);
       return [started === undefined, await page.evaluate(() => seen), drag];
     `);
     assert.deepEqual(d, [
