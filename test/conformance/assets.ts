@@ -1,6 +1,7 @@
 // Fixture pages for the conformance cases, written after the pages of
 // Puppeteer's test/assets that its page-level tests load (same roles, same ids
 // and globals where the tests read them). Served by test/helpers/fixtures.ts.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { html, type Route } from '../helpers/fixtures.js';
 
 const BUTTON = `<!DOCTYPE html><html><head><title>Button test</title></head><body>
@@ -195,6 +196,28 @@ const HISTORY_API = `<!DOCTYPE html><html><body><script>
   window.addEventListener('DOMContentLoaded', () => { history.pushState({}, '', '#1'); });
 </script></body></html>`;
 
+/** grid.html as Puppeteer's: each box's number drawn with digits/<d>.png images. */
+const GRID_IMAGES = `<!DOCTYPE html><html><head><style>
+body { margin: 0; }
+.box { display: inline-flex; width: 50px; height: 50px; margin: 0; box-sizing: border-box; }
+</style></head><body>
+<script>
+  document.addEventListener('DOMContentLoaded', () => {
+    for (let i = 0; i < 200; i++) {
+      const box = document.createElement('div');
+      box.classList.add('box');
+      let x = i;
+      do {
+        const img = document.createElement('img');
+        img.src = './digits/' + (x % 10) + '.png';
+        box.insertBefore(img, box.firstChild);
+        x = (x / 10) | 0;
+      } while (x);
+      document.body.appendChild(box);
+    }
+  });
+</script></body></html>`;
+
 const TITLE = `<!DOCTYPE html><html><head><title>Woof-Woof</title></head><body></body></html>`;
 
 const ERROR_PAGE = `<!DOCTYPE html><html><body><script>
@@ -268,6 +291,63 @@ const FILE_UPLOAD = `<!DOCTYPE html><html><head><title>File upload test</title><
   <input type="submit">
 </form></body></html>`;
 
+/** abort-request.html: a button whose click starts a fetch and aborts it. */
+const ABORT_REQUEST = `<!DOCTYPE html><html><body>
+<button id="abort">Abort request</button>
+<script>
+  document.getElementById('abort').addEventListener('click', () => {
+    const controller = new AbortController();
+    fetch('./abort-request', { signal: controller.signal }).catch(() => {});
+    controller.abort();
+  });
+</script></body></html>`;
+
+/**
+ * Responses held open, as Puppeteer's tests do with server.setRoute(path, () => {}): a request to
+ * /stall?k=<key> is answered when /release?k=<key> is requested (or at once if it already was);
+ * /stall-forever is never answered (its connection ends with the page's context or the server).
+ * A key is a script's own random text, so the two sides of a case never release each other's.
+ */
+const stalled = new Map<string, ServerResponse>();
+const released = new Set<string>();
+const keyOf = (req: IncomingMessage): string => new URL(req.url ?? '/', 'http://x').searchParams.get('k') ?? '';
+
+function answerStalled(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'image/png', 'cache-control': 'no-store' });
+  res.end(PNG);
+}
+
+const STALL: Record<string, Route> = {
+  '/stall': (req, res) => {
+    const k = keyOf(req);
+    if (released.delete(k)) return answerStalled(res);
+    stalled.set(k, res);
+    res.on('close', () => stalled.delete(k));
+  },
+  '/release': (req, res) => {
+    const k = keyOf(req);
+    const held = stalled.get(k);
+    if (held) {
+      stalled.delete(k);
+      answerStalled(held);
+    } else if (released.size < 1000) released.add(k);
+    res.writeHead(200, { 'content-type': 'text/plain', 'access-control-allow-origin': '*' });
+    res.end('released');
+  },
+  '/stall-forever': () => undefined,
+};
+
+/** A page with a Content-Security-Policy header (Puppeteer's server.setCSP); `policy` may name the page's own origin. */
+function withCsp(body: string, policy: (origin: string) => string): Route {
+  return (req, res) => {
+    res.writeHead(200, {
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': policy(`http://${req.headers.host ?? ''}`),
+    });
+    res.end(body);
+  };
+}
+
 /** A 302 to `to`, as Puppeteer's test server's setRedirect. */
 function redirect(to: string): Route {
   return (_req, res) => {
@@ -296,6 +376,8 @@ function png(): Route {
   };
 }
 
+const EMPTY = '<!DOCTYPE html><html><head></head><body></body></html>';
+
 function js(body: string): Route {
   return (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/javascript' });
@@ -304,7 +386,15 @@ function js(body: string): Route {
 }
 
 export const ASSETS: Record<string, Route> = {
-  '/empty.html': html('<!DOCTYPE html><html><head></head><body></body></html>'),
+  '/empty.html': html(EMPTY),
+  ...STALL,
+  '/abort-request.html': html(ABORT_REQUEST),
+  '/csp.html': html(`<meta http-equiv="Content-Security-Policy" content="default-src 'self'">`),
+  // server.setCSP('/empty.html', ...) of page.spec.ts and waittask.spec.ts.
+  '/csp-header/empty.html': withCsp(EMPTY, () => 'default-src "self"'),
+  '/csp-script/empty.html': withCsp(EMPTY, (origin) => `script-src ${origin}`),
+  '/es6/es6import.js': js("import num from './es6module.js';\nwindow.__es6injected = num;\n"),
+  '/es6/es6module.js': js('export default 42;\n'),
   '/title.html': html(TITLE),
   '/input/button.html': html(BUTTON),
   '/input/textarea.html': html(TEXTAREA),
@@ -386,10 +476,8 @@ export const ASSETS: Record<string, Route> = {
       res.end(`${req.method} ${body}`);
     });
   },
-  '/digits/1.png': png(),
-  '/digits/2.png': png(),
-  '/digits/3.png': png(),
-  '/digits/4.png': png(),
+  ...Object.fromEntries([...Array(10).keys()].map((d) => [`/digits/${d}.png`, png()])),
+  '/grid-images.html': html(GRID_IMAGES),
   '/pptr.png': png(),
   '/injectedfile.js': js("window.__injected = 42;\nwindow.__injectedError = new Error('hi');"),
   '/injectedstyle.css': css('body { background-color: red; }'),

@@ -29,56 +29,6 @@ export interface Untranslated {
 }
 
 export const UNTRANSLATED: Record<string, Untranslated> = {
-  'ariaqueryhandler: queryOne should find 2nd element by name': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should persist query handler bindings across navigations': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should work with removed MutationObserver': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should work when node is added through innerHTML': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) Page.waitForSelector is shortcut for main frame': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should run in specified frame': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should throw when frame is detached': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should survive cross-process navigation': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should wait for visible': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should wait for visible recursively': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) hidden should wait for visibility: hidden': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) hidden should wait for display: none': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should have an error message specifically for awaiting an element to be hidden':
-    { reason: 'not-yet', text: 'A page-level test still to translate.' },
   'ariaqueryhandler: waitForSelector (aria) should have correct stack trace for timeout': {
     reason: 'not-page-level',
     text: "Asserts that the stack names Puppeteer's own source file (WaitTask.ts) as Mocha maps it.",
@@ -599,55 +549,9 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'browser-level',
     text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
   },
-  'page: Page.waitForNetworkIdle should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'page: Page.waitForNetworkIdle should respect idleTime': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.waitForNetworkIdle should work with aborted requests': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.waitForNetworkIdle should work with delayed response': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.exposeFunction should work with loading frames': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.setContent should respect timeout': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'page: Page.setContent should respect default navigation timeout': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.setContent should await resources to load': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.setBypassCSP should bypass CSP header': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.setBypassCSP should bypass after cross-process navigation': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.setBypassCSP should bypass CSP in iframes as well': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.addScriptTag should work with a url and type=module': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'page: Page.addScriptTag should work with a path and type=module': {
     reason: 'file-on-disk',
     text: 'The path option reads a file of the server into the page.',
-  },
-  'page: Page.addScriptTag should work with a content and type=module': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'page: Page.addScriptTag should work with a path': {
     reason: 'file-on-disk',
@@ -657,14 +561,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'file-on-disk',
     text: 'The path option reads a file of the server into the page.',
   },
-  'page: Page.addScriptTag should throw when added with content to the CSP page': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.addScriptTag should throw when added with URL to the CSP page': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'page: Page.addStyleTag should work with a path': {
     reason: 'file-on-disk',
     text: 'The path option reads a file of the server into the page.',
@@ -672,14 +568,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
   'page: Page.addStyleTag should include sourcemap when path is provided': {
     reason: 'file-on-disk',
     text: 'The path option reads a file of the server into the page.',
-  },
-  'page: Page.addStyleTag should throw when added with content to the CSP page': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.addStyleTag should throw when added with URL to the CSP page': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'page: Page.setCacheEnabled should enable or disable the cache based on the state passed': {
     reason: 'not-yet',
@@ -693,15 +581,7 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'file-on-disk',
     text: 'pdf({path}) writes a file on the server.',
   },
-  'page: Page.pdf can print to PDF and stream the result': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'page: Page.pdf should respect timeout': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'page: Page.select should respect event bubbling': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'page: Page.Events.Close should work with window.close': {
     reason: 'browser-level',
     text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
@@ -856,10 +736,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
   'screenshot: Cdp should work in "fromSurface: false" mode': {
     reason: 'headful-only',
     text: 'Skipped by Puppeteer itself in headless mode; the service runs Chromium headless.',
-  },
-  'waittask: Frame.waitForFunction should work with strict CSP policy': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'waittask: Page.waitForTimeout waits for the given timeout before resolving': {
     reason: 'removed-api',

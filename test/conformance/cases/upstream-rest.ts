@@ -1,0 +1,189 @@
+// After puppeteer/puppeteer test/src/*.spec.ts (Apache-2.0): the upstream tests of the pinned
+// lists of upstream/ translated after upstream.ts (issue 37), each named with its upstream id.
+// Helpers the tests import (attachFrame, detachFrame) are written out in the script.
+import type { Case } from '../harness.js';
+
+/** utils.ts's attachFrame and detachFrame, and the spec files' addElement. */
+const ATTACH = `const attachFrame = async (id, url) => { const h = await page.evaluateHandle(async (id, url) => { const f = document.createElement('iframe'); f.src = url; f.id = id; document.body.appendChild(f); await new Promise((x) => (f.onload = x)); return f; }, id, url); return await h.contentFrame(); };`;
+const DETACH = `const detachFrame = (id) => page.evaluate((id) => document.getElementById(id).remove(), id);`;
+const ADD = `const addElement = (tag) => document.body.appendChild(document.createElement(tag));`;
+
+const aria: Case[] = [
+  {
+    area: 'ariaqueryhandler',
+    name: 'queryOne should find 2nd element by name',
+    script: `await page.setContent('<div role="menu" id="mnu1" aria-label="menu-label1">menu div</div><div role="menu" id="mnu2" aria-label="menu-label2">menu div</div>'); const menu = await page.$('aria/menu-label2'); return await menu.evaluate((d) => d.id);`,
+  },
+  {
+    area: 'ariaqueryhandler',
+    name: 'waitForSelector (aria) should persist query handler bindings across navigations',
+    script: `${ADD} await page.goto('data:text/html,'); await page.goto(server.EMPTY_PAGE); await page.evaluate(addElement, 'button'); await page.waitForSelector('aria/[role="button"]'); await page.goto('data:text/html,'); await page.goto(server.EMPTY_PAGE); await page.evaluate(addElement, 'button'); return !!(await page.waitForSelector('aria/[role="button"]'));`,
+  },
+  {
+    area: 'ariaqueryhandler',
+    name: 'waitForSelector (aria) should work with removed MutationObserver',
+    script: `await page.evaluate(() => delete window.MutationObserver); const [h] = await Promise.all([page.waitForSelector('aria/anything'), page.setContent('<h1>anything</h1>')]); return await page.evaluate((x) => x.textContent, h);`,
+  },
+  {
+    area: 'ariaqueryhandler',
+    name: 'waitForSelector (aria) should work when node is added through innerHTML',
+    script: `${ADD} await page.goto(server.EMPTY_PAGE); const w = page.waitForSelector('aria/name'); await page.evaluate(addElement, 'span'); await page.evaluate(() => (document.querySelector('span').innerHTML = '<h3><div aria-label="name"></div></h3>')); return await (await w).evaluate((e) => e.outerHTML);`,
+  },
+  {
+    area: 'ariaqueryhandler',
+    name: 'waitForSelector (aria) Page.waitForSelector is shortcut for main frame',
+    script: `${ATTACH} ${ADD} await page.goto(server.EMPTY_PAGE); await attachFrame('frame1', server.EMPTY_PAGE); const other = page.frames()[1]; const w = page.waitForSelector('aria/[role="button"]'); await other.evaluate(addElement, 'button'); await page.evaluate(addElement, 'button'); const h = await w; return h.frame === page.mainFrame();`,
+  },
+  {
+    area: 'ariaqueryhandler',
+    name: 'waitForSelector (aria) should run in specified frame',
+    script: `${ATTACH} ${ADD} await attachFrame('frame1', server.EMPTY_PAGE); await attachFrame('frame2', server.EMPTY_PAGE); const f1 = page.frames()[1]; const f2 = page.frames()[2]; const w = f2.waitForSelector('aria/[role="button"]'); await f1.evaluate(addElement, 'button'); await f2.evaluate(addElement, 'button'); const h = await w; return h.frame === f2;`,
+  },
+  {
+    area: 'ariaqueryhandler',
+    name: 'waitForSelector (aria) should throw when frame is detached',
+    script: `${ATTACH} ${DETACH} await attachFrame('frame1', server.EMPTY_PAGE); const frame = page.frames()[1]; let err; const w = frame.waitForSelector('aria/does-not-exist').catch((e) => (err = e)); await detachFrame('frame1'); await w; return err.message;`,
+  },
+  {
+    area: 'ariaqueryhandler',
+    name: 'waitForSelector (aria) should survive cross-process navigation',
+    script: `let found = false; const w = page.waitForSelector('aria/[role="image"]').then(() => (found = true)); await page.goto(server.EMPTY_PAGE); const a = found; await page.reload(); const b = found; await page.goto(server.CROSS_PROCESS_PREFIX + '/grid-images.html'); await w; return [a, b, found];`,
+  },
+  {
+    area: 'ariaqueryhandler',
+    name: 'waitForSelector (aria) should wait for visible',
+    script: `let found = false; const w = page.waitForSelector('aria/name', { visible: true }).then(() => (found = true)); await page.setContent("<div aria-label='name' style='display: none; visibility: hidden;'>1</div>"); const a = found; await page.evaluate(() => document.querySelector('div').style.removeProperty('display')); const b = found; await page.evaluate(() => document.querySelector('div').style.removeProperty('visibility')); return [a, b, await w, found];`,
+  },
+  {
+    area: 'ariaqueryhandler',
+    name: 'waitForSelector (aria) should wait for visible recursively',
+    script: `let visible = false; const w = page.waitForSelector('aria/inner', { visible: true }).then(() => (visible = true)).catch(() => (visible = false)); await page.setContent("<div style='display: none; visibility: hidden;'><div aria-label=\\"inner\\">hi</div></div>"); const a = visible; await page.evaluate(() => document.querySelector('div').style.removeProperty('display')); const b = visible; await page.evaluate(() => document.querySelector('div').style.removeProperty('visibility')); return [a, b, await w, visible];`,
+  },
+  {
+    area: 'ariaqueryhandler',
+    name: 'waitForSelector (aria) hidden should wait for visibility: hidden',
+    script: `let hidden = false; await page.setContent("<div role='button' style='display: block;'>text</div>"); const w = page.waitForSelector('aria/[role="button"]', { hidden: true }).then(() => (hidden = true)).catch(() => (hidden = false)); await page.waitForSelector('aria/[role="button"]'); const a = hidden; await page.evaluate(() => document.querySelector('div').style.setProperty('visibility', 'hidden')); return [a, await w, hidden];`,
+  },
+  {
+    area: 'ariaqueryhandler',
+    name: 'waitForSelector (aria) hidden should wait for display: none',
+    script: `let hidden = false; await page.setContent("<div role='main' style='display: block;'>text</div>"); const w = page.waitForSelector('aria/[role="main"]', { hidden: true }).then(() => (hidden = true)).catch(() => (hidden = false)); await page.waitForSelector('aria/[role="main"]'); const a = hidden; await page.evaluate(() => document.querySelector('div').style.setProperty('display', 'none')); return [a, await w, hidden];`,
+  },
+  {
+    area: 'ariaqueryhandler',
+    name: 'waitForSelector (aria) should have an error message specifically for awaiting an element to be hidden',
+    script: `await page.setContent("<div role='main'>text</div>"); try { await page.waitForSelector('aria/[role="main"]', { hidden: true, timeout: 10 }); return 'no error'; } catch (e) { return [e.name, e.message]; }`,
+  },
+];
+
+/** A key of the script's own for /stall and /release (see assets.ts). */
+const KEY = `const key = Math.random().toString(36).slice(2);`;
+
+const waits: Case[] = [
+  {
+    area: 'waittask',
+    name: 'Frame.waitForFunction should work with strict CSP policy',
+    script: `await page.goto(server.PREFIX + '/csp-script/empty.html'); let error; await Promise.all([page.waitForFunction(() => globalThis.__FOO === 'hit', { polling: 'raf' }).catch((e) => (error = e)), page.evaluate(() => (globalThis.__FOO = 'hit'))]); return error === undefined;`,
+  },
+];
+
+const pageCases: Case[] = [
+  {
+    area: 'page',
+    name: 'Page.waitForNetworkIdle should work',
+    script: `await page.goto(server.EMPTY_PAGE); let res = 'unset'; const [t1, t2] = await Promise.all([page.waitForNetworkIdle().then((r) => { res = r; return Date.now(); }), page.evaluate(async () => { await Promise.all([fetch('/digits/1.png'), fetch('/digits/2.png')]); await new Promise((r) => setTimeout(r, 200)); await fetch('/digits/3.png'); await new Promise((r) => setTimeout(r, 200)); await fetch('/digits/4.png'); }).then(() => Date.now())]); return [res === undefined, t1 > t2, t1 - t2 >= 400];`,
+  },
+  {
+    area: 'page',
+    name: 'Page.waitForNetworkIdle should respect idleTime',
+    script: `await page.goto(server.EMPTY_PAGE); const [t1, t2] = await Promise.all([page.waitForNetworkIdle({ idleTime: 10 }).then(() => Date.now()), page.evaluate(async () => { await Promise.all([fetch('/digits/1.png'), fetch('/digits/2.png')]); await new Promise((r) => setTimeout(r, 250)); }).then(() => Date.now())]); return t2 > t1;`,
+  },
+  {
+    area: 'page',
+    name: 'Page.waitForNetworkIdle should work with aborted requests',
+    script: `await page.goto(server.PREFIX + '/abort-request.html'); const element = await page.$('#abort'); await element.click(); let error = false; await page.waitForNetworkIdle().catch(() => (error = true)); return error;`,
+  },
+  {
+    area: 'page',
+    name: 'Page.waitForNetworkIdle should work with delayed response',
+    script: `${KEY} await page.goto(server.EMPTY_PAGE); const t0 = Date.now(); const [t1, t2] = await Promise.all([page.waitForNetworkIdle({ idleTime: 100 }).then(() => Date.now()), new Promise((r) => setTimeout(r, 300)).then(() => page.evaluate((k) => fetch('/release?k=' + k).then(() => Date.now()), key)).then(() => Date.now()), page.evaluate(async (k) => { await fetch('/stall?k=' + k); }, key)]); return [t1 > t2, t1 - t0 > 400, t1 - t2 >= 100];`,
+  },
+  {
+    area: 'page',
+    name: 'Page.exposeFunction should work with loading frames',
+    script: `await page.setRequestInterception(true); let saveRequest; const iframeRequest = new Promise((r) => (saveRequest = r)); page.on('request', async (req) => { if (req.url().endsWith('/frames/frame.html')) saveRequest(req); else await req.continue(); }); let error; const nav = page.goto(server.PREFIX + '/frames/one-frame.html', { waitUntil: 'networkidle0' }).catch((e) => (error = e)); const req = await iframeRequest; const expose = page.exposeFunction('compute', (a, b) => Promise.resolve(a * b)); await Promise.all([req.continue(), expose]); await nav; const frame = page.frames()[1]; return [error === undefined, await frame.evaluate(async () => globalThis.compute(3, 5))];`,
+  },
+  {
+    area: 'page',
+    name: 'Page.setContent should respect timeout',
+    script: `let error; await page.setContent(\`<img src="\${server.PREFIX}/stall-forever"></img>\`, { timeout: 1 }).catch((e) => (error = e)); return error && error.name;`,
+  },
+  {
+    area: 'page',
+    name: 'Page.setContent should respect default navigation timeout',
+    script: `page.setDefaultNavigationTimeout(1); let error; await page.setContent(\`<img src="\${server.PREFIX}/stall-forever"></img>\`).catch((e) => (error = e)); return error && error.name;`,
+  },
+  {
+    area: 'page',
+    name: 'Page.setContent should await resources to load',
+    script: `${KEY} const img = server.PREFIX + '/stall?k=' + key; let loaded = false; const content = page.setContent(\`<img src="\${img}"></img>\`).then(() => (loaded = true)); await page.waitForRequest(img); const before = loaded; await page.evaluate((k) => fetch('/release?k=' + k), key); await content; return [before, loaded];`,
+  },
+  {
+    area: 'page',
+    name: 'Page.setBypassCSP should bypass CSP header',
+    script: `await page.goto(server.PREFIX + '/csp-header/empty.html'); await page.addScriptTag({ content: 'window.__injected = 42;' }).catch(() => undefined); const a = await page.evaluate(() => globalThis.__injected); await page.setBypassCSP(true); await page.reload(); await page.addScriptTag({ content: 'window.__injected = 42;' }); return [a === undefined, await page.evaluate(() => globalThis.__injected)];`,
+  },
+  {
+    area: 'page',
+    name: 'Page.setBypassCSP should bypass after cross-process navigation',
+    script: `await page.setBypassCSP(true); await page.goto(server.PREFIX + '/csp.html'); await page.addScriptTag({ content: 'window.__injected = 42;' }); const a = await page.evaluate(() => globalThis.__injected); await page.goto(server.CROSS_PROCESS_PREFIX + '/csp.html'); await page.addScriptTag({ content: 'window.__injected = 42;' }); return [a, await page.evaluate(() => globalThis.__injected)];`,
+  },
+  {
+    area: 'page',
+    name: 'Page.setBypassCSP should bypass CSP in iframes as well',
+    script: `${ATTACH} await page.goto(server.EMPTY_PAGE); const f1 = await attachFrame('frame1', server.PREFIX + '/csp.html'); await f1.addScriptTag({ content: 'window.__injected = 42;' }).catch(() => undefined); const a = await f1.evaluate(() => globalThis.__injected); await page.setBypassCSP(true); await page.reload(); const f2 = await attachFrame('frame1', server.PREFIX + '/csp.html'); await f2.addScriptTag({ content: 'window.__injected = 42;' }).catch(() => undefined); return [a === undefined, await f2.evaluate(() => globalThis.__injected)];`,
+  },
+  {
+    area: 'page',
+    name: 'Page.addScriptTag should work with a url and type=module',
+    script: `await page.goto(server.EMPTY_PAGE); await page.addScriptTag({ url: '/es6/es6import.js', type: 'module' }); return await page.evaluate(() => window.__es6injected);`,
+  },
+  {
+    area: 'page',
+    name: 'Page.addScriptTag should work with a content and type=module',
+    script: `await page.goto(server.EMPTY_PAGE); await page.addScriptTag({ content: "import num from '/es6/es6module.js';window.__es6injected = num;", type: 'module' }); await page.waitForFunction(() => window.__es6injected); return await page.evaluate(() => window.__es6injected);`,
+  },
+  {
+    area: 'page',
+    name: 'Page.addScriptTag should throw when added with content to the CSP page',
+    script: `await page.goto(server.PREFIX + '/csp.html'); let error; await page.addScriptTag({ content: 'window.__injected = 35;' }).catch((e) => (error = e)); return !!error;`,
+  },
+  {
+    area: 'page',
+    name: 'Page.addScriptTag should throw when added with URL to the CSP page',
+    script: `await page.goto(server.PREFIX + '/csp.html'); let error; await page.addScriptTag({ url: server.CROSS_PROCESS_PREFIX + '/injectedfile.js' }).catch((e) => (error = e)); return !!error;`,
+  },
+  {
+    area: 'page',
+    name: 'Page.addStyleTag should throw when added with content to the CSP page',
+    script: `await page.goto(server.PREFIX + '/csp.html'); let error; await page.addStyleTag({ content: 'body { background-color: green; }' }).catch((e) => (error = e)); return !!error;`,
+  },
+  {
+    area: 'page',
+    name: 'Page.addStyleTag should throw when added with URL to the CSP page',
+    script: `await page.goto(server.PREFIX + '/csp.html'); let error; await page.addStyleTag({ url: server.CROSS_PROCESS_PREFIX + '/injectedstyle.css' }).catch((e) => (error = e)); return !!error;`,
+  },
+  {
+    area: 'page',
+    name: 'Page.pdf can print to PDF and stream the result',
+    script: `const stream = await page.createPDFStream(); let size = 0; const reader = stream.getReader(); for (;;) { const { done, value } = await reader.read(); if (done) break; size += value.length; } return size > 0;`,
+  },
+  {
+    area: 'page',
+    name: 'Page.select should respect event bubbling',
+    path: '/input/select.html',
+    script: `await page.evaluate(() => { window.result.onBubbledInput = null; window.result.onBubbledChange = null; document.body.addEventListener('input', () => { result.onBubbledInput = Array.from(document.querySelectorAll('option:checked')).map((o) => o.value); }, false); document.body.addEventListener('change', () => { result.onBubbledChange = Array.from(document.querySelectorAll('option:checked')).map((o) => o.value); }, false); }); await page.select('select', 'blue'); return [await page.evaluate(() => result.onBubbledInput), await page.evaluate(() => result.onBubbledChange)];`,
+  },
+];
+
+export const cases: Case[] = [...aria, ...waits, ...pageCases];
