@@ -2,6 +2,7 @@
 // Puppeteer's test/assets that its page-level tests load (same roles, same ids
 // and globals where the tests read them). Served by test/helpers/fixtures.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { html, type Route } from '../helpers/fixtures.js';
 
 const BUTTON = `<!DOCTYPE html><html><head><title>Button test</title></head><body>
@@ -304,33 +305,47 @@ const ABORT_REQUEST = `<!DOCTYPE html><html><body>
 
 /**
  * Responses held open, as Puppeteer's tests do with server.setRoute(path, () => {}): a request to
- * /stall?k=<key> is answered when /release?k=<key> is requested (or at once if it already was);
- * /stall-forever is never answered (its connection ends with the page's context or the server).
- * A key is a script's own random text, so the two sides of a case never release each other's.
+ * /stall?k=<key> is answered when /release?k=<key> is requested (or at once if it already was), with
+ * the release's `body` as text/html if it has one, else a PNG; /partial?k=<key> sends "hello " at once
+ * and the rest at its release; /stall-forever is never answered (its connection ends with the page's
+ * context or the server). A key is a script's own random text, so the two sides of a case never
+ * release each other's.
  */
-const stalled = new Map<string, ServerResponse>();
-const released = new Set<string>();
-const keyOf = (req: IncomingMessage): string => new URL(req.url ?? '/', 'http://x').searchParams.get('k') ?? '';
+const held = new Map<string, (body: string | null) => void>();
+const released = new Map<string, string | null>();
+const query = (req: IncomingMessage, name: string): string | null =>
+  new URL(req.url ?? '/', 'http://x').searchParams.get(name);
 
-function answerStalled(res: ServerResponse): void {
-  res.writeHead(200, { 'content-type': 'image/png', 'cache-control': 'no-store' });
-  res.end(PNG);
+function hold(req: IncomingMessage, res: ServerResponse, finish: (body: string | null) => void): void {
+  const k = query(req, 'k') ?? '';
+  if (released.has(k)) {
+    const body = released.get(k) ?? null;
+    released.delete(k);
+    return finish(body);
+  }
+  held.set(k, finish);
+  res.on('close', () => held.delete(k));
+}
+
+function answerHeld(res: ServerResponse, body: string | null): void {
+  res.writeHead(200, { 'content-type': body === null ? 'image/png' : 'text/html', 'cache-control': 'no-store' });
+  res.end(body ?? PNG);
 }
 
 const STALL: Record<string, Route> = {
-  '/stall': (req, res) => {
-    const k = keyOf(req);
-    if (released.delete(k)) return answerStalled(res);
-    stalled.set(k, res);
-    res.on('close', () => stalled.delete(k));
+  '/stall': (req, res) => hold(req, res, (body) => answerHeld(res, body)),
+  '/partial': (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+    res.write('hello ');
+    hold(req, res, (body) => res.end(body ?? 'world!'));
   },
   '/release': (req, res) => {
-    const k = keyOf(req);
-    const held = stalled.get(k);
-    if (held) {
-      stalled.delete(k);
-      answerStalled(held);
-    } else if (released.size < 1000) released.add(k);
+    const k = query(req, 'k') ?? '';
+    const finish = held.get(k);
+    if (finish) {
+      held.delete(k);
+      finish(query(req, 'body'));
+    } else if (released.size < 1000) released.set(k, query(req, 'body'));
     res.writeHead(200, { 'content-type': 'text/plain', 'access-control-allow-origin': '*' });
     res.end('released');
   },
@@ -343,6 +358,86 @@ function withCsp(body: string, policy: (origin: string) => string): Route {
     res.writeHead(200, {
       'content-type': 'text/html; charset=utf-8',
       'content-security-policy': policy(`http://${req.headers.host ?? ''}`),
+    });
+    res.end(body);
+  };
+}
+
+/** networkidle.html: three held fetches, then a fourth once they are answered (the page's own key). */
+const NETWORK_IDLE = `<!DOCTYPE html><html><body><script>
+  const k = new URLSearchParams(location.search).get('k');
+  (async () => {
+    await Promise.all(['a', 'b', 'c'].map((x) => fetch('/stall?k=' + k + '-' + x).then((r) => r.text())));
+    await fetch('/stall?k=' + k + '-d').then((r) => r.text());
+  })();
+</script></body></html>`;
+
+const INITIATOR = `<!DOCTYPE html><html><body>
+<script src="./initiator.js"></script>
+<iframe src="./frames/frame.html"></iframe>
+</body></html>`;
+
+const INITIATOR_JS = `const script = document.createElement('script');
+script.src = './injectedfile.js';
+document.body.appendChild(script);
+const style = document.createElement('link');
+style.rel = 'stylesheet';
+style.href = './injectedstyle.css';
+document.head.appendChild(style);
+`;
+
+/** A response with no body and this status (and status text). */
+function bare(status: number, statusText?: string): Route {
+  return (_req, res) => {
+    res.writeHead(status, statusText ?? '');
+    res.end();
+  };
+}
+
+/** Puppeteer's server.enableGzip: the body gzip-encoded. */
+function gzip(type: string, body: Buffer | string): Route {
+  const encoded = gzipSync(body);
+  return (_req, res) => {
+    res.writeHead(200, { 'content-type': type, 'content-encoding': 'gzip' });
+    res.end(encoded);
+  };
+}
+
+/** Puppeteer's server.setAuth: Basic credentials asked for, then the inner route. */
+function withAuth(user: string, password: string, inner: Route): Route {
+  const expected = 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64');
+  return (req, res) => {
+    if (req.headers.authorization !== expected) {
+      res.writeHead(401, { 'www-authenticate': 'Basic realm="Secure Area"', 'content-type': 'text/plain' });
+      res.end('HTTP Error 401 Unauthorized: Access is denied');
+      return;
+    }
+    inner(req, res);
+  };
+}
+
+/**
+ * /cached/ as Puppeteer's test server serves it: Cache-Control and Last-Modified, and a 304 to a
+ * request with If-Modified-Since. What If-Modified-Since each request of ?k=<key> had is kept for
+ * /cached/seen?k=<key> (the page's requests as the server saw them).
+ */
+const LAST_MODIFIED = 'Tue, 01 Jan 2030 00:00:00 GMT';
+const seen = new Map<string, (string | null)[]>();
+
+function cached(type: string, body: string): Route {
+  return (req, res) => {
+    const k = query(req, 'k');
+    const since = req.headers['if-modified-since'] ?? null;
+    if (k !== null && (seen.has(k) || seen.size < 1000)) seen.set(k, [...(seen.get(k) ?? []), since]);
+    if (since !== null) {
+      res.writeHead(304, { 'cache-control': 'public, max-age=10000', 'last-modified': LAST_MODIFIED });
+      res.end();
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': type,
+      'cache-control': 'public, max-age=10000',
+      'last-modified': LAST_MODIFIED,
     });
     res.end(body);
   };
@@ -428,12 +523,63 @@ export const ASSETS: Record<string, Route> = {
   '/one-style.html': html(ONE_STYLE),
   '/one-style.css': css('body { background-color: pink; }'),
   '/p-selectors.html': html(P_SELECTORS),
-  // Puppeteer's test server serves /cached/ with a Cache-Control header.
-  '/cached/one-style.html': html(ONE_STYLE, 200, { 'cache-control': 'public, max-age=10000' }),
-  '/cached/one-style.css': (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/css', 'cache-control': 'public, max-age=10000' });
-    res.end('body { background-color: pink; }');
+  '/cached/one-style.html': cached('text/html; charset=utf-8', ONE_STYLE),
+  '/cached/one-style.css': cached('text/css', 'body { background-color: pink; }'),
+  '/cached/seen': (req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(seen.get(query(req, 'k') ?? '') ?? []));
   },
+  // Puppeteer's setRoute, setRedirect, setAuth and enableGzip of navigation.spec.ts and network.spec.ts.
+  '/historyapi-replaceState.html': html(
+    `<!DOCTYPE html><html><body><script>history.replaceState({}, '', location.href);</script></body></html>`,
+  ),
+  '/frames/one-frame-204.html': html(
+    `<!DOCTYPE html><html><body><iframe src="./frame-204.html"></iframe></body></html>`,
+  ),
+  '/frames/frame-204.html': bare(204),
+  '/frames/one-frame-stalled.html': html(
+    `<!DOCTYPE html><html><body><iframe src="./frame-stalled.html"></iframe></body></html>`,
+  ),
+  '/frames/frame-stalled.html': html(
+    `<!DOCTYPE html><html><head><link rel="stylesheet" href="/stall-forever"></head><body>frame</body></html>`,
+  ),
+  '/204': bare(204),
+  '/404-error': bare(404),
+  '/500-error': bare(500),
+  '/cool': bare(200, 'cool!'),
+  '/nostatus': bare(200, ''),
+  '/client-redirect.html': html(
+    `<!DOCTYPE html><html><head><meta http-equiv="refresh" content="0; url=./empty.html"></head></html>`,
+  ),
+  '/networkidle.html': html(NETWORK_IDLE),
+  '/self-request.html': html(
+    `<!DOCTYPE html><html><body><script>const r = new XMLHttpRequest(); r.open('GET', '/self-request.html'); r.send(null);</script></body></html>`,
+  ),
+  '/stalled-style.html': (req, res) => {
+    const k = encodeURIComponent(query(req, 'k') ?? '');
+    html(`<!DOCTYPE html><html><head><link rel="stylesheet" href="/stall?k=${k}"></head><body>styled</body></html>`)(
+      req,
+      res,
+    );
+  },
+  '/foo-header.html': html(EMPTY, 200, { foo: 'bar' }),
+  '/set-cookie.html': html('hello world', 200, { 'set-cookie': 'foo=bar' }),
+  '/foo': html('hello world', 200, { 'set-cookie': 'foo=bar' }),
+  '/initiator.html': html(INITIATOR),
+  '/initiator.js': js(INITIATOR_JS),
+  '/gzip/simple.json': gzip('application/json', '{"foo": "bar"}\n'),
+  '/gzip/pptr.png': gzip('image/png', PNG),
+  '/cors.html': (_req, res) => {
+    res.writeHead(200, { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'x-ping' });
+    res.end('Hello World');
+  },
+  '/rrredirect-frame': redirect('/frames/one-frame.html'),
+  '/foo.html': redirect('/empty.html'),
+  '/auth1/empty.html': withAuth('user', 'pass', html(EMPTY)),
+  '/auth2/empty.html': withAuth('user2', 'pass2', html(EMPTY)),
+  '/auth3/empty.html': withAuth('user3', 'pass3', html(EMPTY)),
+  '/auth4/cached/one-style.html': withAuth('user4', 'pass4', cached('text/html; charset=utf-8', ONE_STYLE)),
+  '/auth4/cached/one-style.css': withAuth('user4', 'pass4', cached('text/css', 'body { background-color: pink; }')),
   // Puppeteer's tests set these with server.setRoute / setRedirect before navigating.
   '/cookies/httponly.html': html('<!DOCTYPE html>', 200, { 'set-cookie': 'a=b; HttpOnly; Path=/' }),
   '/cookies/strict.html': html('<!DOCTYPE html>', 200, { 'set-cookie': 'a=b; SameSite=Strict' }),

@@ -39,6 +39,11 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     reason:
       'The address Chromium connected to is the egress guard on loopback; showing it would tell nothing true about the site.',
   },
+  'network: Response.remoteAddress should support redirects': {
+    onPurpose: true,
+    reason:
+      "response.remoteAddress() is refused, a redirect's response too: the address Chromium connected to is the egress guard on loopback.",
+  },
   'network: response.securityDetails is null for http': {
     onPurpose: true,
     reason: 'Chromium talks to the egress guard, which tunnels TLS; the answer is refused rather than misleading.',

@@ -316,18 +316,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'not-yet',
     text: 'A page-level test still to translate.',
   },
-  'navigation: Page.goto should return response when page replaces its state during load': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should work with subframes return 204': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should fail when server returns 204': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'navigation: Page.goto should fail when navigating to bad SSL': {
     reason: 'other-server',
     text: 'Needs the HTTPS fixture server with a self-signed certificate.',
@@ -339,34 +327,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
   'navigation: Page.goto should fail when main resources failed to load': {
     reason: 'other-server',
     text: 'Navigates to a closed port of localhost, which the egress guard refuses before Chromium can connect.',
-  },
-  'navigation: Page.goto should fail when exceeding default maximum navigation timeout': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should fail when exceeding default maximum timeout': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should prioritize default navigation timeout over default timeout': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should work when navigating to a URL with a client redirect': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should not throw an error for a 404 response with an empty body': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should not throw an error for a 500 response with an empty body': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should wait for network idle to succeed navigation': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'navigation: Page.goto should not leak listeners during navigation': {
     reason: 'not-page-level',
@@ -380,92 +340,11 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'browser-level',
     text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
   },
-  'navigation: Page.goto should work with self requesting page': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'navigation: Page.goto should fail when navigating and show the url at the error message': {
     reason: 'other-server',
     text: 'Needs the HTTPS fixture server with a self-signed certificate.',
   },
-  'navigation: Page.waitForNavigation should work with both domcontentloaded and load': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.waitForNavigation should work when subframe issues window.stop()': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Frame.goto should reject when frame detaches': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Frame.goto should return matching responses': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Frame.waitForNavigation should fail when frame detaches': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Response.headers should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'network: Request.initiator should return the initiator': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Response.fromCache should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
   'network: Response.fromServiceWorker Response.fromServiceWorker': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Response.text should return uncompressed text': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Response.text should wait until response completes': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Response.buffer should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'network: Response.buffer should work with compression': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Response.buffer should throw if the response does not have a body': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Response.statusText should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'network: Response.statusText handles missing status text': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Request.isNavigationRequest should work': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Request.isNavigationRequest should work with request interception': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Page.authenticate should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'network: Page.authenticate should fail if wrong credentials': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Page.authenticate should allow disable authentication': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Page.authenticate should not disable caching': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: raw network headers Same-origin set-cookie navigation': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: raw network headers Same-origin set-cookie subresource': {
     reason: 'not-yet',
     text: 'A page-level test still to translate.',
   },
@@ -474,10 +353,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     text: 'Launches a second browser (with other launch options) for the test.',
   },
   'network: Page.setBypassServiceWorker bypass for network': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Response.remoteAddress should support redirects': {
     reason: 'not-yet',
     text: 'A page-level test still to translate.',
   },
@@ -568,14 +443,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
   'page: Page.addStyleTag should include sourcemap when path is provided': {
     reason: 'file-on-disk',
     text: 'The path option reads a file of the server into the page.',
-  },
-  'page: Page.setCacheEnabled should enable or disable the cache based on the state passed': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.setCacheEnabled should stay disabled when toggling request interception on/off': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'page: Page.pdf can print to PDF and save to file': {
     reason: 'file-on-disk',

@@ -186,4 +186,201 @@ const pageCases: Case[] = [
   },
 ];
 
-export const cases: Case[] = [...aria, ...waits, ...pageCases];
+/** A release of a held response (assets.ts), from the page: its text when `body` is given. */
+const RELEASE = `const release = (k, body) => page.evaluate((k, body) => fetch('/release?k=' + encodeURIComponent(k) + (body === undefined ? '' : '&body=' + encodeURIComponent(body))).then(() => undefined), k, body);`;
+
+const navigation: Case[] = [
+  {
+    area: 'navigation',
+    name: 'Page.goto should return response when page replaces its state during load',
+    script: `const response = await page.goto(server.PREFIX + '/historyapi-replaceState.html', { waitUntil: 'networkidle2' }); return [response.status(), page.url() === server.PREFIX + '/historyapi-replaceState.html'];`,
+  },
+  {
+    area: 'navigation',
+    name: 'Page.goto should work with subframes return 204',
+    script: `let error; await page.goto(server.PREFIX + '/frames/one-frame-204.html').catch((e) => (error = e)); return error === undefined;`,
+  },
+  {
+    area: 'navigation',
+    name: 'Page.goto should fail when server returns 204',
+    script: `let error = null; await page.goto(server.PREFIX + '/204').catch((e) => (error = e)); return [error !== null, error && error.message.includes('net::ERR_ABORTED')];`,
+  },
+  {
+    area: 'navigation',
+    name: 'Page.goto should fail when exceeding default maximum navigation timeout',
+    script: `let error; page.setDefaultNavigationTimeout(1); await page.goto(server.PREFIX + '/stall-forever').catch((e) => (error = e)); return [error.name, error.message.includes('Navigation timeout of 1 ms exceeded')];`,
+  },
+  {
+    area: 'navigation',
+    name: 'Page.goto should fail when exceeding default maximum timeout',
+    script: `let error; page.setDefaultTimeout(1); await page.goto(server.PREFIX + '/stall-forever').catch((e) => (error = e)); return [error.name, error.message.includes('Navigation timeout of 1 ms exceeded')];`,
+  },
+  {
+    area: 'navigation',
+    name: 'Page.goto should prioritize default navigation timeout over default timeout',
+    script: `let error; page.setDefaultTimeout(0); page.setDefaultNavigationTimeout(1); await page.goto(server.PREFIX + '/stall-forever').catch((e) => (error = e)); return [error.name, error.message.includes('Navigation timeout of 1 ms exceeded')];`,
+  },
+  {
+    area: 'navigation',
+    name: 'Page.goto should work when navigating to a URL with a client redirect',
+    script: `const response = await page.goto(server.PREFIX + '/client-redirect.html'); return [response.ok(), response.url() === server.PREFIX + '/client-redirect.html'];`,
+  },
+  {
+    area: 'navigation',
+    name: 'Page.goto should not throw an error for a 404 response with an empty body',
+    script: `const response = await page.goto(server.PREFIX + '/404-error'); return [response.ok(), response.status()];`,
+  },
+  {
+    area: 'navigation',
+    name: 'Page.goto should not throw an error for a 500 response with an empty body',
+    script: `const response = await page.goto(server.PREFIX + '/500-error'); return [response.ok(), response.status()];`,
+  },
+  {
+    area: 'navigation',
+    name: 'Page.goto should wait for network idle to succeed navigation',
+    script: `${KEY} ${RELEASE} const url = (x) => server.PREFIX + '/stall?k=' + key + '-' + x; let finished = false; const first = Promise.all(['a', 'b', 'c'].map((x) => page.waitForRequest(url(x)))); const d = page.waitForRequest(url('d')); const loaded = new Promise((r) => page.once('load', r)); let error; const nav = page.goto(server.PREFIX + '/networkidle.html?k=' + key, { waitUntil: 'networkidle0' }).then((r) => { finished = true; return r; }).catch((e) => { error = e; return null; }); const seen = []; await loaded; seen.push(finished); await first; seen.push(finished); for (const x of ['a', 'b', 'c']) await release(key + '-' + x, 'File not found'); await d; seen.push(finished); await release(key + '-d', 'File not found'); const response = await nav; return [seen, finished, error === undefined && response.ok()];`,
+  },
+  {
+    area: 'navigation',
+    name: 'Page.goto should work with self requesting page',
+    script: `const response = await page.goto(server.PREFIX + '/self-request.html'); return [response.status(), response.url().includes('self-request.html')];`,
+  },
+  {
+    area: 'navigation',
+    name: 'Page.waitForNavigation should work with both domcontentloaded and load',
+    script: `${KEY} ${RELEASE} let error; let bothFired = false; const nav = page.goto(server.PREFIX + '/stalled-style.html?k=' + key).catch((e) => (error = e)); const dcl = page.waitForNavigation({ waitUntil: 'domcontentloaded' }).catch((e) => (error = e)); const load = page.waitForNavigation({ waitUntil: 'load' }).then(() => (bothFired = true)).catch((e) => (error = e)); await page.waitForRequest(server.PREFIX + '/stall?k=' + key); await dcl; const before = bothFired; await release(key); await load; await nav; return [before, bothFired, error === undefined];`,
+  },
+  {
+    area: 'navigation',
+    name: 'Page.waitForNavigation should work when subframe issues window.stop()',
+    script: `const attached = new Promise((r) => page.once('frameattached', r)); const nav = page.goto(server.PREFIX + '/frames/one-frame-stalled.html'); const frame = await attached; await Promise.all([frame.evaluate(() => window.stop()), nav]); return 'ok';`,
+  },
+  {
+    area: 'navigation',
+    name: 'Frame.goto should reject when frame detaches',
+    script: `await page.goto(server.PREFIX + '/frames/one-frame.html'); const url = server.PREFIX + '/stall-forever'; const requested = page.waitForRequest(url); const nav = page.frames()[1].goto(url).catch((e) => e); await requested; await page.$eval('iframe', (f) => f.remove()); const error = await nav; return ['Navigating frame was detached', 'Frame detached', 'net::ERR_ABORTED'].some((m) => error.message.includes(m));`,
+  },
+  {
+    area: 'navigation',
+    name: 'Frame.goto should return matching responses',
+    script: `${ATTACH} ${KEY} ${RELEASE} await page.setCacheEnabled(false); await page.goto(server.EMPTY_PAGE); const frames = await Promise.all([attachFrame('frame1', server.EMPTY_PAGE), attachFrame('frame2', server.EMPTY_PAGE), attachFrame('frame3', server.EMPTY_PAGE)]); const navigations = []; for (let i = 0; i < 3; ++i) { const url = server.PREFIX + '/stall?k=' + key + '-' + i; const requested = page.waitForRequest(url); navigations.push(frames[i].goto(url)); await requested; } const texts = ['AAA', 'BBB', 'CCC']; const out = []; for (const i of [1, 2, 0]) { await release(key + '-' + i, texts[i]); const response = await navigations[i]; out.push([response.frame() === frames[i], await response.text()]); } return out;`,
+  },
+  {
+    area: 'navigation',
+    name: 'Frame.waitForNavigation should fail when frame detaches',
+    script: `await page.goto(server.PREFIX + '/frames/one-frame.html'); const frame = page.frames()[1]; let error; const nav = frame.waitForNavigation().catch((e) => (error = e)); const url = server.PREFIX + '/stall-forever'; await Promise.all([page.waitForRequest(url), frame.evaluate((u) => (window.location = u), url)]); await page.$eval('iframe', (f) => f.remove()); await nav; return ['Navigating frame was detached', 'Frame detached'].some((m) => error.message.includes(m));`,
+  },
+];
+
+const network: Case[] = [
+  {
+    area: 'network',
+    name: 'Response.headers should work',
+    script: `const response = await page.goto(server.PREFIX + '/foo-header.html'); return response.headers()['foo'];`,
+  },
+  {
+    area: 'network',
+    name: 'Request.initiator should return the initiator',
+    script: `const initiators = new Map(); page.on('request', (r) => initiators.set(r.url().split('/').pop(), r.initiator())); await page.goto(server.PREFIX + '/initiator.html'); await page.waitForFunction(() => window.__injected === 42); const i = (n) => initiators.get(n); return [i('initiator.html').type, i('initiator.js').type, i('initiator.js').url === server.PREFIX + '/initiator.html', i('frame.html').type, i('frame.html').url === server.PREFIX + '/initiator.html', i('style.css').type, i('style.css').url === server.PREFIX + '/frames/frame.html', i('injectedfile.js').type, i('injectedfile.js').stack.callFrames[0].url === server.PREFIX + '/initiator.js', i('injectedstyle.css').type, i('injectedstyle.css').stack.callFrames[0].url === server.PREFIX + '/initiator.js'];`,
+  },
+  {
+    area: 'network',
+    name: 'Response.fromCache should work',
+    script: `const responses = new Map(); page.on('response', (r) => !r.url().endsWith('favicon.ico') && responses.set(r.url().split('/').pop(), r)); await page.goto(server.PREFIX + '/cached/one-style.html'); await page.reload(); return [responses.size, responses.get('one-style.css').status(), responses.get('one-style.css').fromCache(), responses.get('one-style.html').status(), responses.get('one-style.html').fromCache()];`,
+  },
+  {
+    area: 'network',
+    name: 'Response.text should return uncompressed text',
+    script: `const response = await page.goto(server.PREFIX + '/gzip/simple.json'); return [response.headers()['content-encoding'], (await response.text()).trimEnd()];`,
+  },
+  {
+    area: 'network',
+    name: 'Response.text should wait until response completes',
+    script: `${KEY} ${RELEASE} await page.goto(server.EMPTY_PAGE); let requestFinished = false; page.on('requestfinished', (r) => (requestFinished = requestFinished || r.url().includes('/partial'))); const [response] = await Promise.all([page.waitForResponse((r) => r.url().includes('/partial')), page.evaluate((k) => { void fetch('/partial?k=' + k).then((r) => r.text()); }, key)]); const status = response.status(); const before = requestFinished; const text = response.text(); await release(key); return [status, before, await text];`,
+  },
+  {
+    area: 'network',
+    name: 'Response.buffer should work',
+    script: `const response = await page.goto(server.PREFIX + '/pptr.png'); const b = await response.buffer(); return [b.length, b[0], b[1], b[2], b[3]];`,
+  },
+  {
+    area: 'network',
+    name: 'Response.buffer should work with compression',
+    script: `const response = await page.goto(server.PREFIX + '/gzip/pptr.png'); const b = await response.buffer(); return [b.length, b[0], b[1], b[2], b[3]];`,
+  },
+  {
+    area: 'network',
+    name: 'Response.buffer should throw if the response does not have a body',
+    script: `await page.goto(server.PREFIX + '/empty.html'); const url = server.CROSS_PROCESS_PREFIX + '/cors.html'; const preflight = page.waitForResponse((r) => r.request().method() === 'OPTIONS' && r.url() === url); await page.evaluate(async (src) => { await fetch(src, { method: 'POST', headers: { 'x-ping': 'pong' } }); }, url); const response = await preflight; try { await response.buffer(); return 'no error'; } catch (e) { return e.message; }`,
+  },
+  {
+    area: 'network',
+    name: 'Response.statusText should work',
+    script: `const response = await page.goto(server.PREFIX + '/cool'); return response.statusText();`,
+  },
+  {
+    area: 'network',
+    name: 'Response.statusText handles missing status text',
+    script: `const response = await page.goto(server.PREFIX + '/nostatus'); return response.statusText();`,
+  },
+  {
+    area: 'network',
+    name: 'Request.isNavigationRequest should work',
+    script: `const requests = new Map(); page.on('request', (r) => requests.set(r.url().split('/').pop(), r)); await page.goto(server.PREFIX + '/rrredirect-frame'); return ['rrredirect-frame', 'one-frame.html', 'frame.html', 'style.css'].map((n) => requests.get(n).isNavigationRequest());`,
+  },
+  {
+    area: 'network',
+    name: 'Request.isNavigationRequest should work with request interception',
+    script: `const requests = new Map(); page.on('request', (r) => { requests.set(r.url().split('/').pop(), r); void r.continue(); }); await page.setRequestInterception(true); await page.goto(server.PREFIX + '/rrredirect-frame'); return ['rrredirect-frame', 'one-frame.html', 'frame.html', 'style.css'].map((n) => requests.get(n).isNavigationRequest());`,
+  },
+  {
+    area: 'network',
+    name: 'Page.authenticate should work',
+    script: `let first; try { first = (await page.goto(server.PREFIX + '/auth1/empty.html')).status(); } catch (e) { first = e.message.includes('net::ERR_INVALID_AUTH_CREDENTIALS') ? 401 : e.message; } await page.authenticate({ username: 'user', password: 'pass' }); const response = await page.reload(); return [first, response.status()];`,
+  },
+  {
+    area: 'network',
+    name: 'Page.authenticate should fail if wrong credentials',
+    script: `await page.authenticate({ username: 'foo', password: 'bar' }); const response = await page.goto(server.PREFIX + '/auth2/empty.html'); return response.status();`,
+  },
+  {
+    area: 'network',
+    name: 'Page.authenticate should allow disable authentication',
+    script: `await page.authenticate({ username: 'user3', password: 'pass3' }); const first = (await page.goto(server.PREFIX + '/auth3/empty.html')).status(); await page.authenticate({ username: '', password: '' }); let second; try { second = (await page.goto(server.CROSS_PROCESS_PREFIX + '/auth3/empty.html')).status(); } catch (e) { second = e.message.includes('net::ERR_INVALID_AUTH_CREDENTIALS') ? 401 : e.message; } return [first, second];`,
+  },
+  {
+    area: 'network',
+    name: 'Page.authenticate should not disable caching',
+    script: `await page.authenticate({ username: 'user4', password: 'pass4' }); const responses = new Map(); page.on('response', (r) => responses.set(r.url().split('/').pop(), r)); await page.goto(server.PREFIX + '/auth4/cached/one-style.html'); await page.reload(); return [responses.get('one-style.css').status(), responses.get('one-style.css').fromCache(), responses.get('one-style.html').status(), responses.get('one-style.html').fromCache()];`,
+  },
+  {
+    area: 'network',
+    name: 'raw network headers Same-origin set-cookie navigation',
+    script: `const response = await page.goto(server.PREFIX + '/set-cookie.html'); return response.headers()['set-cookie'];`,
+  },
+  {
+    area: 'network',
+    name: 'raw network headers Same-origin set-cookie subresource',
+    script: `await page.goto(server.EMPTY_PAGE); const [response] = await Promise.all([page.waitForResponse((r) => !r.url().endsWith('favicon.ico')), page.evaluate(() => { const xhr = new XMLHttpRequest(); xhr.open('GET', '/foo'); xhr.send(); })]); return response.headers()['set-cookie'];`,
+  },
+  {
+    area: 'network',
+    name: 'Response.remoteAddress should support redirects',
+    script: `const response = await page.goto(server.PREFIX + '/foo.html'); const chain = response.request().redirectChain(); return [chain.length, chain[0].url().includes('/foo.html'), String(chain[0].response().remoteAddress().port) === new URL(server.PREFIX).port];`,
+  },
+];
+
+const pageMore: Case[] = [
+  {
+    area: 'page',
+    name: 'Page.setCacheEnabled should enable or disable the cache based on the state passed',
+    script: `${KEY} const url = server.PREFIX + '/cached/one-style.html?k=' + key; await page.goto(url); await page.reload(); await page.setCacheEnabled(false); await page.reload(); const seen = await page.evaluate((k) => fetch('/cached/seen?k=' + k).then((r) => r.json()), key); return seen.map((s) => s !== null);`,
+  },
+  {
+    area: 'page',
+    name: 'Page.setCacheEnabled should stay disabled when toggling request interception on/off',
+    script: `${KEY} await page.setCacheEnabled(false); await page.setRequestInterception(true); await page.setRequestInterception(false); const url = server.PREFIX + '/cached/one-style.html?k=' + key; await page.goto(url); await page.reload(); const seen = await page.evaluate((k) => fetch('/cached/seen?k=' + k).then((r) => r.json()), key); return seen.map((s) => s !== null);`,
+  },
+];
+
+export const cases: Case[] = [...aria, ...waits, ...pageCases, ...pageMore, ...navigation, ...network];
