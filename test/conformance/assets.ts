@@ -423,6 +423,8 @@ function withAuth(user: string, password: string, inner: Route): Route {
  */
 const LAST_MODIFIED = 'Tue, 01 Jan 2030 00:00:00 GMT';
 const seen = new Map<string, (string | null)[]>();
+/** /zzz's answers count per key (a script's own), as the test's responseCount. */
+const counts = new Map<string, number>();
 
 function cached(type: string, body: string): Route {
   return (req, res) => {
@@ -574,6 +576,30 @@ export const ASSETS: Record<string, Route> = {
     res.end('Hello World');
   },
   '/rrredirect-frame': redirect('/frames/one-frame.html'),
+  // requestinterception.spec.ts's setRoute and setRedirect.
+  '/echo-headers': (req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(req.headers));
+  },
+  '/logo.png': redirect('/pptr.png'),
+  '/redirect-style.html': html(`<!DOCTYPE html><link rel="stylesheet" href="/r1.css"><div>hello, world!</div>`),
+  '/r1.css': redirect('/r2.css'),
+  '/r2.css': redirect('/r3.css'),
+  '/r3.css': redirect('/r4.css'),
+  '/r4.css': css('body {box-sizing: border-box; }'),
+  '/zzz': (req, res) => {
+    const k = query(req, 'k') ?? '';
+    const n = (counts.get(k) ?? 0) + 1;
+    if (counts.has(k) || counts.size < 1000) counts.set(k, n);
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(String(n * 11));
+  },
+  '/malformed': bare(200),
+  '/cached/one-style-font.html': cached(
+    'text/html; charset=utf-8',
+    `<!DOCTYPE html><style>@font-face { font-family: thing; src: url(./one-style.woff); } body { font-family: thing; }</style><div>hello, world!</div>`,
+  ),
+  '/cached/one-style.woff': cached('font/woff', 'wOFF'),
   '/foo.html': redirect('/empty.html'),
   '/auth1/empty.html': withAuth('user', 'pass', html(EMPTY)),
   '/auth2/empty.html': withAuth('user2', 'pass2', html(EMPTY)),

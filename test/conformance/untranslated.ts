@@ -533,55 +533,13 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'process-wide',
     text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
   },
-  'requestinterception: Page.setRequestInterception should be able to remove headers': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'requestinterception: Page.setRequestInterception should work with requests without networkId': {
     reason: 'not-page-level',
     text: 'Drives the page through a CDPSession of its own.',
   },
-  'requestinterception: Page.setRequestInterception should work with redirect inside sync XHR': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'requestinterception: Page.setRequestInterception should work with redirects for subresources': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'requestinterception: Page.setRequestInterception should work with equal requests': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'requestinterception: Page.setRequestInterception should work with badly encoded server': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'requestinterception: Page.setRequestInterception should work wit h encoded server - 2': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'requestinterception: Page.setRequestInterception should not throw "Invalid Interception Id" if the request was cancelled':
-    { reason: 'not-yet', text: 'A page-level test still to translate.' },
   'requestinterception: Page.setRequestInterception should work with file URLs': {
     reason: 'file-on-disk',
     text: 'Navigates to a file: URL of the server.',
-  },
-  'requestinterception: Page.setRequestInterception should not cache if cache disabled': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'requestinterception: Page.setRequestInterception should cache if cache enabled': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'requestinterception: Page.setRequestInterception should load fonts if cache enabled': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'requestinterception: Request.respond should allow mocking binary responses': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'screenshot: Page.screenshot should clip clip bigger than the viewport without "captureBeyondViewport"': {
     reason: 'not-yet',

@@ -2,6 +2,7 @@
 // lists of upstream/ translated after upstream.ts (issue 37), each named with its upstream id.
 // Helpers the tests import (attachFrame, detachFrame) are written out in the script.
 import type { Case } from '../harness.js';
+import { INFO } from './screenshot.js';
 
 /** utils.ts's attachFrame and detachFrame, and the spec files' addElement. */
 const ATTACH = `const attachFrame = async (id, url) => { const h = await page.evaluateHandle(async (id, url) => { const f = document.createElement('iframe'); f.src = url; f.id = id; document.body.appendChild(f); await new Promise((x) => (f.onload = x)); return f; }, id, url); return await h.contentFrame(); };`;
@@ -383,4 +384,63 @@ const pageMore: Case[] = [
   },
 ];
 
-export const cases: Case[] = [...aria, ...waits, ...pageCases, ...pageMore, ...navigation, ...network];
+const interception: Case[] = [
+  {
+    area: 'requestinterception',
+    name: 'Page.setRequestInterception should be able to remove headers',
+    script: `await page.setRequestInterception(true); page.on('request', (request) => { const headers = Object.assign({}, request.headers(), { foo: 'bar', origin: undefined }); void request.continue({ headers }, 0); }); const response = await page.goto(server.PREFIX + '/echo-headers'); const h = await response.json(); return [h.origin === undefined, h.foo];`,
+  },
+  {
+    area: 'requestinterception',
+    name: 'Page.setRequestInterception should work with redirect inside sync XHR',
+    script: `await page.goto(server.EMPTY_PAGE); await page.setRequestInterception(true); page.on('request', (request) => request.continue({}, 0)); return await page.evaluate(async () => { const request = new XMLHttpRequest(); request.open('GET', '/logo.png', false); request.send(null); return request.status; });`,
+  },
+  {
+    area: 'requestinterception',
+    name: 'Page.setRequestInterception should work with redirects for subresources',
+    script: `await page.setRequestInterception(true); const requests = []; page.on('request', (request) => { void request.continue({}, 0); if (!request.url().endsWith('favicon.ico')) requests.push(request); }); const response = await page.goto(server.PREFIX + '/redirect-style.html'); const chain = requests[1].redirectChain(); return [response.status(), response.url().includes('redirect-style.html'), requests.length, requests[0].resourceType(), requests[1].resourceType(), chain.length, chain[0].url().includes('/r1.css'), chain[2].url().includes('/r3.css')];`,
+  },
+  {
+    area: 'requestinterception',
+    name: 'Page.setRequestInterception should work with equal requests',
+    script: `${KEY} await page.goto(server.EMPTY_PAGE); await page.setRequestInterception(true); let spinner = false; page.on('request', (request) => { if (request.url().endsWith('favicon.ico')) { void request.continue({}, 0); return; } void (spinner ? request.abort('failed', 0) : request.continue({}, 0)); spinner = !spinner; }); return await page.evaluate((k) => Promise.all([1, 2, 3].map(() => fetch('/zzz?k=' + k).then((r) => r.text()).catch(() => 'FAILED'))), key);`,
+  },
+  {
+    area: 'requestinterception',
+    name: 'Page.setRequestInterception should work with badly encoded server',
+    script: `await page.setRequestInterception(true); page.on('request', (request) => request.continue({}, 0)); const response = await page.goto(server.PREFIX + '/malformed?rnd=%911'); return response.status();`,
+  },
+  {
+    area: 'requestinterception',
+    name: 'Page.setRequestInterception should work wit h encoded server - 2',
+    // The stylesheet's request can end after goto's answer: the case waits for its end.
+    script: `await page.setRequestInterception(true); const requests = []; page.on('request', (request) => { void request.continue({}, 0); requests.push(request); }); const css = new Promise((r) => { const ended = (q) => q.url().startsWith('http') && q.url().includes('/fonts?') && r(q); page.on('requestfinished', ended); page.on('requestfailed', ended); }); const response = await page.goto(\`data:text/html,<link rel="stylesheet" href="\${server.PREFIX}/fonts?helvetica|arial"/>\`); const q = await css; return [response.status(), requests.length, q.response() ? q.response().status() : q.failure().errorText];`,
+  },
+  {
+    area: 'requestinterception',
+    name: 'Page.setRequestInterception should not throw "Invalid Interception Id" if the request was cancelled',
+    script: `await page.setContent('<iframe></iframe>'); await page.setRequestInterception(true); let request; page.on('request', async (r) => (request = r)); const requested = new Promise((r) => page.once('request', r)); void page.$eval('iframe', (frame, url) => (frame.src = url), server.EMPTY_PAGE).catch(() => undefined); await requested; await page.$eval('iframe', (frame) => frame.remove()); let error; await request.continue({}, 0).catch((e) => (error = e)); return error === undefined;`,
+  },
+  {
+    area: 'requestinterception',
+    name: 'Page.setRequestInterception should not cache if cache disabled',
+    script: `await page.goto(server.PREFIX + '/cached/one-style.html'); await page.setRequestInterception(true); await page.setCacheEnabled(false); page.on('request', (request) => request.continue({}, 0)); const cached = []; page.on('requestservedfromcache', (r) => cached.push(r.url())); await page.reload(); return cached.length;`,
+  },
+  {
+    area: 'requestinterception',
+    name: 'Page.setRequestInterception should cache if cache enabled',
+    script: `await page.goto(server.PREFIX + '/cached/one-style.html'); await page.setRequestInterception(true); await page.setCacheEnabled(true); page.on('request', (request) => request.continue({}, 0)); const cached = []; page.on('requestservedfromcache', (r) => cached.push(r.url())); await page.reload(); return cached.length;`,
+  },
+  {
+    area: 'requestinterception',
+    name: 'Page.setRequestInterception should load fonts if cache enabled',
+    script: `await page.setRequestInterception(true); await page.setCacheEnabled(true); page.on('request', (request) => request.continue({}, 0)); const font = page.waitForResponse((r) => r.url().endsWith('/one-style.woff')); await page.goto(server.PREFIX + '/cached/one-style-font.html'); return (await font).url().endsWith('/one-style.woff');`,
+  },
+  {
+    area: 'requestinterception',
+    name: 'Request.respond should allow mocking binary responses',
+    script: `${INFO} const png = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0)); await page.setRequestInterception(true); page.on('request', (request) => { void request.respond({ contentType: 'image/png', body: png }, 0); }); await page.evaluate((PREFIX) => { const img = document.createElement('img'); img.src = PREFIX + '/does-not-exist.png'; document.body.appendChild(img); return new Promise((fulfill) => (img.onload = fulfill)); }, server.PREFIX); const img = await page.$('img'); return info(await img.screenshot());`,
+  },
+];
+
+export const cases: Case[] = [...aria, ...waits, ...pageCases, ...pageMore, ...navigation, ...network, ...interception];
