@@ -576,6 +576,35 @@ export const ASSETS: Record<string, Route> = {
     res.end('Hello World');
   },
   '/rrredirect-frame': redirect('/frames/one-frame.html'),
+  '/frames/frameset.html': html(`<!DOCTYPE html><frameset rows="25%,25%,25%,25%">
+  <frame src="./frame.html"><frame src="about:blank"><frame src="/empty.html"><frame>
+</frameset>`),
+  '/frames/one-frame-url-fragment.html': html(
+    `<!DOCTYPE html><html><body><iframe src="./frame.html?param=value#fragment"></iframe></body></html>`,
+  ),
+  '/input/rotatedButton.html': html(`<!DOCTYPE html><html><head><title>Rotated button test</title></head><body>
+<button onclick="clicked();" style="transform: rotateY(180deg)">Click target</button>
+<script>
+  window.result = 'Was not clicked';
+  function clicked() { result = 'Clicked'; }
+</script></body></html>`),
+  // A stand-in for Modernizr's touch test, all the emulation tests read of it.
+  '/modernizr.js': js(
+    "window.Modernizr = { touchevents: 'ontouchstart' in window || (window.DocumentTouch !== undefined && document instanceof DocumentTouch) };",
+  ),
+  '/detect-touch.html':
+    html(`<!DOCTYPE html><html><head><title>Detect Touch Test</title><script src="./modernizr.js"></script></head>
+<body style="font-size: 30vmin"><script>document.body.textContent = Modernizr.touchevents ? 'YES' : 'NO';</script></body></html>`),
+  '/picture.html': html(
+    `<!DOCTYPE html><img srcset="./digits/1.png 1x, ./digits/2.png 2x, ./digits/3.png 3x" src="./digits/1.png">`,
+  ),
+  '/resetcss.html': html(
+    `<!DOCTYPE html><style>html, body, div, iframe { margin: 0; padding: 0; border: 0; font-size: 100%; vertical-align: baseline; }</style>`,
+  ),
+  '/inline-svg.html': html(`<!DOCTYPE html><html><body>
+<svg width="100" height="100"><circle cx="50" cy="50" r="40" stroke="green" stroke-width="4" fill="yellow" /></svg>
+<div style="display: none"><svg width="100" height="100"><circle cx="50" cy="50" r="40" fill="yellow" /></svg></div>
+</body></html>`),
   // requestinterception.spec.ts's setRoute and setRedirect.
   '/echo-headers': (req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });

@@ -37,8 +37,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'browser-level',
     text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
   },
-  'click: should click a rotated button': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'click: should fire aux event on middle click': { reason: 'not-yet', text: 'A page-level test still to translate.' },
   'console: measure performance': {
     reason: 'not-page-level',
     text: 'A latency measurement of 1,000 evaluate calls (an it.only in the pinned version), not a behaviour.',
@@ -62,50 +60,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
   'cookies: Page.setCookie should set secure same-site cookies from a frame': {
     reason: 'second-browser',
     text: 'Launches a second browser (with other launch options) for the test.',
-  },
-  'cookies: Page.deleteCookie should delete cookie for specified URL regardless of the current page': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.boundingBox should handle nested frames': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.boxModel should work': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.touchStart should work': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.touchStart should work with the returned Touch': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.touchMove should work': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.touchMove should work with a pre-existing Touch': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.touchEnd should work': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.clickablePoint should not work if the click box is not visible due to the iframe': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.clickablePoint should work for iframes': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.isIntersectingViewport should work with svg elements': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'elementhandle: Custom queries should register and unregister': {
     reason: 'process-wide',
@@ -154,46 +108,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
   'elementhandle: ElementHandle.move should work': {
     reason: 'not-page-level',
     text: "Spies on the handle's own Symbol.dispose with sinon; the membrane's handles are proxies of ids.",
-  },
-  'emulation: Page.viewport should be detectable by Modernizr': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'emulation: Page.viewport should detect touch when applying viewport with touches': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'emulation: Page.viewport should update media queries when resoltion changes': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'emulation: Page.viewport should load correct pictures when emulation dpr': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'emulation: Page.emulateVisionDeficiency should work': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'evaluation: Page.evaluateOnNewDocument should work with CSP': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'frame: Frame Management should send events when frames are manipulated dynamically': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'frame: Frame Management should support framesets': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'frame: Frame Management should report frame from-inside shadow DOM': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'frame: Frame Management should support url fragment': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'frame: Frame Management should support lazy frames': {
     reason: 'not-page-level',
@@ -291,28 +205,11 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'not-page-level',
     text: "Spies on the handle's own Symbol.dispose with sinon; the membrane's handles are proxies of ids.",
   },
-  'keyboard: should trigger commands of keyboard shortcuts': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'locator: Locator.click should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'locator: Locator.click should retry clicks on errors': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'locator: Locator.click should work with a OOPIF': {
     reason: 'not-yet',
     text: 'A page-level test still to translate.',
   },
-  'locator: Locator.fill should work for textarea': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'locator: Locator.prototype.clone should work internally with delegated locators': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'mouse: should throw if buttons are pressed incorrectly': {
     reason: 'not-yet',
     text: 'A page-level test still to translate.',
   },
@@ -469,10 +366,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'browser-level',
     text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
   },
-  'queryhandler: XPath selectors in Page should return empty array for non-existing element': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'queryhandler: P selectors should work with custom selectors': {
     reason: 'process-wide',
     text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
@@ -480,10 +373,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
   'queryhandler: P selectors should work with custom selectors with args': {
     reason: 'process-wide',
     text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
-  },
-  'queryhandler: P selectors should handle escapes': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'queryselector: Page.$x should query existing element': {
     reason: 'removed-api',
@@ -541,14 +430,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'file-on-disk',
     text: 'Navigates to a file: URL of the server.',
   },
-  'screenshot: Page.screenshot should clip clip bigger than the viewport without "captureBeyondViewport"': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'screenshot: Page.screenshot should take fullPage screenshots without captureBeyondViewport': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'screenshot: Page.screenshot should run in parallel in multiple pages': {
     reason: 'browser-level',
     text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
@@ -557,7 +438,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'second-browser',
     text: 'Launches a second browser (with other launch options) for the test.',
   },
-  'screenshot: Cdp should use scale for clip': { reason: 'not-yet', text: 'A page-level test still to translate.' },
   'screenshot: Cdp should work in "fromSurface: false" mode': {
     reason: 'headful-only',
     text: 'Skipped by Puppeteer itself in headless mode; the service runs Chromium headless.',

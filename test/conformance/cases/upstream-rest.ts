@@ -443,4 +443,191 @@ const interception: Case[] = [
   },
 ];
 
-export const cases: Case[] = [...aria, ...waits, ...pageCases, ...pageMore, ...navigation, ...network, ...interception];
+/** touch-event-utils.ts's initializeTouchEventReport: each touch event's changed and current touches, kept in the page. */
+const TOUCHES = `await page.evaluate(() => { window.__events = []; const points = (list) => [...list].map((t) => [Math.round(t.clientX), Math.round(t.clientY)]); for (const type of ['touchstart', 'touchmove', 'touchend', 'touchcancel']) document.addEventListener(type, (e) => window.__events.push({ changed: points(e.changedTouches), touches: points(e.touches) }), { passive: true }); }); const events = async (n) => { await page.waitForFunction((n) => window.__events.length >= n, {}, n); return await page.evaluate(() => window.__events); };`;
+/** The div the ElementHandle touch and click tests use. */
+const DIV = `await page.evaluate(() => { document.body.style.padding = '0'; document.body.style.margin = '0'; document.body.innerHTML = '<div style="cursor: pointer; width: 120px; height: 60px; margin: 30px; padding: 15px;"></div>'; }); const divHandle = await page.$('div');`;
+
+const elementhandle: Case[] = [
+  {
+    area: 'elementhandle',
+    name: 'ElementHandle.boundingBox should handle nested frames',
+    script: `await page.setViewport({ width: 500, height: 500 }); await page.goto(server.PREFIX + '/frames/nested-frames.html'); const nested = page.frames()[1].childFrames()[1]; const e = await nested.$('div'); return await e.boundingBox();`,
+  },
+  {
+    area: 'elementhandle',
+    name: 'ElementHandle.boxModel should work',
+    script: `${ATTACH} await page.goto(server.PREFIX + '/resetcss.html'); await attachFrame('frame1', server.PREFIX + '/resetcss.html'); await page.evaluate(() => { const f = document.querySelector('#frame1'); f.style.position = 'absolute'; f.style.left = '1px'; f.style.top = '2px'; }); const frame = page.frames()[1]; const div = (await frame.evaluateHandle(() => { const div = document.createElement('div'); document.body.appendChild(div); Object.assign(div.style, { boxSizing: 'border-box', position: 'absolute', borderLeft: '1px solid black', paddingLeft: '2px', marginLeft: '3px', left: '4px', top: '5px', width: '6px', height: '7px' }); return div; })).asElement(); const box = await div.boxModel(); return [box.width, box.height, box.margin[0], box.border[0], box.padding[0], box.content[0]];`,
+  },
+  {
+    area: 'elementhandle',
+    name: 'ElementHandle.touchStart should work',
+    script: `${TOUCHES} ${DIV} await divHandle.touchStart(); return await events(1);`,
+  },
+  {
+    area: 'elementhandle',
+    name: 'ElementHandle.touchStart should work with the returned Touch',
+    script: `${TOUCHES} ${DIV} const touch = await divHandle.touchStart(); await touch.move(150, 150); return await events(2);`,
+  },
+  {
+    area: 'elementhandle',
+    name: 'ElementHandle.touchMove should work',
+    script: `${TOUCHES} ${DIV} await page.touchscreen.touchStart(200, 200); await divHandle.touchMove(); return await events(2);`,
+  },
+  {
+    area: 'elementhandle',
+    name: 'ElementHandle.touchMove should work with a pre-existing Touch',
+    script: `${TOUCHES} ${DIV} await page.touchscreen.touchStart(200, 200); const second = await page.touchscreen.touchStart(200, 100); await divHandle.touchMove(second); return await events(3);`,
+  },
+  {
+    area: 'elementhandle',
+    name: 'ElementHandle.touchEnd should work',
+    script: `${TOUCHES} ${DIV} await page.touchscreen.touchStart(100, 100); await divHandle.touchEnd(); return await events(2);`,
+  },
+  {
+    area: 'elementhandle',
+    name: 'ElementHandle.clickablePoint should not work if the click box is not visible due to the iframe',
+    script: `const out = []; for (const [name, side] of [['frame', 'left'], ['frame2', 'top']]) { await page.setContent(\`<iframe name='\${name}' style='position: absolute; \${side}: -100px' srcdoc="<button style='width: 10px; height: 10px;'></button>"></iframe>\`); const frame = await page.waitForFrame(async (f) => { const el = await f.frameElement(); if (!el) return false; return (await el.evaluate((x) => x.name)) === name; }); const handle = await frame.locator('button').waitHandle(); out.push(await handle.clickablePoint().then(() => 'no error', (e) => e instanceof Error)); } return out;`,
+  },
+  {
+    area: 'elementhandle',
+    name: 'ElementHandle.clickablePoint should work for iframes',
+    script: `await page.evaluate(() => { document.body.style.padding = '10px'; document.body.style.margin = '10px'; document.body.innerHTML = '<iframe style="border: none; margin: 0; padding: 0;" seamless sandbox srcdoc="<style>* { margin: 0; padding: 0;}</style><div style=\\'cursor: pointer; width: 120px; height: 60px; margin: 30px; padding: 15px;\\' />"></iframe>'; }); await page.evaluate(() => new Promise((r) => window.requestAnimationFrame(r))); const frame = page.frames()[1]; const div = await frame.$('div'); return [await div.clickablePoint(), await div.clickablePoint({ x: 10, y: 15 })];`,
+  },
+  {
+    area: 'elementhandle',
+    name: 'ElementHandle.isIntersectingViewport should work with svg elements',
+    script: `await page.goto(server.PREFIX + '/inline-svg.html'); const [circle, svg] = await Promise.all([page.$('circle'), page.$('svg')]); const [hiddenCircle, hiddenSvg] = await Promise.all([page.$('div circle'), page.$('div svg')]); const t = (e) => Promise.all([e.isIntersectingViewport({ threshold: 1 }), e.isIntersectingViewport({ threshold: 0 })]); return [await t(circle), await t(svg), await t(hiddenCircle), await t(hiddenSvg)];`,
+  },
+];
+
+const rest: Case[] = [
+  {
+    area: 'frame',
+    name: 'Frame Management should send events when frames are manipulated dynamically',
+    script: `${ATTACH} ${DETACH} await page.goto(server.EMPTY_PAGE); const attached = []; page.on('frameattached', (f) => attached.push(f)); await attachFrame('frame1', './assets/frame.html'); const a = [attached.length, attached[0].url().includes('/assets/frame.html')]; const navigated = []; page.on('framenavigated', (f) => navigated.push(f)); await page.evaluate((id, url) => { const f = document.getElementById(id); f.src = url; return new Promise((x) => (f.onload = x)); }, 'frame1', './empty.html'); const n = [navigated.length, navigated[0].url() === server.EMPTY_PAGE]; const detached = []; page.on('framedetached', (f) => detached.push(f)); await detachFrame('frame1'); return [a, n, detached.length, detached[0].isDetached()];`,
+  },
+  {
+    area: 'frame',
+    name: 'Frame Management should support framesets',
+    script: `let attached = [], detached = [], navigated = []; page.on('frameattached', (f) => attached.push(f)); page.on('framedetached', (f) => detached.push(f)); page.on('framenavigated', (f) => navigated.push(f)); await page.goto(server.PREFIX + '/frames/frameset.html'); const first = [attached.length, detached.length, navigated.length]; attached = []; detached = []; navigated = []; await page.goto(server.EMPTY_PAGE); return [first, [attached.length, detached.length, navigated.length]];`,
+  },
+  {
+    area: 'frame',
+    name: 'Frame Management should report frame from-inside shadow DOM',
+    script: `await page.goto(server.PREFIX + '/shadow.html'); await page.evaluate(async (url) => { const frame = document.createElement('iframe'); frame.src = url; document.body.shadowRoot.appendChild(frame); await new Promise((x) => (frame.onload = x)); }, server.EMPTY_PAGE); return [page.frames().length, page.frames()[1].url() === server.EMPTY_PAGE];`,
+  },
+  {
+    area: 'frame',
+    name: 'Frame Management should support url fragment',
+    script: `await page.goto(server.PREFIX + '/frames/one-frame-url-fragment.html'); return [page.frames().length, page.frames()[1].url() === server.PREFIX + '/frames/frame.html?param=value#fragment'];`,
+  },
+  {
+    area: 'click',
+    name: 'should click a rotated button',
+    script: `await page.goto(server.PREFIX + '/input/rotatedButton.html'); await page.click('button'); return await page.evaluate(() => globalThis.result);`,
+  },
+  {
+    area: 'click',
+    name: 'should fire aux event on middle click',
+    script: `await page.goto(server.PREFIX + '/input/button.html'); await page.evaluate(() => { window.__aux = null; document.querySelector('button').addEventListener('auxclick', (e) => (window.__aux = e.button)); }); await page.click('button', { button: 'middle' }); return await page.evaluate(() => window.__aux);`,
+  },
+  {
+    area: 'cookies',
+    name: 'Page.deleteCookie should delete cookie for specified URL regardless of the current page',
+    script: `await page.goto(server.EMPTY_PAGE); const URL_1 = server.EMPTY_PAGE; const URL_2 = server.CROSS_PROCESS_PREFIX + '/empty.html'; const NAME = 'some_cookie_name'; await page.setCookie({ url: URL_1, name: NAME, value: 'some_cookie_value' }, { url: URL_2, name: NAME, value: 'some_cookie_value' }); const before = [(await page.cookies(URL_1)).length, (await page.cookies(URL_2)).length]; await page.deleteCookie({ url: URL_2, name: NAME }); return [before, (await page.cookies(URL_1)).length, (await page.cookies(URL_2)).length];`,
+  },
+  {
+    area: 'mouse',
+    name: 'should throw if buttons are pressed incorrectly',
+    script: `await page.goto(server.EMPTY_PAGE); await page.mouse.down(); try { await page.mouse.down(); return 'no error'; } catch (e) { return e instanceof Error; }`,
+  },
+  {
+    area: 'keyboard',
+    name: 'should trigger commands of keyboard shortcuts',
+    path: '/input/textarea.html',
+    script: `await page.type('textarea', 'hello'); await page.keyboard.down('Control'); await page.keyboard.press('a', { commands: ['SelectAll'] }); await page.keyboard.up('Control'); await page.keyboard.down('Control'); await page.keyboard.down('c', { commands: ['Copy'] }); await page.keyboard.up('c'); await page.keyboard.up('Control'); await page.keyboard.down('Control'); await page.keyboard.press('v', { commands: ['Paste'] }); await page.keyboard.press('v', { commands: ['Paste'] }); await page.keyboard.up('Control'); return await page.evaluate(() => document.querySelector('textarea').value);`,
+  },
+  {
+    area: 'queryhandler',
+    name: 'XPath selectors in Page should return empty array for non-existing element',
+    script: `const elements = await page.$$('xpath/html/body/non-existing-element'); return elements.length;`,
+  },
+  {
+    area: 'queryhandler',
+    name: 'P selectors should handle escapes',
+    script: `await page.setContent('<div><span>My name is Jun (pronounced like "June")</span></div>'); const found = (s) => page.$(s).then((h) => !!h, (e) => 'error: ' + e.message); return [await found(':scope >>> ::-p-text(My name is Jun \\\\(pronounced like "June"\\\\))'), await found(':scope >>> ::-p-text("My name is Jun (pronounced like \\\\"June\\\\")")'), await found(':scope >>> ::-p-text(My name is Jun \\\\(pronounced like "June"\\\\)")'), await found(':scope >>> ::-p-text("My name is Jun \\\\(pronounced like "June"\\\\))')];`,
+  },
+  {
+    area: 'evaluation',
+    name: 'Page.evaluateOnNewDocument should work with CSP',
+    script: `await page.evaluateOnNewDocument(() => { globalThis.injected = 123; }); await page.goto(server.PREFIX + '/csp-script/empty.html'); const a = await page.evaluate(() => globalThis.injected); await page.addScriptTag({ content: 'window.e = 10;' }).catch(() => undefined); return [a, await page.evaluate(() => window.e === undefined)];`,
+  },
+  {
+    area: 'emulation',
+    name: 'Page.viewport should be detectable by Modernizr',
+    script: `await page.goto(server.PREFIX + '/detect-touch.html'); const a = await page.evaluate(() => document.body.textContent.trim()); await page.setViewport(KnownDevices['iPhone 6'].viewport); await page.goto(server.PREFIX + '/detect-touch.html'); return [a, await page.evaluate(() => document.body.textContent.trim())];`,
+  },
+  {
+    area: 'emulation',
+    name: 'Page.viewport should detect touch when applying viewport with touches',
+    script: `await page.setViewport({ width: 800, height: 600, hasTouch: true }); await page.addScriptTag({ url: server.PREFIX + '/modernizr.js' }); return await page.evaluate(() => globalThis.Modernizr.touchevents);`,
+  },
+  {
+    area: 'emulation',
+    name: 'Page.viewport should update media queries when resoltion changes',
+    script: `const out = []; for (const dpr of [1, 2, 3]) { await page.setViewport({ width: 800, height: 600, deviceScaleFactor: dpr }); await page.goto(server.PREFIX + '/resetcss.html'); out.push(await page.evaluate((dpr) => [window.devicePixelRatio, matchMedia('(resolution: ' + dpr + 'dppx)').matches], dpr)); } return out;`,
+  },
+  {
+    area: 'emulation',
+    name: 'Page.viewport should load correct pictures when emulation dpr',
+    script: `const out = []; for (const dpr of [1, 2, 3]) { await page.setViewport({ width: 800, height: 600, deviceScaleFactor: dpr }); await page.goto(server.PREFIX + '/picture.html'); out.push(await page.evaluate(() => document.querySelector('img').currentSrc.split('/').pop())); } return out;`,
+  },
+  {
+    area: 'emulation',
+    name: 'Page.emulateVisionDeficiency should work',
+    script: `${INFO} await page.setViewport({ width: 500, height: 500 }); await page.goto(server.PREFIX + '/grid.html'); const out = []; for (const type of ['none', 'achromatopsia', 'blurredVision', 'deuteranopia', 'protanopia', 'reducedContrast', 'tritanopia', 'none']) { await page.emulateVisionDeficiency(type); out.push(info(await page.screenshot())); } try { await page.emulateVisionDeficiency('invalid'); out.push('no error'); } catch (e) { out.push(e.message); } return out;`,
+  },
+  {
+    area: 'screenshot',
+    name: 'Page.screenshot should clip clip bigger than the viewport without "captureBeyondViewport"',
+    script: `${INFO} await page.setViewport({ width: 50, height: 50 }); await page.goto(server.PREFIX + '/grid.html'); return info(await page.screenshot({ clip: { x: 25, y: 25, width: 100, height: 100 }, captureBeyondViewport: false }));`,
+  },
+  {
+    area: 'screenshot',
+    name: 'Page.screenshot should take fullPage screenshots without captureBeyondViewport',
+    script: `${INFO} await page.setViewport({ width: 500, height: 500 }); await page.goto(server.PREFIX + '/grid.html'); const shot = info(await page.screenshot({ fullPage: true, captureBeyondViewport: false })); return [shot, page.viewport()];`,
+  },
+  {
+    area: 'screenshot',
+    name: 'Cdp should use scale for clip',
+    script: `${INFO} await page.setViewport({ width: 500, height: 500 }); await page.goto(server.PREFIX + '/grid.html'); return info(await page.screenshot({ clip: { x: 50, y: 100, width: 150, height: 100, scale: 2 } }));`,
+  },
+  {
+    area: 'locator',
+    name: 'Locator.click should work',
+    script: `await page.setViewport({ width: 500, height: 500 }); await page.setContent(\`<button onclick="this.innerText = 'clicked';">test</button>\`); let willClick = false; await page.locator('button').on('action', () => { willClick = true; }).click(); const button = await page.$('button'); return [await button.evaluate((el) => el.innerText), willClick];`,
+  },
+  {
+    area: 'locator',
+    name: 'Locator.click should retry clicks on errors',
+    script: `await page.setViewport({ width: 500, height: 500 }); await page.setContent(\`<button style="display: none;" onclick="this.innerText = 'clicked';">test</button>\`); try { await page.locator('button').setTimeout(100).click(); return 'no error'; } catch (e) { return [e.name, e.message]; }`,
+  },
+  {
+    area: 'locator',
+    name: 'Locator.fill should work for textarea',
+    script: `await page.setContent('<textarea></textarea>'); let filled = false; await page.locator('textarea').on('action', () => { filled = true; }).fill('test'); return [await page.evaluate(() => document.querySelector('textarea').value), filled];`,
+  },
+];
+
+export const cases: Case[] = [
+  ...aria,
+  ...waits,
+  ...pageCases,
+  ...pageMore,
+  ...navigation,
+  ...network,
+  ...interception,
+  ...elementhandle,
+  ...rest,
+];
