@@ -598,6 +598,15 @@ export const ASSETS: Record<string, Route> = {
   '/picture.html': html(
     `<!DOCTYPE html><img srcset="./digits/1.png 1x, ./digits/2.png 2x, ./digits/3.png 3x" src="./digits/1.png">`,
   ),
+  '/pdf.html': html(`<!DOCTYPE html><html><body><div>PDF</div><img src="/stall-forever"></body></html>`),
+  '/serviceworkers/fetch/sw.html': html(`<!DOCTYPE html><link rel="stylesheet" href="./style.css"><script>
+  window.registrationPromise = navigator.serviceWorker.register('sw.js');
+  window.activationPromise = new Promise((resolve) => (navigator.serviceWorker.oncontrollerchange = resolve));
+</script>`),
+  '/serviceworkers/fetch/sw.js': js(
+    "self.addEventListener('fetch', (event) => event.respondWith(fetch(event.request)));\nself.addEventListener('activate', (event) => event.waitUntil(clients.claim()));\n",
+  ),
+  '/serviceworkers/fetch/style.css': css('body { background-color: pink; }'),
   '/resetcss.html': html(
     `<!DOCTYPE html><style>html, body, div, iframe { margin: 0; padding: 0; border: 0; font-size: 100%; vertical-align: baseline; }</style>`,
   ),

@@ -205,14 +205,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'not-page-level',
     text: "Spies on the handle's own Symbol.dispose with sinon; the membrane's handles are proxies of ids.",
   },
-  'locator: Locator.click should work with a OOPIF': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'locator: Locator.prototype.clone should work internally with delegated locators': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'navigation: Page.goto should fail when navigating to bad SSL': {
     reason: 'other-server',
     text: 'Needs the HTTPS fixture server with a self-signed certificate.',
@@ -241,17 +233,9 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'other-server',
     text: 'Needs the HTTPS fixture server with a self-signed certificate.',
   },
-  'network: Response.fromServiceWorker Response.fromServiceWorker': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'network: raw network headers Cross-origin set-cookie': {
     reason: 'second-browser',
     text: 'Launches a second browser (with other launch options) for the test.',
-  },
-  'network: Page.setBypassServiceWorker bypass for network': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'page: Page.close should reject all promises when page is closed': {
     reason: 'browser-level',
@@ -345,7 +329,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'file-on-disk',
     text: 'pdf({path}) writes a file on the server.',
   },
-  'page: Page.pdf should respect timeout': { reason: 'not-yet', text: 'A page-level test still to translate.' },
   'page: Page.Events.Close should work with window.close': {
     reason: 'browser-level',
     text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',

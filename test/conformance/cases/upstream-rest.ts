@@ -503,6 +503,31 @@ const elementhandle: Case[] = [
 
 const rest: Case[] = [
   {
+    area: 'page',
+    name: 'Page.pdf should respect timeout',
+    script: `await page.goto(server.PREFIX + '/pdf.html', { waitUntil: 'domcontentloaded' }); const error = await page.pdf({ timeout: 1 }).catch((e) => e); return error && error.name;`,
+  },
+  {
+    area: 'locator',
+    name: 'Locator.click should work with a OOPIF',
+    script: `await page.setViewport({ width: 500, height: 500 }); await page.setContent(\`<iframe src="data:text/html,<button onclick=&quot;this.innerText = 'clicked';&quot;>test</button>"></iframe>\`); const frame = await page.waitForFrame((f) => f.url().startsWith('data')); let willClick = false; await frame.locator('button').on('action', () => { willClick = true; }).click(); const button = await frame.$('button'); return [await button.evaluate((el) => el.innerText), willClick];`,
+  },
+  {
+    area: 'locator',
+    name: 'Locator.prototype.clone should work internally with delegated locators',
+    script: `const locator = page.locator('div'); const delegated = [locator.map((div) => div.textContent), locator.filter((div) => div.textContent?.length === 0)]; return delegated.map((d) => d.setTimeout(500).timeout !== locator.timeout);`,
+  },
+  {
+    area: 'network',
+    name: 'Response.fromServiceWorker Response.fromServiceWorker',
+    script: `const responses = new Map(); page.on('response', (r) => !r.url().endsWith('favicon.ico') && responses.set(r.url().split('/').pop(), r)); await page.goto(server.PREFIX + '/serviceworkers/fetch/sw.html', { waitUntil: 'networkidle2' }); await page.evaluate(async () => await globalThis.activationPromise); await page.reload(); const r = (n) => [responses.get(n).status(), responses.get(n).fromServiceWorker()]; return [responses.size, r('sw.html'), r('style.css')];`,
+  },
+  {
+    area: 'network',
+    name: 'Page.setBypassServiceWorker bypass for network',
+    script: `const responses = new Map(); page.on('response', (r) => !r.url().endsWith('favicon.ico') && responses.set(r.url().split('/').pop(), r)); await page.goto(server.PREFIX + '/serviceworkers/fetch/sw.html', { waitUntil: 'networkidle2' }); await page.evaluate(async () => await globalThis.activationPromise); await page.reload({ waitUntil: 'networkidle2' }); const r = (n) => [responses.get(n).status(), responses.get(n).fromServiceWorker()]; const before = [page.isServiceWorkerBypassed(), responses.size, r('sw.html'), r('style.css')]; await page.setBypassServiceWorker(true); await page.reload({ waitUntil: 'networkidle2' }); return [before, [page.isServiceWorkerBypassed(), r('sw.html'), r('style.css')]];`,
+  },
+  {
     area: 'frame',
     name: 'Frame Management should send events when frames are manipulated dynamically',
     script: `${ATTACH} ${DETACH} await page.goto(server.EMPTY_PAGE); const attached = []; page.on('frameattached', (f) => attached.push(f)); await attachFrame('frame1', './assets/frame.html'); const a = [attached.length, attached[0].url().includes('/assets/frame.html')]; const navigated = []; page.on('framenavigated', (f) => navigated.push(f)); await page.evaluate((id, url) => { const f = document.getElementById(id); f.src = url; return new Promise((x) => (f.onload = x)); }, 'frame1', './empty.html'); const n = [navigated.length, navigated[0].url() === server.EMPTY_PAGE]; const detached = []; page.on('framedetached', (f) => detached.push(f)); await detachFrame('frame1'); return [a, n, detached.length, detached[0].isDetached()];`,
