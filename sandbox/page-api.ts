@@ -230,6 +230,8 @@ export const PAGE_API = {
     wait: 'async', // timeout clamped
     waitHandle: 'async',
     setTimeout: 'sync', // SECURITY: clamped to the remaining time like every other timeout
+    // SECURITY: a number the script set itself, as the host clamped it; it tells nothing of the host or another tenant.
+    timeout: 'getter',
     setVisibility: 'sync', // 'visible', 'hidden' or null
     setWaitForEnabled: 'sync',
     setEnsureElementIsInTheViewport: 'sync',

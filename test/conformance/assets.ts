@@ -1,6 +1,8 @@
 // Fixture pages for the conformance cases, written after the pages of
 // Puppeteer's test/assets that its page-level tests load (same roles, same ids
 // and globals where the tests read them). Served by test/helpers/fixtures.ts.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { html, type Route } from '../helpers/fixtures.js';
 
 const BUTTON = `<!DOCTYPE html><html><head><title>Button test</title></head><body>
@@ -195,6 +197,28 @@ const HISTORY_API = `<!DOCTYPE html><html><body><script>
   window.addEventListener('DOMContentLoaded', () => { history.pushState({}, '', '#1'); });
 </script></body></html>`;
 
+/** grid.html as Puppeteer's: each box's number drawn with digits/<d>.png images. */
+const GRID_IMAGES = `<!DOCTYPE html><html><head><style>
+body { margin: 0; }
+.box { display: inline-flex; width: 50px; height: 50px; margin: 0; box-sizing: border-box; }
+</style></head><body>
+<script>
+  document.addEventListener('DOMContentLoaded', () => {
+    for (let i = 0; i < 200; i++) {
+      const box = document.createElement('div');
+      box.classList.add('box');
+      let x = i;
+      do {
+        const img = document.createElement('img');
+        img.src = './digits/' + (x % 10) + '.png';
+        box.insertBefore(img, box.firstChild);
+        x = (x / 10) | 0;
+      } while (x);
+      document.body.appendChild(box);
+    }
+  });
+</script></body></html>`;
+
 const TITLE = `<!DOCTYPE html><html><head><title>Woof-Woof</title></head><body></body></html>`;
 
 const ERROR_PAGE = `<!DOCTYPE html><html><body><script>
@@ -268,6 +292,159 @@ const FILE_UPLOAD = `<!DOCTYPE html><html><head><title>File upload test</title><
   <input type="submit">
 </form></body></html>`;
 
+/** abort-request.html: a button whose click starts a fetch and aborts it. */
+const ABORT_REQUEST = `<!DOCTYPE html><html><body>
+<button id="abort">Abort request</button>
+<script>
+  document.getElementById('abort').addEventListener('click', () => {
+    const controller = new AbortController();
+    fetch('./abort-request', { signal: controller.signal }).catch(() => {});
+    controller.abort();
+  });
+</script></body></html>`;
+
+/**
+ * Responses held open, as Puppeteer's tests do with server.setRoute(path, () => {}): a request to
+ * /stall?k=<key> is answered when /release?k=<key> is requested (or at once if it already was), with
+ * the release's `body` as text/html if it has one, else a PNG; /partial?k=<key> sends "hello " at once
+ * and the rest at its release; /stall-forever is never answered (its connection ends with the page's
+ * context or the server). A key is a script's own random text, so the two sides of a case never
+ * release each other's.
+ */
+const held = new Map<string, (body: string | null) => void>();
+const released = new Map<string, string | null>();
+const query = (req: IncomingMessage, name: string): string | null =>
+  new URL(req.url ?? '/', 'http://x').searchParams.get(name);
+
+function hold(req: IncomingMessage, res: ServerResponse, finish: (body: string | null) => void): void {
+  const k = query(req, 'k') ?? '';
+  if (released.has(k)) {
+    const body = released.get(k) ?? null;
+    released.delete(k);
+    return finish(body);
+  }
+  held.set(k, finish);
+  res.on('close', () => held.delete(k));
+}
+
+function answerHeld(res: ServerResponse, body: string | null): void {
+  res.writeHead(200, { 'content-type': body === null ? 'image/png' : 'text/html', 'cache-control': 'no-store' });
+  res.end(body ?? PNG);
+}
+
+const STALL: Record<string, Route> = {
+  '/stall': (req, res) => hold(req, res, (body) => answerHeld(res, body)),
+  '/partial': (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+    res.write('hello ');
+    hold(req, res, (body) => res.end(body ?? 'world!'));
+  },
+  '/release': (req, res) => {
+    const k = query(req, 'k') ?? '';
+    const finish = held.get(k);
+    if (finish) {
+      held.delete(k);
+      finish(query(req, 'body'));
+    } else if (released.size < 1000) released.set(k, query(req, 'body'));
+    res.writeHead(200, { 'content-type': 'text/plain', 'access-control-allow-origin': '*' });
+    res.end('released');
+  },
+  '/stall-forever': () => undefined,
+};
+
+/** A page with a Content-Security-Policy header (Puppeteer's server.setCSP); `policy` may name the page's own origin. */
+function withCsp(body: string, policy: (origin: string) => string): Route {
+  return (req, res) => {
+    res.writeHead(200, {
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': policy(`http://${req.headers.host ?? ''}`),
+    });
+    res.end(body);
+  };
+}
+
+/** networkidle.html: three held fetches, then a fourth once they are answered (the page's own key). */
+const NETWORK_IDLE = `<!DOCTYPE html><html><body><script>
+  const k = new URLSearchParams(location.search).get('k');
+  (async () => {
+    await Promise.all(['a', 'b', 'c'].map((x) => fetch('/stall?k=' + k + '-' + x).then((r) => r.text())));
+    await fetch('/stall?k=' + k + '-d').then((r) => r.text());
+  })();
+</script></body></html>`;
+
+const INITIATOR = `<!DOCTYPE html><html><body>
+<script src="./initiator.js"></script>
+<iframe src="./frames/frame.html"></iframe>
+</body></html>`;
+
+const INITIATOR_JS = `const script = document.createElement('script');
+script.src = './injectedfile.js';
+document.body.appendChild(script);
+const style = document.createElement('link');
+style.rel = 'stylesheet';
+style.href = './injectedstyle.css';
+document.head.appendChild(style);
+`;
+
+/** A response with no body and this status (and status text). */
+function bare(status: number, statusText?: string): Route {
+  return (_req, res) => {
+    res.writeHead(status, statusText ?? '');
+    res.end();
+  };
+}
+
+/** Puppeteer's server.enableGzip: the body gzip-encoded. */
+function gzip(type: string, body: Buffer | string): Route {
+  const encoded = gzipSync(body);
+  return (_req, res) => {
+    res.writeHead(200, { 'content-type': type, 'content-encoding': 'gzip' });
+    res.end(encoded);
+  };
+}
+
+/** Puppeteer's server.setAuth: Basic credentials asked for, then the inner route. */
+function withAuth(user: string, password: string, inner: Route): Route {
+  const expected = 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64');
+  return (req, res) => {
+    if (req.headers.authorization !== expected) {
+      res.writeHead(401, { 'www-authenticate': 'Basic realm="Secure Area"', 'content-type': 'text/plain' });
+      res.end('HTTP Error 401 Unauthorized: Access is denied');
+      return;
+    }
+    inner(req, res);
+  };
+}
+
+/**
+ * /cached/ as Puppeteer's test server serves it: Cache-Control and Last-Modified, and a 304 to a
+ * request with If-Modified-Since. What If-Modified-Since each request of ?k=<key> had is kept for
+ * /cached/seen?k=<key> (the page's requests as the server saw them).
+ */
+const LAST_MODIFIED = 'Tue, 01 Jan 2030 00:00:00 GMT';
+const seen = new Map<string, (string | null)[]>();
+/** /zzz's answers count per key (a script's own), as the test's responseCount. */
+const counts = new Map<string, number>();
+
+function cached(type: string, body: string): Route {
+  return (req, res) => {
+    const k = query(req, 'k');
+    const since = req.headers['if-modified-since'] ?? null;
+    if (k !== null && (seen.has(k) || seen.size < 1000)) seen.set(k, [...(seen.get(k) ?? []), since]);
+    if (since !== null) {
+      res.writeHead(304, { 'cache-control': 'public, max-age=10000', 'last-modified': LAST_MODIFIED });
+      res.end();
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': type,
+      'cache-control': 'public, max-age=10000',
+      'last-modified': LAST_MODIFIED,
+    });
+    res.end(body);
+  };
+}
+
 /** A 302 to `to`, as Puppeteer's test server's setRedirect. */
 function redirect(to: string): Route {
   return (_req, res) => {
@@ -296,6 +473,8 @@ function png(): Route {
   };
 }
 
+const EMPTY = '<!DOCTYPE html><html><head></head><body></body></html>';
+
 function js(body: string): Route {
   return (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/javascript' });
@@ -304,7 +483,15 @@ function js(body: string): Route {
 }
 
 export const ASSETS: Record<string, Route> = {
-  '/empty.html': html('<!DOCTYPE html><html><head></head><body></body></html>'),
+  '/empty.html': html(EMPTY),
+  ...STALL,
+  '/abort-request.html': html(ABORT_REQUEST),
+  '/csp.html': html(`<meta http-equiv="Content-Security-Policy" content="default-src 'self'">`),
+  // server.setCSP('/empty.html', ...) of page.spec.ts and waittask.spec.ts.
+  '/csp-header/empty.html': withCsp(EMPTY, () => 'default-src "self"'),
+  '/csp-script/empty.html': withCsp(EMPTY, (origin) => `script-src ${origin}`),
+  '/es6/es6import.js': js("import num from './es6module.js';\nwindow.__es6injected = num;\n"),
+  '/es6/es6module.js': js('export default 42;\n'),
   '/title.html': html(TITLE),
   '/input/button.html': html(BUTTON),
   '/input/textarea.html': html(TEXTAREA),
@@ -338,12 +525,125 @@ export const ASSETS: Record<string, Route> = {
   '/one-style.html': html(ONE_STYLE),
   '/one-style.css': css('body { background-color: pink; }'),
   '/p-selectors.html': html(P_SELECTORS),
-  // Puppeteer's test server serves /cached/ with a Cache-Control header.
-  '/cached/one-style.html': html(ONE_STYLE, 200, { 'cache-control': 'public, max-age=10000' }),
-  '/cached/one-style.css': (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/css', 'cache-control': 'public, max-age=10000' });
-    res.end('body { background-color: pink; }');
+  '/cached/one-style.html': cached('text/html; charset=utf-8', ONE_STYLE),
+  '/cached/one-style.css': cached('text/css', 'body { background-color: pink; }'),
+  '/cached/seen': (req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(seen.get(query(req, 'k') ?? '') ?? []));
   },
+  // Puppeteer's setRoute, setRedirect, setAuth and enableGzip of navigation.spec.ts and network.spec.ts.
+  '/historyapi-replaceState.html': html(
+    `<!DOCTYPE html><html><body><script>history.replaceState({}, '', location.href);</script></body></html>`,
+  ),
+  '/frames/one-frame-204.html': html(
+    `<!DOCTYPE html><html><body><iframe src="./frame-204.html"></iframe></body></html>`,
+  ),
+  '/frames/frame-204.html': bare(204),
+  '/frames/one-frame-stalled.html': html(
+    `<!DOCTYPE html><html><body><iframe src="./frame-stalled.html"></iframe></body></html>`,
+  ),
+  '/frames/frame-stalled.html': html(
+    `<!DOCTYPE html><html><head><link rel="stylesheet" href="/stall-forever"></head><body>frame</body></html>`,
+  ),
+  '/204': bare(204),
+  '/404-error': bare(404),
+  '/500-error': bare(500),
+  '/cool': bare(200, 'cool!'),
+  '/nostatus': bare(200, ''),
+  '/client-redirect.html': html(
+    `<!DOCTYPE html><html><head><meta http-equiv="refresh" content="0; url=./empty.html"></head></html>`,
+  ),
+  '/networkidle.html': html(NETWORK_IDLE),
+  '/self-request.html': html(
+    `<!DOCTYPE html><html><body><script>const r = new XMLHttpRequest(); r.open('GET', '/self-request.html'); r.send(null);</script></body></html>`,
+  ),
+  '/stalled-style.html': (req, res) => {
+    const k = encodeURIComponent(query(req, 'k') ?? '');
+    html(`<!DOCTYPE html><html><head><link rel="stylesheet" href="/stall?k=${k}"></head><body>styled</body></html>`)(
+      req,
+      res,
+    );
+  },
+  '/foo-header.html': html(EMPTY, 200, { foo: 'bar' }),
+  '/set-cookie.html': html('hello world', 200, { 'set-cookie': 'foo=bar' }),
+  '/foo': html('hello world', 200, { 'set-cookie': 'foo=bar' }),
+  '/initiator.html': html(INITIATOR),
+  '/initiator.js': js(INITIATOR_JS),
+  '/gzip/simple.json': gzip('application/json', '{"foo": "bar"}\n'),
+  '/gzip/pptr.png': gzip('image/png', PNG),
+  '/cors.html': (_req, res) => {
+    res.writeHead(200, { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'x-ping' });
+    res.end('Hello World');
+  },
+  '/rrredirect-frame': redirect('/frames/one-frame.html'),
+  '/frames/frameset.html': html(`<!DOCTYPE html><frameset rows="25%,25%,25%,25%">
+  <frame src="./frame.html"><frame src="about:blank"><frame src="/empty.html"><frame>
+</frameset>`),
+  '/frames/one-frame-url-fragment.html': html(
+    `<!DOCTYPE html><html><body><iframe src="./frame.html?param=value#fragment"></iframe></body></html>`,
+  ),
+  '/input/rotatedButton.html': html(`<!DOCTYPE html><html><head><title>Rotated button test</title></head><body>
+<button onclick="clicked();" style="transform: rotateY(180deg)">Click target</button>
+<script>
+  window.result = 'Was not clicked';
+  function clicked() { result = 'Clicked'; }
+</script></body></html>`),
+  // A stand-in for Modernizr's touch test, all the emulation tests read of it.
+  '/modernizr.js': js(
+    "window.Modernizr = { touchevents: 'ontouchstart' in window || (window.DocumentTouch !== undefined && document instanceof DocumentTouch) };",
+  ),
+  '/detect-touch.html':
+    html(`<!DOCTYPE html><html><head><title>Detect Touch Test</title><script src="./modernizr.js"></script></head>
+<body style="font-size: 30vmin"><script>document.body.textContent = Modernizr.touchevents ? 'YES' : 'NO';</script></body></html>`),
+  '/picture.html': html(
+    `<!DOCTYPE html><img srcset="./digits/1.png 1x, ./digits/2.png 2x, ./digits/3.png 3x" src="./digits/1.png">`,
+  ),
+  '/pdf.html': html(`<!DOCTYPE html><html><body><div>PDF</div><img src="/stall-forever"></body></html>`),
+  '/serviceworkers/fetch/sw.html': html(`<!DOCTYPE html><link rel="stylesheet" href="./style.css"><script>
+  window.registrationPromise = navigator.serviceWorker.register('sw.js');
+  window.activationPromise = new Promise((resolve) => (navigator.serviceWorker.oncontrollerchange = resolve));
+</script>`),
+  '/serviceworkers/fetch/sw.js': js(
+    "self.addEventListener('fetch', (event) => event.respondWith(fetch(event.request)));\nself.addEventListener('activate', (event) => event.waitUntil(clients.claim()));\n",
+  ),
+  '/serviceworkers/fetch/style.css': css('body { background-color: pink; }'),
+  '/resetcss.html': html(
+    `<!DOCTYPE html><style>html, body, div, iframe { margin: 0; padding: 0; border: 0; font-size: 100%; vertical-align: baseline; }</style>`,
+  ),
+  '/inline-svg.html': html(`<!DOCTYPE html><html><body>
+<svg width="100" height="100"><circle cx="50" cy="50" r="40" stroke="green" stroke-width="4" fill="yellow" /></svg>
+<div style="display: none"><svg width="100" height="100"><circle cx="50" cy="50" r="40" fill="yellow" /></svg></div>
+</body></html>`),
+  // requestinterception.spec.ts's setRoute and setRedirect.
+  '/echo-headers': (req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(req.headers));
+  },
+  '/logo.png': redirect('/pptr.png'),
+  '/redirect-style.html': html(`<!DOCTYPE html><link rel="stylesheet" href="/r1.css"><div>hello, world!</div>`),
+  '/r1.css': redirect('/r2.css'),
+  '/r2.css': redirect('/r3.css'),
+  '/r3.css': redirect('/r4.css'),
+  '/r4.css': css('body {box-sizing: border-box; }'),
+  '/zzz': (req, res) => {
+    const k = query(req, 'k') ?? '';
+    const n = (counts.get(k) ?? 0) + 1;
+    if (counts.has(k) || counts.size < 1000) counts.set(k, n);
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(String(n * 11));
+  },
+  '/malformed': bare(200),
+  '/cached/one-style-font.html': cached(
+    'text/html; charset=utf-8',
+    `<!DOCTYPE html><style>@font-face { font-family: thing; src: url(./one-style.woff); } body { font-family: thing; }</style><div>hello, world!</div>`,
+  ),
+  '/cached/one-style.woff': cached('font/woff', 'wOFF'),
+  '/foo.html': redirect('/empty.html'),
+  '/auth1/empty.html': withAuth('user', 'pass', html(EMPTY)),
+  '/auth2/empty.html': withAuth('user2', 'pass2', html(EMPTY)),
+  '/auth3/empty.html': withAuth('user3', 'pass3', html(EMPTY)),
+  '/auth4/cached/one-style.html': withAuth('user4', 'pass4', cached('text/html; charset=utf-8', ONE_STYLE)),
+  '/auth4/cached/one-style.css': withAuth('user4', 'pass4', cached('text/css', 'body { background-color: pink; }')),
   // Puppeteer's tests set these with server.setRoute / setRedirect before navigating.
   '/cookies/httponly.html': html('<!DOCTYPE html>', 200, { 'set-cookie': 'a=b; HttpOnly; Path=/' }),
   '/cookies/strict.html': html('<!DOCTYPE html>', 200, { 'set-cookie': 'a=b; SameSite=Strict' }),
@@ -386,10 +686,8 @@ export const ASSETS: Record<string, Route> = {
       res.end(`${req.method} ${body}`);
     });
   },
-  '/digits/1.png': png(),
-  '/digits/2.png': png(),
-  '/digits/3.png': png(),
-  '/digits/4.png': png(),
+  ...Object.fromEntries([...Array(10).keys()].map((d) => [`/digits/${d}.png`, png()])),
+  '/grid-images.html': html(GRID_IMAGES),
   '/pptr.png': png(),
   '/injectedfile.js': js("window.__injected = 42;\nwindow.__injectedError = new Error('hi');"),
   '/injectedstyle.css': css('body { background-color: red; }'),

@@ -25,6 +25,16 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     reason:
       'The middle mouse button is refused: on Linux a middle click pastes the selection clipboard, which every request shares.',
   },
+  'click: should fire aux event on middle click': {
+    onPurpose: true,
+    reason:
+      'The middle mouse button is refused: on Linux a middle click pastes the selection clipboard, which every request shares.',
+  },
+  'keyboard: should trigger commands of keyboard shortcuts': {
+    onPurpose: true,
+    reason:
+      'The clipboard commands of keyboard shortcuts (Copy, Paste, Cut) are refused: the clipboard is shared by every request of the machine.',
+  },
   'input: Page.waitForFileChooser should work when file input is attached to DOM': {
     onPurpose: true,
     reason:
@@ -39,9 +49,54 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     reason:
       'The address Chromium connected to is the egress guard on loopback; showing it would tell nothing true about the site.',
   },
+  'network: Response.remoteAddress should support redirects': {
+    onPurpose: true,
+    reason:
+      "response.remoteAddress() is refused, a redirect's response too: the address Chromium connected to is the egress guard on loopback.",
+  },
+  'network: Page.setBypassServiceWorker bypass for network': {
+    onPurpose: false,
+    reason:
+      "page.setBypassServiceWorker() and page.isServiceWorkerBypassed() are not offered yet: opening them needs their review in the method table (Network.setBypassServiceWorker on the page's own target) and its test.",
+  },
   'network: response.securityDetails is null for http': {
     onPurpose: true,
     reason: 'Chromium talks to the egress guard, which tunnels TLS; the answer is refused rather than misleading.',
+  },
+  'page: Page.pdf can print to PDF and stream the result': {
+    onPurpose: false,
+    reason:
+      'page.createPDFStream() is not offered: its ReadableStream is a live host object, which never crosses into the isolate; page.pdf() gives the same bytes. A stream built inside the isolate over those bytes would close the gap.',
+  },
+  'requestinterception: Page.setRequestInterception should work wit h encoded server - 2': {
+    onPurpose: false,
+    reason:
+      "An artefact of the fixtures on loopback: raw Puppeteer's Chromium blocks the data: page's stylesheet from 127.0.0.1 (Local Network Access: a page that is not a secure context may not load from a more private address space), so it fails with net::ERR_FAILED; pagescript's Chromium reaches every site through the egress guard, so it sees no loopback address and gets the fixture's 404, the answer upstream expects. On a public site both load it.",
+  },
+  'elementhandle: ElementHandle.touchStart should work': {
+    onPurpose: false,
+    reason:
+      "elementHandle.touchStart(), touchMove() and touchEnd() are not offered yet (page.touchscreen's are, bounded): opening them needs their review in the method table and a test of the touch bound; touchStart's TouchHandle, a live host object, would be none.",
+  },
+  'elementhandle: ElementHandle.touchStart should work with the returned Touch': {
+    onPurpose: false,
+    reason:
+      "elementHandle.touchStart(), touchMove() and touchEnd() are not offered yet (page.touchscreen's are, bounded): opening them needs their review in the method table and a test of the touch bound; touchStart's TouchHandle, a live host object, would be none.",
+  },
+  'elementhandle: ElementHandle.touchMove should work': {
+    onPurpose: false,
+    reason:
+      "elementHandle.touchStart(), touchMove() and touchEnd() are not offered yet (page.touchscreen's are, bounded): opening them needs their review in the method table and a test of the touch bound; touchStart's TouchHandle, a live host object, would be none.",
+  },
+  'elementhandle: ElementHandle.touchMove should work with a pre-existing Touch': {
+    onPurpose: false,
+    reason:
+      "elementHandle.touchStart(), touchMove() and touchEnd() are not offered yet (page.touchscreen's are, bounded): opening them needs their review in the method table and a test of the touch bound; touchStart's TouchHandle, a live host object, would be none.",
+  },
+  'elementhandle: ElementHandle.touchEnd should work': {
+    onPurpose: false,
+    reason:
+      "elementHandle.touchStart(), touchMove() and touchEnd() are not offered yet (page.touchscreen's are, bounded): opening them needs their review in the method table and a test of the touch bound; touchStart's TouchHandle, a live host object, would be none.",
   },
   'emulation: Page.viewport should support mobile emulation': {
     onPurpose: false,

@@ -29,56 +29,6 @@ export interface Untranslated {
 }
 
 export const UNTRANSLATED: Record<string, Untranslated> = {
-  'ariaqueryhandler: queryOne should find 2nd element by name': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should persist query handler bindings across navigations': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should work with removed MutationObserver': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should work when node is added through innerHTML': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) Page.waitForSelector is shortcut for main frame': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should run in specified frame': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should throw when frame is detached': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should survive cross-process navigation': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should wait for visible': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should wait for visible recursively': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) hidden should wait for visibility: hidden': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) hidden should wait for display: none': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'ariaqueryhandler: waitForSelector (aria) should have an error message specifically for awaiting an element to be hidden':
-    { reason: 'not-yet', text: 'A page-level test still to translate.' },
   'ariaqueryhandler: waitForSelector (aria) should have correct stack trace for timeout': {
     reason: 'not-page-level',
     text: "Asserts that the stack names Puppeteer's own source file (WaitTask.ts) as Mocha maps it.",
@@ -87,8 +37,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'browser-level',
     text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
   },
-  'click: should click a rotated button': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'click: should fire aux event on middle click': { reason: 'not-yet', text: 'A page-level test still to translate.' },
   'console: measure performance': {
     reason: 'not-page-level',
     text: 'A latency measurement of 1,000 evaluate calls (an it.only in the pinned version), not a behaviour.',
@@ -112,50 +60,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
   'cookies: Page.setCookie should set secure same-site cookies from a frame': {
     reason: 'second-browser',
     text: 'Launches a second browser (with other launch options) for the test.',
-  },
-  'cookies: Page.deleteCookie should delete cookie for specified URL regardless of the current page': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.boundingBox should handle nested frames': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.boxModel should work': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.touchStart should work': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.touchStart should work with the returned Touch': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.touchMove should work': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.touchMove should work with a pre-existing Touch': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.touchEnd should work': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.clickablePoint should not work if the click box is not visible due to the iframe': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.clickablePoint should work for iframes': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'elementhandle: ElementHandle.isIntersectingViewport should work with svg elements': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'elementhandle: Custom queries should register and unregister': {
     reason: 'process-wide',
@@ -204,46 +108,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
   'elementhandle: ElementHandle.move should work': {
     reason: 'not-page-level',
     text: "Spies on the handle's own Symbol.dispose with sinon; the membrane's handles are proxies of ids.",
-  },
-  'emulation: Page.viewport should be detectable by Modernizr': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'emulation: Page.viewport should detect touch when applying viewport with touches': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'emulation: Page.viewport should update media queries when resoltion changes': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'emulation: Page.viewport should load correct pictures when emulation dpr': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'emulation: Page.emulateVisionDeficiency should work': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'evaluation: Page.evaluateOnNewDocument should work with CSP': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'frame: Frame Management should send events when frames are manipulated dynamically': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'frame: Frame Management should support framesets': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'frame: Frame Management should report frame from-inside shadow DOM': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'frame: Frame Management should support url fragment': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'frame: Frame Management should support lazy frames': {
     reason: 'not-page-level',
@@ -341,43 +205,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'not-page-level',
     text: "Spies on the handle's own Symbol.dispose with sinon; the membrane's handles are proxies of ids.",
   },
-  'keyboard: should trigger commands of keyboard shortcuts': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'locator: Locator.click should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'locator: Locator.click should retry clicks on errors': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'locator: Locator.click should work with a OOPIF': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'locator: Locator.fill should work for textarea': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'locator: Locator.prototype.clone should work internally with delegated locators': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'mouse: should throw if buttons are pressed incorrectly': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should return response when page replaces its state during load': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should work with subframes return 204': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should fail when server returns 204': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'navigation: Page.goto should fail when navigating to bad SSL': {
     reason: 'other-server',
     text: 'Needs the HTTPS fixture server with a self-signed certificate.',
@@ -389,34 +216,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
   'navigation: Page.goto should fail when main resources failed to load': {
     reason: 'other-server',
     text: 'Navigates to a closed port of localhost, which the egress guard refuses before Chromium can connect.',
-  },
-  'navigation: Page.goto should fail when exceeding default maximum navigation timeout': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should fail when exceeding default maximum timeout': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should prioritize default navigation timeout over default timeout': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should work when navigating to a URL with a client redirect': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should not throw an error for a 404 response with an empty body': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should not throw an error for a 500 response with an empty body': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.goto should wait for network idle to succeed navigation': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'navigation: Page.goto should not leak listeners during navigation': {
     reason: 'not-page-level',
@@ -430,106 +229,13 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'browser-level',
     text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
   },
-  'navigation: Page.goto should work with self requesting page': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'navigation: Page.goto should fail when navigating and show the url at the error message': {
     reason: 'other-server',
     text: 'Needs the HTTPS fixture server with a self-signed certificate.',
   },
-  'navigation: Page.waitForNavigation should work with both domcontentloaded and load': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Page.waitForNavigation should work when subframe issues window.stop()': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Frame.goto should reject when frame detaches': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Frame.goto should return matching responses': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'navigation: Frame.waitForNavigation should fail when frame detaches': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Response.headers should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'network: Request.initiator should return the initiator': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Response.fromCache should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'network: Response.fromServiceWorker Response.fromServiceWorker': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Response.text should return uncompressed text': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Response.text should wait until response completes': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Response.buffer should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'network: Response.buffer should work with compression': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Response.buffer should throw if the response does not have a body': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Response.statusText should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'network: Response.statusText handles missing status text': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Request.isNavigationRequest should work': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Request.isNavigationRequest should work with request interception': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Page.authenticate should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'network: Page.authenticate should fail if wrong credentials': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Page.authenticate should allow disable authentication': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Page.authenticate should not disable caching': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: raw network headers Same-origin set-cookie navigation': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: raw network headers Same-origin set-cookie subresource': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'network: raw network headers Cross-origin set-cookie': {
     reason: 'second-browser',
     text: 'Launches a second browser (with other launch options) for the test.',
-  },
-  'network: Page.setBypassServiceWorker bypass for network': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'network: Response.remoteAddress should support redirects': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'page: Page.close should reject all promises when page is closed': {
     reason: 'browser-level',
@@ -599,55 +305,9 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'browser-level',
     text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
   },
-  'page: Page.waitForNetworkIdle should work': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'page: Page.waitForNetworkIdle should respect idleTime': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.waitForNetworkIdle should work with aborted requests': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.waitForNetworkIdle should work with delayed response': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.exposeFunction should work with loading frames': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.setContent should respect timeout': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'page: Page.setContent should respect default navigation timeout': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.setContent should await resources to load': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.setBypassCSP should bypass CSP header': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.setBypassCSP should bypass after cross-process navigation': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.setBypassCSP should bypass CSP in iframes as well': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.addScriptTag should work with a url and type=module': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'page: Page.addScriptTag should work with a path and type=module': {
     reason: 'file-on-disk',
     text: 'The path option reads a file of the server into the page.',
-  },
-  'page: Page.addScriptTag should work with a content and type=module': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'page: Page.addScriptTag should work with a path': {
     reason: 'file-on-disk',
@@ -657,14 +317,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'file-on-disk',
     text: 'The path option reads a file of the server into the page.',
   },
-  'page: Page.addScriptTag should throw when added with content to the CSP page': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.addScriptTag should throw when added with URL to the CSP page': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'page: Page.addStyleTag should work with a path': {
     reason: 'file-on-disk',
     text: 'The path option reads a file of the server into the page.',
@@ -673,34 +325,9 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'file-on-disk',
     text: 'The path option reads a file of the server into the page.',
   },
-  'page: Page.addStyleTag should throw when added with content to the CSP page': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.addStyleTag should throw when added with URL to the CSP page': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.setCacheEnabled should enable or disable the cache based on the state passed': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.setCacheEnabled should stay disabled when toggling request interception on/off': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'page: Page.pdf can print to PDF and save to file': {
     reason: 'file-on-disk',
     text: 'pdf({path}) writes a file on the server.',
-  },
-  'page: Page.pdf can print to PDF and stream the result': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'page: Page.pdf should respect timeout': { reason: 'not-yet', text: 'A page-level test still to translate.' },
-  'page: Page.select should respect event bubbling': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'page: Page.Events.Close should work with window.close': {
     reason: 'browser-level',
@@ -722,10 +349,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'browser-level',
     text: 'Needs other pages, targets or contexts of the browser (newPage, browser.pages, targetcreated, popups), which scripts do not get: they have their own page.',
   },
-  'queryhandler: XPath selectors in Page should return empty array for non-existing element': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'queryhandler: P selectors should work with custom selectors': {
     reason: 'process-wide',
     text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
@@ -733,10 +356,6 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
   'queryhandler: P selectors should work with custom selectors with args': {
     reason: 'process-wide',
     text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
-  },
-  'queryhandler: P selectors should handle escapes': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'queryselector: Page.$x should query existing element': {
     reason: 'removed-api',
@@ -786,63 +405,13 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'process-wide',
     text: 'Puppeteer.registerCustomQueryHandler() registers a handler for the whole Puppeteer process, which every request shares.',
   },
-  'requestinterception: Page.setRequestInterception should be able to remove headers': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
   'requestinterception: Page.setRequestInterception should work with requests without networkId': {
     reason: 'not-page-level',
     text: 'Drives the page through a CDPSession of its own.',
   },
-  'requestinterception: Page.setRequestInterception should work with redirect inside sync XHR': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'requestinterception: Page.setRequestInterception should work with redirects for subresources': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'requestinterception: Page.setRequestInterception should work with equal requests': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'requestinterception: Page.setRequestInterception should work with badly encoded server': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'requestinterception: Page.setRequestInterception should work wit h encoded server - 2': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'requestinterception: Page.setRequestInterception should not throw "Invalid Interception Id" if the request was cancelled':
-    { reason: 'not-yet', text: 'A page-level test still to translate.' },
   'requestinterception: Page.setRequestInterception should work with file URLs': {
     reason: 'file-on-disk',
     text: 'Navigates to a file: URL of the server.',
-  },
-  'requestinterception: Page.setRequestInterception should not cache if cache disabled': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'requestinterception: Page.setRequestInterception should cache if cache enabled': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'requestinterception: Page.setRequestInterception should load fonts if cache enabled': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'requestinterception: Request.respond should allow mocking binary responses': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'screenshot: Page.screenshot should clip clip bigger than the viewport without "captureBeyondViewport"': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
-  },
-  'screenshot: Page.screenshot should take fullPage screenshots without captureBeyondViewport': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'screenshot: Page.screenshot should run in parallel in multiple pages': {
     reason: 'browser-level',
@@ -852,14 +421,9 @@ export const UNTRANSLATED: Record<string, Untranslated> = {
     reason: 'second-browser',
     text: 'Launches a second browser (with other launch options) for the test.',
   },
-  'screenshot: Cdp should use scale for clip': { reason: 'not-yet', text: 'A page-level test still to translate.' },
   'screenshot: Cdp should work in "fromSurface: false" mode': {
     reason: 'headful-only',
     text: 'Skipped by Puppeteer itself in headless mode; the service runs Chromium headless.',
-  },
-  'waittask: Frame.waitForFunction should work with strict CSP policy': {
-    reason: 'not-yet',
-    text: 'A page-level test still to translate.',
   },
   'waittask: Page.waitForTimeout waits for the given timeout before resolving': {
     reason: 'removed-api',

@@ -139,6 +139,17 @@ test("a locator made with no timeout at all (setDefaultTimeout(0)) still ends ju
   assert.deepEqual(seen, [5000 + PAST_DEADLINE_MS]);
 });
 
+test("locator.timeout reads the timeout as the host clamped it, never the script's larger one", () => {
+  const { idOf, sync } = membrane();
+  const h = idOf(aLocator());
+  const set = sync(h, 'setTimeout', [1e9]);
+  assert.equal(set.ok, true);
+  const r = sync((set.v as WireHandle).id, 'timeout', []);
+  assert.deepEqual(r, { ok: true, v: 5000 + PAST_DEADLINE_MS });
+  const short = sync(h, 'setTimeout', [300]);
+  assert.deepEqual(sync((short.v as WireHandle).id, 'timeout', []), { ok: true, v: 300 });
+});
+
 // Attack (the executor's thread, for every tenant): the isolate asks the host to subscribe to a page
 // event only once per event, but that check is the runtime's Set, which the script may change
 // (Set.prototype.has = () => false). Each page.on then added a host listener, each encoding and

@@ -33,7 +33,8 @@ export const cases: Case[] = [
     area,
     name: 'should get multiple cookies',
     upstream: 'cookies: Page.cookies should get multiple cookies',
-    script: `${SORTED} await page.evaluate(() => { document.cookie = 'username=John Doe'; document.cookie = 'password=1234'; }); return byName(await page.cookies());`,
+    // As 'should get a cookie' (network.ts): reading document.cookie waits for the queued writes.
+    script: `${SORTED} await page.evaluate(() => { document.cookie = 'username=John Doe'; document.cookie = 'password=1234'; return document.cookie; }); return byName(await page.cookies());`,
   },
   {
     area,

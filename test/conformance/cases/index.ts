@@ -15,6 +15,7 @@ import { cases as queryselector } from './queryselector.js';
 import { cases as requestinterception } from './requestinterception.js';
 import { cases as screenshot } from './screenshot.js';
 import { cases as upstream } from './upstream.js';
+import { cases as upstreamRest } from './upstream-rest.js';
 
 export const ALL_CASES: readonly Case[] = [
   ...evaluation,
@@ -32,4 +33,5 @@ export const ALL_CASES: readonly Case[] = [
   ...screenshot,
   ...checks,
   ...upstream,
+  ...upstreamRest,
 ];

@@ -155,7 +155,9 @@ export const cases: Case[] = [
     area: 'cookies',
     name: 'should get a cookie',
     upstream: 'cookies: Page.cookies should get a cookie',
-    script: `await page.evaluate(() => { document.cookie = 'username=John Doe'; }); const c = await page.cookies(); return c.map(({ name, value, domain, path, httpOnly, secure, session }) => ({ name, value, domain, path, httpOnly, secure, session }));`,
+    // The setter only queues the write to the network service (Blink's AsyncSetCookie), where
+    // Network.getCookies reads, on both sides; reading document.cookie on the same pipe waits for it.
+    script: `await page.evaluate(() => { document.cookie = 'username=John Doe'; return document.cookie; }); const c = await page.cookies(); return c.map(({ name, value, domain, path, httpOnly, secure, session }) => ({ name, value, domain, path, httpOnly, secure, session }));`,
   },
   {
     area: 'cookies',

@@ -6,7 +6,7 @@ import type { Case } from '../harness.js';
 
 const area = 'screenshot';
 /** [format, width, height] of PNG, JPEG or WebP bytes (or base64 of them). */
-const INFO = `const info = (img) => {
+export const INFO = `const info = (img) => {
   const b = typeof img === 'string' ? Uint8Array.from(atob(img), (c) => c.charCodeAt(0)) : img;
   const be32 = (i) => ((b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]) >>> 0;
   if (b[0] === 0x89 && b[1] === 0x50) return ['png', be32(16), be32(20)];

@@ -84,6 +84,7 @@ export const LOCATOR_SYNC: Table<Locator<unknown>> = {
   subscribe: (l, [event], c) => c.subscribeLocator(l, event),
   // SECURITY: the locator's own timeout is clamped like every other one.
   setTimeout: (l, [ms], c) => derived(l, l.setTimeout(capToDeadline(num(ms, 'locator.setTimeout', 0), c.clock))),
+  timeout: (l) => l.timeout,
   setVisibility: (l, [v]) =>
     derived(l, l.setVisibility(v === null ? null : (str(v, 'locator.setVisibility') as 'visible' | 'hidden'))),
   setWaitForEnabled: (l, [v]) => derived(l, l.setWaitForEnabled(v === true)),
