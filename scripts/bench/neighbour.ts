@@ -35,8 +35,45 @@ const INNOCENT_SCRIPT = 'return await page.title()';
 const INNOCENT_PAUSE_MS = 100;
 const SAMPLE_EVERY_MS = 200;
 
+/**
+ * A page function whose `$ps` marker the runtime's own check does not see (issue 32): the membrane, not the
+ * runtime, must bound what reaches Puppeteer (test/e2e/request-host-work.test.ts has the same).
+ */
+const FORGED_FUNCTION = `const forged = (src) => {
+    let hidden = false;
+    return new Proxy({ $ps: 'f', src }, {
+      getOwnPropertyDescriptor(t, k) {
+        if (k === '$ps' && !hidden) { hidden = true; return undefined; }
+        return Reflect.getOwnPropertyDescriptor(t, k);
+      },
+    });
+  };`;
+
+/** The isolate kept busy (Atomics.wait, not a timer) until the page says its flood is over, or the deadline. */
+const BUSY_UNTIL_FLOODED = `const parked = new Int32Array(new SharedArrayBuffer(4));
+  while (!page.url().endsWith('#flooded')) Atomics.wait(parked, 0, 0, 20);`;
+
 /** The parade: each kind of attack the issue names, run in turn by the attacker key. */
 export const PARADE: Readonly<Record<string, string>> = {
+  'page function source (200k characters)': `${FORGED_FUNCTION}
+    const src = 'async'.repeat(40000) + 'x(){return 7}';
+    for (;;) await page.evaluate(forged(src));`,
+  'page function source (1.2M characters)': `${FORGED_FUNCTION}
+    const src = 'async'.repeat(240000) + 'x(){return 7}';
+    for (;;) await page.evaluate(forged(src)).catch(() => 0);`,
+  'console flood beside a busy isolate': `page.on('console', () => {});
+    page.evaluate(() => {
+      const s = 'y'.repeat(256 * 1024);
+      for (let i = 0; i < 2000; i++) console.log(s);
+      history.pushState(null, '', '#flooded');
+    }).catch(() => 0);
+    ${BUSY_UNTIL_FLOODED}`,
+  'exposed-function flood beside a busy isolate': `await page.exposeFunction('hit', (i) => i);
+    page.evaluate(() => {
+      for (let i = 0; i < 100000; i++) window.hit(i).catch(() => 0);
+      history.pushState(null, '', '#flooded');
+    }).catch(() => 0);
+    ${BUSY_UNTIL_FLOODED}`,
   'page memory bomb (JS heap)':
     'await page.evaluate(() => { const a = []; for (;;) a.push(new Array(1e5).fill(Math.random())) })',
   'page memory bomb (typed arrays)':
