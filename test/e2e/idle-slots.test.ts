@@ -32,12 +32,14 @@ test('the slot processes past the first are closed with their Chromium while idl
   });
   const { restarts } = svc.service.executors;
   const browserRestarts = svc.service.browser.restarts;
+  // Under load the second slot may already have been closed (and started again) while the first came up.
+  const closedBefore = closedWhileIdle();
   await twoAtOnce();
   const [first, second] = slots();
   assert.ok(first !== undefined && second !== undefined);
   const secondChromium = svc.service.browser.pids.filter((p) => p !== svc.service.browser.pid);
   await until(() => slots()[1] === undefined, 'the second slot process to be closed', { timeoutMs: 20_000 });
-  assert.equal(closedWhileIdle(), 1);
+  assert.equal(closedWhileIdle(), closedBefore + 1);
   assert.equal(slots()[0], first, 'the first slot’s process is kept');
   await until(() => !alive(second) && secondChromium.every((p) => !alive(p)), 'it and its Chromium to be gone');
   await twoAtOnce();
