@@ -135,8 +135,9 @@ export class BrowserHost {
 
   /**
    * A fresh incognito context with one blank page, for one request: one made
-   * ahead of demand if there is one, else a new one (spares.ts). Spares are
-   * replaced when a request's context is closed (lease.ts).
+   * ahead of demand if there is one, else a new one (spares.ts). The spare
+   * taken is replaced at once, and again when a context is closed (lease.ts)
+   * if one is still missing.
    */
   async lease(requestId: string, proxy?: string): Promise<PageLease> {
     // SECURITY: the previous request's end empties the clipboard in the
@@ -148,6 +149,9 @@ export class BrowserHost {
     // more contexts), and each Chromium has a clipboard of its own.
     await this.#current?.janitor.emptied();
     const lease = await this.#spares.take();
+    // The next request's context is made now, beside this one's work: made only
+    // once this context is closed, it was not ready for a request sent back to back.
+    this.#spares.fill();
     // SECURITY: the context's traffic is the request's from here; before (a spare)
     // the guard carried none of it, and after close() it carries none again. It
     // leaves through the request's upstream proxy (a name; the egress process
