@@ -3,7 +3,8 @@
 // 400 MEMORY_LIMIT_EXCEEDED, every request of the neighbour is 200 and it is
 // served while the bombs go off, and each bomb's slot serves the next bomb
 // without waiting on anything of another slot (each slot has its own process
-// and Chromium; nothing between slots, like a clipboard janitor, is shared).
+// and Chromium; nothing is shared between slots, and a lease empties the clipboard
+// from its own page, waiting on no clean-up of the request before).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { FixtureServer, html } from '../helpers/fixtures.js';

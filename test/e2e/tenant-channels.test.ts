@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BrowserHost } from '../../src/slot/browser/browser-host.js';
 import type { PageLease } from '../../src/slot/browser/lease.js';
+import { emptyClipboard, type EmptyClipboard } from '../../src/slot/browser/clipboard.js';
 import { EgressSession } from '../../src/egress/session.js';
 import { silentLogger } from '../../src/common/log.js';
 import { FixtureServer, html } from '../helpers/fixtures.js';
@@ -228,7 +229,7 @@ async function pasteInto(page: PageLease['page']): Promise<string> {
  * A BrowserHost launched as an executor's is, here, outside the membrane. Pages are set with setContent: the
  * contexts need no network (a closed port, as when the guard is down).
  */
-function offlineHost(prewarmedContexts: number, janitorIdleMs: number): BrowserHost {
+function offlineHost(prewarmedContexts: number, emptyClipboard?: EmptyClipboard): BrowserHost {
   return new BrowserHost({
     executablePath: svc.service.config.executablePath,
     chromium: svc.service.config.chromium,
@@ -237,110 +238,92 @@ function offlineHost(prewarmedContexts: number, janitorIdleMs: number): BrowserH
     protocolTimeoutMs: 30_000,
     prewarmedContexts,
     recycleAfterContexts: 0,
-    janitorIdleMs,
+    ...(emptyClipboard ? { emptyClipboard } : {}),
     logger: silentLogger(),
   });
 }
 
+/** A's page copies TOKEN; a probe context open beside it reads it (the control: an empty read later means emptied). */
+async function copyBesideProbe(a: PageLease, probe: PageLease): Promise<void> {
+  await a.page.setContent('<p>a</p>');
+  await probe.page.setContent('<textarea id="t"></textarea>');
+  await until(
+    async () => (await a.page.evaluate(COPY_TOKEN)) === true && (await pasteInto(probe.page)) === TOKEN,
+    'the probe to read the token A copied',
+    {
+      timeoutMs: 15_000,
+      everyMs: 100,
+    },
+  );
+}
+
 describe('the clipboard', () => {
-  test("Chromium's clipboard is emptied when a request ends", async () => {
-    // The service's Chromium is in an executor process; this drives a BrowserHost launched the same way, here,
-    // outside the membrane: context A copies the token, a probe context pastes what the clipboard holds,
-    // again and again in one context (closing a context empties the clipboard) until it reads what it waits for.
-    const host = offlineHost(0, 300);
-    try {
-      await copyThenEnd(host, 'first');
-      // The janitor's page (a renderer of its own) is closed once no request ended for janitorIdleMs...
-      const probe = await host.lease('clipboard-contexts');
-      const browser = probe.page.browser();
-      assert.equal((await browser.defaultBrowserContext().pages()).length, 0, "Chromium's startup page is closed");
-      await until(() => browser.browserContexts().length === 2, 'the janitor to be closed (default + probe left)', {
-        timeoutMs: 15_000,
-      });
-      await probe.close();
-      // ...and the next request's end still empties the clipboard (from a new one).
-      await copyThenEnd(host, 'second');
-    } finally {
-      await host.close();
-    }
-  });
-
-  test("a request leased as the janitor's page is being made again (after an idle spell) does not read the clipboard of the request before", async () => {
-    // Attack (fresh eyes, issue 20): the janitor is closed when idle and made again by the next request's end,
-    // a renderer's launch during which the lane was already free; a context made ahead is leased at once.
-    const host = offlineHost(2, 1000);
-    try {
-      // A first request's end makes the janitor, which is closed once idle.
-      const first = await host.lease('janitor-first');
-      const browser = first.page.browser();
-      await first.close();
-      await until(() => browser.browserContexts().length === 4, 'the janitor made (default + two spares + janitor)', {
-        timeoutMs: 15_000,
-      });
-      await until(() => browser.browserContexts().length === 3, 'the janitor to be closed (default + two spares)', {
-        timeoutMs: 15_000,
-      });
-      const a = await host.lease('janitor-a');
-      await until(() => host.contextsReady > 0, 'a context made ahead for the next request', { timeoutMs: 15_000 });
-      await a.page.setContent('<textarea id="t"></textarea>');
-      const copy = (): Promise<unknown> => a.page.evaluate(COPY_TOKEN);
-      // Control: a paste in this Chromium reads the token once A copied it (copied again each try: the
-      // janitor's context, closing just before, may empty the clipboard as it goes).
-      await until(
-        async () => (await copy()) === true && (await pasteInto(a.page)) === TOKEN,
-        'A to read its own token',
-        {
-          timeoutMs: 15_000,
-          everyMs: 100,
-        },
-      );
-      await a.close();
-      const b = await host.lease('janitor-b');
+  for (const prewarmed of [0, 2])
+    test(`a request's page is given with Chromium's clipboard emptied (${prewarmed} contexts made ahead), at once`, async () => {
+      // The service's Chromium is in a slot process; this drives a BrowserHost launched the same way, here,
+      // outside the membrane. Attack: B, leased right after A ended (from a context made ahead when there is
+      // one), pastes at once on the blank page it was given: the soonest a page could read.
+      const host = offlineHost(prewarmed);
       try {
-        // At once, on the blank page B was given (no navigation first): the soonest a page could read.
-        await b.page.evaluate(`document.body.contentEditable = 'true'; document.body.focus()`);
-        await b.page.keyboard.press('KeyV', { commands: ['Paste'] });
-        assert.equal(await b.page.evaluate('document.body.innerText'), '', "B read A's clipboard");
-        // Control: B's paste does read what is there (its own copy).
-        await b.page.evaluate(
-          `document.addEventListener('copy', (e) => { e.clipboardData.setData('text/plain', 'B-OWN'); e.preventDefault() }, true); document.execCommand('copy')`,
-        );
-        await b.page.evaluate(`document.body.focus()`);
-        await b.page.keyboard.press('KeyV', { commands: ['Paste'] });
-        assert.match(String(await b.page.evaluate('document.body.innerText')), /B-OWN/);
+        const a = await host.lease(`clipboard-a-${prewarmed}`);
+        const probe = await host.lease(`clipboard-probe-${prewarmed}`);
+        try {
+          await copyBesideProbe(a, probe);
+          await a.close();
+          const b = await host.lease(`clipboard-b-${prewarmed}`);
+          try {
+            await b.page.evaluate(`document.body.contentEditable = 'true'; document.body.focus()`);
+            await b.page.keyboard.press('KeyV', { commands: ['Paste'] });
+            assert.equal(await b.page.evaluate('document.body.innerText'), '', "B read A's clipboard");
+            // The probe, open all along, reads it emptied too: emptied, not only hidden from B.
+            assert.equal(await pasteInto(probe.page), '', 'the clipboard still holds the token');
+            // Control: B's paste does read what is there (its own copy).
+            await b.page.evaluate(
+              `document.addEventListener('copy', (e) => { e.clipboardData.setData('text/plain', 'B-OWN'); e.preventDefault() }, true); document.execCommand('copy')`,
+            );
+            await b.page.evaluate(`document.body.focus()`);
+            await b.page.keyboard.press('KeyV', { commands: ['Paste'] });
+            assert.match(String(await b.page.evaluate('document.body.innerText')), /B-OWN/);
+          } finally {
+            await b.close();
+          }
+        } finally {
+          await a.close();
+          await probe.close();
+        }
       } finally {
-        await b.close();
+        await host.close();
       }
+    });
+
+  test('a Chromium whose clipboard cannot be emptied from a leased page is replaced before the page is given', async () => {
+    // A stuck or failing emptying must not give the page anyway: the Chromium (and its clipboard) is replaced.
+    let failures = 1;
+    const host = offlineHost(1, async (page) => (failures-- > 0 ? false : await emptyClipboard(page)));
+    try {
+      await host.start();
+      const first = host.pid as number;
+      const a = await host.lease('clipboard-replaced');
+      try {
+        assert.notEqual(a.pid, first, 'the page came from the Chromium whose clipboard was not emptied');
+        await until(() => !alive(first), 'the first Chromium to be gone', { timeoutMs: 15_000 });
+      } finally {
+        await a.close();
+      }
+      // Never emptied: no page is given at all.
+      failures = 2;
+      await assert.rejects(host.lease('clipboard-never'), /clipboard could not be emptied/);
     } finally {
       await host.close();
     }
   });
 
-  /** Request A copies TOKEN; a probe context reads it while A runs, and reads the clipboard emptied once A ended. */
-  async function copyThenEnd(host: BrowserHost, round: string): Promise<void> {
-    const a = await host.lease(`clipboard-a-${round}`);
-    let aClosed = false;
-    const probe = await host.lease(`clipboard-probe-${round}`);
+  function alive(pid: number): boolean {
     try {
-      await a.page.setContent('<p>a</p>');
-      const copied = await a.page.evaluate(COPY_TOKEN);
-      assert.equal(copied, true, 'A copied');
-      await probe.page.setContent('<textarea id="t"></textarea>');
-      // Control: while A's context is open, the probe does read the token (so an empty read below means emptied).
-      await until(async () => (await pasteInto(probe.page)) === TOKEN, 'the probe to read the token', {
-        timeoutMs: 15_000,
-        everyMs: 100,
-      });
-      // The emptying runs once A's context is closed.
-      await a.close();
-      aClosed = true;
-      await until(async () => (await pasteInto(probe.page)) === '', 'the clipboard to be emptied', {
-        timeoutMs: 15_000,
-        everyMs: 100,
-      });
-    } finally {
-      if (!aClosed) await a.close();
-      await probe.close();
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
     }
   }
 

@@ -2,8 +2,9 @@
 // recycled after so many contexts, discarded when a heavy request left it
 // backed up, closed when idle), and a lease per request: a fresh incognito
 // context and page, closed afterwards. The parts: launch.ts, chromium-flags.ts,
-// lease.ts, spares.ts, clipboard-janitor.ts.
+// lease.ts, spares.ts, clipboard.ts.
 import { background } from '../../common/background.js';
+import { emptyClipboard, type EmptyClipboard } from './clipboard.js';
 import type { ContextEgress } from '../egress-client/remote.js';
 import { Launcher, RELAUNCH_BACKOFF_MS, type Generation, type LaunchOptions } from './launch.js';
 import { openLease, type LeaseHooks, type PageLease } from './lease.js';
@@ -18,6 +19,8 @@ export interface BrowserHostOptions extends LaunchOptions {
   readonly recycleAfterContexts: number;
   /** A context made ahead began to be made, or is ready (or failed): makingSpares may have changed. */
   readonly onSpares?: () => void;
+  /** How a leased page empties its Chromium's clipboard (clipboard.ts); tests inject a failing one. */
+  readonly emptyClipboard?: EmptyClipboard;
 }
 
 export class BrowserHost {
@@ -135,23 +138,14 @@ export class BrowserHost {
 
   /**
    * A fresh incognito context with one blank page, for one request: one made
-   * ahead of demand if there is one, else a new one (spares.ts). The spare
-   * taken is replaced at once, and again when a context is closed (lease.ts)
-   * if one is still missing.
+   * ahead of demand if there is one, else a new one (spares.ts). Spares are
+   * replaced when a request's context is closed (lease.ts).
    */
   async lease(requestId: string, proxy?: string): Promise<PageLease> {
-    // SECURITY: the previous request's end empties the clipboard in the
-    // background; the next request does not start before that is done. The
-    // janitor's page is made again after an idle spell (clipboard-janitor.ts),
-    // so that emptying can take a renderer's launch, during which a page given
-    // at once (a context made ahead) held what the request before had copied.
-    // The current Chromium's: the lease comes from it (a retiring one makes no
-    // more contexts), and each Chromium has a clipboard of its own.
-    await this.#current?.janitor.emptied();
-    const lease = await this.#spares.take();
-    // The next request's context is made now, beside this one's work: made only
-    // once this context is closed, it was not ready for a request sent back to back.
-    this.#spares.fill();
+    // The spare taken is replaced once this request's context is closed (lease.ts),
+    // not now: made beside the request, its renderer counted as the request's
+    // (CPU, memory) and died with the request's memory kill.
+    const lease = await this.#emptied(await this.#spares.take());
     // SECURITY: the context's traffic is the request's from here; before (a spare)
     // the guard carried none of it, and after close() it carries none again. It
     // leaves through the request's upstream proxy (a name; the egress process
@@ -164,6 +158,27 @@ export class BrowserHost {
       throw e;
     }
     return lease;
+  }
+
+  /**
+   * SECURITY: every context of a Chromium shares its clipboard, where the
+   * request before may have copied something. A page is given to a request only
+   * once the clipboard has been emptied from it (still blank, before the
+   * request's navigation). Done in the request's own page, not in a page of the
+   * service's kept for it, so no other request's clean-up is waited on. A
+   * Chromium where that fails or is late is replaced (a new one's clipboard is
+   * empty), and the page comes from the next one.
+   */
+  async #emptied(lease: PageLease): Promise<PageLease> {
+    const empty = this.#opts.emptyClipboard ?? emptyClipboard;
+    if (await empty(lease.page)) return lease;
+    background(lease.close(), 'closing a context', this.#opts.logger);
+    const gen = [this.#current, ...this.#retiring].find((g) => g?.chromium.pid === lease.pid);
+    if (gen) this.#replace(gen, 'its clipboard could not be emptied in a leased page');
+    const next = await this.#spares.take();
+    if (await empty(next.page)) return next;
+    background(next.close(), 'closing a context', this.#opts.logger);
+    throw new Error("Chromium's clipboard could not be emptied before the request");
   }
 
   /**
@@ -205,13 +220,16 @@ export class BrowserHost {
    * context comes from the new one. Counted as a recycle, not a restart.
    */
   #discard(gen: Generation): void {
-    if (gen.retiring || this.#requestContexts(gen) > 1 || this.#closed) return;
+    if (this.#requestContexts(gen) > 1) return;
+    this.#replace(gen, 'it had more DevTools messages queued than the transport holds');
+  }
+
+  /** Kills gen at once (its process group) and launches the next; its contexts die with it. */
+  #replace(gen: Generation, reason: string): void {
+    if (gen.retiring || this.#closed) return;
     this.#retire(gen);
     this.#recycles++;
-    this.#opts.logger.info(
-      { recycles: this.#recycles, pid: gen.chromium.pid },
-      'chromium discarded: it had more DevTools messages queued than the transport holds',
-    );
+    this.#opts.logger.info({ recycles: this.#recycles, pid: gen.chromium.pid, reason }, 'chromium discarded');
     gen.chromium.kill();
     this.#get().catch((e: unknown) => this.#opts.logger.error({ err: String(e) }, 'chromium relaunch failed'));
   }
@@ -230,7 +248,6 @@ export class BrowserHost {
     gen.retiring = true;
     this.#retiring.add(gen);
     if (this.#current === gen) this.#current = undefined;
-    gen.janitor.cancelIdleClose();
     this.#spares.drop((g) => g === gen);
   }
 

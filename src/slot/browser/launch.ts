@@ -7,7 +7,6 @@ import type { Logger } from '../../common/log.js';
 import type { DroppedMessage } from './cdp-transport.js';
 import { chromiumArgs, SHELL_IN_PROCESS_ARGS } from './chromium-flags.js';
 import { startChromium, type ChromiumProcess } from './chromium-process.js';
-import { ClipboardJanitor } from './clipboard-janitor.js';
 
 /** Wait between relaunch attempts after Chromium dies. */
 export const RELAUNCH_BACKOFF_MS = 500;
@@ -25,8 +24,6 @@ export interface Generation {
   /** Replaced: it makes no new contexts and is closed when its last one closes. */
   retiring: boolean;
   successor: Promise<void> | undefined;
-  /** Empties its clipboard after each request. */
-  readonly janitor: ClipboardJanitor;
 }
 
 export interface LaunchOptions {
@@ -40,8 +37,6 @@ export interface LaunchOptions {
   readonly rendererHeapMb?: number;
   /** Chromium's stderr (where a renderer's out-of-memory death is written), as it comes. */
   readonly onOutput?: (text: string) => void;
-  /** How long the clipboard janitor's page outlives the last emptying; JANITOR_IDLE_MS unless told (tests). */
-  readonly janitorIdleMs?: number;
   readonly logger: Logger;
   /**
    * Tests only, never from configuration: SPKI hashes (base64 SHA-256) of test
@@ -124,7 +119,6 @@ export class Launcher {
       live: 0,
       retiring: false,
       successor: undefined,
-      janitor: new ClipboardJanitor(browser, this.#opts.logger, this.#opts.janitorIdleMs),
     };
     browser.once('disconnected', () => onDisconnected(gen));
     this.#opts.logger.info({ ms: Date.now() - t0, pid: chromium.pid, sandboxed: this.#sandboxed }, 'chromium started');

@@ -47,7 +47,7 @@ export interface LeaseHooks {
   contextGone(gen: Generation): void;
   /** gen sent more than BACKLOG_DRAIN_BYTES of a heavy request's events while its context closed: replace it. */
   discard(gen: Generation): void;
-  /** A context is closed: a spare still missing (one that failed to be made) is made now. */
+  /** A context is closed: the spare that replaces it may be made now, between requests. */
   refill(): void;
 }
 
@@ -118,9 +118,8 @@ export async function openLease(gen: Generation, hooks: LeaseHooks): Promise<Pag
         clearTimeout(timer);
         clearInterval(draining);
         hooks.contextGone(gen);
-        gen.janitor.clear();
-        // The spare was replaced when this lease was taken; one still missing
-        // (its making failed, or Chromium was replaced meanwhile) is made now.
+        // The replacement is made once this request's context is gone, between
+        // requests, rather than beside the next request's navigation.
         hooks.refill();
       });
     return closed;

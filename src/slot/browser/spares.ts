@@ -1,5 +1,5 @@
 // Contexts made ahead of demand: each a fresh context with a blank page in the
-// current Chromium, used once, replaced as soon as it is taken.
+// current Chromium, used once, replaced once a request's context is gone.
 import { background } from '../../common/background.js';
 import type { Logger } from '../../common/log.js';
 import { RELAUNCH_BACKOFF_MS, type Generation } from './launch.js';
