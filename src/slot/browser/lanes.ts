@@ -356,8 +356,11 @@ export class BrowserLanes {
       close: () => {
         // Stopped as the context is closed: the request's renderers go with it,
         // and the next request's blank page, made as soon as this context is
-        // gone, must not be killed for what this request did.
-        watch.stop();
+        // gone, must not be killed for what this request did. A request past its
+        // CPU budget has its renderers killed first: closing a context waits on
+        // a busy renderer (a loop, a flood) for seconds, during which its slot
+        // serves nobody (the neighbour bench: the next request queued ~1 s).
+        watch.stop(watch.overBudget);
         this.#watches.delete(watch);
         if (lane.watch === watch) lane.watch = undefined;
         closing ??= lease.close(watch.overBudget).finally(() => this.#release(lane));

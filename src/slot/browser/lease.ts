@@ -18,6 +18,15 @@ export const CONTEXT_CLOSE_TIMEOUT_MS = 5_000;
  * Small beside what a launch costs (~500 ms of CPU).
  */
 export const BACKLOG_DRAIN_BYTES = 2 * 2 ** 20;
+/**
+ * How long closing the context of a request past its CPU budget may take
+ * before its Chromium is killed and replaced instead (LeaseHooks.discard): its
+ * slot serves nobody meanwhile, and a launch takes ~400 ms (measured). The
+ * neighbour bench saw such closes take up to 5 s (CONTEXT_CLOSE_TIMEOUT_MS)
+ * after a console flood whose messages were over the size limit, which
+ * BACKLOG_DRAIN_BYTES does not count.
+ */
+export const HEAVY_CLOSE_WAIT_MS = 1_000;
 /** How often that is looked at while the context closes. */
 const BACKLOG_CHECK_MS = 20;
 
@@ -106,6 +115,7 @@ export async function openLease(gen: Generation, hooks: LeaseHooks): Promise<Pag
       'closing an egress session',
       hooks.logger,
     );
+    const slow = heavy ? setTimeout(() => hooks.discard(gen), HEAVY_CLOSE_WAIT_MS).unref() : undefined;
     let timer: NodeJS.Timeout | undefined;
     closed = Promise.race([
       contextClosed,
@@ -116,6 +126,7 @@ export async function openLease(gen: Generation, hooks: LeaseHooks): Promise<Pag
       .catch(() => undefined)
       .finally(() => {
         clearTimeout(timer);
+        clearTimeout(slow);
         clearInterval(draining);
         hooks.contextGone(gen);
         // The replacement is made once this request's context is gone, between

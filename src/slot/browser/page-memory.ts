@@ -232,8 +232,12 @@ export interface Watch {
   readPeak(): number;
   /** Set once the limit was passed; the renderers were killed then. */
   readonly exceeded: PageMemoryUse | undefined;
-  /** No more readings and no more kills; safe to call more than once. */
-  stop(): void;
+  /**
+   * No more readings and no more kills; safe to call more than once. endOwn:
+   * the request's own processes (chosen as for the memory kill) are killed
+   * first, once.
+   */
+  stop(endOwn?: boolean): void;
   /**
    * Another request started or ended beside this one: a request past its CPU
    * budget is read now and paused or continued (the others wait for their next poll).
@@ -477,10 +481,13 @@ export class PageMemoryWatchdog {
           );
         return peakBytes;
       },
-      stop: () => {
+      stop: (endOwn = false) => {
+        const ending = endOwn && !stopped;
         stopped = true;
         clearInterval(timer);
+        // Continued first, then killed from a fresh walk: no pid is signalled after its process could be gone.
         resume();
+        if (ending) for (const p of this.measure(rootPid)) if (toEnd(p)) this.#source.kill(p.pid);
       },
       // Only a request past its CPU budget is paused or continued when others start
       // or end: for one within it (nearly all), a recheck would only read the lane
