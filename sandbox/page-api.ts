@@ -149,7 +149,9 @@ export const PAGE_API = {
     'mouse.dragOver': DRAG,
     'mouse.drop': DRAG,
     'touchscreen.tap': 'async', // finite coordinates
-    'touchscreen.touchStart': 'async', // finite coordinates; at most MAX_TOUCHES at once (host); resolves to nothing, not a TouchHandle
+    // SECURITY: touches held at once are bounded (MAX_TOUCHES, host) on every route that starts one:
+    // here, elementHandle.touchStart and tap; the TouchHandle answered joins the request's bounded table.
+    'touchscreen.touchStart': 'async', // finite coordinates; a TouchHandle (move and end only)
     'touchscreen.touchMove': 'async', // moves the first touch; finite coordinates
     'touchscreen.touchEnd': 'async', // ends the first touch
     // The whole browser, other contexts, the DevTools protocol, the disk.
@@ -187,6 +189,12 @@ export const PAGE_API = {
     type: 'async', // a string; delay bounded
     press: 'async', // a key name; KEY options
     tap: 'async',
+    // Touches at the element's clickable point, in the request's own page, as page.touchscreen's: touchStart
+    // counts against the same MAX_TOUCHES bound and answers a TouchHandle; touchMove takes only a TouchHandle
+    // of this request's table (the kind is the host's, never the isolate's claim).
+    touchStart: 'async',
+    touchMove: 'async', // a TouchHandle of this request, or nothing (the first touch)
+    touchEnd: 'async', // ends the first touch
     select: 'async', // strings
     boundingBox: 'async',
     boxModel: 'async',
@@ -289,6 +297,12 @@ export const PAGE_API = {
     defaultValue: 'snapshot',
     accept: 'async', // a prompt text string
     dismiss: 'async',
+  },
+  // A touch held on the request's page (touchscreen.touchStart, elementHandle.touchStart): Puppeteer's
+  // TouchHandle stays on the host; the isolate holds its id and may only move and end it.
+  TouchHandle: {
+    move: 'async', // finite coordinates, on the request's own page
+    end: 'async', // lifts the touch; it no longer counts against MAX_TOUCHES
   },
   ConsoleMessage: {
     type: 'snapshot',

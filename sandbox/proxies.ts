@@ -44,6 +44,7 @@ const LABELS: Record<HandleKind, string> = {
   HTTPResponse: 'response',
   Dialog: 'dialog',
   ConsoleMessage: 'consoleMessage',
+  TouchHandle: 'touchHandle',
 };
 
 export function createPageApi(deps: BridgeDeps): Bridge {
@@ -254,6 +255,7 @@ export function createPageApi(deps: BridgeDeps): Bridge {
   class HTTPResponse {}
   class Dialog {}
   class ConsoleMessage {}
+  class TouchHandle {}
 
   const protos: Record<HandleKind, object> = {
     Page: Page.prototype,
@@ -265,6 +267,7 @@ export function createPageApi(deps: BridgeDeps): Bridge {
     HTTPResponse: HTTPResponse.prototype,
     Dialog: Dialog.prototype,
     ConsoleMessage: ConsoleMessage.prototype,
+    TouchHandle: TouchHandle.prototype,
   };
   for (const [kind, proto] of Object.entries(protos)) installTable(proto, kind as HandleKind);
 

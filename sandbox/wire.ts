@@ -22,7 +22,8 @@ export type HandleKind =
   | 'HTTPResponse'
   | 'Dialog'
   | 'ConsoleMessage'
-  | 'Locator';
+  | 'Locator'
+  | 'TouchHandle';
 
 export interface WireHandle {
   $ps: 'h';

@@ -73,31 +73,6 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     reason:
       "An artefact of the fixtures on loopback: raw Puppeteer's Chromium blocks the data: page's stylesheet from 127.0.0.1 (Local Network Access: a page that is not a secure context may not load from a more private address space), so it fails with net::ERR_FAILED; pagescript's Chromium reaches every site through the egress guard, so it sees no loopback address and gets the fixture's 404, the answer upstream expects. On a public site both load it.",
   },
-  'elementhandle: ElementHandle.touchStart should work': {
-    onPurpose: false,
-    reason:
-      "elementHandle.touchStart(), touchMove() and touchEnd() are not offered yet (page.touchscreen's are, bounded): opening them needs their review in the method table and a test of the touch bound; touchStart's TouchHandle, a live host object, would be none.",
-  },
-  'elementhandle: ElementHandle.touchStart should work with the returned Touch': {
-    onPurpose: false,
-    reason:
-      "elementHandle.touchStart(), touchMove() and touchEnd() are not offered yet (page.touchscreen's are, bounded): opening them needs their review in the method table and a test of the touch bound; touchStart's TouchHandle, a live host object, would be none.",
-  },
-  'elementhandle: ElementHandle.touchMove should work': {
-    onPurpose: false,
-    reason:
-      "elementHandle.touchStart(), touchMove() and touchEnd() are not offered yet (page.touchscreen's are, bounded): opening them needs their review in the method table and a test of the touch bound; touchStart's TouchHandle, a live host object, would be none.",
-  },
-  'elementhandle: ElementHandle.touchMove should work with a pre-existing Touch': {
-    onPurpose: false,
-    reason:
-      "elementHandle.touchStart(), touchMove() and touchEnd() are not offered yet (page.touchscreen's are, bounded): opening them needs their review in the method table and a test of the touch bound; touchStart's TouchHandle, a live host object, would be none.",
-  },
-  'elementhandle: ElementHandle.touchEnd should work': {
-    onPurpose: false,
-    reason:
-      "elementHandle.touchStart(), touchMove() and touchEnd() are not offered yet (page.touchscreen's are, bounded): opening them needs their review in the method table and a test of the touch bound; touchStart's TouchHandle, a live host object, would be none.",
-  },
   'emulation: Page.viewport should support mobile emulation': {
     onPurpose: false,
     reason:

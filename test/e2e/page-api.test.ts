@@ -158,12 +158,41 @@ describe('Page', () => {
       // Chromium may deliver a touch event to the page after it acknowledged the command (seen under load:
       // touchend not yet there): wait for all three, then compare what arrived.
       await page.waitForFunction(() => seen.length >= 3, { timeout: 3000 }).catch(() => undefined);
-      return [started === undefined, await page.evaluate(() => seen), drag];
+      return [Object.prototype.toString.call(started), await page.evaluate(() => seen), drag];
     `);
     assert.deepEqual(d, [
-      true,
+      '[object TouchHandle]',
       ['touchstart:10', 'touchmove:40', 'touchend:40'],
       'mouse.drag() is not available in pagescript: drag data can name files on the server',
+    ]);
+  });
+
+  test('touches started from element handles count against the touch bound', async () => {
+    const d = await run(`
+      await page.setViewport({ width: 800, height: 600, hasTouch: true });
+      const btn = await page.$('#btn');
+      const touches = [];
+      for (let i = 0; i < 9; i++) touches.push(await btn.touchStart());
+      touches.push(await page.touchscreen.touchStart(5, 5));
+      const refused = [];
+      for (const start of [() => btn.touchStart(), () => page.touchscreen.touchStart(6, 6)])
+        refused.push(await start().then(() => 'started', (e) => e.message));
+      // A touch ended through its handle frees a place, on either route.
+      await touches[0].move(20, 20);
+      await touches[0].end();
+      const again = await btn.touchStart();
+      let notATouch;
+      try { await btn.touchMove(btn); } catch (e) { notATouch = e.message; }
+      let nothingElse;
+      try { await again.start(); } catch (e) { nothingElse = e.message; }
+      await btn.touchEnd();
+      return [refused, Object.prototype.toString.call(again), notATouch, nothingElse];
+    `);
+    assert.deepEqual(d, [
+      ['elementHandle.touchStart: at most 10 touches at once', 'touchscreen.touchStart: at most 10 touches at once'],
+      '[object TouchHandle]',
+      'elementHandle.touchMove: expected TouchHandle',
+      'again.start is not a function',
     ]);
   });
 

@@ -27,12 +27,44 @@ function fakePage(hang: readonly string[] = []): { page: Page; calls: Call[] } {
           },
       },
     );
+  // As Puppeteer's Touchscreen: a list of the touches held, each a TouchHandle that leaves it when ended.
+  class FakeTouchHandle {
+    constructor(readonly held: FakeTouchHandle[]) {}
+    move(x: unknown, y: unknown): Promise<void> {
+      calls.push(['touchHandle.move', x, y]);
+      return Promise.resolve();
+    }
+    end(): Promise<void> {
+      calls.push(['touchHandle.end']);
+      this.held.splice(this.held.indexOf(this), 1);
+      return Promise.resolve();
+    }
+  }
+  const touches: FakeTouchHandle[] = [];
+  const touchscreen = new Proxy(
+    { touches },
+    {
+      get: (t, name) => {
+        if (name === 'touches') return t.touches;
+        return (...args: unknown[]) => {
+          calls.push([`touchscreen.${String(name)}`, ...args]);
+          if (name === 'touchStart') {
+            const h = new FakeTouchHandle(touches);
+            touches.push(h);
+            return Promise.resolve(h);
+          }
+          if (name === 'touchEnd') touches.shift();
+          return Promise.resolve(undefined);
+        };
+      },
+    },
+  );
   const page = {
     on: () => page,
     off: () => page,
     keyboard: recorder('keyboard.'),
     mouse: recorder('mouse.'),
-    touchscreen: recorder('touchscreen.'),
+    touchscreen,
   };
   return {
     page: new Proxy(page, {
@@ -159,6 +191,28 @@ test(`touchscreen.touchStart: at most ${MAX_TOUCHES} touches at once; touchEnd f
   assert.equal((await call('touchscreen.touchStart', [2, 2])).ok, true);
   assert.equal(calls.filter(([m]) => m === 'touchscreen.touchStart').length, MAX_TOUCHES + 1);
   assert.deepEqual(calls.at(-1), ['touchscreen.touchStart', 2, 2]);
+});
+
+test(`a TouchHandle's end() frees a touch of the ${MAX_TOUCHES}; it offers move and end only`, async () => {
+  const { calls, call } = membrane();
+  const handles: number[] = [];
+  for (let i = 0; i < MAX_TOUCHES; i++) {
+    const r = await call('touchscreen.touchStart', [i, i]);
+    const tag = r.v as { $ps: string; id: number; k: string };
+    assert.equal(tag.k, 'TouchHandle');
+    handles.push(tag.id);
+  }
+  assert.match((await call('touchscreen.touchStart', [1, 1])).e?.message ?? '', /at most \d+ touches at once/);
+  assert.match((await call('move', ['1', 2], handles[0])).e?.message ?? '', /x must be a number/);
+  assert.equal((await call('move', [5, 6], handles[0])).ok, true);
+  assert.match((await call('start', [], handles[0])).e?.message ?? '', /not available/);
+  assert.match((await call('updateClient', [], handles[0])).e?.message ?? '', /not available/);
+  assert.equal((await call('end', [], handles[0])).ok, true);
+  assert.equal((await call('touchscreen.touchStart', [7, 7])).ok, true);
+  assert.deepEqual(
+    calls.filter(([m]) => m.startsWith('touchHandle.')),
+    [['touchHandle.move', 5, 6], ['touchHandle.end']],
+  );
 });
 
 test('touchscreen.touchMove takes finite coordinates only', async () => {

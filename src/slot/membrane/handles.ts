@@ -102,6 +102,8 @@ export class HandleTable {
     if (/HTTPResponse$/.test(name)) return 'HTTPResponse';
     if (/Dialog$/.test(name)) return 'Dialog';
     if (/ConsoleMessage$/.test(name)) return 'ConsoleMessage';
+    // CdpTouchHandle: a touch held on the request's page (touchscreen.touchStart, elementHandle.touchStart).
+    if (/TouchHandle$/.test(name) && typeof (v as { move?: unknown }).move === 'function') return 'TouchHandle';
     return undefined;
   }
 

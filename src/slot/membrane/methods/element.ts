@@ -1,9 +1,9 @@
 // Element and JS handles: queries and evaluation from an element, its actions
 // (keys and text judged as for the keyboard), geometry and properties.
-import type { ElementHandle, JSHandle } from 'puppeteer';
+import type { ElementHandle, JSHandle, TouchHandle } from 'puppeteer';
 import { CLICK, KEY, SCREENSHOT, TYPE, clampNum, options, str } from '../options.js';
 import type { Impl, Table } from './context.js';
-import { keyFor, textFor } from './keyboard.js';
+import { keyFor, startTouch, textFor } from './keyboard.js';
 import { queries, selectValues } from './queries.js';
 
 export const ELEMENT: Table<ElementHandle> = {
@@ -16,6 +16,12 @@ export const ELEMENT: Table<ElementHandle> = {
   press: (e, [key, opts], c) =>
     e.press(keyFor(c.page, key, 'elementHandle.press') as never, options(opts, KEY, c.clock, 'elementHandle.press')),
   tap: (e) => e.tap(),
+  touchStart: (e, _args, c) => startTouch(c.page, 'elementHandle.touchStart', () => e.touchStart()),
+  touchMove: (e, [touch], c) =>
+    e.touchMove(
+      touch === undefined ? undefined : c.handle<TouchHandle>(touch, ['TouchHandle'], 'elementHandle.touchMove'),
+    ),
+  touchEnd: (e) => e.touchEnd(),
   select: (e, values) => e.select(...selectValues(values)),
   boundingBox: (e) => e.boundingBox(),
   boxModel: (e) => e.boxModel(),

@@ -11,6 +11,7 @@ import type { Impl, Table } from './context.js';
 import { ELEMENT, ELEMENT_SYNC, JSHANDLE } from './element.js';
 import { CONSOLE_SYNC, DIALOG, REQUEST, REQUEST_SYNC, RESPONSE, RESPONSE_SYNC } from './events.js';
 import { FRAME, FRAME_SYNC } from './frame.js';
+import { TOUCH } from './keyboard.js';
 import { LOCATOR, LOCATOR_SYNC } from './locator.js';
 import { PAGE, PAGE_SYNC } from './page.js';
 
@@ -27,6 +28,7 @@ export const ASYNC_METHODS: Readonly<Partial<Record<HandleKind, Table<never>>>> 
   HTTPRequest: REQUEST as Table<never>,
   HTTPResponse: RESPONSE as Table<never>,
   Dialog: DIALOG as Table<never>,
+  TouchHandle: TOUCH as Table<never>,
 };
 
 export const SYNC_METHODS: Readonly<Partial<Record<HandleKind, Table<never>>>> = {

@@ -2,7 +2,7 @@
 // page.touchscreen.*), and the guard every key event sent to the page passes:
 // no key may make a clipboard shortcut with the keys held down, whichever method
 // sends it. Touches started and not ended are bounded per touchscreen.
-import type { Page, Touchscreen } from 'puppeteer';
+import type { Page, TouchHandle, Touchscreen } from 'puppeteer';
 import {
   KEY,
   MOUSE_CLICK,
@@ -90,26 +90,41 @@ export function textFor(p: Page, v: unknown, where: string): string {
 
 /** Touches started and not yet ended, per touchscreen: each one is host memory the script could pile up. */
 export const MAX_TOUCHES = 10;
-const activeTouches = new WeakMap<Touchscreen, number>();
+/** Touch starts under way, per touchscreen: Puppeteer lists a touch only once its start was sent. */
+const startingTouches = new WeakMap<Touchscreen, number>();
 
-async function touchStart(p: Page, x: number, y: number): Promise<undefined> {
-  const n = activeTouches.get(p.touchscreen) ?? 0;
-  if (n >= MAX_TOUCHES) throw new MembraneError(`touchscreen.touchStart: at most ${MAX_TOUCHES} touches at once`);
-  activeTouches.set(p.touchscreen, n + 1);
+/** The touches Puppeteer holds for the page (its own list, which every start, end and TouchHandle.end keeps). */
+function heldTouches(t: Touchscreen): number {
+  const list = (t as unknown as { touches?: unknown }).touches;
+  // SECURITY: if Puppeteer ever stops keeping this list, refuse rather than count nothing.
+  if (!Array.isArray(list)) throw new MembraneError('touchStart: the touch bound cannot be checked');
+  return list.length;
+}
+
+/**
+ * Starts a touch through `start` (page.touchscreen.touchStart or elementHandle.touchStart), within
+ * MAX_TOUCHES touches held on the page whichever route started them; answers Puppeteer's TouchHandle,
+ * which crosses as a handle of the request's table.
+ */
+export async function startTouch(p: Page, where: string, start: () => Promise<TouchHandle>): Promise<TouchHandle> {
+  const t = p.touchscreen;
+  const starting = startingTouches.get(t) ?? 0;
+  // SECURITY: counted before the first await, so touches started together cannot pass the bound together.
+  if (heldTouches(t) + starting >= MAX_TOUCHES)
+    throw new MembraneError(`${where}: at most ${MAX_TOUCHES} touches at once`);
+  startingTouches.set(t, starting + 1);
   try {
-    // Puppeteer answers a TouchHandle; scripts move and end touches through touchMove/touchEnd instead.
-    await p.touchscreen.touchStart(x, y);
-  } catch (e) {
-    activeTouches.set(p.touchscreen, (activeTouches.get(p.touchscreen) ?? 1) - 1);
-    throw e;
+    return await start();
+  } finally {
+    startingTouches.set(t, (startingTouches.get(t) ?? 1) - 1);
   }
-  return undefined;
 }
 
-async function touchEnd(p: Page): Promise<void> {
-  await p.touchscreen.touchEnd();
-  activeTouches.set(p.touchscreen, Math.max(0, (activeTouches.get(p.touchscreen) ?? 1) - 1));
-}
+/** A TouchHandle of this request: moved and ended, nothing else (TOUCH). */
+export const TOUCH: Table<TouchHandle> = {
+  move: (h, [x, y]) => h.move(num(x, 'touchHandle.move: x'), num(y, 'touchHandle.move: y')),
+  end: (h) => h.end(),
+};
 
 export const INPUT: Table<Page> = {
   'keyboard.down': (p, [key], c) =>
@@ -138,9 +153,11 @@ export const INPUT: Table<Page> = {
     p.mouse.wheel(options(opts, { deltaX: 'number', deltaY: 'number' }, c.clock, 'mouse.wheel')),
   'mouse.reset': (p) => p.mouse.reset(),
   'touchscreen.tap': (p, [x, y]) => p.touchscreen.tap(num(x, 'touchscreen.tap: x'), num(y, 'touchscreen.tap: y')),
-  'touchscreen.touchStart': (p, [x, y]) =>
-    touchStart(p, num(x, 'touchscreen.touchStart: x'), num(y, 'touchscreen.touchStart: y')),
+  'touchscreen.touchStart': (p, [x, y]) => {
+    const [nx, ny] = [num(x, 'touchscreen.touchStart: x'), num(y, 'touchscreen.touchStart: y')];
+    return startTouch(p, 'touchscreen.touchStart', () => p.touchscreen.touchStart(nx, ny));
+  },
   'touchscreen.touchMove': (p, [x, y]) =>
     p.touchscreen.touchMove(num(x, 'touchscreen.touchMove: x'), num(y, 'touchscreen.touchMove: y')),
-  'touchscreen.touchEnd': (p) => touchEnd(p),
+  'touchscreen.touchEnd': (p) => p.touchscreen.touchEnd(),
 };
