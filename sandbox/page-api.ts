@@ -113,6 +113,10 @@ export const PAGE_API = {
     emulateNetworkConditions: 'async', // finite download, upload, latency and an offline boolean, or null
     setCacheEnabled: 'async', // a boolean; the cache is the incognito context's
     setBypassCSP: 'async', // the page's own CSP; the page cannot reach more than the guard allows
+    // SECURITY: Puppeteer sends Network.setBypassServiceWorker to the page's own primary session only, never the
+    // browser's: service workers of the request's incognito context are skipped for its page's requests, which
+    // still go through the egress guard.
+    setBypassServiceWorker: 'async', // a boolean
     authenticate: 'async', // username and password strings, sent only to sites the guard allows
     setRequestInterception: 'async', // requests then arrive as HTTPRequest handles; see HTTPRequest.continue
     screenshot: 'async', // SECURITY: no `path`; clip bounded; bytes come back as a copy
@@ -124,6 +128,7 @@ export const PAGE_API = {
     viewport: 'sync',
     isClosed: 'sync',
     isJavaScriptEnabled: 'sync',
+    isServiceWorkerBypassed: 'sync', // the boolean Puppeteer keeps for setBypassServiceWorker
     mainFrame: 'sync', // a Frame handle of the request's page
     frames: 'sync', // as mainFrame
     setDefaultTimeout: 'sync', // clamped to the remaining time

@@ -54,11 +54,6 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     reason:
       "response.remoteAddress() is refused, a redirect's response too: the address Chromium connected to is the egress guard on loopback.",
   },
-  'network: Page.setBypassServiceWorker bypass for network': {
-    onPurpose: false,
-    reason:
-      "page.setBypassServiceWorker() and page.isServiceWorkerBypassed() are not offered yet: opening them needs their review in the method table (Network.setBypassServiceWorker on the page's own target) and its test.",
-  },
   'network: response.securityDetails is null for http': {
     onPurpose: true,
     reason: 'Chromium talks to the egress guard, which tunnels TLS; the answer is refused rather than misleading.',

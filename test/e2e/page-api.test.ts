@@ -167,6 +167,17 @@ describe('Page', () => {
     ]);
   });
 
+  test("setBypassServiceWorker is the request's page's own setting, read back by isServiceWorkerBypassed", async () => {
+    const d = await run(`
+      const before = page.isServiceWorkerBypassed();
+      await page.setBypassServiceWorker(true);
+      const on = page.isServiceWorkerBypassed();
+      await page.reload();
+      return [before, on, await page.title()];
+    `);
+    assert.deepEqual(d, [false, true, 'App']);
+  });
+
   test('touches started from element handles count against the touch bound', async () => {
     const d = await run(`
       await page.setViewport({ width: 800, height: 600, hasTouch: true });

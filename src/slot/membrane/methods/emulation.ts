@@ -215,6 +215,7 @@ export const EMULATION: Table<Page> = {
   setOfflineMode: (p, [on]) => p.setOfflineMode(on === true),
   setCacheEnabled: (p, [on]) => p.setCacheEnabled(on !== false),
   setBypassCSP: (p, [on]) => p.setBypassCSP(on === true),
+  setBypassServiceWorker: (p, [on]) => p.setBypassServiceWorker(on === true),
   authenticate: (p, [creds], c) => {
     if (creds === null) return p.authenticate(null);
     const o = options(creds, { username: 'string', password: 'string' }, c.clock, 'page.authenticate') as {

@@ -46,6 +46,7 @@ export const PAGE_SYNC: Table<Page> = {
   viewport: (p) => p.viewport(),
   isClosed: (p) => p.isClosed(),
   isJavaScriptEnabled: (p) => p.isJavaScriptEnabled(),
+  isServiceWorkerBypassed: (p) => p.isServiceWorkerBypassed(),
   mainFrame: (p) => p.mainFrame(),
   frames: (p) => p.frames(),
   locator: (p, [sel], c) => newLocator(p.locator(locatorTarget(sel, 'page.locator', c) as never), c),
