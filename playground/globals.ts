@@ -120,6 +120,8 @@ const PAGE_METHOD_NAMES = [
   'setOfflineMode',
   'setCacheEnabled',
   'setBypassCSP',
+  'setBypassServiceWorker',
+  'isServiceWorkerBypassed',
   'authenticate',
   'setRequestInterception',
   'setDefaultTimeout',
@@ -157,14 +159,14 @@ export const PAGE_MEMBERS: readonly GlobalInfo[] = [
 export const MEMBERS: Readonly<Record<string, readonly GlobalInfo[]>> = {
   page: PAGE_MEMBERS,
   'page.keyboard': ['down', 'up', 'press', 'type', 'sendCharacter'].map((label) => ({ label, type: 'method' })),
-  // Not drag, dragAndDrop or touchStart/Move/End: the membrane refuses them.
+  // Not drag or dragAndDrop: the membrane refuses them.
   'page.mouse': ['move', 'click', 'down', 'up', 'wheel', 'reset'].map((label) => ({
     label,
     type: 'method',
   })),
   'page.touchscreen': [
     { label: 'tap', type: 'method', detail: '(x, y)' },
-    { label: 'touchStart', type: 'method', detail: '(x, y)' },
+    { label: 'touchStart', type: 'method', detail: '(x, y) → TouchHandle' },
     { label: 'touchMove', type: 'method', detail: '(x, y)' },
     { label: 'touchEnd', type: 'method', detail: '()' },
   ],
