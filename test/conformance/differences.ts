@@ -68,9 +68,4 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     reason:
       "An artefact of the fixtures on loopback: raw Puppeteer's Chromium blocks the data: page's stylesheet from 127.0.0.1 (Local Network Access: a page that is not a secure context may not load from a more private address space), so it fails with net::ERR_FAILED; pagescript's Chromium reaches every site through the egress guard, so it sees no loopback address and gets the fixture's 404, the answer upstream expects. On a public site both load it.",
   },
-  'emulation: Page.viewport should support mobile emulation': {
-    onPurpose: false,
-    reason:
-      "The request's page starts at the service's default viewport, 1280×800 (defaultViewport in the browser launch options), where Puppeteer's starts at 800×600; the test's first window.innerWidth is 1280, not 800.",
-  },
 };

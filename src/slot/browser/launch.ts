@@ -142,7 +142,8 @@ export class Launcher {
       // SECURITY: keep Chromium's popup blocker on.
       ignoreDefaultArgs: ['--disable-popup-blocking'],
       protocolTimeoutMs: this.#opts.protocolTimeoutMs,
-      defaultViewport: { width: 1280, height: 800 },
+      // Puppeteer's own default, so pasted Puppeteer code sees the page it expects (issue 37).
+      defaultViewport: { width: 800, height: 600 },
       ...(this.#opts.onOutput ? { onOutput: this.#opts.onOutput } : {}),
       onDropped: (d) => this.#droppedMessage(d),
     });
