@@ -142,15 +142,7 @@ function ensureChromium() {
   const mode = asked || 'shell';
   const want = DEBIAN_CHROMIUM[mode];
   if (existsSync(want.path)) return { path: want.path, mode };
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  if (process.platform === 'linux' && isRoot && existsSync('/etc/debian_version') && existsSync('/usr/bin/apt-get')) {
-    say(`Chromium is missing; installing Debian's ${want.pkg} package (apt-get)`);
-    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-    aptUpdate(env);
-    aptGet(['install', '-y', '--no-install-recommends', want.pkg, 'fonts-liberation'], env);
-    if (existsSync(want.path)) return { path: want.path, mode };
-    fail(`apt-get installed ${want.pkg} but ${want.path} is missing; set PUPPETEER_EXECUTABLE_PATH`);
-  }
+  if (installDebianChromium(want)) return { path: want.path, mode };
   // Not allowed to install: the default falls back to the full browser when that is what is here.
   if (!asked && existsSync(DEBIAN_CHROMIUM.full.path)) {
     say(`${want.path} is missing and we may not install it; using ${DEBIAN_CHROMIUM.full.path} (CHROMIUM=full)`);
@@ -160,6 +152,22 @@ function ensureChromium() {
     `no Chromium found at ${want.path}. Install Debian's ${want.pkg} (or Chrome) or set PUPPETEER_EXECUTABLE_PATH ` +
       `to its executable, e.g. PUPPETEER_EXECUTABLE_PATH=/usr/lib/chromium/chromium CHROMIUM=full npm start`,
   );
+}
+
+/**
+ * Installs one of Debian's Chromium packages when we may (root on Debian);
+ * false when we may not. Fails when the install leaves no executable.
+ */
+function installDebianChromium(want) {
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (process.platform !== 'linux' || !isRoot || !existsSync('/etc/debian_version') || !existsSync('/usr/bin/apt-get'))
+    return false;
+  say(`Chromium is missing; installing Debian's ${want.pkg} package (apt-get)`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  aptUpdate(env);
+  aptGet(['install', '-y', '--no-install-recommends', want.pkg, 'fonts-liberation'], env);
+  if (existsSync(want.path)) return true;
+  fail(`apt-get installed ${want.pkg} but ${want.path} is missing; set PUPPETEER_EXECUTABLE_PATH`);
 }
 
 function withNodeOnPath(nodeBin, extra = {}) {
@@ -333,6 +341,9 @@ const chromium = ['test:unit', 'lint', 'build'].includes(command)
     ? { path: process.env.PUPPETEER_EXECUTABLE_PATH, mode: process.env.CHROMIUM }
     : undefined
   : ensureChromium();
+// The bench measures raw Puppeteer on the full browser too, whichever Chromium the service runs: both are needed.
+if (command === 'run' && rest[0] === 'scripts/bench/main.ts' && !existsSync(DEBIAN_CHROMIUM.full.path))
+  installDebianChromium(DEBIAN_CHROMIUM.full);
 ensureDependencies(nodeBin);
 ensureServiceUsers();
 // Unit tests, lint and the build run no service: they do not need nft.
