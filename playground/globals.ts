@@ -129,6 +129,7 @@ const PAGE_METHOD_NAMES = [
   // output
   'screenshot',
   'pdf',
+  'createPDFStream',
   // scripts in the page
   'evaluateOnNewDocument',
   'removeScriptToEvaluateOnNewDocument',

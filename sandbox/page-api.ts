@@ -121,6 +121,7 @@ export const PAGE_API = {
     setRequestInterception: 'async', // requests then arrive as HTTPRequest handles; see HTTPRequest.continue
     screenshot: 'async', // SECURITY: no `path`; clip bounded; bytes come back as a copy
     pdf: 'async', // SECURITY: no `path`; timeout clamped
+    createPDFStream: 'local', // page.pdf's bytes (its options and bounds), read through a stream made in the isolate
     evaluateOnNewDocument: 'async', // source text for the page, never run on the host
     removeScriptToEvaluateOnNewDocument: 'async', // an identifier string
     bringToFront: 'async', // the request's own page

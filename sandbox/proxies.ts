@@ -4,6 +4,7 @@
 // sends (handle id, method name, arguments) to the host, which decides what is
 // allowed (src/slot/membrane/methods/); a refused one throws a clear error; the
 // 'local' ones are written here.
+import { ByteStream } from './byte-stream.js';
 import { PAGE_API, type Entry, type KindTable } from './page-api.js';
 import type { HandleKind, ToHost } from './wire.js';
 
@@ -358,6 +359,16 @@ export function createPageApi(deps: BridgeDeps): Bridge {
       // The loser's rejection (its own timeout, the same as the winner's) is not an unhandled one.
       for (const p of [attached, navigated]) p.catch(() => undefined);
       return found;
+    },
+    writable: true,
+    configurable: true,
+  });
+
+  // createPDFStream(options): page.pdf's bytes, with its options and bounds, read through a stream made here
+  // (a host stream is a live object and never crosses).
+  Object.defineProperty(Page.prototype, 'createPDFStream', {
+    value: async function (this: { pdf: AnyFn }, options?: unknown): Promise<ByteStream> {
+      return new ByteStream((await this.pdf(options)) as Uint8Array);
     },
     writable: true,
     configurable: true,

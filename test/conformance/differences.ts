@@ -58,11 +58,6 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     onPurpose: true,
     reason: 'Chromium talks to the egress guard, which tunnels TLS; the answer is refused rather than misleading.',
   },
-  'page: Page.pdf can print to PDF and stream the result': {
-    onPurpose: false,
-    reason:
-      'page.createPDFStream() is not offered: its ReadableStream is a live host object, which never crosses into the isolate; page.pdf() gives the same bytes. A stream built inside the isolate over those bytes would close the gap.',
-  },
   'requestinterception: Page.setRequestInterception should work wit h encoded server - 2': {
     onPurpose: false,
     reason:

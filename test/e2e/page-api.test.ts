@@ -375,6 +375,22 @@ describe('Page', () => {
     assert.deepEqual(d, [true, 'PNG', 'string', 0xff, true, true, '%PDF', true]);
   });
 
+  test("createPDFStream: page.pdf's bytes read through getReader() and for await, in chunks", async () => {
+    const d = await run(`
+      const whole = await page.pdf({ format: 'A4' });
+      const stream = await page.createPDFStream({ format: 'A4' });
+      const reader = stream.getReader();
+      let locked; try { stream.getReader(); } catch (e) { locked = e instanceof TypeError; }
+      const chunks = [];
+      for (;;) { const { done, value } = await reader.read(); if (done) break; chunks.push(value); }
+      reader.releaseLock();
+      let n = 0; for await (const c of await page.createPDFStream()) n += c.length;
+      const bytes = chunks.reduce((a, c) => a + c.length, 0);
+      return [locked, chunks.every((c) => c instanceof Uint8Array && c.length <= 65536), new TextDecoder().decode(chunks[0].slice(0, 4)),
+        bytes > 0, n > 0, stream.locked, (await reader.read().catch((e) => e.constructor.name))]`);
+    assert.deepEqual(d, [true, true, '%PDF', true, true, false, 'TypeError']);
+  });
+
   test('evaluateOnNewDocument and exposeFunction (which runs in the isolate)', async () => {
     const d = await run(`
       await page.evaluateOnNewDocument((v) => { window.injected = v }, 'early');

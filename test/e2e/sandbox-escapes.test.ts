@@ -197,6 +197,13 @@ describe('the disk is out of reach', () => {
     assert.equal(existsSync(target), false);
   });
 
+  test('createPDFStream with path writes no file, as pdf', async () => {
+    const target = join(scratch, 'stream.pdf');
+    const r = await run(`return await page.createPDFStream({ path: ${JSON.stringify(target)} })`);
+    assert.equal(r.status, 400);
+    assert.equal(existsSync(target), false);
+  });
+
   test('element screenshot with path writes no file', async () => {
     const target = join(scratch, 'el.png');
     const r = await run(`const h = await page.$('#h'); return await h.screenshot({ path: ${JSON.stringify(target)} })`);

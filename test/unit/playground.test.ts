@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/common/config.js';
 import { ASYNC_METHODS, SYNC_METHODS, lookupMethod } from '../../src/slot/membrane/methods/index.js';
 
 /** Page members the isolate implements itself (sandbox/proxies.ts) instead of sending them to the host. */
-const ISOLATE_SIDE = new Set(['on', 'once', 'off', 'waitForRequest', 'waitForResponse']);
+const ISOLATE_SIDE = new Set(['on', 'once', 'off', 'waitForRequest', 'waitForResponse', 'createPDFStream']);
 /**
  * Membrane entries a script does not call on page by that name: plumbing (subscribe), and
  * frameElement, which the page's table shares with the frame's but Puppeteer's Page lacks.
