@@ -80,7 +80,11 @@ async function runaway(script: string, logged: RegExp): Promise<void> {
   const next = await queued;
   assert.equal(next.status, 200, next.text);
   assert.equal(next.body.data, 'Example Domain');
-  await until(async () => (await health()).executorRestarts === restarts + 1, "the bomb's slot process replaced");
+  // The slot process ends itself ISOLATE_STOP_GRACE_MS (10 s) after the disposal: the wait covers that whatever
+  // else took (the default 10 s did not, once the other requests were served sooner).
+  await until(async () => (await health()).executorRestarts === restarts + 1, "the bomb's slot process replaced", {
+    timeoutMs: 30_000,
+  });
   const metrics = await svc.raw('GET', '/metrics', AUTH);
   assert.match(metrics.text, new RegExp(`^pagescript_executor_restarts_total ${restarts + 1}$`, 'm'));
   const fatal = log.lines.find((l) => l.level === 60 && logged.test(JSON.stringify(l.err)));
