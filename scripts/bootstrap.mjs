@@ -463,6 +463,13 @@ function runTests(nodeBin, env, files, { isolation = 'process', coverage = false
     args.push('--experimental-test-coverage', '--test-coverage-include=src/**', '--test-coverage-include=sandbox/**');
   }
   const testEnv = { ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' };
+  // A TAP copy beside the spec output: a file whose process died (a signal, an
+  // exit code) shows only 'test failed' in the spec summary; the digest printed
+  // last says how it died, where a CI log's tail can be read.
+  const tapDir = mkdtempSync(join(tmpdir(), 'pagescript-tap-'));
+  const tapFile = join(tapDir, 'run.tap');
+  args.push('--test-reporter=spec', '--test-reporter-destination=stdout');
+  args.push('--test-reporter=tap', `--test-reporter-destination=${tapFile}`);
   let lockDir;
   if (concurrency > 1) {
     const isAlone = (f) => relative(ROOT, resolve(ROOT, f)) in ALONE;
@@ -475,10 +482,28 @@ function runTests(nodeBin, env, files, { isolation = 'process', coverage = false
       .join('\n');
   }
   try {
-    return run(nodeBin, [...args, ...files], { stdio: 'inherit', env: testEnv });
+    const status = run(nodeBin, [...args, ...files], { stdio: 'inherit', env: testEnv });
+    if (status !== 0) printFailureDigest(tapFile);
+    return status;
   } finally {
     if (lockDir) rmSync(lockDir, { recursive: true, force: true });
+    rmSync(tapDir, { recursive: true, force: true });
   }
+}
+
+/** Each failed test or file from the TAP copy, with how it ended (exit code, signal, error). */
+function printFailureDigest(tapFile) {
+  if (!existsSync(tapFile)) return;
+  const lines = readFileSync(tapFile, 'utf8').split('\n');
+  const out = [];
+  for (let i = 0; i < lines.length && out.length < 60; i++) {
+    if (!/^\s*not ok \d+ - /.test(lines[i])) continue;
+    out.push(lines[i].trim());
+    for (let j = i + 1; j < lines.length && !/^\s*\.\.\.$/.test(lines[j]); j++) {
+      if (/^\s*(failureType|exitCode|signal|error|code|location):/.test(lines[j])) out.push(`    ${lines[j].trim()}`);
+    }
+  }
+  if (out.length > 0) console.log(['', 'failures, as the TAP copy has them:', ...out].join('\n'));
 }
 
 /** test/unit: no Chromium. */
