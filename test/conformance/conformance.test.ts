@@ -43,7 +43,16 @@ before(async () => {
     executablePath: EXECUTABLE,
     pipe: true,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--mute-audio', '--hide-scrollbars'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--mute-audio',
+      '--hide-scrollbars',
+      // The fixtures are on loopback: Local Network Access would block a data: page's
+      // subresource from 127.0.0.1, which a public site's page (what users run) never meets.
+      '--disable-features=LocalNetworkAccessChecks',
+    ],
   });
 });
 

@@ -58,9 +58,4 @@ export const KNOWN_DIFFERENCES: Record<string, Difference> = {
     onPurpose: true,
     reason: 'Chromium talks to the egress guard, which tunnels TLS; the answer is refused rather than misleading.',
   },
-  'requestinterception: Page.setRequestInterception should work wit h encoded server - 2': {
-    onPurpose: false,
-    reason:
-      "An artefact of the fixtures on loopback: raw Puppeteer's Chromium blocks the data: page's stylesheet from 127.0.0.1 (Local Network Access: a page that is not a secure context may not load from a more private address space), so it fails with net::ERR_FAILED; pagescript's Chromium reaches every site through the egress guard, so it sees no loopback address and gets the fixture's 404, the answer upstream expects. On a public site both load it.",
-  },
 };
