@@ -119,6 +119,8 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** GET /playground and its assets; off: 404. */
   readonly playground: boolean;
+  /** A CPU cgroup per slot where the front may make them (src/front/children/cpu-groups.ts); SLOT_CPU_GROUPS=off: never. */
+  readonly slotCpuGroups: boolean;
   readonly egressAllowlist: readonly EgressAllowEntry[];
   /** DNS servers the egress guard asks (DNS_SERVERS), as "ip" or "ip:port"; empty: those of /etc/resolv.conf. */
   readonly dnsServers: readonly string[];
@@ -547,6 +549,9 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
 
   const playground = (env.PLAYGROUND ?? 'on').trim().toLowerCase();
   if (playground !== 'on' && playground !== 'off') problems.push(`PLAYGROUND: "${env.PLAYGROUND}" must be on or off`);
+  const slotCpuGroups = (env.SLOT_CPU_GROUPS ?? 'on').trim().toLowerCase();
+  if (slotCpuGroups !== 'on' && slotCpuGroups !== 'off')
+    problems.push(`SLOT_CPU_GROUPS: "${env.SLOT_CPU_GROUPS}" must be on or off`);
 
   for (const [name, why] of Object.entries(GONE_SETTINGS))
     if (env[name] !== undefined && env[name].trim() !== '') problems.push(`${name} ${why}`);
@@ -656,6 +661,7 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     usageLog: parseUsageLog(env.USAGE_LOG ?? '', problems),
     usageMetricsKeys: int('USAGE_METRICS_KEYS', 1000, 0, 100_000),
     playground: playground !== 'off',
+    slotCpuGroups: slotCpuGroups !== 'off',
     egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),
     dnsServers: parseDnsServers(env.DNS_SERVERS ?? '', problems),
     proxies: parseProxies(env.PROXIES ?? '', problems),

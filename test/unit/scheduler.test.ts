@@ -211,3 +211,65 @@ test('a store that fails is treated as a taken cap, never as a free one', async 
   );
   assert.equal(s.running, 0);
 });
+
+/** Whether a grant has come yet, after the scheduler's pending work has run. */
+async function granted(p: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  p.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await new Promise((r) => setImmediate(r));
+  return done;
+}
+
+test('a key alone uses every slot', async () => {
+  const s = scheduler({ maxConcurrency: 2 });
+  const [a1, a2] = [s.acquire(A), s.acquire(A)];
+  assert.equal(await granted(a1), true);
+  assert.equal(await granted(a2), true);
+  (await a1)();
+  (await a2)();
+});
+
+test('a key between two requests keeps its share: another key’s second script waits for its own slot to close', async () => {
+  // As the neighbour bench: the attacker's slot still closes a heavy request
+  // (its release comes after the reply) when the attacker asks again.
+  const s = scheduler({ maxConcurrency: 2 });
+  const attacker1 = await s.acquire(A);
+  const innocent1 = await s.acquire(B);
+  innocent1(); // the innocent key, between two requests
+  const attacker2 = s.acquire(A);
+  assert.equal(await granted(attacker2), false, 'the attacker does not take the slot the innocent key just left');
+  const innocent2 = s.acquire(B);
+  assert.equal(await granted(innocent2), true, 'the innocent key gets it at once');
+  attacker1(); // the attacker's close ends
+  assert.equal(await granted(attacker2), true);
+  (await innocent2)();
+  (await attacker2)();
+});
+
+test('held back for at most ACTIVE_GRACE_MS: a key that does not come back leaves the slot to the one waiting', async () => {
+  const s = scheduler({ maxConcurrency: 2 });
+  const a1 = await s.acquire(A);
+  (await s.acquire(B))();
+  const a2 = s.acquire(A);
+  assert.equal(await granted(a2), false);
+  // B never comes back: a2 is granted once B no longer counts as active, a1 still running.
+  (await a2)();
+  a1();
+});
+
+test('three keys on two slots: each holds one while all are active', async () => {
+  const s = scheduler({ maxConcurrency: 2 });
+  const a1 = await s.acquire(A);
+  const b1 = await s.acquire(B);
+  const order: string[] = [];
+  const grants = burst(s, [A, C], order);
+  b1();
+  await until(() => order.length === 1, 'one grant');
+  assert.deepEqual(order, ['c1'], 'the free slot goes to the key holding none');
+  a1();
+  await drain(grants);
+  assert.deepEqual(order, ['c1', 'a0']);
+});

@@ -48,6 +48,8 @@ import {
   writeChildLine,
 } from './child-start.js';
 import { treeCpuMs } from '../../common/proc.js';
+import { CpuGroups } from './cpu-groups.js';
+import { ACTIVE_GRACE_MS } from '../tenancy/scheduler.js';
 import { CpuShare } from './cpu-share.js';
 
 /** How long a slot process may take, once the egress process died, to close every context that used it. */
@@ -172,6 +174,8 @@ interface Slot {
   restartTimer: NodeJS.Timeout | undefined;
   /** Closes its process once it has been idle for IDLE_SLOT_CLOSE_MS. */
   idleTimer: NodeJS.Timeout | undefined;
+  /** The key of the last job it ran, and when that job was picked (Date.now()). */
+  last?: { readonly client: string; readonly at: number };
 }
 
 /** One slot process. */
@@ -255,6 +259,8 @@ export class Supervisor {
   #closed = false;
   /** The slot processes' V8 heap limit: the plan's (a test may set a smaller one). */
   readonly #heapMb: number;
+  /** A CPU cgroup per slot, when the front may make them (cpu-groups.ts). */
+  #groups: CpuGroups | undefined;
 
   constructor(opts: SupervisorOptions) {
     this.#opts = opts;
@@ -274,6 +280,7 @@ export class Supervisor {
   async start(): Promise<void> {
     this.#memoryTimer = setInterval(() => this.#watchMemory(), SLOT_MEMORY_POLL_MS);
     this.#memoryTimer.unref();
+    if (this.#opts.config.slotCpuGroups) this.#groups = CpuGroups.open(this.#slots.length, this.#opts.logger);
     await Promise.all(this.#slots.map((slot) => this.#spawn(slot)));
   }
 
@@ -500,9 +507,10 @@ export class Supervisor {
     request: JobRequest,
     signal?: AbortSignal,
     deferClose?: (closing: Promise<void>) => void,
+    client?: string,
   ): Promise<JobOutcome> {
     const { config, logger } = this.#opts;
-    const slot = await this.#pick(signal);
+    const slot = await this.#pick(signal, client);
     const proc = slot.proc as SlotProcess;
     const id = this.#nextId++;
     // SECURITY: the egress process lets this slot process bind one session to this
@@ -599,16 +607,21 @@ export class Supervisor {
    * that frees first) within the request's time. A slot whose process is being
    * replaced is given nothing.
    */
-  async #pick(signal?: AbortSignal): Promise<Slot> {
+  async #pick(signal?: AbortSignal, client?: string): Promise<Slot> {
     for (;;) {
       if (this.#closed) throw new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down');
       if (signal?.aborted)
         throw signal.reason instanceof ApiError
           ? signal.reason
           : new ApiError('SERVICE_UNAVAILABLE', 'The request was cancelled');
-      const ready = this.#slots.find((s) => !s.busy && s.proc?.serving === true);
+      const ready = choose(
+        this.#slots.filter((s) => !s.busy && s.proc?.serving === true),
+        client,
+        Date.now(),
+      );
       if (ready) {
         ready.busy = true;
+        if (client !== undefined) ready.last = { client, at: Date.now() };
         clearTimeout(ready.idleTimer);
         ready.idleTimer = undefined;
         return ready;
@@ -714,6 +727,8 @@ export class Supervisor {
     // SECURITY: the V8 heap of a slot's host side has a hard limit from the memory plan.
     const { file, execArgv } = childEntry('executor', this.#heapMb);
     const child = forkChild(file, execArgv, env, slot.runAs);
+    // Placed before it is sent `init` (which launches its Chromium): its whole tree is born in the slot's group.
+    if (child.pid !== undefined) this.#groups?.place(slot.index, child.pid);
     const proc = new SlotProcess(child, dir, this.#nextProc++, slot);
     proc.onDemand = onDemand;
     slot.proc = proc;
@@ -933,7 +948,32 @@ export class Supervisor {
         await stopChild(e.child, () => e.send({ type: 'shutdown' }), EXECUTOR_CLOSE_TIMEOUT_MS);
       }),
     );
+    await this.#groups?.close();
   }
+
+  /** Slot i's CPU cgroup directory, when slots have them (tests). */
+  cpuGroupDir(index: number): string | undefined {
+    return this.#groups?.dir(index);
+  }
+}
+
+/**
+ * Which free slot a job of `client` takes. Not one another key used within
+ * ACTIVE_GRACE_MS while another is free: that key is between two requests, and
+ * a slot whose Chromium is relaunched after a heavy request is then left to
+ * the key whose request made it so. Among those, one whose Chromium has a
+ * context ready (a relaunching one would make the request wait); else the lowest.
+ */
+export function choose<S extends Pick<Slot, 'last'> & { proc?: { browser: BrowserStatus } | undefined }>(
+  free: readonly S[],
+  client: string | undefined,
+  now: number,
+): S | undefined {
+  const othersRecent = (s: S): boolean =>
+    s.last !== undefined && s.last.client !== client && now - s.last.at < ACTIVE_GRACE_MS;
+  const preferred = free.filter((s) => !othersRecent(s));
+  const pool = preferred.length > 0 ? preferred : free;
+  return pool.find((s) => s.proc?.browser.ready === true && s.proc.browser.contextsReady > 0) ?? pool[0];
 }
 
 function fromWire(w: WireError): ApiError {

@@ -147,9 +147,14 @@ export function scrapeRoute(
         let closing: Promise<void> = Promise.resolve();
         try {
           if (proxy !== undefined) metrics.proxyRequests.inc({ proxy });
-          out = await deps.executors.run({ ...job, requestId }, aborter.signal, (p) => {
-            closing = p;
-          });
+          out = await deps.executors.run(
+            { ...job, requestId },
+            aborter.signal,
+            (p) => {
+              closing = p;
+            },
+            client.name,
+          );
         } finally {
           background(closing.finally(release), 'closing a context', logger);
         }

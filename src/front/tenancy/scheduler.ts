@@ -1,7 +1,12 @@
 // Who runs next. At most MAX_CONCURRENCY scripts run on this instance; the rest
 // wait, each for at most QUEUE_TIMEOUT_MS, in one queue per key; keys are
 // served in turn (the one served longest ago first), so a burst from one key
-// delays another key's request by at most one script. A key with its own cap (maxConcurrency in the key file)
+// delays another key's request by at most one script. While several keys are
+// active (running, waiting, or with a script ended within ACTIVE_GRACE_MS), a
+// key takes no more than its share of the slots (MAX_CONCURRENCY / active keys,
+// at least one): a slot still closing one key's heavy request is that key's,
+// and its next request waits for it rather than take the slot another key is
+// about to ask for again. A key with its own cap (maxConcurrency in the key file)
 // holds a lease per running script in the limit store, which is shared by
 // every instance when Redis is used.
 import { randomUUID } from 'node:crypto';
@@ -37,6 +42,12 @@ const NO_LEASE = (): Promise<void> => Promise.resolve();
 
 /** How soon a key whose cap is taken on another instance is asked for again. */
 const SHARED_CAP_RETRY_MS = 100;
+/**
+ * A key whose last script ended this recently still counts as active: a client
+ * sending one request after another is between two of them, not gone, and the
+ * slot it will ask for again is not another key's to take meanwhile.
+ */
+export const ACTIVE_GRACE_MS = 1000;
 
 export class FairScheduler {
   readonly #opts: SchedulerOptions;
@@ -51,6 +62,9 @@ export class FairScheduler {
   /** Keys whose cap was taken elsewhere, and when to ask again. */
   readonly #retryAt = new Map<string, number>();
   #retryTimer: NodeJS.Timeout | undefined;
+  /** Keys with nothing running or waiting, and when their last script ended (within ACTIVE_GRACE_MS). */
+  readonly #recent = new Map<string, number>();
+  #shareTimer: NodeJS.Timeout | undefined;
   #pumping = false;
   #again = false;
   /** Set by rejectWaiting: every later acquire fails with it. */
@@ -164,11 +178,18 @@ export class FairScheduler {
     let best: Waiter | undefined;
     let bestServed = Infinity;
     let retryAt = Infinity;
+    const share = this.#share(now);
+    let heldBack = false;
     for (const [client, q] of this.#queues) {
       const w = q[0];
       if (!w) continue;
       const cap = w.ticket.maxConcurrency;
-      if (cap !== undefined && (this.#runningByKey.get(client) ?? 0) >= cap) continue;
+      const running = this.#runningByKey.get(client) ?? 0;
+      if (cap !== undefined && running >= cap) continue;
+      if (running >= share) {
+        heldBack = true;
+        continue;
+      }
       const at = this.#retryAt.get(client) ?? 0;
       if (at > now) {
         retryAt = Math.min(retryAt, at);
@@ -180,6 +201,8 @@ export class FairScheduler {
         bestServed = served;
       }
     }
+    // Held back only for a key between two requests: ask again when it no longer counts.
+    if (best === undefined && heldBack) this.#pumpWhenRecentEnds(now);
     // Only keys whose cap is taken on another instance are waiting: ask again later.
     if (best === undefined && retryAt !== Infinity && this.#retryTimer === undefined) {
       this.#retryTimer = setTimeout(() => {
@@ -189,6 +212,27 @@ export class FairScheduler {
       this.#retryTimer.unref();
     }
     return best;
+  }
+
+  /** How many slots one key may hold now: MAX_CONCURRENCY shared by the active keys, at least one. */
+  #share(now: number): number {
+    for (const [client, at] of this.#recent) if (now - at >= ACTIVE_GRACE_MS) this.#recent.delete(client);
+    const active = new Set([...this.#queues.keys(), ...this.#runningByKey.keys(), ...this.#recent.keys()]);
+    return Math.max(1, Math.floor(this.#opts.maxConcurrency / Math.max(1, active.size)));
+  }
+
+  /** A pump when the first key between two requests stops counting as active. */
+  #pumpWhenRecentEnds(now: number): void {
+    if (this.#shareTimer !== undefined || this.#recent.size === 0) return;
+    const first = Math.min(...this.#recent.values());
+    this.#shareTimer = setTimeout(
+      () => {
+        this.#shareTimer = undefined;
+        background(this.#pump(), 'scheduler pump');
+      },
+      Math.max(0, first + ACTIVE_GRACE_MS - now),
+    );
+    this.#shareTimer.unref();
   }
 
   async #pump(): Promise<void> {
@@ -232,6 +276,7 @@ export class FairScheduler {
 
   #start(w: Waiter, returnLease: () => Promise<void>): void {
     const client = w.ticket.client;
+    this.#recent.delete(client);
     this.#runningByKey.set(client, (this.#runningByKey.get(client) ?? 0) + 1);
     this.#retryAt.delete(client);
     this.#lastServed.set(client, this.#served++);
@@ -242,7 +287,10 @@ export class FairScheduler {
       this.#running--;
       const n = (this.#runningByKey.get(client) ?? 1) - 1;
       if (n > 0) this.#runningByKey.set(client, n);
-      else this.#runningByKey.delete(client);
+      else {
+        this.#runningByKey.delete(client);
+        if (!this.#queues.has(client)) this.#recent.set(client, Date.now());
+      }
       if (n <= 0 && !this.#queues.has(client)) this.#lastServed.delete(client);
       background(returnLease(), 'returning a lease');
       background(this.#pump(), 'scheduler pump');

@@ -1,0 +1,205 @@
+// A CPU cgroup per request slot: the kernel divides the cores between slots,
+// each slot's process tree (its host side, its Chromium and every renderer)
+// weighted as one, however many threads and processes a hostile page makes.
+// The front creates them under its own cgroup when it may (root, a writable
+// cgroup v1 `cpu` hierarchy or a cgroup v2 tree with the `cpu` controller
+// delegated), places each slot process in its slot's group as it is forked
+// (Chromium and its children inherit it), and removes them when it closes.
+// Where it may not (the container's non-root user), slots share the CPU as
+// processes do, and the CPU pause (cpu-share.ts) is what divides it.
+//
+// SECURITY: the groups' files belong to the front's user (root); a slot
+// process, which runs as a slot user, cannot move itself or its Chromium out
+// of its group nor change its weight.
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '../../common/log.js';
+
+/** How the front's own CPU cgroup was found: the hierarchy's version and its directory. */
+export interface CpuCgroup {
+  readonly version: 1 | 2;
+  readonly dir: string;
+}
+
+/**
+ * The front's CPU cgroup from /proc/self/cgroup and /proc/self/mountinfo's
+ * texts: cgroup v1's `cpu` controller when it is mounted (a hybrid machine's
+ * v2 tree then has no cpu controller), else cgroup v2's tree. undefined when
+ * neither is mounted where this process can see it.
+ */
+export function findCpuCgroup(cgroupText: string, mountinfoText: string): CpuCgroup | undefined {
+  const mounts = mountinfoText
+    .split('\n')
+    .filter((l) => l.includes(' - '))
+    .map((l) => {
+      const [left = '', right = ''] = l.split(' - ');
+      const f = left.split(' ');
+      const [fstype = '', , superOptions = ''] = right.split(' ');
+      return { root: unescape(f[3] ?? ''), point: unescape(f[4] ?? ''), fstype, superOptions: superOptions.split(',') };
+    });
+  for (const line of cgroupText.split('\n')) {
+    const m = /^(\d+):([^:]*):(.*)$/.exec(line);
+    if (!m) continue;
+    const [, , controllers = '', path = ''] = m;
+    if (!controllers.split(',').includes('cpu')) continue;
+    const mount = mounts.find((x) => x.fstype === 'cgroup' && x.superOptions.includes('cpu'));
+    const dir = mount && within(mount, path);
+    if (dir) return { version: 1, dir };
+  }
+  for (const line of cgroupText.split('\n')) {
+    const m = /^0::(.*)$/.exec(line);
+    if (!m) continue;
+    const mount = mounts.find((x) => x.fstype === 'cgroup2');
+    const dir = mount && within(mount, m[1] ?? '');
+    if (dir) return { version: 2, dir };
+  }
+  return undefined;
+}
+
+/** mountinfo escapes spaces, tabs, newlines and backslashes in paths as octal. */
+function unescape(s: string): string {
+  return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+}
+
+/** The directory of cgroup `path` under a mount of its hierarchy, or undefined when the mount does not hold it. */
+function within(mount: { root: string; point: string }, path: string): string | undefined {
+  let rest: string;
+  if (mount.root === '/') rest = path;
+  else if (path === mount.root || path.startsWith(`${mount.root}/`)) rest = path.slice(mount.root.length);
+  else return undefined;
+  return join(mount.point, rest).replace(/(.)\/+$/, '$1');
+}
+
+/** The prefix of the directory each service makes under its own cgroup: `pagescript-<front's pid>`. */
+const PREFIX = 'pagescript-';
+/** How long close waits for a slot group's last processes (a killed slot's Chromium) to exit before leaving it. */
+const REMOVE_WAIT_MS = 5000;
+
+export class CpuGroups {
+  readonly #base: string;
+  readonly #version: 1 | 2;
+  readonly #logger: Logger;
+
+  private constructor(base: string, version: 1 | 2, logger: Logger) {
+    this.#base = base;
+    this.#version = version;
+    this.#logger = logger;
+  }
+
+  /**
+   * Makes `slots` groups of equal weight under the front's own CPU cgroup
+   * (`<its cgroup>/pagescript-<pid>/slot-<i>`), after removing what a service
+   * that is gone left there. undefined, and a line in the log saying why, when
+   * the front may not.
+   */
+  static open(
+    slots: number,
+    logger: Logger,
+    found: CpuCgroup | undefined = findCpuCgroup(readOr('/proc/self/cgroup'), readOr('/proc/self/mountinfo')),
+  ): CpuGroups | undefined {
+    if (!found) {
+      logger.info('no CPU cgroup to divide between slots: the CPU pause alone shares the cores');
+      return undefined;
+    }
+    const base = join(found.dir, `${PREFIX}${process.pid}`);
+    try {
+      removeStale(found.dir, logger);
+      if (found.version === 2) {
+        // cgroup v2: the cpu controller must be enabled for the children of every
+        // level; this fails (EBUSY) where the front's cgroup holds processes and is not
+        // the root, and (EACCES, EROFS) where it is not delegated.
+        if (!readOr(join(found.dir, 'cgroup.controllers')).split(' ').includes('cpu')) {
+          throw new Error('the cpu controller is not available in the service cgroup');
+        }
+        writeFileSync(join(found.dir, 'cgroup.subtree_control'), '+cpu');
+      }
+      mkdirSync(base);
+      if (found.version === 2) writeFileSync(join(base, 'cgroup.subtree_control'), '+cpu');
+      for (let i = 0; i < slots; i++) {
+        const dir = join(base, `slot-${i}`);
+        mkdirSync(dir);
+        // Equal weights (the defaults, written so that a changed default cannot skew them).
+        writeFileSync(
+          join(dir, found.version === 1 ? 'cpu.shares' : 'cpu.weight'),
+          found.version === 1 ? '1024' : '100',
+        );
+      }
+    } catch (e) {
+      removeTree(base);
+      logger.info(
+        { err: e, cgroup: found.dir },
+        'cannot make CPU cgroups for the slots here: the CPU pause alone shares the cores',
+      );
+      return undefined;
+    }
+    logger.info({ cgroup: base, version: found.version }, 'each slot has a CPU cgroup of its own');
+    return new CpuGroups(base, found.version, logger);
+  }
+
+  /** The directory of slot `index`'s group. */
+  dir(index: number): string {
+    return join(this.#base, `slot-${index}`);
+  }
+
+  get version(): 1 | 2 {
+    return this.#version;
+  }
+
+  /**
+   * Moves process `pid` (a slot process just forked, before it has started
+   * anything) into slot `index`'s group; what it starts later is born there.
+   * A failure is logged: the slot still runs, without its weight.
+   */
+  place(index: number, pid: number): void {
+    try {
+      writeFileSync(join(this.dir(index), 'cgroup.procs'), String(pid));
+    } catch (e) {
+      this.#logger.warn({ err: e, pid, slot: index }, 'a slot process could not be placed in its CPU cgroup');
+    }
+  }
+
+  /** Removes the groups once their processes are gone (waits up to REMOVE_WAIT_MS for a killed slot's Chromium). */
+  async close(): Promise<void> {
+    const until = Date.now() + REMOVE_WAIT_MS;
+    for (;;) {
+      if (removeTree(this.#base)) return;
+      if (Date.now() > until) {
+        this.#logger.warn({ cgroup: this.#base }, 'a slot CPU cgroup still has processes; the next start removes it');
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+function readOr(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** Removes `base` and its slot groups; false when one still has processes (or cannot be removed). */
+function removeTree(base: string): boolean {
+  if (!existsSync(base)) return true;
+  try {
+    for (const name of readdirSync(base, { withFileTypes: true })) {
+      if (name.isDirectory()) rmdirSync(join(base, name.name));
+    }
+    rmdirSync(base);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Removes the groups of services that are gone (killed before they could remove their own). */
+function removeStale(dir: string, logger: Logger): void {
+  for (const name of readdirSync(dir)) {
+    const m = new RegExp(`^${PREFIX}(\\d+)$`).exec(name);
+    if (!m || existsSync(`/proc/${m[1]}`)) continue;
+    if (!removeTree(join(dir, name)))
+      logger.warn({ cgroup: join(dir, name) }, 'a stale slot CPU cgroup still has processes');
+  }
+}

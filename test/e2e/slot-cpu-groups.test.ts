@@ -1,0 +1,115 @@
+// A CPU cgroup per slot (src/front/children/cpu-groups.ts): each slot's whole
+// tree — its process, its Chromium, every renderer — is in its slot's group,
+// so the kernel weighs a slot as one however many processes its page makes;
+// a slot user cannot leave its group or change its weight; nothing is left
+// behind. Where the front may not make groups (not root, no writable cpu
+// hierarchy) the tests are skipped, as the service then runs without them.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { descendants } from '../helpers/system.js';
+import { findCpuCgroup } from '../../src/front/children/cpu-groups.js';
+
+const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const found = findCpuCgroup(readFileSync('/proc/self/cgroup', 'utf8'), readFileSync('/proc/self/mountinfo', 'utf8'));
+const skip =
+  process.getuid?.() !== 0 ? 'not root: no CPU cgroups' : found === undefined ? 'no CPU cgroup hierarchy' : false;
+
+/** A group a dead service left: made before the service starts, removed by it. */
+let stale: string | undefined;
+let svc: TestService;
+let closed = false;
+
+before(async () => {
+  if (skip) return;
+  await fixtures.start();
+  // A pid that is no process: one that has exited.
+  const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  stale = join(found?.dir ?? '', `pagescript-${gone.stdout}`);
+  mkdirSync(stale);
+  mkdirSync(join(stale, 'slot-0'));
+  svc = await startTestService({
+    EGRESS_ALLOWLIST: fixtures.allowEntry,
+    MAX_CONCURRENCY: '2',
+    IDLE_SLOT_CLOSE_MS: '0',
+  });
+});
+
+after(async () => {
+  if (skip) return;
+  if (!closed) await svc?.close();
+  // SECURITY (of the machine): whatever a failed test left is removed.
+  for (const dir of [join(stale ?? '', 'slot-0'), stale ?? '']) if (existsSync(dir)) rmdirSync(dir);
+  await fixtures.close();
+});
+
+/** The pids a group holds (its cgroup.procs). */
+const members = (dir: string): Set<number> =>
+  new Set(readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number));
+
+describe('a CPU cgroup per slot', { skip }, () => {
+  test('a group a service that is gone left behind is removed at start', () => {
+    assert.equal(existsSync(stale ?? ''), false);
+  });
+
+  test('each slot process and its whole Chromium are in their slot’s group, and only there', async () => {
+    const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+    assert.equal(r.status, 200, r.text);
+    const pids = svc.service.executors.slotPids;
+    assert.equal(pids.length, 2);
+    const dirs = [0, 1].map((i) => svc.service.executors.cpuGroupDir(i) as string);
+    assert.notEqual(dirs[0], dirs[1]);
+    for (const [i, pid] of pids.entries()) {
+      assert.ok(pid !== undefined);
+      const tree = [pid, ...descendants(pid)];
+      assert.ok(tree.length > 3, `slot ${i} has its Chromium (${tree.length} processes)`);
+      const mine = members(dirs[i] as string);
+      const other = members(dirs[1 - i] as string);
+      for (const p of tree) {
+        // A process that exited between the two reads is in neither.
+        if (!existsSync(`/proc/${p}`)) continue;
+        assert.ok(mine.has(p), `process ${p} of slot ${i} is in its group`);
+        assert.ok(!other.has(p), `process ${p} of slot ${i} is not in the other slot's group`);
+      }
+    }
+  });
+
+  test('a slot user cannot move a process out of its group, into the other slot’s, or change its weight', () => {
+    const [pid] = svc.service.executors.slotPids;
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+    const gid = Number(/^Gid:\s+(\d+)/m.exec(status)?.[1]);
+    assert.notEqual(uid, 0, 'as root, a slot runs as a slot user');
+    const dir0 = svc.service.executors.cpuGroupDir(0) as string;
+    const dir1 = svc.service.executors.cpuGroupDir(1) as string;
+    const weight = found?.version === 1 ? 'cpu.shares' : 'cpu.weight';
+    for (const [file, text] of [
+      [join(dirname(dirname(dir0)), 'cgroup.procs'), 'self'],
+      [join(dir1, 'cgroup.procs'), 'self'],
+      [join(dir0, weight), '100000'],
+    ] as const) {
+      // As the slot's own user, as code that escaped into the slot process would be.
+      const r = spawnSync(
+        process.execPath,
+        [
+          '-e',
+          `try { require('fs').writeFileSync(${JSON.stringify(file)}, ${text === 'self' ? 'String(process.pid)' : JSON.stringify(text)}); console.log('written') } catch (e) { console.log(e.code) }`,
+        ],
+        { uid, gid, encoding: 'utf8' },
+      );
+      assert.match(r.stdout.trim(), /^E(ACCES|PERM)$/, `${file}: ${r.stdout}${r.stderr}`);
+    }
+  });
+
+  test('the groups are gone when the service is closed', async () => {
+    const base = dirname(svc.service.executors.cpuGroupDir(0) as string);
+    assert.ok(existsSync(base));
+    closed = true;
+    await svc.close();
+    assert.equal(existsSync(base), false);
+  });
+});
