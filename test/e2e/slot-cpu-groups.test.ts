@@ -63,6 +63,11 @@ describe('a CPU cgroup per slot', { skip }, () => {
     assert.equal(pids.length, 2);
     const dirs = [0, 1].map((i) => svc.service.executors.cpuGroupDir(i) as string);
     assert.notEqual(dirs[0], dirs[1]);
+    // Equal weights; the slots together weigh two busy threads against the rest of the machine.
+    const weight = (dir: string): number =>
+      Number(readFileSync(join(dir, found?.version === 1 ? 'cpu.shares' : 'cpu.weight'), 'utf8'));
+    assert.equal(weight(dirs[0] as string), weight(dirs[1] as string));
+    assert.equal(weight(dirname(dirs[0] as string)), found?.version === 1 ? 2048 : 200);
     for (const [i, pid] of pids.entries()) {
       assert.ok(pid !== undefined);
       const tree = [pid, ...descendants(pid)];

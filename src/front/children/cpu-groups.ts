@@ -115,6 +115,14 @@ export class CpuGroups {
       }
       mkdirSync(base);
       if (found.version === 2) writeFileSync(join(base, 'cgroup.subtree_control'), '+cpu');
+      // The slots together weigh what their processes weighed before, one busy
+      // thread each, against the rest of the machine (the front, the egress
+      // process, anything else in the parent): grouping them divides the cores
+      // between slots without taking them from the slots as a whole.
+      writeFileSync(
+        join(base, found.version === 1 ? 'cpu.shares' : 'cpu.weight'),
+        String(found.version === 1 ? 1024 * slots : Math.min(10_000, 100 * slots)),
+      );
       for (let i = 0; i < slots; i++) {
         const dir = join(base, `slot-${i}`);
         mkdirSync(dir);
