@@ -18,7 +18,7 @@
 // (no reach into the host, none into internal networks, none into another tenant).
 // Everything a method touches is the request's own page, in its own incognito
 // context, closed after the request; every timeout is clamped to the request's
-// remaining time (src/slot/membrane/options.ts).
+// remaining time (src/slot/membrane/deadline.ts).
 import type { HandleKind } from './wire.js';
 
 export interface Refused {

@@ -8,6 +8,7 @@
 // executors, every Chromium) is sampled against SERVICE_MEMORY_MB.
 import { loadavg } from 'node:os';
 import { memoryPlan, type ChromiumMode } from '../../src/common/config.js';
+import { BUSY_UNTIL_FLOODED, FORGED_FUNCTION } from './attacks.js';
 import { pct } from './measure.js';
 import { treeMemory } from './memory.js';
 
@@ -38,24 +39,6 @@ const INNOCENT_SCRIPT = 'return await page.title()';
 /** Between two innocent requests. */
 const INNOCENT_PAUSE_MS = 100;
 const SAMPLE_EVERY_MS = 200;
-
-/**
- * A page function whose `$ps` marker the runtime's own check does not see (issue 32): the membrane, not the
- * runtime, must bound what reaches Puppeteer (test/e2e/request-host-work.test.ts has the same).
- */
-const FORGED_FUNCTION = `const forged = (src) => {
-    let hidden = false;
-    return new Proxy({ $ps: 'f', src }, {
-      getOwnPropertyDescriptor(t, k) {
-        if (k === '$ps' && !hidden) { hidden = true; return undefined; }
-        return Reflect.getOwnPropertyDescriptor(t, k);
-      },
-    });
-  };`;
-
-/** The isolate kept busy (Atomics.wait, not a timer) until the page says its flood is over, or the deadline. */
-const BUSY_UNTIL_FLOODED = `const parked = new Int32Array(new SharedArrayBuffer(4));
-  while (!page.url().endsWith('#flooded')) Atomics.wait(parked, 0, 0, 20);`;
 
 /** The parade: each kind of attack the issue names, run in turn by the attacker key. */
 export const PARADE: Readonly<Record<string, string>> = {

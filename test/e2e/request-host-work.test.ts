@@ -13,6 +13,7 @@ import { FixtureServer, html } from '../helpers/fixtures.js';
 import { attackBeside, type Attack } from '../helpers/attack.js';
 import { startTestService, TEST_KEY, type Reply, type TestService } from '../helpers/service.js';
 import { MAX_PAGE_FUNCTION_CHARS } from '../../src/slot/membrane/budgets.js';
+import { BUSY_UNTIL_FLOODED, FORGED_FUNCTION } from '../../scripts/bench/attacks.js';
 
 const OTHER_KEY = 'other-tenant-key-0123456789';
 /** The script time limit of the tests whose attacker runs until it (source tests end at their deadline). */
@@ -71,35 +72,12 @@ function assertBounded(r: Attack, t: TestContext): void {
 }
 
 /**
- * A page function the isolate sends as {"$ps":"f","src":…} with any text: a Proxy
- * hides "$ps" from the runtime's own check once, then shows it to JSON.stringify.
- * The host must not trust the runtime.
- */
-const FORGED_FUNCTION = `const forged = (src) => {
-    let hidden = false;
-    return new Proxy({ $ps: 'f', src }, {
-      getOwnPropertyDescriptor(t, k) {
-        if (k === '$ps' && !hidden) { hidden = true; return undefined; }
-        return Reflect.getOwnPropertyDescriptor(t, k);
-      },
-    });
-  };`;
-
-/**
  * The script goes on until its deadline with small calls, so the innocent request is answered while it runs.
  * A call refused because the script's time is up is waited out: the deadline ends the script.
  */
 const UNTIL_DEADLINE = `try {
     for (;;) { await page.title(); await new Promise((r) => setTimeout(r, 50)); }
   } catch { await new Promise(() => {}); }`;
-
-/**
- * The isolate stays busy until the page's URL says its flood is over: its thread waits (Atomics.wait, no CPU
- * taken from the page) between sync calls, which take no event.
- */
-const BUSY_UNTIL_FLOODED = `const parked = new Int32Array(new SharedArrayBuffer(4));
-  while (!page.url().endsWith('#flooded')) Atomics.wait(parked, 0, 0, 20);
-  return 'busy';`;
 
 /** The lines of a reply's logs. */
 const logsOf = (r: Reply): string[] => (Array.isArray(r.body.logs) ? (r.body.logs as string[]) : []);
@@ -161,7 +139,8 @@ describe('a page flooding a busy script', () => {
         for (let i = 0; i < 200; i++) console.log(s);
         history.pushState(null, '', '#flooded');
       }).catch(() => 0);
-      ${BUSY_UNTIL_FLOODED}`);
+      ${BUSY_UNTIL_FLOODED}
+      return 'busy';`);
     assertInnocentServed(r);
     assert.equal(r.attacker.status, 200, r.attacker.text);
     assert.equal(r.attacker.body.data, 'busy');
@@ -179,7 +158,8 @@ describe('a page flooding a busy script', () => {
         for (let i = 0; i < 5000; i++) window.hit(i).catch(() => 0);
         history.pushState(null, '', '#flooded');
       }).catch(() => 0);
-      ${BUSY_UNTIL_FLOODED}`);
+      ${BUSY_UNTIL_FLOODED}
+      return 'busy';`);
     assertInnocentServed(r);
     assert.equal(r.attacker.status, 200, r.attacker.text);
     const note = logsOf(r.attacker).at(-1) ?? '';

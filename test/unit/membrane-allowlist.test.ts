@@ -7,7 +7,7 @@ import type { Page } from 'puppeteer';
 import type { ToIsolate } from '../../sandbox/wire.js';
 import { Membrane } from '../../src/slot/membrane/membrane.js';
 import { MAX_TOUCHES } from '../../src/slot/membrane/methods/index.js';
-import { PAST_DEADLINE_MS } from '../../src/slot/membrane/options.js';
+import { PAST_DEADLINE_MS } from '../../src/slot/membrane/deadline.js';
 
 type Call = [method: string, ...args: unknown[]];
 

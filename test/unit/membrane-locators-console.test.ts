@@ -7,7 +7,7 @@ import type { Page } from 'puppeteer';
 import { JSHandle, Locator } from 'puppeteer';
 import type { ToIsolate, WireHandle } from '../../sandbox/wire.js';
 import { Membrane } from '../../src/slot/membrane/membrane.js';
-import { PAST_DEADLINE_MS, PUPPETEER_DEFAULT_TIMEOUT_MS } from '../../src/slot/membrane/options.js';
+import { PAST_DEADLINE_MS, PUPPETEER_DEFAULT_TIMEOUT_MS } from '../../src/slot/membrane/deadline.js';
 
 interface Settled {
   ok: boolean;

@@ -1,23 +1,19 @@
-// The option schemas of src/slot/membrane/options.ts: every options object a script
-// passes is rebuilt from allowed keys and checked values, or refused.
+// The option schemas (src/slot/membrane/option-schemas.ts, checked by options.ts): every
+// options object a script passes is rebuilt from allowed keys and checked values, or refused.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { PAST_DEADLINE_MS } from '../../src/slot/membrane/deadline.js';
 import {
   CLICK,
   COOKIE,
-  MembraneError,
   NAV,
-  PAST_DEADLINE_MS,
   PDF,
   SCREENSHOT,
   VIEWPORT,
   WAIT,
   WAIT_FUNCTION,
-  clampTimeout,
-  num,
-  options,
-  stringRecord,
-} from '../../src/slot/membrane/options.js';
+} from '../../src/slot/membrane/option-schemas.js';
+import { MembraneError, clampTimeout, num, options, stringRecord } from '../../src/slot/membrane/options.js';
 
 const clock = (ms: number) => ({ remainingMs: () => ms });
 const refused = (fn: () => unknown, message: RegExp): void =>

@@ -14,7 +14,7 @@ import {
 } from '../../src/protocol/request-options.js';
 import { CallLog, MAX_RECENT_CALLS } from '../../src/slot/membrane/call-log.js';
 import { scriptFramesOf } from '../../src/slot/membrane/outcome.js';
-import { VIEWPORT } from '../../src/slot/membrane/options.js';
+import { VIEWPORT } from '../../src/slot/membrane/option-schemas.js';
 import { recheckOptions } from '../../src/slot/scrape/page-setup.js';
 
 const URL_ = 'https://www.shop.example/cart';

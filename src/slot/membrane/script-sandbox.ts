@@ -3,8 +3,12 @@
 // wall-clock deadline, then disposed.
 import ivm from 'isolated-vm';
 import { ApiError, scrapingFailed } from '../../common/errors.js';
-import { compileCached, compileCachedSync, loadBundle } from './bundle.js';
+import { compileCached, loadBundle } from './bundle.js';
+import { CheerioLoader } from './cheerio-loader.js';
+import { HeapPeak } from './heap-peak.js';
+import { NATIVE_TIMEOUT_MARGIN_MS, disposeIsolate } from './isolate-stop.js';
 import { readOutcome } from './outcome.js';
+import { compileFailure, isMemoryError, outcomeFailure, scriptTimedOut } from './script-errors.js';
 
 export interface SandboxOptions {
   readonly memoryLimitMb: number;
@@ -15,37 +19,10 @@ export interface SandboxOptions {
   /**
    * Called if isolated-vm reports a fault that may have corrupted the process,
    * or if an isolate's thread goes on running after the isolate was disposed
-   * (see ISOLATE_STOP_GRACE_MS): either way the process should end.
+   * (isolate-stop.ts): either way the process should end.
    */
   onCatastrophicError?(message: string): void;
 }
-
-/**
- * isolated-vm's own time limit on the script's first turn (its synchronous part
- * and the microtasks it queues) is the script's deadline plus this: the
- * deadline's disposal comes first, and isolated-vm's limit is there for code
- * that disposal does not stop. When its limit passes and the code still runs
- * 5 s later, isolated-vm reports a catastrophic error ("Script failed to terminate").
- */
-export const NATIVE_TIMEOUT_MARGIN_MS = 1_000;
-
-/**
- * How long an isolate may take to stop after it is disposed. Disposing stops
- * JavaScript at its next interrupt check (milliseconds, measured), but some of
- * V8's builtins run in C++ without one: on a sparse array of length 2^32-1,
- * indexOf runs ~100 s and join ~200 s, and fill on a large one for ever, all
- * holding a core (and, for fill, gigabytes) that no deadline takes back. An
- * isolate still busy after this long is out of control: the process must end
- * (isolated-vm's README), and its supervisor starts another. Longer than
- * isolated-vm's own 5 s after NATIVE_TIMEOUT_MARGIN_MS, so that isolated-vm
- * reports the case it sees itself.
- */
-export const ISOLATE_STOP_GRACE_MS = 10_000;
-
-/** How often a running script's isolate heap is read for its peak (one reading in flight at a time). */
-export const HEAP_SAMPLE_MS = 100;
-/** How long the reading at a script's end may take (an idle isolate answers in well under a millisecond). */
-export const HEAP_FINAL_READ_MS = 50;
 
 export interface ScriptResult {
   /** The script's return value as JSON text; absent when it returned undefined. */
@@ -55,24 +32,6 @@ export interface ScriptResult {
 type HostHandler = (json: unknown) => string;
 
 const SCRIPT_FILENAME = 'script.js';
-
-function isMemoryError(e: unknown): boolean {
-  return e instanceof Error && /memory limit|out of memory|heap/i.test(e.message);
-}
-
-/** "Unexpected identifier 'bar' [script.js:2:5]" → "SyntaxError: Unexpected identifier 'bar' (line 2, column 5)". */
-function describeSyntaxError(e: unknown): string {
-  const msg = e instanceof Error ? e.message : String(e);
-  const m = /^(.*?)\s*\[script\.js:(\d+):(\d+)\]$/.exec(msg);
-  if (!m) return `SyntaxError: ${msg.replace(/\s*\[<isolated-vm>.*\]$/, '')}`;
-  return `SyntaxError: ${m[1]} (line ${m[2]}, column ${m[3]})`;
-}
-
-/** Where a syntax error is, in the caller's coordinates (the compiler's [script.js:L:C]). */
-function syntaxErrorPosition(e: unknown): { line: number; column: number } | undefined {
-  const m = /\[script\.js:(\d+):(\d+)\]$/.exec(e instanceof Error ? e.message : String(e));
-  return m ? { line: Number(m[1]), column: Number(m[2]) } : undefined;
-}
 
 export class ScriptSandbox {
   readonly #isolate: ivm.Isolate;
@@ -85,15 +44,11 @@ export class ScriptSandbox {
   #abort: ((e: ApiError) => void) | undefined;
   #disposed = false;
   readonly #onDisposed: (() => void)[] = [];
-  /** cheerio is in the isolate (loaded ahead by loadCheerio, or on first use). */
-  #cheerioLoaded = false;
-  #cheerioLoading: Promise<void> | undefined;
+  readonly #cheerio: CheerioLoader;
   readonly #maxResultBytes: number;
   readonly #memoryLimitMb: number;
   readonly #onCatastrophicError: (message: string) => void;
-  /** The most the isolate held at a reading (V8's used heap + what isolated-vm counts outside it), in bytes. */
-  #heapPeakBytes = 0;
-  #sampling: Promise<void> | undefined;
+  readonly #heap: HeapPeak;
 
   private constructor(
     isolate: ivm.Isolate,
@@ -115,15 +70,13 @@ export class ScriptSandbox {
     this.#maxResultBytes = maxResultBytes;
     this.#memoryLimitMb = memoryLimitMb;
     this.#onCatastrophicError = onCatastrophicError;
+    this.#cheerio = new CheerioLoader(isolate, context);
+    this.#heap = new HeapPeak(isolate);
   }
 
   /**
-   * A fresh isolate with the runtime loaded; the script is not there yet.
-   * cheerio is not loaded: it is three quarters of an isolate's start (~10 of
-   * ~13 ms of CPU, measured), and most scripts use only page. loadCheerio()
-   * loads it ahead for a script that names it; otherwise the runtime's
-   * `cheerio` getter loads it on first use (a script that reaches it by a name
-   * built at run time).
+   * A fresh isolate with the runtime loaded; the script is not there yet, and
+   * neither is cheerio (cheerio-loader.ts): loadCheerio() loads it ahead.
    */
   static async create(opts: SandboxOptions): Promise<ScriptSandbox> {
     const bundle = loadBundle();
@@ -157,7 +110,7 @@ export class ScriptSandbox {
         '__ps_cheerio',
         new ivm.Callback(
           () => {
-            if (self) self.#loadCheerioSync();
+            if (self) self.#cheerio.onFirstUse();
           },
           { sync: true },
         ),
@@ -193,21 +146,7 @@ export class ScriptSandbox {
    * Failures are not thrown here: the script then meets them on first use.
    */
   loadCheerio(): Promise<void> {
-    this.#cheerioLoading ??= (async () => {
-      if (this.#cheerioLoaded || this.#isolate.isDisposed) return;
-      const script = await compileCached(this.#isolate, loadBundle().cheerio);
-      if (this.#cheerioLoaded) return script.release();
-      this.#cheerioLoaded = true;
-      await script.run(this.#context, { release: true });
-    })().catch(() => undefined);
-    return this.#cheerioLoading;
-  }
-
-  /** The runtime's `cheerio` getter, on first use, when loadCheerio was not called: runs inside the script's turn. */
-  #loadCheerioSync(): void {
-    if (this.#cheerioLoaded || this.#isolate.isDisposed) return;
-    this.#cheerioLoaded = true;
-    compileCachedSync(this.#isolate, loadBundle().cheerio).runSync(this.#context, { release: true });
+    return this.#cheerio.ahead();
   }
 
   /** Gives the isolate to one request: its membrane, and its targetUrl (a copied string). */
@@ -237,7 +176,7 @@ export class ScriptSandbox {
    */
   async execute(source: string, timeoutMs: number, maxResultBytes = this.#maxResultBytes): Promise<ScriptResult> {
     // A loadCheerio() still running finishes before the script, which could otherwise load it a second time.
-    await this.#cheerioLoading;
+    await this.#cheerio.settled();
     let compiled: ivm.Script;
     try {
       compiled = await this.#isolate.compileScript(`(async function () {\n${source}\n})`, {
@@ -249,103 +188,46 @@ export class ScriptSandbox {
       // deadline, shutdown) disposed the isolate: its reason is the answer, not
       // the "Isolate is disposed" the compiler then reports.
       if (this.#abortReason) throw this.#abortReason;
-      if (isMemoryError(e)) throw new ApiError('MEMORY_LIMIT_EXCEEDED');
-      const failed = scrapingFailed(describeSyntaxError(e));
-      const at = syntaxErrorPosition(e);
-      if (at) failed.failure = at;
-      throw failed;
+      throw compileFailure(e);
     }
 
     const aborted = new Promise<never>((_, reject) => {
       this.#abort = reject;
     });
     aborted.catch(() => undefined);
-    const timedOut = (): ApiError => {
-      const e = scrapingFailed(`the script timed out after ${timeoutMs} ms`);
-      e.timeout = 'script';
-      return e;
-    };
-    const timer = setTimeout(() => this.abort(timedOut()), timeoutMs);
-    // A reading never rejects (a disposed isolate is read as nothing).
-    const sampler = setInterval(() => {
-      this.#sampleHeap().catch(() => undefined);
-    }, HEAP_SAMPLE_MS);
-    sampler.unref();
+    const timer = setTimeout(() => this.abort(scriptTimedOut(timeoutMs)), timeoutMs);
+    const stopSampling = this.#heap.watch();
     try {
       const outcome = readOutcome(
         await Promise.race([this.#start(compiled, timeoutMs + NATIVE_TIMEOUT_MARGIN_MS), aborted]),
         Math.min(maxResultBytes, this.#maxResultBytes),
       );
       if (outcome.ok) return outcome.json === undefined ? {} : { json: outcome.json };
-      if (outcome.code === 'RESULT_TOO_LARGE')
-        throw new ApiError('RESULT_TOO_LARGE', `Result too large: ${outcome.error.message}`);
-      const { name, message, line, column, stack } = outcome.error;
-      const where = line !== undefined ? ` (line ${line})` : '';
-      const failed = scrapingFailed(`${name}: ${message}${where}`);
-      // In the caller's coordinates: compiled with lineOffset -1 after a line of our own, so line 1 is theirs.
-      failed.failure = {
-        ...(line === undefined ? {} : { line }),
-        ...(column === undefined ? {} : { column }),
-        ...(stack === undefined ? {} : { stack: `${name}: ${message}\n${stack}` }),
-      };
-      throw failed;
+      throw outcomeFailure(outcome);
     } catch (e) {
       if (this.#abortReason) throw this.#abortReason;
       if (e instanceof ApiError) throw e;
       // isolated-vm's own limit came first (our timer was late: a busy event loop).
       if (e instanceof Error && e.message.startsWith('Script execution timed out')) {
-        const late = timedOut();
+        const late = scriptTimedOut(timeoutMs);
         this.abort(late);
         throw late;
       }
       if (isMemoryError(e) || this.#isolate.isDisposed) {
         // isolated-vm ended it at its limit: that much it held, whatever the last reading said.
-        this.#heapPeakBytes = Math.max(this.#heapPeakBytes, this.#memoryLimitMb * 2 ** 20);
+        this.#heap.atLeast(this.#memoryLimitMb * 2 ** 20);
         throw new ApiError('MEMORY_LIMIT_EXCEEDED', undefined, { cause: e });
       }
       throw scrapingFailed(e instanceof Error ? e.message : String(e), e);
     } finally {
       clearTimeout(timer);
-      clearInterval(sampler);
+      stopSampling();
     }
   }
 
-  /**
-   * Reads the isolate's heap from V8 through isolated-vm (host side: nothing the
-   * script says of itself), keeping the highest. A reading waits for the
-   * isolate's thread; one at a time, so a busy script does not pile them up.
-   */
-  #sampleHeap(): Promise<void> {
-    if (this.#sampling || this.#isolate.isDisposed) return this.#sampling ?? Promise.resolve();
-    this.#sampling = this.#isolate
-      .getHeapStatistics()
-      .then(
-        (h) => {
-          this.#heapPeakBytes = Math.max(this.#heapPeakBytes, h.used_heap_size + h.externally_allocated_size);
-        },
-        () => undefined, // disposed meanwhile
-      )
-      .finally(() => (this.#sampling = undefined));
-    return this.#sampling;
-  }
-
-  /**
-   * The isolate's peak heap in bytes, read once more now if it is still there
-   * (docs/keys-and-limits.md). SECURITY: never waits on a stuck isolate: a
-   * disposed one may still run native code and its reading would never come, so
-   * the last reading stands then, and a final reading gets HEAP_FINAL_READ_MS.
-   */
-  async heapPeakBytes(): Promise<number> {
-    if (this.#isolate.isDisposed) return this.#heapPeakBytes;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      this.#sampleHeap(),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, HEAP_FINAL_READ_MS);
-      }),
-    ]);
-    clearTimeout(timer);
-    return this.#heapPeakBytes;
+  /** The isolate's peak heap in bytes (heap-peak.ts); never waits on a stuck isolate. */
+  heapPeakBytes(): Promise<number> {
+    return this.#heap.final();
   }
 
   async #start(compiled: ivm.Script, nativeTimeoutMs: number): Promise<unknown> {
@@ -372,35 +254,9 @@ export class ScriptSandbox {
     this.#disposeIsolate();
   }
 
-  /**
-   * Disposes the isolate and checks that its thread stops. A question is queued
-   * to the isolate first: disposing settles it at once when the isolate is idle
-   * or runs JavaScript; it stays unsettled only while the isolate's thread is
-   * stuck in native code that no termination reaches.
-   */
+  /** Disposes the isolate and checks that its thread stops (isolate-stop.ts). */
   #disposeIsolate(): void {
-    if (this.#isolate.isDisposed) return;
-    let probe: Promise<unknown> | undefined;
-    try {
-      probe = this.#context.eval('0');
-    } catch {
-      // the context is released: nothing of the script can be running
-    }
-    this.#isolate.dispose();
-    if (!probe) return;
-    const timer = setTimeout(
-      () =>
-        this.#onCatastrophicError(
-          `an isolate went on running ${ISOLATE_STOP_GRACE_MS} ms after it was disposed (native code no termination reaches)`,
-        ),
-      ISOLATE_STOP_GRACE_MS,
-    );
-    // It must not keep a process alive that has nothing else to do.
-    timer.unref();
-    probe.then(
-      () => clearTimeout(timer),
-      () => clearTimeout(timer),
-    );
+    disposeIsolate(this.#isolate, this.#context, this.#onCatastrophicError);
   }
 
   /** Log lines the isolate dropped beyond the caps (exact when the script finished). */

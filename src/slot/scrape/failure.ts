@@ -1,7 +1,7 @@
 // What a failed request's error body says about where and why it failed
 // (docs/api.md "When a script fails"): the phase, the page's URL, the script's last
 // calls and, when asked, a screenshot of the page as it was. Line, column and
-// the caller's stack come from the isolate (src/slot/membrane/script-sandbox.ts).
+// the caller's stack come from the isolate (src/slot/membrane/script-errors.ts).
 import type { Page } from 'puppeteer';
 import { MAX_ERROR_SCREENSHOT_BYTES, type ApiError, type PageCall } from '../../common/errors.js';
 

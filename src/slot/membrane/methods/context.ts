@@ -3,7 +3,7 @@
 // each method decodes what it accepts), and what it may use of the membrane.
 import type { Locator, Page } from 'puppeteer';
 import type { HandleKind } from '../../../../sandbox/wire.js';
-import type { Clock } from '../options.js';
+import type { Clock } from '../deadline.js';
 
 /** What a method implementation may use from the membrane. */
 export interface MethodContext {

@@ -1,7 +1,8 @@
 // Element and JS handles: queries and evaluation from an element, its actions
 // (keys and text judged as for the keyboard), geometry and properties.
 import type { ElementHandle, JSHandle, TouchHandle } from 'puppeteer';
-import { CLICK, KEY, SCREENSHOT, TYPE, clampNum, options, str } from '../options.js';
+import { CLICK, KEY, SCREENSHOT, TYPE } from '../option-schemas.js';
+import { clampNum, options, str } from '../options.js';
 import type { Impl, Table } from './context.js';
 import { keyFor, startTouch, textFor } from './keyboard.js';
 import { queries, selectValues } from './queries.js';

@@ -12,7 +12,8 @@ import {
   VIEWPORT_BOUNDS,
   refusedHeader,
 } from '../../../protocol/request-options.js';
-import { MembraneError, VIEWPORT, isPlainObject, num, options, str, stringRecord, type Schema } from '../options.js';
+import { VIEWPORT } from '../option-schemas.js';
+import { MembraneError, isPlainObject, num, options, str, stringRecord, type Schema } from '../options.js';
 import type { MethodContext, Table } from './context.js';
 
 /**

@@ -3,7 +3,8 @@
 // the same way.
 import type { Frame } from 'puppeteer';
 import { ProtocolError } from 'puppeteer';
-import { GOTO, NAV, WAIT_FUNCTION, isPlainObject, options, str } from '../options.js';
+import { GOTO, NAV, WAIT_FUNCTION } from '../option-schemas.js';
+import { isPlainObject, options, str } from '../options.js';
 import type { MethodContext, Table } from './context.js';
 import { locatorTarget, newLocator } from './locator.js';
 import { actions, queries } from './queries.js';

@@ -3,18 +3,9 @@
 // no key may make a clipboard shortcut with the keys held down, whichever method
 // sends it. Touches started and not ended are bounded per touchscreen.
 import type { Page, TouchHandle, Touchscreen } from 'puppeteer';
-import {
-  KEY,
-  MOUSE_CLICK,
-  MembraneError,
-  TYPE,
-  clampNum,
-  editingCommands,
-  num,
-  options,
-  refuseClipboardChord,
-  str,
-} from '../options.js';
+import { editingCommands, refuseClipboardChord } from '../clipboard-guard.js';
+import { KEY, MOUSE_CLICK, TYPE } from '../option-schemas.js';
+import { MembraneError, clampNum, num, options, str } from '../options.js';
 import type { Table } from './context.js';
 
 /** Keys held down now, as Puppeteer sends them with each key event (its own state). */

@@ -3,17 +3,9 @@
 // and a typing action ended by the keyboard's refusal of a key.
 import { Locator } from 'puppeteer';
 import { budgetError } from '../budgets.js';
-import {
-  CLICK,
-  MembraneError,
-  PUPPETEER_DEFAULT_TIMEOUT_MS,
-  WAIT,
-  capToDeadline,
-  isPlainObject,
-  num,
-  options,
-  str,
-} from '../options.js';
+import { PUPPETEER_DEFAULT_TIMEOUT_MS, capToDeadline } from '../deadline.js';
+import { CLICK, WAIT } from '../option-schemas.js';
+import { MembraneError, isPlainObject, num, options, str } from '../options.js';
 import type { MethodContext, Table } from './context.js';
 import { textFor, typingLocator } from './keyboard.js';
 import { selector } from './queries.js';

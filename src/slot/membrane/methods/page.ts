@@ -3,7 +3,8 @@
 // (exposed functions, preload scripts, listeners), with its emulation and input
 // methods (emulation.ts, keyboard.ts) in the same table.
 import type { Page } from 'puppeteer';
-import { COOKIE, DELETE_COOKIE, GOTO, NAV, NETWORK_IDLE, PDF, SCREENSHOT, WAIT, options, str } from '../options.js';
+import { COOKIE, DELETE_COOKIE, GOTO, NAV, NETWORK_IDLE, PDF, SCREENSHOT, WAIT } from '../option-schemas.js';
+import { options, str } from '../options.js';
 import type { Table } from './context.js';
 import { EMULATION } from './emulation.js';
 import { frameMethods, gotoUrl } from './frame.js';

@@ -2,7 +2,8 @@
 // ($, $$eval, evaluate, click, type, …), and the checks of their selectors and
 // values: a selector of a shape Puppeteer parses slowly is refused first.
 import { checkSelectorCost } from '../budgets.js';
-import { CLICK, MembraneError, SELECTOR_WAIT, TYPE, options, str } from '../options.js';
+import { CLICK, SELECTOR_WAIT, TYPE } from '../option-schemas.js';
+import { MembraneError, options, str } from '../options.js';
 import type { Table } from './context.js';
 import { textFor } from './keyboard.js';
 
