@@ -296,6 +296,95 @@ describe('the clipboard', () => {
       }
     });
 
+  /** What a paste event in the page finds on the clipboard: each type with its data. */
+  async function pastedTypes(page: PageLease['page']): Promise<string> {
+    await page.evaluate(`(() => {
+      window.pasted = 'no paste event';
+      document.body.contentEditable = 'true';
+      document.body.focus();
+      document.addEventListener('paste', (e) => {
+        const d = e.clipboardData;
+        window.pasted = JSON.stringify([...d.types].map((t) => [t, d.getData(t)]));
+        e.preventDefault();
+      }, { once: true, capture: true });
+    })()`);
+    await page.keyboard.press('KeyV', { commands: ['Paste'] });
+    return String(await page.evaluate('window.pasted'));
+  }
+
+  test('the clipboard is emptied of every format A copied (HTML, a custom type, a URI list), not only of its text', async () => {
+    // Attack (issue 32, fresh eyes): the emptying writes one empty text; a copy of other formats only would
+    // survive it if a write replaced the text alone. Outside the membrane, as above (scripts cannot paste).
+    const host = offlineHost(1);
+    try {
+      const a = await host.lease('clipboard-formats-a');
+      try {
+        await a.page.setContent('<p>a</p>');
+        const copied = await a.page.evaluate(`(() => {
+          const put = (e) => {
+            e.clipboardData.setData('text/html', '<b>${TOKEN}</b>');
+            e.clipboardData.setData('application/x-secret', '${TOKEN}');
+            e.clipboardData.setData('text/uri-list', 'http://127.0.0.1/${TOKEN}');
+            e.preventDefault();
+          };
+          document.addEventListener('copy', put, true);
+          try { return document.execCommand('copy'); } finally { document.removeEventListener('copy', put, true); }
+        })()`);
+        assert.equal(copied, true);
+        // Control: a paste in A's own page finds all three.
+        const own = await pastedTypes(a.page);
+        for (const type of ['text/html', 'application/x-secret', 'text/uri-list'])
+          assert.ok(own.includes(type) && own.includes(TOKEN), `A's own paste: ${own}`);
+      } finally {
+        await a.close();
+      }
+      const b = await host.lease('clipboard-formats-b');
+      try {
+        assert.equal(await pastedTypes(b.page), '[]', "B's paste found something of A's");
+      } finally {
+        await b.close();
+      }
+    } finally {
+      await host.close();
+    }
+  });
+
+  // Attack (issue 32, fresh eyes): Linux's selection clipboard (what a page last selected with the mouse, pasted
+  // by the middle button) is one per Chromium too, and a copy does not empty it: B's middle button, outside the
+  // membrane, pasted what A selected. The membrane refuses the middle button; this is the layer beneath.
+  test("the selection clipboard: B's middle button (outside the membrane) does not paste what A selected", async () => {
+    const host = offlineHost(1);
+    try {
+      const a = await host.lease('selection-a');
+      try {
+        await a.page.setContent(`<p id="p">${TOKEN}</p><textarea id="t"></textarea>`);
+        const p = (await (await a.page.$('#p'))?.boundingBox()) as { x: number; y: number };
+        await a.page.mouse.click(p.x + 5, p.y + 5, { clickCount: 3 });
+        // Control: A's own middle button pastes its selection.
+        const t = (await (await a.page.$('#t'))?.boundingBox()) as { x: number; y: number };
+        await a.page.mouse.click(t.x + 5, t.y + 5, { button: 'middle' });
+        assert.match(await a.page.$eval('#t', (e) => (e as unknown as { value: string }).value), new RegExp(TOKEN));
+      } finally {
+        await a.close();
+      }
+      const b = await host.lease('selection-b');
+      try {
+        await b.page.setContent('<textarea id="t"></textarea>');
+        const t = (await (await b.page.$('#t'))?.boundingBox()) as { x: number; y: number };
+        await b.page.mouse.click(t.x + 5, t.y + 5, { button: 'middle' });
+        assert.doesNotMatch(
+          await b.page.$eval('#t', (e) => (e as unknown as { value: string }).value),
+          new RegExp(TOKEN),
+          "B's middle button pasted what A selected",
+        );
+      } finally {
+        await b.close();
+      }
+    } finally {
+      await host.close();
+    }
+  });
+
   test('a Chromium whose clipboard cannot be emptied from a leased page is replaced before the page is given', async () => {
     // A stuck or failing emptying must not give the page anyway: the Chromium (and its clipboard) is replaced.
     let failures = 1;

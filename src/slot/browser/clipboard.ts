@@ -12,25 +12,61 @@ import type { Page } from 'puppeteer';
  */
 export const CLIPBOARD_EMPTY_TIMEOUT_MS = 5_000;
 
+/** The textarea's id while the selection clipboard is replaced (emptyBoth). */
+const SELECTION_ID = '__pagescript_selection';
+
 /**
  * Run in a blank page: a copy whose only data is an empty text replaces every
  * format on the clipboard. Puppeteer's evaluate carries a user gesture, which
- * execCommand('copy') needs.
+ * execCommand('copy') needs. Then a textarea holding one zero-width space is
+ * added and focused, for the selection clipboard (emptyBoth).
  */
 const CLEAR_CLIPBOARD = `(() => {
   const empty = (e) => { e.clipboardData.setData('text/plain', ''); e.preventDefault(); };
   document.addEventListener('copy', empty, true);
-  try { return document.execCommand('copy'); } finally { document.removeEventListener('copy', empty, true); }
+  let copied;
+  try { copied = document.execCommand('copy'); } finally { document.removeEventListener('copy', empty, true); }
+  const t = document.createElement('textarea');
+  t.id = ${JSON.stringify(SELECTION_ID)};
+  t.value = '\\u200b';
+  document.documentElement.appendChild(t);
+  t.focus();
+  return copied && document.activeElement === t;
+})()`;
+
+/** Removes the textarea; true once it is gone. */
+const REMOVE_SELECTION = `(() => {
+  const t = document.getElementById(${JSON.stringify(SELECTION_ID)});
+  if (t === null) return false;
+  t.blur();
+  t.remove();
+  getSelection()?.removeAllRanges();
+  return true;
 })()`;
 
 /** Empties a Chromium's clipboard from one of its blank pages; false if that did not happen in time. */
 export type EmptyClipboard = (page: Page) => Promise<boolean>;
 
+/**
+ * SECURITY: Linux's selection clipboard (what a page last selected with the
+ * mouse or keys, pasted by the middle button) is one per Chromium as well, and
+ * a copy does not touch it; a selection made by script does not write it
+ * either (measured). A selection made with a key does: SelectAll in the
+ * focused textarea replaces it with one zero-width space. The page is still
+ * blank and is navigated before the request's script runs; Puppeteer's
+ * keyboard holds no key afterwards.
+ */
+async function emptyBoth(page: Page): Promise<boolean> {
+  if ((await page.evaluate(CLEAR_CLIPBOARD)) !== true) return false;
+  await page.keyboard.press('KeyA', { commands: ['SelectAll'] });
+  return (await page.evaluate(REMOVE_SELECTION)) === true;
+}
+
 export const emptyClipboard: EmptyClipboard = async (page) => {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
-      page.evaluate(CLEAR_CLIPBOARD).then((copied) => copied === true),
+      emptyBoth(page),
       new Promise<boolean>((resolve) => {
         timer = setTimeout(() => resolve(false), CLIPBOARD_EMPTY_TIMEOUT_MS).unref();
       }),
