@@ -388,7 +388,9 @@ describe('the clipboard', () => {
   test('a Chromium whose clipboard cannot be emptied from a leased page is replaced before the page is given', async () => {
     // A stuck or failing emptying must not give the page anyway: the Chromium (and its clipboard) is replaced.
     let failures = 1;
-    const host = offlineHost(1, async (page) => (failures-- > 0 ? false : await emptyClipboard(page)));
+    const host = offlineHost(1, async (page, selection) =>
+      failures-- > 0 ? false : await emptyClipboard(page, selection),
+    );
     try {
       await host.start();
       const first = host.pid as number;

@@ -475,3 +475,19 @@ test('what was sent before close() is written by the close itself, not left for 
   assert.equal(pipe.writableLength + writes.length, 1);
   pipe.destroy();
 });
+
+test('an Input.* command is noticed (the selection clipboard is then replaced at the next lease); others are not', () => {
+  const t = new BoundedPipeTransport(new PassThrough(), new PassThrough());
+  assert.equal(t.takeInputSent(), false);
+  // As Puppeteer's Connection writes them: method first.
+  t.send(JSON.stringify({ method: 'Runtime.evaluate', params: { expression: '"Input.dispatchKeyEvent"' }, id: 1 }));
+  assert.equal(t.takeInputSent(), false, 'a message that only mentions Input is not input');
+  t.send(
+    JSON.stringify({ method: 'Input.dispatchMouseEvent', params: { type: 'mousePressed' }, id: 2, sessionId: 'S' }),
+  );
+  assert.equal(t.takeInputSent(), true);
+  assert.equal(t.takeInputSent(), false, 'asking forgets it');
+  t.send(JSON.stringify({ method: 'Input.insertText', params: { text: 'x' }, id: 3 }));
+  assert.equal(t.takeInputSent(), true);
+  t.close();
+});

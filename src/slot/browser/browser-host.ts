@@ -171,12 +171,22 @@ export class BrowserHost {
    */
   async #emptied(lease: PageLease): Promise<PageLease> {
     const empty = this.#opts.emptyClipboard ?? emptyClipboard;
-    if (await empty(lease.page)) return lease;
+    const genOf = (l: PageLease): Generation | undefined =>
+      [this.#current, ...this.#retiring].find((g) => g?.chromium.pid === l.pid);
+    // SECURITY: the selection clipboard is replaced too after a request that sent input (the
+    // only thing that writes it), or when the Chromium is not known; the emptying's own key is forgotten.
+    const emptyIn = async (l: PageLease): Promise<boolean> => {
+      const gen = genOf(l);
+      const ok = await empty(l.page, gen?.chromium.takeInputSent() ?? true);
+      gen?.chromium.takeInputSent();
+      return ok;
+    };
+    if (await emptyIn(lease)) return lease;
     background(lease.close(), 'closing a context', this.#opts.logger);
-    const gen = [this.#current, ...this.#retiring].find((g) => g?.chromium.pid === lease.pid);
+    const gen = genOf(lease);
     if (gen) this.#replace(gen, 'its clipboard could not be emptied in a leased page');
     const next = await this.#spares.take();
-    if (await empty(next.page)) return next;
+    if (await emptyIn(next)) return next;
     background(next.close(), 'closing a context', this.#opts.logger);
     throw new Error("Chromium's clipboard could not be emptied before the request");
   }

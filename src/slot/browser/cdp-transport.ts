@@ -226,12 +226,17 @@ const DETACHED = '{"method":"Target.detachedFromTarget"';
 const EVENT = '{"method":"';
 const TARGET_EVENT = '{"method":"Target.';
 
+/** How every Input.* command Puppeteer sends begins (its Connection writes `method` first). */
+const INPUT_PREFIX = '{"method":"Input.';
+
 /**
  * Puppeteer's ConnectionTransport over Chromium's pipe (write: Chromium's fd 3,
  * read: its fd 4), with the bound above. Messages are handed on as they are
  * complete, in order, one per turn of the event loop; onclose follows the last one.
  */
 export class BoundedPipeTransport implements ConnectionTransport {
+  /** An Input.* command was sent since takeInputSent last asked. */
+  #inputSent = false;
   readonly #write: Writable;
   readonly #read: Readable;
   readonly #framer: CdpFramer;
@@ -312,6 +317,19 @@ export class BoundedPipeTransport implements ConnectionTransport {
    * however long ago it paused: a pipe still paused with a flood queued (held
    * longer than BACKLOG_RECENT_MS) has Chromium keeping the rest as ever.
    */
+  /**
+   * Whether an Input.* command (a key, the mouse, a touch, inserted text) went
+   * to this Chromium since the last ask, and forgets it. SECURITY: only input
+   * writes Linux's selection clipboard (clipboard.ts), so a lease replaces it
+   * only after a request that sent some. Puppeteer's Connection writes `method`
+   * as a message's first key; the start of each message is all that is read.
+   */
+  takeInputSent(): boolean {
+    const sent = this.#inputSent;
+    this.#inputSent = false;
+    return sent;
+  }
+
   get backedUp(): boolean {
     if (this.#paused && this.#queue.length - this.#queueStart >= BACKLOG_MESSAGES) return true;
     return this.#now() - this.#backlogAt < BACKLOG_RECENT_MS;
@@ -376,6 +394,7 @@ export class BoundedPipeTransport implements ConnectionTransport {
    */
   send(message: string): void {
     if (this.#closed || this.#write.destroyed) return;
+    if (message.startsWith(INPUT_PREFIX)) this.#inputSent = true;
     if (this.#outgoing.length + message.length >= MAX_BATCH_CHARS) {
       // In order: what was batched before it goes first.
       this.#flush();

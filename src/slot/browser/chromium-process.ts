@@ -49,6 +49,8 @@ export interface ChromiumProcess {
   retireContext(contextId: string): void;
   /** Chromium has more DevTools messages for us than the transport queues (BoundedPipeTransport.backedUp). */
   readonly backedUp: boolean;
+  /** An Input.* command was sent to it since the last ask (BoundedPipeTransport.takeInputSent). */
+  takeInputSent(): boolean;
   /** Bytes of retired contexts' events dropped unread so far (BoundedPipeTransport.droppedEventBytes). */
   readonly droppedEventBytes: number;
   /** Holds the DevTools messages it sends, or lets them go on (BoundedPipeTransport.hold). */
@@ -183,6 +185,7 @@ export async function startChromium(opts: ChromiumStartOptions): Promise<Chromiu
     pid,
     kill,
     retireContext: (id) => transport.retireContext(id),
+    takeInputSent: () => transport.takeInputSent(),
     holdMessages: (held) => transport.hold(held),
     get backedUp() {
       return transport.backedUp;

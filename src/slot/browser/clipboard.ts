@@ -18,20 +18,22 @@ const SELECTION_ID = '__pagescript_selection';
 /**
  * Run in a blank page: a copy whose only data is an empty text replaces every
  * format on the clipboard. Puppeteer's evaluate carries a user gesture, which
- * execCommand('copy') needs. Then a textarea holding one zero-width space is
- * added and focused, for the selection clipboard (emptyBoth).
+ * execCommand('copy') needs.
  */
 const CLEAR_CLIPBOARD = `(() => {
   const empty = (e) => { e.clipboardData.setData('text/plain', ''); e.preventDefault(); };
   document.addEventListener('copy', empty, true);
-  let copied;
-  try { copied = document.execCommand('copy'); } finally { document.removeEventListener('copy', empty, true); }
+  try { return document.execCommand('copy'); } finally { document.removeEventListener('copy', empty, true); }
+})()`;
+
+/** Then, for the selection clipboard: a textarea holding one zero-width space, focused. */
+const FOCUS_SELECTION = `(() => {
   const t = document.createElement('textarea');
   t.id = ${JSON.stringify(SELECTION_ID)};
   t.value = '\\u200b';
   document.documentElement.appendChild(t);
   t.focus();
-  return copied && document.activeElement === t;
+  return document.activeElement === t;
 })()`;
 
 /** Removes the textarea; true once it is gone. */
@@ -44,8 +46,12 @@ const REMOVE_SELECTION = `(() => {
   return true;
 })()`;
 
-/** Empties a Chromium's clipboard from one of its blank pages; false if that did not happen in time. */
-export type EmptyClipboard = (page: Page) => Promise<boolean>;
+/**
+ * Empties a Chromium's clipboard from one of its blank pages, and its
+ * selection clipboard too when `selection` is true (the request before sent
+ * input); false if that did not happen in time.
+ */
+export type EmptyClipboard = (page: Page, selection: boolean) => Promise<boolean>;
 
 /**
  * SECURITY: Linux's selection clipboard (what a page last selected with the
@@ -56,17 +62,19 @@ export type EmptyClipboard = (page: Page) => Promise<boolean>;
  * blank and is navigated before the request's script runs; Puppeteer's
  * keyboard holds no key afterwards.
  */
-async function emptyBoth(page: Page): Promise<boolean> {
+async function emptyBoth(page: Page, selection: boolean): Promise<boolean> {
   if ((await page.evaluate(CLEAR_CLIPBOARD)) !== true) return false;
+  if (!selection) return true;
+  if ((await page.evaluate(FOCUS_SELECTION)) !== true) return false;
   await page.keyboard.press('KeyA', { commands: ['SelectAll'] });
   return (await page.evaluate(REMOVE_SELECTION)) === true;
 }
 
-export const emptyClipboard: EmptyClipboard = async (page) => {
+export const emptyClipboard: EmptyClipboard = async (page, selection) => {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
-      emptyBoth(page),
+      emptyBoth(page, selection),
       new Promise<boolean>((resolve) => {
         timer = setTimeout(() => resolve(false), CLIPBOARD_EMPTY_TIMEOUT_MS).unref();
       }),
