@@ -333,6 +333,19 @@ const ALONE = {
   'test/e2e/kernel-lock.test.ts': 'firewall tables on the machine, and services started and killed outright',
 };
 
+/**
+ * The files that run beside one other file even when end-to-end files run one
+ * at a time (PAGESCRIPT_TEST_CONCURRENCY=1), and why: they start no Chromium and
+ * no service (the unit files), or mostly wait, and what they wait for is not
+ * the machine's time. Never beside an ALONE file.
+ */
+const BESIDE = {
+  'test/unit/': 'no Chromium, no service, nothing measured against the clock of a loaded machine',
+  'test/e2e/egress-identity.test.ts':
+    "a service left idle for a minute: what Chromium does on its own, not the machine's speed, is tested",
+};
+const isBeside = (file) => Object.keys(BESIDE).some((f) => (f.endsWith('/') ? file.startsWith(f) : file === f));
+
 const [command = 'start', ...rest] = process.argv.slice(2);
 const nodeBin = ensureNode();
 // Unit tests and lint run no browser: they do not need one installed.
@@ -452,11 +465,16 @@ function lint(nodeBin, env) {
  * lock of scripts/test-lock.mjs), in one run so that one coverage report covers
  * all. With coverage, Node's own (V8's) report of src/ and sandbox/ is printed
  * at the end; code that runs inside the isolates is not in it (see docs/development.md).
- * PAGESCRIPT_TEST_CONCURRENCY=2 runs them side by side; the default stays 1 (every file
- * alone, as before) until a whole run side by side has been seen green on CI's machine.
+ * PAGESCRIPT_TEST_CONCURRENCY=2 runs end-to-end files side by side; the default stays 1
+ * (one end-to-end file at a time) until a whole run side by side has been seen green
+ * on CI's machine. Either way the run is --test-concurrency=2: BESIDE's files (the
+ * unit files among them) run beside one other file, never beside an ALONE one.
  */
 function runTests(nodeBin, env, files, { isolation = 'process', coverage = false, sideBySide = false }) {
-  const concurrency = sideBySide ? Number(process.env.PAGESCRIPT_TEST_CONCURRENCY ?? 1) : 1;
+  const concurrency = sideBySide ? 2 : 1;
+  const serial = (process.env.PAGESCRIPT_TEST_CONCURRENCY ?? '1') === '1';
+  if (sideBySide && !['1', '2'].includes(process.env.PAGESCRIPT_TEST_CONCURRENCY ?? '1'))
+    fail(`PAGESCRIPT_TEST_CONCURRENCY is 1 or 2, not ${process.env.PAGESCRIPT_TEST_CONCURRENCY}`);
   const args = [...nodeFlags, '--enable-source-maps', '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`];
   if (isolation !== 'process') args.push(`--test-isolation=${isolation}`);
   if (coverage) {
@@ -479,6 +497,11 @@ function runTests(nodeBin, env, files, { isolation = 'process', coverage = false
     testEnv.PAGESCRIPT_TEST_LOCK = join(lockDir, 'lock');
     testEnv.PAGESCRIPT_TEST_ALONE = Object.keys(ALONE)
       .map((f) => join(ROOT, f))
+      .join('\n');
+    testEnv.PAGESCRIPT_TEST_SERIAL = serial ? '1' : '0';
+    testEnv.PAGESCRIPT_TEST_BESIDE = files
+      .map((f) => resolve(ROOT, f))
+      .filter((f) => isBeside(relative(ROOT, f)))
       .join('\n');
   }
   try {

@@ -22,7 +22,14 @@ const stopped = new Set<number>();
 before(async () => {
   await fixtures.start();
   svc = await startTestService(
-    { EGRESS_ALLOWLIST: fixtures.allowEntry, SCRIPT_TIMEOUT_MS: '1000', NAVIGATION_TIMEOUT_MS: '1000' },
+    // One slot: the request goes to the process stopped. With two, it went to slot 1 whenever slot 1 had a
+    // spare context and slot 0 not yet (the front prefers a slot with one), and was served (200).
+    {
+      EGRESS_ALLOWLIST: fixtures.allowEntry,
+      MAX_CONCURRENCY: '1',
+      SCRIPT_TIMEOUT_MS: '1000',
+      NAVIGATION_TIMEOUT_MS: '1000',
+    },
     { egressSeam: {} },
     log.logger,
   );
@@ -33,7 +40,7 @@ after(async () => {
   await fixtures.close();
 });
 
-/** Stops slot 0's process (a ready one: the tests wait for that first), where a lone request goes. */
+/** Stops slot 0's process (a ready one: the tests wait for that first), the only slot. */
 function stop(): number {
   assert.ok(svc.service.browser.ready, 'a slot process is ready');
   const [pid] = svc.service.executors.slotPids;
