@@ -110,6 +110,18 @@ describe('a CPU cgroup per slot', { skip }, () => {
     }
   });
 
+  test('a second service in the same process has groups of its own, and closing it leaves the first’s', async () => {
+    const second = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry, MAX_CONCURRENCY: '1' });
+    const mine = dirname(svc.service.executors.cpuGroupDir(0) as string);
+    const its = dirname(second.service.executors.cpuGroupDir(0) as string);
+    assert.notEqual(its, mine);
+    await second.close();
+    assert.equal(existsSync(its), false);
+    assert.ok(existsSync(join(mine, 'slot-0')) && existsSync(join(mine, 'slot-1')));
+    const pid = svc.service.executors.slotPids[0] as number;
+    assert.ok(members(join(mine, 'slot-0')).has(pid), 'the first service’s slot is still in its group');
+  });
+
   test('the groups are gone when the service is closed', async () => {
     const base = dirname(svc.service.executors.cpuGroupDir(0) as string);
     assert.ok(existsSync(base));

@@ -70,8 +70,10 @@ function within(mount: { root: string; point: string }, path: string): string | 
   return join(mount.point, rest).replace(/(.)\/+$/, '$1');
 }
 
-/** The prefix of the directory each service makes under its own cgroup: `pagescript-<front's pid>`. */
+/** The prefix of the directory each service makes under its own cgroup: `pagescript-<front's pid>-<n>`. */
 const PREFIX = 'pagescript-';
+/** Services made by this process so far (tests run several in one): n of the directory's name. */
+let made = 0;
 /** How long close waits for a slot group's last processes (a killed slot's Chromium) to exit before leaving it. */
 const REMOVE_WAIT_MS = 5000;
 
@@ -88,7 +90,7 @@ export class CpuGroups {
 
   /**
    * Makes `slots` groups of equal weight under the front's own CPU cgroup
-   * (`<its cgroup>/pagescript-<pid>/slot-<i>`), after removing what a service
+   * (`<its cgroup>/pagescript-<pid>-<n>/slot-<i>`), after removing what a service
    * that is gone left there. undefined, and a line in the log saying why, when
    * the front may not.
    */
@@ -101,7 +103,8 @@ export class CpuGroups {
       logger.info('no CPU cgroup to divide between slots: the CPU pause alone shares the cores');
       return undefined;
     }
-    const base = join(found.dir, `${PREFIX}${process.pid}`);
+    const base = join(found.dir, `${PREFIX}${process.pid}-${++made}`);
+    let ours = false;
     try {
       removeStale(found.dir, logger);
       if (found.version === 2) {
@@ -114,6 +117,7 @@ export class CpuGroups {
         writeFileSync(join(found.dir, 'cgroup.subtree_control'), '+cpu');
       }
       mkdirSync(base);
+      ours = true;
       if (found.version === 2) writeFileSync(join(base, 'cgroup.subtree_control'), '+cpu');
       // The slots together weigh what their processes weighed before, one busy
       // thread each, against the rest of the machine (the front, the egress
@@ -133,7 +137,7 @@ export class CpuGroups {
         );
       }
     } catch (e) {
-      removeTree(base);
+      if (ours) removeTree(base);
       logger.info(
         { err: e, cgroup: found.dir },
         'cannot make CPU cgroups for the slots here: the CPU pause alone shares the cores',
@@ -205,7 +209,7 @@ function removeTree(base: string): boolean {
 /** Removes the groups of services that are gone (killed before they could remove their own). */
 function removeStale(dir: string, logger: Logger): void {
   for (const name of readdirSync(dir)) {
-    const m = new RegExp(`^${PREFIX}(\\d+)$`).exec(name);
+    const m = new RegExp(`^${PREFIX}(\\d+)(-\\d+)?$`).exec(name);
     if (!m || existsSync(`/proc/${m[1]}`)) continue;
     if (!removeTree(join(dir, name)))
       logger.warn({ cgroup: join(dir, name) }, 'a stale slot CPU cgroup still has processes');
