@@ -2,7 +2,7 @@
 // bounded queue and its 429s. No timing thresholds: order and counts only.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type ApiError } from '../../src/common/errors.js';
+import { ApiError } from '../../src/common/errors.js';
 import { FairScheduler, type Ticket } from '../../src/front/tenancy/scheduler.js';
 import { MemoryStore, type LimitStore } from '../../src/front/tenancy/store.js';
 import { until } from '../helpers/wait.js';
@@ -272,4 +272,23 @@ test('three keys on two slots: each holds one while all are active', async () =>
   a1();
   await drain(grants);
   assert.deepEqual(order, ['c1', 'a0']);
+});
+
+test('a key waiting only for its cap taken on another instance does not hold a slot idle against another key', async () => {
+  // The shared store says no for key B: A's second script takes the free slot rather than wait for B.
+  const store: LimitStore = {
+    hit: () => Promise.reject(new Error('not used')),
+    acquire: () => Promise.resolve(false),
+    release: () => Promise.resolve(),
+    close: () => Promise.resolve(),
+  };
+  const s = scheduler({ maxConcurrency: 2, store, queueTimeoutMs: 5000 });
+  const a1 = await s.acquire(A);
+  const b = s.acquire({ client: 'b', maxConcurrency: 1 }).catch(() => undefined);
+  const a2 = s.acquire(A);
+  await until(() => s.running === 2, 'A’s second script to run');
+  (await a2)();
+  a1();
+  s.rejectWaiting(new ApiError('SERVICE_UNAVAILABLE', 'test over'));
+  await b;
 });

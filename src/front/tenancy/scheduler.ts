@@ -217,7 +217,15 @@ export class FairScheduler {
   /** How many slots one key may hold now: MAX_CONCURRENCY shared by the active keys, at least one. */
   #share(now: number): number {
     for (const [client, at] of this.#recent) if (now - at >= ACTIVE_GRACE_MS) this.#recent.delete(client);
-    const active = new Set([...this.#queues.keys(), ...this.#runningByKey.keys(), ...this.#recent.keys()]);
+    // A key waiting only for its own cap (here, or taken on another instance) cannot use a
+    // slot now: it does not count, so it cannot hold one idle against another key.
+    const canRun = (client: string, q: Waiter[]): boolean => {
+      const cap = q[0]?.ticket.maxConcurrency;
+      if (cap !== undefined && (this.#runningByKey.get(client) ?? 0) >= cap) return false;
+      return (this.#retryAt.get(client) ?? 0) <= now;
+    };
+    const waiting = [...this.#queues].filter(([client, q]) => canRun(client, q)).map(([client]) => client);
+    const active = new Set([...waiting, ...this.#runningByKey.keys(), ...this.#recent.keys()]);
     return Math.max(1, Math.floor(this.#opts.maxConcurrency / Math.max(1, active.size)));
   }
 
