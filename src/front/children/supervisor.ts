@@ -174,7 +174,7 @@ interface Slot {
   restartTimer: NodeJS.Timeout | undefined;
   /** Closes its process once it has been idle for IDLE_SLOT_CLOSE_MS. */
   idleTimer: NodeJS.Timeout | undefined;
-  /** The key of the last job it ran, and when that job was picked (Date.now()). */
+  /** The key of the last job it ran, and when that job was picked or, once it ended, ended (Date.now()). */
   last?: { readonly client: string; readonly at: number };
 }
 
@@ -831,6 +831,8 @@ export class Supervisor {
     const slot = e.slot;
     if (slot.proc !== e || e.jobs.size > 0) return;
     slot.busy = false;
+    // Recent from when its job ended, not began: a long job's key is between two requests now.
+    if (slot.last) slot.last = { client: slot.last.client, at: Date.now() };
     e.served++;
     const recycleAfter = this.#opts.config.slotRecycleRequests;
     if (recycleAfter > 0 && e.served >= recycleAfter && e.serving && !this.#closed) {
