@@ -1,8 +1,13 @@
 // The reason a script was ended is what the caller hears, whenever the end came.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { ApiError, scrapingFailed } from '../../src/common/errors.js';
+import { releaseBundleCache } from '../../src/slot/membrane/bundle.js';
 import { ScriptSandbox } from '../../src/slot/membrane/script-sandbox.js';
+
+// As the slot process does at shutdown: an isolated-vm handle (the bundle's code cache) left to the
+// garbage collector at exit aborts the process (SIGABRT, IsolateEnvironment::GetCurrent's assertion).
+after(() => releaseBundleCache());
 
 const OPTIONS = { memoryLimitMb: 32, maxResultBytes: 1024, maxLogLines: 10, maxLogBytes: 1024, defaultTimeoutMs: 1000 };
 
