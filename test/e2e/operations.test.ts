@@ -174,8 +174,10 @@ describe('logs', () => {
 describe('the browser', () => {
   test('Chromium killed mid-request: that request gets a clean error, the next succeeds, /health and /metrics count the restart', async () => {
     // A service of its own, whose script limit cannot end the script before the kill does.
+    // One slot: browser.pid is then the Chromium the request runs in (with two, choose() picks the slot).
     const own = await startTestService({
       EGRESS_ALLOWLIST: fixtures.allowEntry,
+      MAX_CONCURRENCY: '1',
       SCRIPT_TIMEOUT_MS: '60000',
       METRICS_TOKEN: TOKEN,
     });
