@@ -472,9 +472,9 @@ function lint(nodeBin, env) {
  */
 function runTests(nodeBin, env, files, { isolation = 'process', coverage = false, sideBySide = false }) {
   const concurrency = sideBySide ? 2 : 1;
-  const serial = (process.env.PAGESCRIPT_TEST_CONCURRENCY ?? '1') === '1';
-  if (sideBySide && !['1', '2'].includes(process.env.PAGESCRIPT_TEST_CONCURRENCY ?? '1'))
-    fail(`PAGESCRIPT_TEST_CONCURRENCY is 1 or 2, not ${process.env.PAGESCRIPT_TEST_CONCURRENCY}`);
+  const asked = process.env.PAGESCRIPT_TEST_CONCURRENCY ?? '1';
+  if (sideBySide && asked !== '1' && asked !== '2') fail(`PAGESCRIPT_TEST_CONCURRENCY is 1 or 2, not ${asked}`);
+  const serial = asked === '1';
   const args = [...nodeFlags, '--enable-source-maps', '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`];
   if (isolation !== 'process') args.push(`--test-isolation=${isolation}`);
   if (coverage) {

@@ -11,9 +11,10 @@
 // SECURITY: the groups' files belong to the front's user (root); a slot
 // process, which runs as a slot user, cannot move itself or its Chromium out
 // of its group nor change its weight.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../../common/log.js';
+import { readOr } from '../../common/proc.js';
 
 /** How the front's own CPU cgroup was found: the hierarchy's version and its directory. */
 export interface CpuCgroup {
@@ -77,14 +78,18 @@ let made = 0;
 /** How long close waits for a slot group's last processes (a killed slot's Chromium) to exit before leaving it. */
 const REMOVE_WAIT_MS = 5000;
 
+/** Each version's weight file, its default (one busy thread's weight) and its largest value. */
+const WEIGHTS = {
+  1: { file: 'cpu.shares', one: 1024, max: 262_144 },
+  2: { file: 'cpu.weight', one: 100, max: 10_000 },
+} as const;
+
 export class CpuGroups {
   readonly #base: string;
-  readonly #version: 1 | 2;
   readonly #logger: Logger;
 
-  private constructor(base: string, version: 1 | 2, logger: Logger) {
+  private constructor(base: string, logger: Logger) {
     this.#base = base;
-    this.#version = version;
     this.#logger = logger;
   }
 
@@ -97,13 +102,17 @@ export class CpuGroups {
   static open(
     slots: number,
     logger: Logger,
-    found: CpuCgroup | undefined = findCpuCgroup(readOr('/proc/self/cgroup'), readOr('/proc/self/mountinfo')),
+    found: CpuCgroup | undefined = findCpuCgroup(
+      readOr('/proc/self/cgroup') ?? '',
+      readOr('/proc/self/mountinfo') ?? '',
+    ),
   ): CpuGroups | undefined {
     if (!found) {
       logger.info('no CPU cgroup to divide between slots: the CPU pause alone shares the cores');
       return undefined;
     }
     const base = join(found.dir, `${PREFIX}${process.pid}-${++made}`);
+    const weight = WEIGHTS[found.version];
     let ours = false;
     try {
       removeStale(found.dir, logger);
@@ -111,7 +120,7 @@ export class CpuGroups {
         // cgroup v2: the cpu controller must be enabled for the children of every
         // level; this fails (EBUSY) where the front's cgroup holds processes and is not
         // the root, and (EACCES, EROFS) where it is not delegated.
-        if (!readOr(join(found.dir, 'cgroup.controllers')).split(' ').includes('cpu')) {
+        if (!(readOr(join(found.dir, 'cgroup.controllers')) ?? '').split(/\s+/).includes('cpu')) {
           throw new Error('the cpu controller is not available in the service cgroup');
         }
         writeFileSync(join(found.dir, 'cgroup.subtree_control'), '+cpu');
@@ -123,18 +132,12 @@ export class CpuGroups {
       // thread each, against the rest of the machine (the front, the egress
       // process, anything else in the parent): grouping them divides the cores
       // between slots without taking them from the slots as a whole.
-      writeFileSync(
-        join(base, found.version === 1 ? 'cpu.shares' : 'cpu.weight'),
-        String(found.version === 1 ? 1024 * slots : Math.min(10_000, 100 * slots)),
-      );
+      writeFileSync(join(base, weight.file), String(Math.min(weight.max, weight.one * slots)));
       for (let i = 0; i < slots; i++) {
         const dir = join(base, `slot-${i}`);
         mkdirSync(dir);
         // Equal weights (the defaults, written so that a changed default cannot skew them).
-        writeFileSync(
-          join(dir, found.version === 1 ? 'cpu.shares' : 'cpu.weight'),
-          found.version === 1 ? '1024' : '100',
-        );
+        writeFileSync(join(dir, weight.file), String(weight.one));
       }
     } catch (e) {
       if (ours) removeTree(base);
@@ -145,16 +148,12 @@ export class CpuGroups {
       return undefined;
     }
     logger.info({ cgroup: base, version: found.version }, 'each slot has a CPU cgroup of its own');
-    return new CpuGroups(base, found.version, logger);
+    return new CpuGroups(base, logger);
   }
 
   /** The directory of slot `index`'s group. */
   dir(index: number): string {
     return join(this.#base, `slot-${index}`);
-  }
-
-  get version(): 1 | 2 {
-    return this.#version;
   }
 
   /**
@@ -181,14 +180,6 @@ export class CpuGroups {
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-  }
-}
-
-function readOr(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
   }
 }
 

@@ -182,11 +182,8 @@ export class FairScheduler {
     let heldBack = false;
     for (const [client, q] of this.#queues) {
       const w = q[0];
-      if (!w) continue;
-      const cap = w.ticket.maxConcurrency;
-      const running = this.#runningByKey.get(client) ?? 0;
-      if (cap !== undefined && running >= cap) continue;
-      if (running >= share) {
+      if (!w || this.#atCap(w)) continue;
+      if ((this.#runningByKey.get(client) ?? 0) >= share) {
         heldBack = true;
         continue;
       }
@@ -214,17 +211,20 @@ export class FairScheduler {
     return best;
   }
 
+  /** Whether the waiter's key runs as many scripts here as its own cap allows. */
+  #atCap(w: Waiter): boolean {
+    const cap = w.ticket.maxConcurrency;
+    return cap !== undefined && (this.#runningByKey.get(w.ticket.client) ?? 0) >= cap;
+  }
+
   /** How many slots one key may hold now: MAX_CONCURRENCY shared by the active keys, at least one. */
   #share(now: number): number {
     for (const [client, at] of this.#recent) if (now - at >= ACTIVE_GRACE_MS) this.#recent.delete(client);
     // A key waiting only for its own cap (here, or taken on another instance) cannot use a
     // slot now: it does not count, so it cannot hold one idle against another key.
-    const canRun = (client: string, q: Waiter[]): boolean => {
-      const cap = q[0]?.ticket.maxConcurrency;
-      if (cap !== undefined && (this.#runningByKey.get(client) ?? 0) >= cap) return false;
-      return (this.#retryAt.get(client) ?? 0) <= now;
-    };
-    const waiting = [...this.#queues].filter(([client, q]) => canRun(client, q)).map(([client]) => client);
+    const waiting = [...this.#queues]
+      .filter(([client, q]) => q[0] !== undefined && !this.#atCap(q[0]) && (this.#retryAt.get(client) ?? 0) <= now)
+      .map(([client]) => client);
     const active = new Set([...waiting, ...this.#runningByKey.keys(), ...this.#recent.keys()]);
     return Math.max(1, Math.floor(this.#opts.maxConcurrency / Math.max(1, active.size)));
   }

@@ -308,16 +308,6 @@ export class BoundedPipeTransport implements ConnectionTransport {
   }
 
   /**
-   * Chromium has been sending events faster than they are handed on: the pipe
-   * was not read (more than QUEUE_PAUSE_BYTES waiting here, in BACKLOG_MESSAGES
-   * or more messages) within the last BACKLOG_RECENT_MS, and Chromium keeps what
-   * it could not send in its own memory. One large answer does not count. Recent,
-   * not only now: a lane that ran a moment ago (a run window of its pause) may
-   * have just drained its queue while Chromium still has the rest. And now,
-   * however long ago it paused: a pipe still paused with a flood queued (held
-   * longer than BACKLOG_RECENT_MS) has Chromium keeping the rest as ever.
-   */
-  /**
    * Whether an Input.* command (a key, the mouse, a touch, inserted text) went
    * to this Chromium since the last ask, and forgets it. SECURITY: only input
    * writes Linux's selection clipboard (clipboard.ts), so a lease replaces it
@@ -330,6 +320,16 @@ export class BoundedPipeTransport implements ConnectionTransport {
     return sent;
   }
 
+  /**
+   * Chromium has been sending events faster than they are handed on: the pipe
+   * was not read (more than QUEUE_PAUSE_BYTES waiting here, in BACKLOG_MESSAGES
+   * or more messages) within the last BACKLOG_RECENT_MS, and Chromium keeps what
+   * it could not send in its own memory. One large answer does not count. Recent,
+   * not only now: a lane that ran a moment ago (a run window of its pause) may
+   * have just drained its queue while Chromium still has the rest. And now,
+   * however long ago it paused: a pipe still paused with a flood queued (held
+   * longer than BACKLOG_RECENT_MS) has Chromium keeping the rest as ever.
+   */
   get backedUp(): boolean {
     if (this.#paused && this.#queue.length - this.#queueStart >= BACKLOG_MESSAGES) return true;
     return this.#now() - this.#backlogAt < BACKLOG_RECENT_MS;
