@@ -10,7 +10,7 @@ import { loadavg } from 'node:os';
 import { memoryPlan, type ChromiumMode } from '../../src/common/config.js';
 import { BUSY_UNTIL_FLOODED, FORGED_FUNCTION } from './attacks.js';
 import { pct } from './measure.js';
-import { treeMemory } from './memory.js';
+import { TreeSampler } from './tree-sampler.js';
 
 export interface NeighbourDeps {
   readonly mode: ChromiumMode;
@@ -39,6 +39,8 @@ const INNOCENT_SCRIPT = 'return await page.title()';
 /** Between two innocent requests. */
 const INNOCENT_PAUSE_MS = 100;
 const SAMPLE_EVERY_MS = 200;
+/** The tree's memory: each sample costs the kernel up to a few hundred ms of CPU beside a big slot (tree-sampler.ts). */
+const MEMORY_EVERY_MS = 500;
 
 /** The parade: each kind of attack the issue names, run in turn by the attacker key. */
 export const PARADE: Readonly<Record<string, string>> = {
@@ -127,14 +129,12 @@ export async function neighbour(deps: NeighbourDeps): Promise<Record<string, unk
     SCRIPT_TIMEOUT_MS: '5000',
   });
   const root = svc.child.pid as number;
-  let peak = { residentMb: 0, pssMb: 0 };
+  const memory = TreeSampler.start(root, MEMORY_EVERY_MS);
   let worstHealthMs = 0;
   const loads: number[] = [];
   let stop = false;
-  const sampler = (async () => {
+  const prober = (async () => {
     while (!stop) {
-      const m = treeMemory(root);
-      peak = { residentMb: Math.max(peak.residentMb, m.residentMb), pssMb: Math.max(peak.pssMb, m.pssMb) };
       worstHealthMs = Math.max(worstHealthMs, await deps.health(svc.base));
       loads.push(loadavg()[0] ?? 0);
       await new Promise((r) => setTimeout(r, SAMPLE_EVERY_MS));
@@ -143,7 +143,7 @@ export async function neighbour(deps: NeighbourDeps): Promise<Record<string, unk
   try {
     for (let i = 0; i < 5; i++) await deps.call(svc.base, { url: deps.pageUrl, script: INNOCENT_SCRIPT }, INNOCENT_KEY);
     const solo = await innocentLoop(deps, svc.base);
-    const soloPeak = { ...peak };
+    const soloPeak = memory.peak;
     const soloHealth = worstHealthMs;
     worstHealthMs = 0;
     let attacking = true;
@@ -185,7 +185,7 @@ export async function neighbour(deps: NeighbourDeps): Promise<Record<string, unk
         failureKinds: [...solo.failures, ...beside.failures],
       },
       worstHealthMs: { solo: Math.round(soloHealth), attacked: Math.round(worstHealthMs) },
-      peakMemoryMb: { solo: soloPeak, whole: peak },
+      peakMemoryMb: { solo: soloPeak, whole: memory.peak, samples: memory.samples },
       loadAverage1m: { min: Math.min(...loads), max: Math.max(...loads) },
       attacker: outcomes,
       // Which attack was running when each innocent request started: where the innocent key's time went.
@@ -205,7 +205,8 @@ export async function neighbour(deps: NeighbourDeps): Promise<Record<string, unk
     };
   } finally {
     stop = true;
-    await sampler;
+    await prober;
+    await memory.stop();
     await svc.stop();
   }
 }
