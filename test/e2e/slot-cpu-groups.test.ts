@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { descendants } from '../helpers/system.js';
+import { until } from '../helpers/wait.js';
 import { findCpuCgroup } from '../../src/front/children/cpu-groups.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
@@ -63,11 +64,11 @@ describe('a CPU cgroup per slot', { skip }, () => {
     assert.equal(pids.length, 2);
     const dirs = [0, 1].map((i) => svc.service.executors.cpuGroupDir(i) as string);
     assert.notEqual(dirs[0], dirs[1]);
-    // Equal weights; the slots together weigh two busy threads against the rest of the machine.
+    // Equal weights; the slots together weigh one busy thread against the front and the egress process.
     const weight = (dir: string): number =>
       Number(readFileSync(join(dir, found?.version === 1 ? 'cpu.shares' : 'cpu.weight'), 'utf8'));
     assert.equal(weight(dirs[0] as string), weight(dirs[1] as string));
-    assert.equal(weight(dirname(dirs[0] as string)), found?.version === 1 ? 2048 : 200);
+    assert.equal(weight(dirname(dirs[0] as string)), found?.version === 1 ? 1024 : 100);
     for (const [i, pid] of pids.entries()) {
       assert.ok(pid !== undefined);
       const tree = [pid, ...descendants(pid)];
@@ -108,6 +109,31 @@ describe('a CPU cgroup per slot', { skip }, () => {
       );
       assert.match(r.stdout.trim(), /^E(ACCES|PERM)$/, `${file}: ${r.stdout}${r.stderr}`);
     }
+  });
+
+  test('a request past its second of CPU has the low weight beside a fresh one, and its slot gets its weight back', async () => {
+    const file = found?.version === 1 ? 'cpu.shares' : 'cpu.weight';
+    const [one, low] = found?.version === 1 ? [1024, 64] : [100, 6];
+    const weight = (i: number): number =>
+      Number(readFileSync(join(svc.service.executors.cpuGroupDir(i) as string, file), 'utf8'));
+    const busy = svc.post({
+      url: fixtures.url('/example'),
+      script: 'await page.evaluate(() => { const t = Date.now(); while (Date.now() - t < 4000) {} }); return 1',
+    });
+    await until(() => svc.service.executors.busySlots.includes(true), 'the busy request to have its slot');
+    const heavy = svc.service.executors.busySlots.indexOf(true);
+    // Past its second of CPU (its renderer's loop), then a fresh request beside it.
+    await new Promise((r) => setTimeout(r, 1500));
+    const fresh = svc.post({
+      url: fixtures.url('/example'),
+      script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 1500))); return 2',
+    });
+    await until(() => weight(heavy) === low, 'the heavy slot to have the low weight');
+    assert.equal(weight(1 - heavy), one, 'the fresh request keeps its weight');
+    assert.equal((await busy).status, 200);
+    // The job ends once its context is closed, after the answer: its clean-up still runs at the low weight.
+    await until(() => weight(heavy) === one, 'its weight back when its job ended');
+    assert.equal((await fresh).status, 200);
   });
 
   test('a second service in the same process has groups of its own, and closing it leaves the first’s', async () => {

@@ -113,3 +113,77 @@ test("the end of a killed process's job does not end the job its slot's next pro
   s.jobEnded(1, 300);
   assert.equal(s.othersRunning(0), false);
 });
+
+/** A CpuShare whose slots have CPU cgroups: the weights it gives are recorded. */
+function weighed(): { s: CpuShare; cpu: Map<number, number>; weights: [number, boolean][] } {
+  const cpu = new Map<number, number>();
+  const weights: [number, boolean][] = [];
+  const s = new CpuShare({
+    tell: () => undefined,
+    cpuMs: (pid) => cpu.get(pid),
+    weigh: (slot, low) => void weights.push([slot, low]),
+    checkEveryMs: 0,
+  });
+  return { s, cpu, weights };
+}
+
+test('a job past MAX_YIELDED_TO_CPU_MS of its tree’s CPU gets the low weight until it ends', () => {
+  const { s, cpu, weights } = weighed();
+  cpu.set(100, 500);
+  s.jobStarted(0, 100, 500);
+  cpu.set(100, 500 + MAX_YIELDED_TO_CPU_MS - 1);
+  s.check();
+  assert.deepEqual(weights, [], 'under its second: its own weight');
+  cpu.set(100, 500 + MAX_YIELDED_TO_CPU_MS);
+  s.check();
+  s.check();
+  assert.deepEqual(weights, [[0, true]], 'once, at its second');
+  s.jobEnded(0, 100);
+  assert.deepEqual(
+    weights,
+    [
+      [0, true],
+      [0, false],
+    ],
+    'its weight back when it ends',
+  );
+  // The next job in the slot starts at the default weight and is counted from its own start.
+  cpu.set(101, 9000);
+  s.jobStarted(0, 101, 9000);
+  s.check();
+  assert.deepEqual(weights, [
+    [0, true],
+    [0, false],
+  ]);
+});
+
+test('a heavy job is weighed as soon as a request starts in another slot, not at the next check', () => {
+  const { s, cpu, weights } = weighed();
+  cpu.set(100, 0);
+  s.jobStarted(0, 100, 0);
+  // Its CPU grows while it runs alone: nothing reads it (the timer runs only while two jobs do).
+  cpu.set(100, 3000);
+  assert.deepEqual(weights, []);
+  cpu.set(200, 0);
+  s.jobStarted(1, 200, 0);
+  assert.deepEqual(weights, [[0, true]], 'the heavy one, at the fresh one’s start');
+});
+
+test('a job whose process is gone keeps its weight until it ends, and then gets it back', () => {
+  const { s, cpu, weights } = weighed();
+  cpu.set(100, 0);
+  s.jobStarted(0, 100, 0);
+  cpu.set(100, 2000);
+  s.check();
+  cpu.delete(100);
+  s.check();
+  // A killed process's job ending after the slot's next process took a job changes nothing.
+  cpu.set(300, 0);
+  s.jobEnded(0, 999);
+  assert.deepEqual(weights, [[0, true]]);
+  s.jobEnded(0, 100);
+  assert.deepEqual(weights, [
+    [0, true],
+    [0, false],
+  ]);
+});

@@ -78,18 +78,25 @@ let made = 0;
 /** How long close waits for a slot group's last processes (a killed slot's Chromium) to exit before leaving it. */
 const REMOVE_WAIT_MS = 5000;
 
-/** Each version's weight file, its default (one busy thread's weight) and its largest value. */
+/**
+ * Each version's weight file, its default (one busy thread's weight), the
+ * weight of a slot whose request has had its second of CPU (cpu-share.ts:
+ * 1/16 of the default, so that under contention a fresh request's tree gets
+ * nearly all it asks), and the largest value.
+ */
 const WEIGHTS = {
-  1: { file: 'cpu.shares', one: 1024, max: 262_144 },
-  2: { file: 'cpu.weight', one: 100, max: 10_000 },
+  1: { file: 'cpu.shares', one: 1024, low: 64, max: 262_144 },
+  2: { file: 'cpu.weight', one: 100, low: 6, max: 10_000 },
 } as const;
 
 export class CpuGroups {
   readonly #base: string;
+  readonly #weight: (typeof WEIGHTS)[1 | 2];
   readonly #logger: Logger;
 
-  private constructor(base: string, logger: Logger) {
+  private constructor(base: string, weight: (typeof WEIGHTS)[1 | 2], logger: Logger) {
     this.#base = base;
+    this.#weight = weight;
     this.#logger = logger;
   }
 
@@ -128,11 +135,12 @@ export class CpuGroups {
       mkdirSync(base);
       ours = true;
       if (found.version === 2) writeFileSync(join(base, 'cgroup.subtree_control'), '+cpu');
-      // The slots together weigh what their processes weighed before, one busy
-      // thread each, against the rest of the machine (the front, the egress
-      // process, anything else in the parent): grouping them divides the cores
-      // between slots without taking them from the slots as a whole.
-      writeFileSync(join(base, weight.file), String(Math.min(weight.max, weight.one * slots)));
+      // The slots together weigh one busy thread against the rest of the parent:
+      // the front and the egress process are on every request's path, and must
+      // be served first whatever the slots do (a weight per slot made the
+      // innocent's /health and page loads wait on an attacker's slot).
+      // Uncontended, the slots still have every core.
+      writeFileSync(join(base, weight.file), String(weight.one));
       for (let i = 0; i < slots; i++) {
         const dir = join(base, `slot-${i}`);
         mkdirSync(dir);
@@ -148,7 +156,7 @@ export class CpuGroups {
       return undefined;
     }
     logger.info({ cgroup: base, version: found.version }, 'each slot has a CPU cgroup of its own');
-    return new CpuGroups(base, logger);
+    return new CpuGroups(base, weight, logger);
   }
 
   /** The directory of slot `index`'s group. */
@@ -166,6 +174,15 @@ export class CpuGroups {
       writeFileSync(join(this.dir(index), 'cgroup.procs'), String(pid));
     } catch (e) {
       this.#logger.warn({ err: e, pid, slot: index }, 'a slot process could not be placed in its CPU cgroup');
+    }
+  }
+
+  /** Gives slot `index`'s group the low weight, or the default back. A failure is logged: the slot keeps the weight it has. */
+  weigh(index: number, low: boolean): void {
+    try {
+      writeFileSync(join(this.dir(index), this.#weight.file), String(low ? this.#weight.low : this.#weight.one));
+    } catch (e) {
+      this.#logger.warn({ err: e, slot: index, low }, "a slot's CPU weight could not be changed");
     }
   }
 

@@ -9,6 +9,13 @@
 // CPU, and that job has used less than MAX_YIELDED_TO_CPU_MS: a slot process
 // that lies can hold a heavy neighbour back for about a second of its own CPU
 // per request, no more.
+//
+// The same kernel count weighs the slots' CPU cgroups (cpu-groups.ts): a job
+// whose tree has used MAX_YIELDED_TO_CPU_MS runs at a low weight until it ends,
+// so under contention the cores go first to requests that have not yet had
+// their second, and the slot's host side (its isolate, its floods) yields as
+// well as its Chromium. Alone, or beside other heavy jobs, it loses nothing:
+// weights divide only what is contended.
 
 /** What a slot said of its request (src/protocol/executor-messages.ts SlotActivity). */
 export interface Activity {
@@ -33,6 +40,8 @@ interface Job {
   last: { cpuMs: number } | undefined;
   /** At the last check: used the CPU since the one before, and under MAX_YIELDED_TO_CPU_MS. */
   honoured: boolean;
+  /** Its slot's CPU cgroup has the low weight: it has used MAX_YIELDED_TO_CPU_MS. */
+  low: boolean;
 }
 
 interface SlotState {
@@ -47,6 +56,8 @@ export interface CpuShareOptions {
   tell(slot: number, running: boolean): void;
   /** The kernel's count of a process tree's CPU time, ms (src/common/proc.ts treeCpuMs); undefined when gone. */
   cpuMs(pid: number): number | undefined;
+  /** Gives slot `slot`'s CPU cgroup the low weight, or its own back (when slots have groups). */
+  weigh?(slot: number, low: boolean): void;
   /** 0: no timer (tests call check()). */
   checkEveryMs?: number;
 }
@@ -73,9 +84,16 @@ export class CpuShare {
   jobStarted(index: number, pid: number, cpuAtStart: number): void {
     const s = this.#slot(index);
     // A new request is yielded to from the start, as the watchdog does for a new watch.
-    s.job = { pid, cpuAtStart, last: undefined, honoured: true };
+    s.job = { pid, cpuAtStart, last: undefined, honoured: true, low: false };
     s.said = { worthy: true, heavy: false };
     s.told = undefined;
+    // The others' weights now, not at the next check: a short request would be over by then.
+    if (this.#opts.weigh)
+      for (const [i, o] of this.#slots) {
+        if (i === index || !o.job || o.job.low) continue;
+        const cpu = this.#opts.cpuMs(o.job.pid);
+        if (cpu !== undefined) this.#weigh(i, o.job, cpu);
+      }
     this.#update();
   }
 
@@ -84,6 +102,7 @@ export class CpuShare {
     const s = this.#slot(index);
     // A killed process's job may end after its slot's next process took a job.
     if (s.job?.pid !== pid) return;
+    if (s.job.low) this.#opts.weigh?.(index, false);
     s.job = undefined;
     s.said = { worthy: false, heavy: false };
     this.#update();
@@ -97,22 +116,34 @@ export class CpuShare {
     this.#update();
   }
 
-  /** Reads the kernel's count for every worthy claim (the timer does this while a heavy request waits). */
+  /**
+   * Reads the kernel's count for every job: a worthy claim is honoured while
+   * its tree uses the CPU and has used less than MAX_YIELDED_TO_CPU_MS; past
+   * that, a job's slot gets the low weight (the timer does this while two jobs
+   * run, or a heavy request waits).
+   */
   check(): void {
-    for (const s of this.#slots.values()) {
+    for (const [i, s] of this.#slots) {
       const job = s.job;
-      if (!job || !s.said.worthy) continue;
+      if (!job) continue;
       const cpu = this.#opts.cpuMs(job.pid);
-      if (cpu === undefined) {
-        job.honoured = false;
-        continue;
-      }
-      const within = cpu - job.cpuAtStart < MAX_YIELDED_TO_CPU_MS;
-      // Idle (not one clock tick of CPU since the last check, as the watchdog's IDLE_POLLS): nobody yields to it.
+      const within = cpu !== undefined && this.#weigh(i, job, cpu);
+      if (!s.said.worthy) continue;
+      // Gone, past its CPU, or idle (not one clock tick since the last check, as the watchdog's IDLE_POLLS): nobody yields to it.
       job.honoured = within && (job.last === undefined || cpu > job.last.cpuMs);
-      job.last = { cpuMs: cpu };
+      job.last = cpu === undefined ? undefined : { cpuMs: cpu };
     }
     this.#update();
+  }
+
+  /** Whether `job` is still under MAX_YIELDED_TO_CPU_MS at `cpu`; past it, its slot gets the low weight. */
+  #weigh(index: number, job: Job, cpu: number): boolean {
+    const within = cpu - job.cpuAtStart < MAX_YIELDED_TO_CPU_MS;
+    if (!within && !job.low && this.#opts.weigh) {
+      job.low = true;
+      this.#opts.weigh(index, true);
+    }
+    return within;
   }
 
   /** Whether slot `index` yields now: a request of another slot is worthy, and the front believes it. */
@@ -134,10 +165,11 @@ export class CpuShare {
       s.told = running;
       this.#opts.tell(i, running);
     }
-    // Checked only while it matters: a heavy request beside a worthy one.
-    const heavy = [...this.#slots.values()].some((s) => s.job && s.said.heavy);
+    // Checked only while it matters: a heavy request beside a worthy one, or two jobs whose weights may differ.
+    const jobs = [...this.#slots.values()].filter((s) => s.job);
+    const matters = jobs.some((s) => s.said.heavy) || (this.#opts.weigh !== undefined && jobs.length > 1);
     const every = this.#opts.checkEveryMs ?? SHARE_CHECK_MS;
-    if (heavy && every > 0) {
+    if (matters && every > 0) {
       this.#timer ??= setInterval(() => this.check(), every);
       this.#timer.unref();
     } else this.stop();

@@ -238,11 +238,8 @@ class SlotProcess {
 
 export class Supervisor {
   readonly #opts: SupervisorOptions;
-  /** Tells each slot whether another slot's request runs that it yields to (the CPU pause between slots). */
-  readonly #share = new CpuShare({
-    tell: (index, running) => this.#slots[index]?.proc?.send({ type: 'others', running }),
-    cpuMs: treeCpuMs,
-  });
+  /** Tells each slot whether another slot's request runs that it yields to (the CPU pause between slots), and weighs their groups. */
+  #share = this.#newShare(undefined);
   readonly #users: RunAs[] | undefined;
   readonly #slots: Slot[];
   readonly #procs = new Set<SlotProcess>();
@@ -276,11 +273,20 @@ export class Supervisor {
     }));
   }
 
+  #newShare(groups: CpuGroups | undefined): CpuShare {
+    return new CpuShare({
+      tell: (index, running) => this.#slots[index]?.proc?.send({ type: 'others', running }),
+      cpuMs: treeCpuMs,
+      ...(groups && { weigh: (index: number, low: boolean) => groups.weigh(index, low) }),
+    });
+  }
+
   /** Starts a process for every slot and waits until each is ready (its Chromium launched). */
   async start(): Promise<void> {
     this.#memoryTimer = setInterval(() => this.#watchMemory(), SLOT_MEMORY_POLL_MS);
     this.#memoryTimer.unref();
     if (this.#opts.config.slotCpuGroups) this.#groups = CpuGroups.open(this.#slots.length, this.#opts.logger);
+    this.#share = this.#newShare(this.#groups);
     await Promise.all(this.#slots.map((slot) => this.#spawn(slot)));
   }
 
