@@ -9,13 +9,14 @@
 // stdio and the IPC channel, and, when the front runs as root, a user of its own
 // slot's (users.ts slotUsers), so that slots cannot reach each other.
 //
-// This file ties the slots together: their table and the choice of one for a
-// job, starting a slot's process (at start, on demand, as a replacement), its
-// messages, idle close and recycling, and its exit. What each concept does is
-// in a file of its own: slot-process.ts (a slot and its process), slot-choice.ts,
-// slot-job.ts (one job over IPC), job-deadline.ts, wire-error.ts,
-// slot-channels.ts (the egress channels), slot-memory.ts and slot-status.ts.
-import { rmSync } from 'node:fs';
+// This file ties the parts together: a slot process's life (started at start,
+// on demand or as a replacement; ready; closed while idle or retired after
+// SLOT_RECYCLE_REQUESTS; its exit and restart with backoff) and the service's
+// view of the slots. Each part is a file of its own: slot-process.ts (a slot
+// and its process), slot-start.ts, slot-table.ts and slot-choice.ts (which slot
+// a job takes), slot-job.ts (one job over IPC) and job-deadline.ts,
+// slot-messages.ts and wire-error.ts, slot-channels.ts (the egress channels),
+// slot-memory.ts and slot-status.ts.
 import type { Config } from '../../common/config.js';
 import { ApiError } from '../../common/errors.js';
 import type { Logger } from '../../common/log.js';
@@ -25,7 +26,6 @@ import {
   executorConfig,
   type BrowserStatus,
   type ExecutorMemory,
-  type FromExecutor,
   type ToExecutor,
 } from '../../protocol/executor-messages.js';
 import { RUNNER_STOPPED, type JobOutcome, type JobRequest } from '../../protocol/jobs.js';
@@ -34,27 +34,21 @@ import {
   EXECUTOR_CLOSE_TIMEOUT_MS,
   EXECUTOR_START_TIMEOUT_MS,
   awaitReady,
-  childDir,
-  childEntry,
-  childEnv,
-  forkChild,
-  logChildOutput,
   restartBackoffMs,
   stopChild,
-  writeChildLine,
 } from './child-start.js';
 import { CpuGroups } from './cpu-groups.js';
 import { CpuShare } from './cpu-share.js';
 import type { EgressSupervisor } from './egress-supervisor.js';
 import { SlotChannels } from './slot-channels.js';
-import { choose } from './slot-choice.js';
 import { runInSlot, type SlotJobOptions } from './slot-job.js';
-import { HEAP_EXHAUSTED, SLOT_MEMORY_POLL_MS, hostMemoryError, watchMemory } from './slot-memory.js';
-import { SlotProcess, answer, type Slot } from './slot-process.js';
+import { SLOT_MEMORY_POLL_MS, hostMemoryError, watchMemory } from './slot-memory.js';
+import { onSlotMessage, type SlotEvents, type SlotMessageHooks } from './slot-messages.js';
+import { answer, type Slot, type SlotProcess } from './slot-process.js';
+import { cleanUpSlot, forkSlot } from './slot-start.js';
 import { SlotStatus } from './slot-status.js';
-import { continueStopped } from './stopped-chromium.js';
+import { SlotTable } from './slot-table.js';
 import { slotUsers, type RunAs } from './users.js';
-import { fromWire } from './wire-error.js';
 
 /**
  * The first message a slot process gets. SECURITY: its configuration has every
@@ -77,10 +71,8 @@ export function executorInit(
   };
 }
 
-export interface SupervisorEvents {
-  observe?(metric: 'navigation' | 'script', seconds: number): void;
-  egressRefused?(): void;
-}
+/** What the supervisor tells the service of its slots' work (metrics). */
+export type SupervisorEvents = SlotEvents;
 
 export interface SupervisorOptions {
   readonly config: Config;
@@ -96,13 +88,12 @@ export class Supervisor {
   readonly #opts: SupervisorOptions;
   /** Tells each slot whether another slot's request runs that it yields to (the CPU pause between slots). */
   readonly #share = new CpuShare({
-    tell: (index, running) => this.#slots[index]?.proc?.send({ type: 'others', running }),
+    tell: (index, running) => this.#table.slots[index]?.proc?.send({ type: 'others', running }),
     cpuMs: treeCpuMs,
   });
   readonly #users: RunAs[] | undefined;
-  readonly #slots: Slot[];
+  readonly #table: SlotTable;
   readonly #procs = new Set<SlotProcess>();
-  readonly #waiting = new Set<() => void>();
   #nextId = 1;
   #nextProc = 1;
   #memoryTimer: NodeJS.Timeout | undefined;
@@ -110,33 +101,43 @@ export class Supervisor {
   #recycles = 0;
   #failedStarts = 0;
   #closed = false;
+  /** The slot processes' V8 heap limit: the plan's (a test may set a smaller one). */
+  readonly #heapMb: number;
+  /** A CPU cgroup per slot, when the front may make them (cpu-groups.ts). */
+  #groups: CpuGroups | undefined;
   /** The slots' Chromium and memory as one, for /health and /metrics. */
   readonly #status = new SlotStatus(this.#procs);
   /** The slot processes' channels to the egress process. */
   readonly #channels: SlotChannels;
   /** What running a job in a slot process needs (slot-job.ts). */
   readonly #jobOptions: SlotJobOptions;
-  /** The slot processes' V8 heap limit: the plan's (a test may set a smaller one). */
-  readonly #heapMb: number;
-  /** A CPU cgroup per slot, when the front may make them (cpu-groups.ts). */
-  #groups: CpuGroups | undefined;
+  /** What a slot process's messages change besides its own state (slot-messages.ts). */
+  readonly #hooks: SlotMessageHooks;
 
   constructor(opts: SupervisorOptions) {
     this.#opts = opts;
-    this.#heapMb = opts.seam?.heapMb ?? opts.config.memory.slotHeapMb;
-    this.#users = slotUsers(opts.config);
-    const kill = (e: SlotProcess): void => this.#kill(e);
     const { config, logger, egress } = opts;
-    this.#channels = new SlotChannels({ egress, logger, procs: this.#procs, kill, closed: () => this.#closed });
+    this.#heapMb = opts.seam?.heapMb ?? config.memory.slotHeapMb;
+    this.#users = slotUsers(config);
+    const closed = (): boolean => this.#closed;
+    const kill = (e: SlotProcess): void => this.#kill(e);
+    this.#table = new SlotTable({
+      count: config.maxConcurrency,
+      users: this.#users,
+      logger,
+      closed,
+      start: (slot) => this.#spawn(slot, true),
+    });
+    this.#channels = new SlotChannels({ egress, logger, procs: this.#procs, kill, closed });
     this.#jobOptions = { config, logger, egress, share: this.#share, kill };
-    this.#slots = Array.from({ length: opts.config.maxConcurrency }, (_, index) => ({
-      index,
-      runAs: this.#users?.[index],
-      proc: undefined,
-      busy: false,
-      restartTimer: undefined,
-      idleTimer: undefined,
-    }));
+    this.#hooks = {
+      logger,
+      events: opts.events,
+      share: this.#share,
+      channels: this.#channels,
+      ready: (e) => this.#ready(e),
+      jobEnded: (e) => this.#jobEnded(e),
+    };
   }
 
   /** Starts a process for every slot and waits until each is ready (its Chromium launched). */
@@ -147,8 +148,8 @@ export class Supervisor {
       SLOT_MEMORY_POLL_MS,
     );
     this.#memoryTimer.unref();
-    if (this.#opts.config.slotCpuGroups) this.#groups = CpuGroups.open(this.#slots.length, this.#opts.logger);
-    await Promise.all(this.#slots.map((slot) => this.#spawn(slot)));
+    if (config.slotCpuGroups) this.#groups = CpuGroups.open(this.#table.slots.length, logger);
+    await Promise.all(this.#table.slots.map((slot) => this.#spawn(slot)));
   }
 
   /** Slot processes that died or were killed by the front, and were replaced. */
@@ -173,12 +174,12 @@ export class Supervisor {
 
   /** Each slot's process id, by slot (undefined: it has none now), for tests. */
   get slotPids(): (number | undefined)[] {
-    return this.#slots.map((s) => (s.proc && !s.proc.gone ? s.proc.child.pid : undefined));
+    return this.#table.slots.map((s) => (s.proc && !s.proc.gone ? s.proc.child.pid : undefined));
   }
 
   /** Which slots hold a job now, by slot, for tests. */
   get busySlots(): boolean[] {
-    return this.#slots.map((s) => s.busy);
+    return this.#table.slots.map((s) => s.busy);
   }
 
   /** The users slot processes run as, slot i's at i (undefined: the front's own). */
@@ -252,58 +253,8 @@ export class Supervisor {
     deferClose?: (closing: Promise<void>) => void,
     client?: string,
   ): Promise<JobOutcome> {
-    const slot = await this.#pick(signal, client);
+    const slot = await this.#table.pick(signal, client);
     return runInSlot(this.#jobOptions, slot.proc as SlotProcess, this.#nextId++, request, signal, deferClose);
-  }
-
-  /**
-   * A free slot whose process is ready, the lowest first (a lone request takes
-   * slot 0, whose process is never closed while idle); else a free slot without
-   * a process gets one started, and the request waits for it (or for any slot
-   * that frees first) within the request's time. A slot whose process is being
-   * replaced is given nothing.
-   */
-  async #pick(signal?: AbortSignal, client?: string): Promise<Slot> {
-    for (;;) {
-      if (this.#closed) throw new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down');
-      if (signal?.aborted)
-        throw signal.reason instanceof ApiError
-          ? signal.reason
-          : new ApiError('SERVICE_UNAVAILABLE', 'The request was cancelled');
-      const ready = choose(
-        this.#slots.filter((s) => !s.busy && s.proc?.serving === true),
-        client,
-        Date.now(),
-      );
-      if (ready) {
-        ready.busy = true;
-        if (client !== undefined) ready.last = { client, at: Date.now() };
-        clearTimeout(ready.idleTimer);
-        ready.idleTimer = undefined;
-        return ready;
-      }
-      const closed = this.#slots.find((s) => !s.busy && s.proc === undefined && s.restartTimer === undefined);
-      if (closed) {
-        this.#opts.logger.info({ slot: closed.index }, 'starting the process of a slot closed while idle');
-        this.#spawn(closed, true).catch((err: unknown) => {
-          // Stopped with the service before it was ready: nothing to say.
-          if (!this.#closed) this.#opts.logger.error({ err, slot: closed.index }, 'a slot process did not start');
-        });
-      }
-      await new Promise<void>((resolve) => {
-        const wake = (): void => {
-          this.#waiting.delete(wake);
-          signal?.removeEventListener('abort', wake);
-          resolve();
-        };
-        this.#waiting.add(wake);
-        signal?.addEventListener('abort', wake, { once: true });
-      });
-    }
-  }
-
-  #wakeWaiting(): void {
-    for (const wake of [...this.#waiting]) wake();
   }
 
   /** Ends a slot process now: it gets no new work, and its exit frees its slot for a replacement. */
@@ -338,30 +289,16 @@ export class Supervisor {
     stopChild(e.child, () => e.send({ type: 'shutdown' }), EXECUTOR_CLOSE_TIMEOUT_MS).catch(() => undefined);
   }
 
+  /** Starts slot `slot`'s process; resolves once it is ready (rejects if it exits before). */
   #spawn(slot: Slot, onDemand = false): Promise<void> {
     const { config, logger } = this.#opts;
     clearTimeout(slot.restartTimer);
     slot.restartTimer = undefined;
-    // SECURITY: a home and temporary directory of the slot's own (Chromium's
-    // profile goes there), which only its user may enter.
-    const dir = childDir('pagescript-exec-', slot.runAs);
-    const env = childEnv(dir);
-    // Puppeteer makes a `debug` logger for every protocol message it sends or
-    // receives, and each asks whether stderr is a terminal (a system call)
-    // unless this says: ~2 ms of the process's CPU per request (profiled).
-    env.DEBUG_COLORS = 'no';
-    // SECURITY: the V8 heap of a slot's host side has a hard limit from the memory plan.
-    const { file, execArgv } = childEntry('executor', this.#heapMb);
-    const child = forkChild(file, execArgv, env, slot.runAs);
-    // Placed before it is sent `init` (which launches its Chromium): its whole tree is born in the slot's group.
-    if (child.pid !== undefined) this.#groups?.place(slot.index, child.pid);
-    const proc = new SlotProcess(child, dir, this.#nextProc++, slot);
+    const proc = forkSlot(slot, this.#nextProc++, this.#heapMb, this.#groups, logger);
+    const child = proc.child;
     proc.onDemand = onDemand;
     slot.proc = proc;
     this.#procs.add(proc);
-    logChildOutput(child, logger, { executor: child.pid, slot: slot.index }, 'executor output', (line) => {
-      if (HEAP_EXHAUSTED.test(line)) proc.heapExhausted = true;
-    });
     return awaitReady(child, {
       logger,
       timeoutMs: EXECUTOR_START_TIMEOUT_MS,
@@ -371,7 +308,7 @@ export class Supervisor {
         this.#channels.give();
       },
       check: checkFromExecutor,
-      onMessage: (msg) => this.#onMessage(proc, msg),
+      onMessage: (msg) => onSlotMessage(proc, msg, this.#hooks),
       kill: () => this.#kill(proc),
       wasReady: () => proc.ready,
       onExit: (code, signal) => this.#onExit(proc, code, signal),
@@ -384,72 +321,24 @@ export class Supervisor {
     });
   }
 
-  #onMessage(e: SlotProcess, msg: FromExecutor): void {
-    const { logger, events } = this.#opts;
-    switch (msg.type) {
-      case 'log':
-        this.#log(e, msg.line);
-        return;
-      case 'status':
-        e.browser = msg.browser;
-        return;
-      case 'memory':
-        e.memory = msg.memory;
-        return;
-      case 'ready': {
-        e.ready = true;
-        e.chromiumSandbox = msg.chromiumSandbox;
-        this.#failedStarts = 0;
-        logger.info(
-          {
-            pid: e.child.pid,
-            slot: e.slot.index,
-            user: e.slot.runAs?.user,
-            restarts: this.#restarts,
-            // What a request that met a slot closed while idle waited for (docs/configuration.md, IDLE_SLOT_CLOSE_MS).
-            startMs: Math.round(performance.now() - e.startedAt),
-            ...(e.onDemand ? { onDemand: true } : {}),
-          },
-          'slot process ready',
-        );
-        // A process no request takes (the one that asked for it took another slot) is closed in time too.
-        this.#closeWhenIdle(e.slot);
-        this.#wakeWaiting();
-        return;
-      }
-      case 'observe':
-        events?.observe?.(msg.metric, msg.seconds);
-        return;
-      case 'egress-refused':
-        events?.egressRefused?.();
-        return;
-      case 'activity':
-        // A claim, checked against the kernel's count before another slot yields to it (cpu-share.ts).
-        if (e.slot.proc === e && e.jobs.size > 0) this.#share.said(e.slot.index, msg.activity);
-        return;
-      case 'done': {
-        const job = e.jobs.get(msg.id);
-        if (job) answer(job, msg.outcome);
-        return;
-      }
-      case 'failed': {
-        const job = e.jobs.get(msg.id);
-        if (job) answer(job, fromWire(msg.error));
-        return;
-      }
-      case 'closed': {
-        const job = e.jobs.get(msg.id);
-        if (!job) return;
-        e.jobs.delete(msg.id);
-        job.closed();
-        this.#jobEnded(e);
-        return;
-      }
-      case 'egress-drained':
-        e.drainedSaid = true;
-        this.#channels.free(e);
-        return;
-    }
+  /** Slot process `e` is ready: the waiting jobs look again. */
+  #ready(e: SlotProcess): void {
+    this.#failedStarts = 0;
+    this.#opts.logger.info(
+      {
+        pid: e.child.pid,
+        slot: e.slot.index,
+        user: e.slot.runAs?.user,
+        restarts: this.#restarts,
+        // What a request that met a slot closed while idle waited for (docs/configuration.md, IDLE_SLOT_CLOSE_MS).
+        startMs: Math.round(performance.now() - e.startedAt),
+        ...(e.onDemand ? { onDemand: true } : {}),
+      },
+      'slot process ready',
+    );
+    // A process no request takes (the one that asked for it took another slot) is closed in time too.
+    this.#closeWhenIdle(e.slot);
+    this.#table.wake();
   }
 
   /** A job's context is closed: its slot serves the next, or its process is retired after SLOT_RECYCLE_REQUESTS. */
@@ -474,12 +363,7 @@ export class Supervisor {
       return;
     }
     this.#closeWhenIdle(slot);
-    this.#wakeWaiting();
-  }
-
-  /** A slot process's log line, written by the front's logger with the process's pid. */
-  #log(e: SlotProcess, line: string): void {
-    writeChildLine(this.#opts.logger, line, { executor: e.child.pid, slot: e.slot.index }, 'executor');
+    this.#table.wake();
   }
 
   #onExit(e: SlotProcess, code: number | null, signal: NodeJS.Signals | null): void {
@@ -489,14 +373,7 @@ export class Supervisor {
     e.ready = false;
     this.#procs.delete(e);
     this.#status.gone(e);
-    rmSync(e.dir, { recursive: true, force: true, maxRetries: 3 });
-    // What the process's CPU pause left stopped runs again, sees the closed pipe and exits.
-    const continued = continueStopped(e.browser.pids, e.slot.runAs?.uid ?? process.getuid?.() ?? -1);
-    if (continued > 0)
-      this.#opts.logger.warn(
-        { executor: e.child.pid, continued },
-        'continued Chromium processes a dead slot process left stopped',
-      );
+    cleanUpSlot(e, this.#opts.logger);
     // Its last stderr lines (V8's heap exhausted) may arrive after its exit: they choose its job's answer.
     e.afterLastOutput(() => this.#afterExit(e, wasReady, code, signal));
   }
@@ -522,7 +399,7 @@ export class Supervisor {
     if (slot.proc !== e) return;
     slot.proc = undefined;
     slot.busy = false;
-    this.#wakeWaiting();
+    this.#table.wake();
     // Closed while idle: the slot starts again on demand.
     if (this.#closed || e.closedOnPurpose) return;
     this.#restarts++;
@@ -553,11 +430,11 @@ export class Supervisor {
     this.#closed = true;
     this.#share.stop();
     clearInterval(this.#memoryTimer);
-    for (const slot of this.#slots) {
+    for (const slot of this.#table.slots) {
       clearTimeout(slot.restartTimer);
       clearTimeout(slot.idleTimer);
     }
-    this.#wakeWaiting();
+    this.#table.wake();
     await Promise.all(
       [...this.#procs].map(async (e) => {
         if (e.gone) return;
