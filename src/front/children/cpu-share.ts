@@ -56,7 +56,7 @@ export interface CpuShareOptions {
   tell(slot: number, running: boolean): void;
   /** The kernel's count of a process tree's CPU time, ms (src/common/proc.ts treeCpuMs); undefined when gone. */
   cpuMs(pid: number): number | undefined;
-  /** Gives slot `slot`'s CPU cgroup the low weight, or its own back (when slots have groups). */
+  /** Gives slot `slot`'s CPU cgroup the low weight, or its own back (when slots have groups; or weighWith()). */
   weigh?(slot: number, low: boolean): void;
   /** 0: no timer (tests call check()). */
   checkEveryMs?: number;
@@ -65,10 +65,17 @@ export interface CpuShareOptions {
 export class CpuShare {
   readonly #slots = new Map<number, SlotState>();
   readonly #opts: CpuShareOptions;
+  #weighSlot: ((slot: number, low: boolean) => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(opts: CpuShareOptions) {
     this.#opts = opts;
+    this.#weighSlot = opts.weigh;
+  }
+
+  /** From now on, weighs the slots' CPU cgroups (made once the service starts). */
+  weighWith(groups: { weigh(slot: number, low: boolean): void }): void {
+    this.#weighSlot = (slot, low) => groups.weigh(slot, low);
   }
 
   #slot(index: number): SlotState {
@@ -88,7 +95,7 @@ export class CpuShare {
     s.said = { worthy: true, heavy: false };
     s.told = undefined;
     // The others' weights now, not at the next check: a short request would be over by then.
-    if (this.#opts.weigh)
+    if (this.#weighSlot)
       for (const [i, o] of this.#slots) {
         if (i === index || !o.job || o.job.low) continue;
         const cpu = this.#opts.cpuMs(o.job.pid);
@@ -102,7 +109,7 @@ export class CpuShare {
     const s = this.#slot(index);
     // A killed process's job may end after its slot's next process took a job.
     if (s.job?.pid !== pid) return;
-    if (s.job.low) this.#opts.weigh?.(index, false);
+    if (s.job.low) this.#weighSlot?.(index, false);
     s.job = undefined;
     s.said = { worthy: false, heavy: false };
     this.#update();
@@ -139,9 +146,9 @@ export class CpuShare {
   /** Whether `job` is still under MAX_YIELDED_TO_CPU_MS at `cpu`; past it, its slot gets the low weight. */
   #weigh(index: number, job: Job, cpu: number): boolean {
     const within = cpu - job.cpuAtStart < MAX_YIELDED_TO_CPU_MS;
-    if (!within && !job.low && this.#opts.weigh) {
+    if (!within && !job.low && this.#weighSlot) {
       job.low = true;
-      this.#opts.weigh(index, true);
+      this.#weighSlot(index, true);
     }
     return within;
   }
@@ -167,7 +174,7 @@ export class CpuShare {
     }
     // Checked only while it matters: a heavy request beside a worthy one, or two jobs whose weights may differ.
     const jobs = [...this.#slots.values()].filter((s) => s.job);
-    const matters = jobs.some((s) => s.said.heavy) || (this.#opts.weigh !== undefined && jobs.length > 1);
+    const matters = jobs.some((s) => s.said.heavy) || (this.#weighSlot !== undefined && jobs.length > 1);
     const every = this.#opts.checkEveryMs ?? SHARE_CHECK_MS;
     if (matters && every > 0) {
       this.#timer ??= setInterval(() => this.check(), every);

@@ -179,8 +179,8 @@ export class RemoteGuard {
     }
     // SECURITY: a channel handed while one is up replaces it without a report: its
     // sessions end (the egress process closes their ports with it), but the
-    // executor does not say it drained a channel nobody lost (see #free in
-    // src/front/children/supervisor.ts: a drained report the front did not expect changes nothing).
+    // executor does not say it drained a channel nobody lost (src/front/children/slot-channels.ts
+    // free(): a drained report the front did not expect changes nothing).
     const replaced = this.#end;
     if (replaced) {
       this.#end = undefined;

@@ -1,0 +1,27 @@
+// Which free slot a job takes: a pure choice over the free slots' last key and
+// their Chromium's readiness, so that a slot whose Chromium a heavy request
+// made relaunch is left to that request's key, and a ready context is taken
+// before one that would make the request wait. The supervisor (supervisor.ts)
+// picks among the slots whose process serves; test/unit/slot-choice.test.ts.
+import type { BrowserStatus } from '../../protocol/executor-messages.js';
+import { ACTIVE_GRACE_MS } from '../tenancy/scheduler.js';
+import type { Slot } from './slot-process.js';
+
+/**
+ * Which free slot a job of `client` takes. Not one another key used within
+ * ACTIVE_GRACE_MS while another is free: that key is between two requests, and
+ * a slot whose Chromium is relaunched after a heavy request is then left to
+ * the key whose request made it so. Among those, one whose Chromium has a
+ * context ready (a relaunching one would make the request wait); else the lowest.
+ */
+export function choose<S extends Pick<Slot, 'last'> & { proc?: { browser: BrowserStatus } | undefined }>(
+  free: readonly S[],
+  client: string | undefined,
+  now: number,
+): S | undefined {
+  const othersRecent = (s: S): boolean =>
+    s.last !== undefined && s.last.client !== client && now - s.last.at < ACTIVE_GRACE_MS;
+  const preferred = free.filter((s) => !othersRecent(s));
+  const pool = preferred.length > 0 ? preferred : free;
+  return pool.find((s) => s.proc?.browser.ready === true && s.proc.browser.contextsReady > 0) ?? pool[0];
+}

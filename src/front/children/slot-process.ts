@@ -1,0 +1,126 @@
+// A request slot and its process as the front sees them: the slot (its number,
+// its user, whether a job holds it, its timers) and the slot process it has
+// (whether it serves, the jobs it runs, what it last reported, its channel to
+// the egress process). The supervisor (supervisor.ts) makes and owns both; the
+// other files of the slot supervision read and change them.
+import type { ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { ApiError } from '../../common/errors.js';
+import type { BrowserStatus, ExecutorMemory, ToExecutor } from '../../protocol/executor-messages.js';
+import type { JobOutcome } from '../../protocol/jobs.js';
+import { sendSocket } from './child-start.js';
+import type { RunAs } from './users.js';
+
+/** How long an exiting slot process's last stderr lines are waited for before its job's failure is chosen. */
+const EXIT_OUTPUT_WAIT_MS = 1_000;
+
+/** A job in a slot process, as the front holds it until its context is closed. */
+export interface Pending {
+  readonly resolve: (o: JobOutcome) => void;
+  readonly reject: (e: ApiError) => void;
+  /** The job's context is closed (or its slot process is gone). */
+  readonly closed: () => void;
+  /** The caller has its answer (from the slot process, or the front's own). */
+  answered: boolean;
+}
+
+/** A request slot: its number, its user, and its process while it has one. */
+export interface Slot {
+  readonly index: number;
+  readonly runAs: RunAs | undefined;
+  /** Its process (starting or ready); undefined while it has none (closed while idle, or between two). */
+  proc: SlotProcess | undefined;
+  /** A job holds it, from the moment it is picked until its context is closed. */
+  busy: boolean;
+  /** Its replacement is due (after a backoff). */
+  restartTimer: NodeJS.Timeout | undefined;
+  /** Closes its process once it has been idle for IDLE_SLOT_CLOSE_MS. */
+  idleTimer: NodeJS.Timeout | undefined;
+  /** The key of the last job it ran, and when that job was picked or, once it ended, ended (Date.now()). */
+  last?: { readonly client: string; readonly at: number };
+}
+
+/** One slot process. */
+export class SlotProcess {
+  readonly child: ChildProcess;
+  readonly dir: string;
+  readonly slot: Slot;
+  readonly jobs = new Map<number, Pending>();
+  ready = false;
+  gone = false;
+  /** Given no new work: being killed by the front (its exit is then a replacement), closed while idle or retired. */
+  retiring = false;
+  /** Asked to close (idle, or retired after SLOT_RECYCLE_REQUESTS): its exit is no failure. */
+  closedOnPurpose = false;
+  /** It wrote that its V8 heap was exhausted (its own words: they can only fail its own request). */
+  heapExhausted = false;
+  /** Requests it has served (SLOT_RECYCLE_REQUESTS). */
+  served = 0;
+  /** When it was forked (performance.now()), and whether a request asked for it (its slot had none). */
+  readonly startedAt = performance.now();
+  onDemand = false;
+  /** Its resident memory as the front last read it from /proc. */
+  residentBytes = 0;
+  /**
+   * The egress process whose channel it holds (its generation), 0 for none: it
+   * got none yet, or it lost one and has closed every context that used it.
+   */
+  channelOf = 0;
+  /** The front's number for the channel it holds (0 for none yet). */
+  channelId = 0;
+  /** Its channel is closed on the egress side: its egress process said so, or died. */
+  channelClosed = false;
+  /** It said it holds no context of a closed channel (egress-drained); its word alone frees nothing. */
+  drainedSaid = false;
+  chromiumSandbox: boolean | undefined;
+  browser: BrowserStatus = { ready: false, pid: undefined, pids: [], restarts: 0, recycles: 0, contextsReady: 0 };
+  memory: ExecutorMemory = { executorBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 };
+  /** Its name at the egress process (a process's channel is its own; never reused). */
+  readonly index: number;
+
+  constructor(child: ChildProcess, dir: string, index: number, slot: Slot) {
+    this.child = child;
+    this.dir = dir;
+    this.index = index;
+    this.slot = slot;
+  }
+
+  /** Ready and given work. */
+  get serving(): boolean {
+    return this.ready && !this.gone && !this.retiring;
+  }
+
+  send(msg: ToExecutor, handle?: Socket): void {
+    // A message to a process that is going away is lost; its exit fails its job.
+    if (!this.child.connected) handle?.destroy();
+    else if (handle) sendSocket(this.child, msg, handle);
+    else this.child.send(msg, (e) => void e);
+  }
+
+  /**
+   * Once it has exited: calls `then` when its last stderr lines are read (V8's
+   * heap exhausted may arrive after its exit, and chooses its job's answer), or
+   * after EXIT_OUTPUT_WAIT_MS; at once when it has no job or they cannot come.
+   */
+  afterLastOutput(then: () => void): void {
+    const stderr = this.child.stderr;
+    if (this.jobs.size === 0 || this.heapExhausted || stderr === null || stderr.readableEnded) {
+      then();
+      return;
+    }
+    const timer = setTimeout(then, EXIT_OUTPUT_WAIT_MS);
+    timer.unref();
+    stderr.once('end', () => {
+      clearTimeout(timer);
+      then();
+    });
+  }
+}
+
+/** Answers a job's caller (once): the slot process's answer, or the front's own. */
+export function answer(job: Pending, outcome: JobOutcome | ApiError): void {
+  if (job.answered) return;
+  job.answered = true;
+  if (outcome instanceof ApiError) job.reject(outcome);
+  else job.resolve(outcome);
+}
