@@ -187,3 +187,17 @@ test('a job whose process is gone keeps its weight until it ends, and then gets 
     [0, false],
   ]);
 });
+
+test('a job whose end was never reported leaves no low weight to the next job of its slot', () => {
+  const { s, cpu, weights } = weighed();
+  cpu.set(100, 0);
+  s.jobStarted(0, 100, 0);
+  cpu.set(100, 2000);
+  s.check();
+  cpu.set(101, 0);
+  s.jobStarted(0, 101, 0);
+  assert.deepEqual(weights, [
+    [0, true],
+    [0, false],
+  ]);
+});

@@ -90,6 +90,8 @@ export class CpuShare {
   /** A job was handed to the slot's process `pid`, whose tree had used cpuAtStart ms. */
   jobStarted(index: number, pid: number, cpuAtStart: number): void {
     const s = this.#slot(index);
+    // A job whose end was never reported (its process killed) leaves no low weight to the next.
+    if (s.job?.low) this.#weighSlot?.(index, false);
     // A new request is yielded to from the start, as the watchdog does for a new watch.
     s.job = { pid, cpuAtStart, last: undefined, honoured: true, low: false };
     s.said = { worthy: true, heavy: false };
