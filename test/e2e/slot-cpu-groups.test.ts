@@ -111,7 +111,7 @@ describe('a CPU cgroup per slot', { skip }, () => {
     }
   });
 
-  test('a request past its second of CPU has the low weight beside a fresh one, and its slot gets its weight back', async () => {
+  test('a request past its share of CPU has the low weight beside a fresh one, and its slot gets its weight back', async () => {
     const file = found?.version === 1 ? 'cpu.shares' : 'cpu.weight';
     const [one, low] = found?.version === 1 ? [1024, 64] : [100, 6];
     const weight = (i: number): number =>
@@ -122,7 +122,7 @@ describe('a CPU cgroup per slot', { skip }, () => {
     });
     await until(() => svc.service.executors.busySlots.includes(true), 'the busy request to have its slot');
     const heavy = svc.service.executors.busySlots.indexOf(true);
-    // Past its second of CPU (its renderer's loop), then a fresh request beside it.
+    // Past its share of CPU (LOW_WEIGHT_AFTER_CPU_MS: its renderer's loop), then a fresh request beside it.
     await new Promise((r) => setTimeout(r, 1500));
     const fresh = svc.post({
       url: fixtures.url('/example'),

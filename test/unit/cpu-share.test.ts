@@ -2,7 +2,7 @@
 // slot process's claim alone is not enough (src/front/children/cpu-share.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CpuShare, MAX_YIELDED_TO_CPU_MS } from '../../src/front/children/cpu-share.js';
+import { CpuShare, LOW_WEIGHT_AFTER_CPU_MS, MAX_YIELDED_TO_CPU_MS } from '../../src/front/children/cpu-share.js';
 
 /** A CpuShare with its tells recorded and each slot process's CPU set by the test. */
 function share(): { s: CpuShare; told: Map<number, boolean[]>; cpu: Map<number, number> } {
@@ -127,17 +127,17 @@ function weighed(): { s: CpuShare; cpu: Map<number, number>; weights: [number, b
   return { s, cpu, weights };
 }
 
-test('a job past MAX_YIELDED_TO_CPU_MS of its tree’s CPU gets the low weight until it ends', () => {
+test('a job past LOW_WEIGHT_AFTER_CPU_MS of its tree’s CPU gets the low weight until it ends', () => {
   const { s, cpu, weights } = weighed();
   cpu.set(100, 500);
   s.jobStarted(0, 100, 500);
-  cpu.set(100, 500 + MAX_YIELDED_TO_CPU_MS - 1);
+  cpu.set(100, 500 + LOW_WEIGHT_AFTER_CPU_MS - 1);
   s.check();
-  assert.deepEqual(weights, [], 'under its second: its own weight');
-  cpu.set(100, 500 + MAX_YIELDED_TO_CPU_MS);
+  assert.deepEqual(weights, [], 'under it: its own weight');
+  cpu.set(100, 500 + LOW_WEIGHT_AFTER_CPU_MS);
   s.check();
   s.check();
-  assert.deepEqual(weights, [[0, true]], 'once, at its second');
+  assert.deepEqual(weights, [[0, true]], 'once, past it');
   s.jobEnded(0, 100);
   assert.deepEqual(
     weights,

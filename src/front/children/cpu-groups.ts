@@ -80,7 +80,7 @@ const REMOVE_WAIT_MS = 5000;
 
 /**
  * Each version's weight file, its default (one busy thread's weight), the
- * weight of a slot whose request has had its second of CPU (cpu-share.ts:
+ * weight of a slot whose request has had its share of CPU (cpu-share.ts:
  * 1/16 of the default, so that under contention a fresh request's tree gets
  * nearly all it asks), and the largest value.
  */

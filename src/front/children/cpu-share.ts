@@ -11,9 +11,9 @@
 // per request, no more.
 //
 // The same kernel count weighs the slots' CPU cgroups (cpu-groups.ts): a job
-// whose tree has used MAX_YIELDED_TO_CPU_MS runs at a low weight until it ends,
-// so under contention the cores go first to requests that have not yet had
-// their second, and the slot's host side (its isolate, its floods) yields as
+// whose tree has used LOW_WEIGHT_AFTER_CPU_MS runs at a low weight until it
+// ends, so under contention the cores go first to requests that have not yet
+// had theirs, and the slot's host side (its isolate, its floods) yields as
 // well as its Chromium. Alone, or beside other heavy jobs, it loses nothing:
 // weights divide only what is contended.
 
@@ -30,6 +30,14 @@ export interface Activity {
  */
 export const MAX_YIELDED_TO_CPU_MS = 1000;
 
+/**
+ * A job whose slot's tree has used this much CPU (ms) runs at the low weight
+ * until it ends: two to three times what a request that loads a page and
+ * answers a few calls uses (40–140 ms measured), a fraction of what a flood
+ * or a loop uses within its first second.
+ */
+export const LOW_WEIGHT_AFTER_CPU_MS = 300;
+
 /** How often the claims of worthy slots are checked against the kernel while a heavy request waits on them. */
 export const SHARE_CHECK_MS = 200;
 
@@ -40,7 +48,7 @@ interface Job {
   last: { cpuMs: number } | undefined;
   /** At the last check: used the CPU since the one before, and under MAX_YIELDED_TO_CPU_MS. */
   honoured: boolean;
-  /** Its slot's CPU cgroup has the low weight: it has used MAX_YIELDED_TO_CPU_MS. */
+  /** Its slot's CPU cgroup has the low weight: it has used LOW_WEIGHT_AFTER_CPU_MS. */
   low: boolean;
 }
 
@@ -128,7 +136,7 @@ export class CpuShare {
   /**
    * Reads the kernel's count for every job: a worthy claim is honoured while
    * its tree uses the CPU and has used less than MAX_YIELDED_TO_CPU_MS; past
-   * that, a job's slot gets the low weight (the timer does this while two jobs
+   * LOW_WEIGHT_AFTER_CPU_MS, a job's slot gets the low weight (the timer does this while two jobs
    * run, or a heavy request waits).
    */
   check(): void {
@@ -145,14 +153,14 @@ export class CpuShare {
     this.#update();
   }
 
-  /** Whether `job` is still under MAX_YIELDED_TO_CPU_MS at `cpu`; past it, its slot gets the low weight. */
+  /** Whether `job` is still under MAX_YIELDED_TO_CPU_MS at `cpu`; past LOW_WEIGHT_AFTER_CPU_MS, its slot gets the low weight. */
   #weigh(index: number, job: Job, cpu: number): boolean {
-    const within = cpu - job.cpuAtStart < MAX_YIELDED_TO_CPU_MS;
-    if (!within && !job.low && this.#weighSlot) {
+    const used = cpu - job.cpuAtStart;
+    if (used >= LOW_WEIGHT_AFTER_CPU_MS && !job.low && this.#weighSlot) {
       job.low = true;
       this.#weighSlot(index, true);
     }
-    return within;
+    return used < MAX_YIELDED_TO_CPU_MS;
   }
 
   /** Whether slot `index` yields now: a request of another slot is worthy, and the front believes it. */
