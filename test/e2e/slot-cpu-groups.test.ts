@@ -116,6 +116,8 @@ describe('a CPU cgroup per slot', { skip }, () => {
     const [one, low] = found?.version === 1 ? [1024, 64] : [100, 6];
     const weight = (i: number): number =>
       Number(readFileSync(join(svc.service.executors.cpuGroupDir(i) as string, file), 'utf8'));
+    // The earlier tests' jobs end once their contexts are closed, after their answers.
+    await until(() => !svc.service.executors.busySlots.includes(true), 'no slot to hold a job');
     const busy = svc.post({
       url: fixtures.url('/example'),
       script: 'await page.evaluate(() => { const t = Date.now(); while (Date.now() - t < 4000) {} }); return 1',
