@@ -12,9 +12,9 @@
 // process, which runs as a slot user, cannot move itself or its Chromium out
 // of its group nor change its weight.
 import { existsSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
-import { readOr } from '../../common/proc.js';
+import { parseStat, readOr } from '../../common/proc.js';
 
 /** How the front's own CPU cgroup was found: the hierarchy's version and its directory. */
 export interface CpuCgroup {
@@ -73,6 +73,8 @@ function within(mount: { root: string; point: string }, path: string): string | 
 
 /** The prefix of the directory each service makes under its own cgroup: `pagescript-<front's pid>-<n>`. */
 const PREFIX = 'pagescript-';
+/** How many generations of parents a group member's is followed up to its slot process (Chromium's are 4 below it). */
+const MAX_TREE_DEPTH = 32;
 /** Services made by this process so far (tests run several in one): n of the directory's name. */
 let made = 0;
 /** How long close waits for a slot group's last processes (a killed slot's Chromium) to exit before leaving it. */
@@ -186,11 +188,34 @@ export class CpuGroups {
     }
   }
 
-  /** Removes the groups once their processes are gone (waits up to REMOVE_WAIT_MS for a killed slot's Chromium). */
+  /**
+   * Kills every process in slot `index`'s group that is in none of the trees
+   * of `roots` (the slot's live processes; none: nothing there is kept).
+   * Returns how many. SECURITY: a process of the slot's user that left the
+   * tree (a double fork reparents it) is still in the group, but the front's
+   * count of the job's CPU (treeCpuMs) no longer sees it; what a dead slot
+   * process left is in no job at all. Neither may run on there.
+   */
+  sweep(index: number, roots: readonly number[]): number {
+    const killed = killOutside(this.dir(index), `/${basename(this.#base)}/slot-${index}`, roots);
+    if (killed > 0)
+      this.#logger.warn(
+        { slot: index, killed },
+        "killed processes in a slot's CPU cgroup outside its slot process's tree",
+      );
+    return killed;
+  }
+
+  /**
+   * Removes the groups once their processes are gone, killing what is left in
+   * them (tries for up to REMOVE_WAIT_MS).
+   */
   async close(): Promise<void> {
     const until = Date.now() + REMOVE_WAIT_MS;
     for (;;) {
       if (removeTree(this.#base)) return;
+      // SECURITY: the slot processes are gone by now (their Chromium exiting); what stays in their groups escaped them.
+      for (let i = 0; existsSync(this.dir(i)); i++) this.sweep(i, []);
       if (Date.now() > until) {
         this.#logger.warn({ cgroup: this.#base }, 'a slot CPU cgroup still has processes; the next start removes it');
         return;
@@ -198,6 +223,52 @@ export class CpuGroups {
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+}
+
+/**
+ * Kills every process in group `dir` (whose path in /proc/<pid>/cgroup ends
+ * with `rel`) that is in none of the trees of `roots`. Returns how many.
+ */
+function killOutside(dir: string, rel: string, roots: readonly number[]): number {
+  const members = (readOr(join(dir, 'cgroup.procs')) ?? '').split('\n').filter(Boolean).map(Number);
+  let killed = 0;
+  for (const pid of members) {
+    if (roots.some((root) => descendsFrom(pid, root))) continue;
+    // SECURITY: killed only while still in this group: a pid that exited
+    // since the list was read, and was reused outside it, is left alone.
+    if (!inGroup(pid, rel)) continue;
+    try {
+      process.kill(pid, 'SIGKILL');
+      killed++;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return killed;
+}
+
+/** Whether `pid`'s chain of parents reaches `root` (within MAX_TREE_DEPTH generations). */
+function descendsFrom(pid: number, root: number): boolean {
+  for (let p = pid, depth = 0; depth < MAX_TREE_DEPTH; depth++) {
+    if (p === root) return true;
+    if (p <= 1) return false;
+    const stat = readOr(`/proc/${p}/stat`);
+    if (stat === undefined) return false;
+    p = parseStat(stat).ppid;
+  }
+  return false;
+}
+
+/** Whether `pid` is in the cpu cgroup whose path ends with `rel` now (/proc/<pid>/cgroup: `n:controllers:path`). */
+function inGroup(pid: number, rel: string): boolean {
+  const text = readOr(`/proc/${pid}/cgroup`) ?? '';
+  return text.split('\n').some((l) => {
+    const m = /^\d+:([^:]*):(.*)$/.exec(l);
+    if (!m) return false;
+    const [, controllers = '', path = ''] = m;
+    const cpu = controllers === '' || controllers.split(',').includes('cpu');
+    return cpu && (path === rel || path.endsWith(rel));
+  });
 }
 
 /** Removes `base` and its slot groups; false when one still has processes (or cannot be removed). */
@@ -219,6 +290,9 @@ function removeStale(dir: string, logger: Logger): void {
   for (const name of readdirSync(dir)) {
     const m = new RegExp(`^${PREFIX}(\\d+)(-\\d+)?$`).exec(name);
     if (!m || existsSync(`/proc/${m[1]}`)) continue;
+    // SECURITY: what its slots left (escaped processes outlive a killed service) is killed; its group goes at the next start.
+    for (const slot of readdirSync(join(dir, name), { withFileTypes: true }))
+      if (slot.isDirectory()) killOutside(join(dir, name, slot.name), `/${name}/${slot.name}`, []);
     if (!removeTree(join(dir, name)))
       logger.warn({ cgroup: join(dir, name) }, 'a stale slot CPU cgroup still has processes');
   }

@@ -66,6 +66,8 @@ export interface CpuShareOptions {
   cpuMs(pid: number): number | undefined;
   /** Gives slot `slot`'s CPU cgroup the low weight, or its own back (when slots have groups; or weighWith()). */
   weigh?(slot: number, low: boolean): void;
+  /** Kills what is in slot `slot`'s CPU cgroup outside its process's tree; how many (CpuGroups.sweep; or weighWith()). */
+  sweep?(slot: number): number;
   /** 0: no timer (tests call check()). */
   checkEveryMs?: number;
 }
@@ -74,16 +76,19 @@ export class CpuShare {
   readonly #slots = new Map<number, SlotState>();
   readonly #opts: CpuShareOptions;
   #weighSlot: ((slot: number, low: boolean) => void) | undefined;
+  #sweepSlot: ((slot: number) => number) | undefined;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(opts: CpuShareOptions) {
     this.#opts = opts;
     this.#weighSlot = opts.weigh;
+    this.#sweepSlot = opts.sweep;
   }
 
-  /** From now on, weighs the slots' CPU cgroups (made once the service starts). */
-  weighWith(groups: { weigh(slot: number, low: boolean): void }): void {
+  /** From now on, weighs the slots' CPU cgroups (made once the service starts) and keeps them to their trees. */
+  weighWith(groups: { weigh(slot: number, low: boolean): void; sweep(slot: number): number }): void {
     this.#weighSlot = (slot, low) => groups.weigh(slot, low);
+    this.#sweepSlot = (slot) => groups.sweep(slot);
   }
 
   #slot(index: number): SlotState {
@@ -98,6 +103,8 @@ export class CpuShare {
   /** A job was handed to the slot's process `pid`, whose tree had used cpuAtStart ms. */
   jobStarted(index: number, pid: number, cpuAtStart: number): void {
     const s = this.#slot(index);
+    // SECURITY: what an earlier job or process left in the slot's group does not run beside this job, charged to it.
+    this.#sweepSlot?.(index);
     // A job whose end was never reported (its process killed) leaves no low weight to the next.
     if (s.job?.low) this.#weighSlot?.(index, false);
     // A new request is yielded to from the start, as the watchdog does for a new watch.
@@ -107,7 +114,9 @@ export class CpuShare {
     // The others' weights now, not at the next check: a short request would be over by then.
     if (this.#weighSlot)
       for (const [i, o] of this.#slots) {
-        if (i === index || !o.job || o.job.low) continue;
+        if (i === index || !o.job) continue;
+        this.#escaped(i, o.job);
+        if (o.job.low) continue;
         const cpu = this.#opts.cpuMs(o.job.pid);
         if (cpu !== undefined) this.#weigh(i, o.job, cpu);
       }
@@ -121,6 +130,8 @@ export class CpuShare {
     if (s.job?.pid !== pid) return;
     if (s.job.low) this.#weighSlot?.(index, false);
     s.job = undefined;
+    // SECURITY: nothing the job left in the slot's group runs on between jobs.
+    this.#sweepSlot?.(index);
     s.said = { worthy: false, heavy: false };
     this.#update();
   }
@@ -143,6 +154,7 @@ export class CpuShare {
     for (const [i, s] of this.#slots) {
       const job = s.job;
       if (!job) continue;
+      this.#escaped(i, job);
       const cpu = this.#opts.cpuMs(job.pid);
       const within = cpu !== undefined && this.#weigh(i, job, cpu);
       if (!s.said.worthy) continue;
@@ -161,6 +173,18 @@ export class CpuShare {
       this.#weighSlot(index, true);
     }
     return used < MAX_YIELDED_TO_CPU_MS;
+  }
+
+  /**
+   * Kills what left the tree of `job`'s process in its slot's group; a job
+   * that had any runs at the low weight until it ends. SECURITY: such a
+   * process's CPU is not in the tree's count (a double fork's orphan), so
+   * the count cannot be what lowers its job; only a hostile slot makes one.
+   */
+  #escaped(index: number, job: Job): void {
+    if ((this.#sweepSlot?.(index) ?? 0) === 0 || job.low || !this.#weighSlot) return;
+    job.low = true;
+    this.#weighSlot(index, true);
   }
 
   /** Whether slot `index` yields now: a request of another slot is worthy, and the front believes it. */
