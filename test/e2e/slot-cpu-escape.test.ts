@@ -8,8 +8,8 @@
 // orphan is made here as a double fork leaves it: a process of the slot's
 // user, in the slot's group, whose parent is not in the slot's tree.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
@@ -109,5 +109,27 @@ describe('a process that left its slot’s tree', { skip }, () => {
     await svc.close();
     await until(left.gone, 'the spinner to be killed at close');
     assert.equal(existsSync(base), false, 'the groups are removed');
+  });
+
+  test('a spinner left in the group of a service that was killed is killed by the next service, which removes the group', async () => {
+    const user = svc.service.executors.users?.[0];
+    assert.ok(user);
+    // The group a service killed before its close left, with what escaped its slot still spinning there.
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const stale = join(found?.dir ?? '', `pagescript-${gone.stdout}-1`);
+    mkdirSync(join(stale, 'slot-0'), { recursive: true });
+    const child = spawn('sh', ['-c', 'while :; do :; done'], { uid: user.uid, gid: user.gid, stdio: 'ignore' });
+    orphans.push(child);
+    let exited = false;
+    child.on('exit', () => (exited = true));
+    writeFileSync(join(stale, 'slot-0', 'cgroup.procs'), String(child.pid));
+    const next = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry, MAX_CONCURRENCY: '1' });
+    try {
+      await until(() => exited, 'the spinner to be killed at the next start');
+    } finally {
+      await next.close();
+      // SECURITY (of the machine): whatever a failed test left is removed.
+      for (const dir of [join(stale, 'slot-0'), stale]) if (existsSync(dir)) rmdirSync(dir);
+    }
   });
 });
