@@ -84,7 +84,7 @@ describe('a CPU cgroup per slot', { skip }, () => {
     }
   });
 
-  test('a slot user cannot move a process out of its group, into the other slot’s, or change its weight', () => {
+  test('a slot user cannot move a process or thread out of its group, into the other slot’s, change a weight or quota, or make a group', () => {
     const [pid] = svc.service.executors.slotPids;
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
@@ -97,6 +97,15 @@ describe('a CPU cgroup per slot', { skip }, () => {
       [join(dirname(dirname(dir0)), 'cgroup.procs'), 'self'],
       [join(dir1, 'cgroup.procs'), 'self'],
       [join(dir0, weight), '100000'],
+      // Threads one by one (v1's tasks), the slots' weight together against the front, a quota.
+      ...(found?.version === 1
+        ? ([
+            [join(dir1, 'tasks'), 'self'],
+            [join(dirname(dirname(dir0)), 'tasks'), 'self'],
+            [join(dir0, 'cpu.cfs_quota_us'), '-1'],
+          ] as const)
+        : ([[join(dir0, 'cpu.max'), 'max']] as const)),
+      [join(dirname(dir0), weight), '262144'],
     ] as const) {
       // As the slot's own user, as code that escaped into the slot process would be.
       const r = spawnSync(
@@ -109,6 +118,18 @@ describe('a CPU cgroup per slot', { skip }, () => {
       );
       assert.match(r.stdout.trim(), /^E(ACCES|PERM)$/, `${file}: ${r.stdout}${r.stderr}`);
     }
+    // Nor make a group of its own under its slot's, to weigh or move its processes there.
+    const sub = join(dir0, 'mine');
+    const r = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `try { require('fs').mkdirSync(${JSON.stringify(sub)}); console.log('made') } catch (e) { console.log(e.code) }`,
+      ],
+      { uid, gid, encoding: 'utf8' },
+    );
+    if (existsSync(sub)) rmdirSync(sub);
+    assert.match(r.stdout.trim(), /^E(ACCES|PERM)$/, `${sub}: ${r.stdout}${r.stderr}`);
   });
 
   test('a request past its share of CPU has the low weight beside a fresh one, and its slot gets its weight back', async () => {
