@@ -215,7 +215,10 @@ export class CpuGroups {
     for (;;) {
       if (removeTree(this.#base)) return;
       // SECURITY: the slot processes are gone by now (their Chromium exiting); what stays in their groups escaped them.
-      for (let i = 0; existsSync(this.dir(i)); i++) this.sweep(i, []);
+      for (const name of existsSync(this.#base) ? readdirSync(this.#base) : []) {
+        const m = /^slot-(\d+)$/.exec(name);
+        if (m) this.sweep(Number(m[1]), []);
+      }
       if (Date.now() > until) {
         this.#logger.warn({ cgroup: this.#base }, 'a slot CPU cgroup still has processes; the next start removes it');
         return;
@@ -231,9 +234,11 @@ export class CpuGroups {
  */
 function killOutside(dir: string, rel: string, roots: readonly number[]): number {
   const members = (readOr(join(dir, 'cgroup.procs')) ?? '').split('\n').filter(Boolean).map(Number);
+  // Whether each pid met so far is in a root's tree: a group's members share their ancestors.
+  const known = new Map<number, boolean>(roots.map((r) => [r, true]));
   let killed = 0;
   for (const pid of members) {
-    if (roots.some((root) => descendsFrom(pid, root))) continue;
+    if (inTree(pid, known)) continue;
     // SECURITY: killed only while still in this group: a pid that exited
     // since the list was read, and was reused outside it, is left alone.
     if (!inGroup(pid, rel)) continue;
@@ -247,16 +252,23 @@ function killOutside(dir: string, rel: string, roots: readonly number[]): number
   return killed;
 }
 
-/** Whether `pid`'s chain of parents reaches `root` (within MAX_TREE_DEPTH generations). */
-function descendsFrom(pid: number, root: number): boolean {
-  for (let p = pid, depth = 0; depth < MAX_TREE_DEPTH; depth++) {
-    if (p === root) return true;
-    if (p <= 1) return false;
-    const stat = readOr(`/proc/${p}/stat`);
-    if (stat === undefined) return false;
+/** Whether `pid`'s chain of parents reaches a pid `known` says is in a tree (within MAX_TREE_DEPTH generations). */
+function inTree(pid: number, known: Map<number, boolean>): boolean {
+  const chain: number[] = [];
+  let found = false;
+  for (let p = pid; chain.length < MAX_TREE_DEPTH;) {
+    const k = known.get(p);
+    if (k !== undefined) {
+      found = k;
+      break;
+    }
+    chain.push(p);
+    const stat = p <= 1 ? undefined : readOr(`/proc/${p}/stat`);
+    if (stat === undefined) break;
     p = parseStat(stat).ppid;
   }
-  return false;
+  for (const p of chain) known.set(p, found);
+  return found;
 }
 
 /** Whether `pid` is in the cpu cgroup whose path ends with `rel` now (/proc/<pid>/cgroup: `n:controllers:path`). */
