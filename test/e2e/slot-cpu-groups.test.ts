@@ -7,13 +7,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { descendants } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
-import { findCpuCgroup } from '../../src/front/children/cpu-groups.js';
+import { findCpuCgroup, findV1Cgroup } from '../../src/front/children/cpu-groups.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const found = findCpuCgroup(readFileSync('/proc/self/cgroup', 'utf8'), readFileSync('/proc/self/mountinfo', 'utf8'));
@@ -47,6 +47,18 @@ after(async () => {
   for (const dir of [join(stale ?? '', 'slot-0'), stale ?? '']) if (existsSync(dir)) rmdirSync(dir);
   await fixtures.close();
 });
+
+/** The service's cpuacct groups' directory, where v1 mounts cpuacct apart from cpu. */
+function acctDir(): string | undefined {
+  const cpu = svc.service.executors.cpuGroupDir(0) as string;
+  if (found?.version !== 1 || existsSync(join(cpu, 'cpuacct.usage'))) return undefined;
+  const dir = findV1Cgroup(
+    'cpuacct',
+    readFileSync('/proc/self/cgroup', 'utf8'),
+    readFileSync('/proc/self/mountinfo', 'utf8'),
+  );
+  return dir === undefined ? undefined : join(dir, basename(dirname(cpu)));
+}
 
 /** The pids a group holds (its cgroup.procs). */
 const members = (dir: string): Set<number> =>
@@ -169,11 +181,23 @@ describe('a CPU cgroup per slot', { skip }, () => {
     assert.ok(members(join(mine, 'slot-0')).has(pid), 'the first service’s slot is still in its group');
   });
 
+  test('each slot process is in its slot’s cpuacct group, whose count weighs its jobs (cgroup v1 with cpuacct apart)', (t) => {
+    const acct = acctDir();
+    if (acct === undefined) return t.skip('cpuacct is mounted with cpu, or not at all');
+    for (const [i, pid] of svc.service.executors.slotPids.entries()) {
+      assert.ok(pid !== undefined);
+      assert.ok(members(join(acct, `slot-${i}`)).has(pid), `slot ${i}'s process is in its cpuacct group`);
+      assert.ok(Number(readFileSync(join(acct, `slot-${i}`, 'cpuacct.usage'), 'utf8')) > 0);
+    }
+  });
+
   test('the groups are gone when the service is closed', async () => {
     const base = dirname(svc.service.executors.cpuGroupDir(0) as string);
+    const acct = acctDir();
     assert.ok(existsSync(base));
     closed = true;
     await svc.close();
     assert.equal(existsSync(base), false);
+    if (acct !== undefined) assert.equal(existsSync(acct), false, 'the cpuacct groups too');
   });
 });

@@ -242,3 +242,32 @@ test('a job whose slot’s group holds a process outside its tree (a double fork
     [0, false],
   ]);
 });
+
+test('a job is weighed by its slot group’s count when there is one: CPU of children nobody in its tree reaped counts', () => {
+  const cpu = new Map<number, number>();
+  const group = new Map<number, number>();
+  const weights: [number, boolean][] = [];
+  const s = new CpuShare({
+    tell: () => undefined,
+    cpuMs: (pid) => cpu.get(pid),
+    weigh: (slot, low) => void weights.push([slot, low]),
+    usageMs: (slot) => group.get(slot),
+    checkEveryMs: 0,
+  });
+  cpu.set(100, 50);
+  group.set(0, 7000);
+  s.jobStarted(0, 100, 50);
+  // A process ignoring SIGCHLD spins in children the kernel reaps: its tree's count stays; its group's grows.
+  group.set(0, 7000 + LOW_WEIGHT_AFTER_CPU_MS);
+  s.check();
+  assert.deepEqual(weights, [[0, true]]);
+  s.jobEnded(0, 100);
+  // The next job is counted from its own start: what its group used before is not its.
+  cpu.set(101, 0);
+  s.jobStarted(0, 101, 0);
+  s.check();
+  assert.deepEqual(weights, [
+    [0, true],
+    [0, false],
+  ]);
+});

@@ -11,10 +11,11 @@
 // SECURITY: the groups' files belong to the front's user (root); a slot
 // process, which runs as a slot user, cannot move itself or its Chromium out
 // of its group nor change its weight.
-import { existsSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { parseStat, readOr } from '../../common/proc.js';
+import { CpuAccounting, removeTree } from './cpu-accounting.js';
 
 /** How the front's own CPU cgroup was found: the hierarchy's version and its directory. */
 export interface CpuCgroup {
@@ -29,24 +30,9 @@ export interface CpuCgroup {
  * neither is mounted where this process can see it.
  */
 export function findCpuCgroup(cgroupText: string, mountinfoText: string): CpuCgroup | undefined {
-  const mounts = mountinfoText
-    .split('\n')
-    .filter((l) => l.includes(' - '))
-    .map((l) => {
-      const [left = '', right = ''] = l.split(' - ');
-      const f = left.split(' ');
-      const [fstype = '', , superOptions = ''] = right.split(' ');
-      return { root: unescape(f[3] ?? ''), point: unescape(f[4] ?? ''), fstype, superOptions: superOptions.split(',') };
-    });
-  for (const line of cgroupText.split('\n')) {
-    const m = /^(\d+):([^:]*):(.*)$/.exec(line);
-    if (!m) continue;
-    const [, , controllers = '', path = ''] = m;
-    if (!controllers.split(',').includes('cpu')) continue;
-    const mount = mounts.find((x) => x.fstype === 'cgroup' && x.superOptions.includes('cpu'));
-    const dir = mount && within(mount, path);
-    if (dir) return { version: 1, dir };
-  }
+  const v1 = findV1Cgroup('cpu', cgroupText, mountinfoText);
+  if (v1) return { version: 1, dir: v1 };
+  const mounts = parseMounts(mountinfoText);
   for (const line of cgroupText.split('\n')) {
     const m = /^0::(.*)$/.exec(line);
     if (!m) continue;
@@ -55,6 +41,33 @@ export function findCpuCgroup(cgroupText: string, mountinfoText: string): CpuCgr
     if (dir) return { version: 2, dir };
   }
   return undefined;
+}
+
+/** The directory of the front's cgroup in cgroup v1's hierarchy of `controller` (`cpu`, `cpuacct`), when it is mounted. */
+export function findV1Cgroup(controller: string, cgroupText: string, mountinfoText: string): string | undefined {
+  const mounts = parseMounts(mountinfoText);
+  for (const line of cgroupText.split('\n')) {
+    const m = /^(\d+):([^:]*):(.*)$/.exec(line);
+    if (!m) continue;
+    const [, , controllers = '', path = ''] = m;
+    if (!controllers.split(',').includes(controller)) continue;
+    const mount = mounts.find((x) => x.fstype === 'cgroup' && x.superOptions.includes(controller));
+    const dir = mount && within(mount, path);
+    if (dir) return dir;
+  }
+  return undefined;
+}
+
+function parseMounts(mountinfoText: string): { root: string; point: string; fstype: string; superOptions: string[] }[] {
+  return mountinfoText
+    .split('\n')
+    .filter((l) => l.includes(' - '))
+    .map((l) => {
+      const [left = '', right = ''] = l.split(' - ');
+      const f = left.split(' ');
+      const [fstype = '', , superOptions = ''] = right.split(' ');
+      return { root: unescape(f[3] ?? ''), point: unescape(f[4] ?? ''), fstype, superOptions: superOptions.split(',') };
+    });
 }
 
 /** mountinfo escapes spaces, tabs, newlines and backslashes in paths as octal. */
@@ -95,11 +108,14 @@ export class CpuGroups {
   readonly #base: string;
   readonly #weight: (typeof WEIGHTS)[1 | 2];
   readonly #logger: Logger;
+  /** The kernel's count of each slot group's CPU, when it can be read. */
+  readonly #acct: CpuAccounting | undefined;
 
-  private constructor(base: string, weight: (typeof WEIGHTS)[1 | 2], logger: Logger) {
+  private constructor(base: string, weight: (typeof WEIGHTS)[1 | 2], logger: Logger, acct: CpuAccounting | undefined) {
     this.#base = base;
     this.#weight = weight;
     this.#logger = logger;
+    this.#acct = acct;
   }
 
   /**
@@ -158,7 +174,11 @@ export class CpuGroups {
       return undefined;
     }
     logger.info({ cgroup: base, version: found.version }, 'each slot has a CPU cgroup of its own');
-    return new CpuGroups(base, weight, logger);
+    const acctDir =
+      found.version === 1
+        ? findV1Cgroup('cpuacct', readOr('/proc/self/cgroup') ?? '', readOr('/proc/self/mountinfo') ?? '')
+        : undefined;
+    return new CpuGroups(base, weight, logger, CpuAccounting.open(slots, found.version, base, acctDir, logger));
   }
 
   /** The directory of slot `index`'s group. */
@@ -177,6 +197,12 @@ export class CpuGroups {
     } catch (e) {
       this.#logger.warn({ err: e, pid, slot: index }, 'a slot process could not be placed in its CPU cgroup');
     }
+    this.#acct?.place(index, pid);
+  }
+
+  /** The kernel's count of the CPU slot `index`'s group has used (ms), every process in it counted; undefined when unread. */
+  usageMs(index: number): number | undefined {
+    return this.#acct?.usageMs(index);
   }
 
   /** Gives slot `index`'s group the low weight, or the default back. A failure is logged: the slot keeps the weight it has. */
@@ -213,7 +239,10 @@ export class CpuGroups {
   async close(): Promise<void> {
     const until = Date.now() + REMOVE_WAIT_MS;
     for (;;) {
-      if (removeTree(this.#base)) return;
+      if (removeTree(this.#base)) {
+        this.#acct?.close();
+        return;
+      }
       // SECURITY: the slot processes are gone by now (their Chromium exiting); what stays in their groups escaped them.
       for (const name of existsSync(this.#base) ? readdirSync(this.#base) : []) {
         const m = /^slot-(\d+)$/.exec(name);
@@ -281,20 +310,6 @@ function inGroup(pid: number, rel: string): boolean {
     const cpu = controllers === '' || controllers.split(',').includes('cpu');
     return cpu && (path === rel || path.endsWith(rel));
   });
-}
-
-/** Removes `base` and its slot groups; false when one still has processes (or cannot be removed). */
-function removeTree(base: string): boolean {
-  if (!existsSync(base)) return true;
-  try {
-    for (const name of readdirSync(base, { withFileTypes: true })) {
-      if (name.isDirectory()) rmdirSync(join(base, name.name));
-    }
-    rmdirSync(base);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Removes the groups of services that are gone (killed before they could remove their own). */

@@ -44,6 +44,8 @@ export const SHARE_CHECK_MS = 200;
 interface Job {
   readonly pid: number;
   readonly cpuAtStart: number;
+  /** Its slot group's CPU (the kernel's count, every process in it) at its start, when read. */
+  readonly groupAtStart: number | undefined;
   /** The last check: the tree's CPU then (ms). */
   last: { cpuMs: number } | undefined;
   /** At the last check: used the CPU since the one before, and under MAX_YIELDED_TO_CPU_MS. */
@@ -68,6 +70,8 @@ export interface CpuShareOptions {
   weigh?(slot: number, low: boolean): void;
   /** Kills what is in slot `slot`'s CPU cgroup outside its process's tree; how many (CpuGroups.sweep; or weighWith()). */
   sweep?(slot: number): number;
+  /** The kernel's count of slot `slot`'s group's CPU, ms (CpuGroups.usageMs; or weighWith()): weighs jobs instead of the tree's. */
+  usageMs?(slot: number): number | undefined;
   /** 0: no timer (tests call check()). */
   checkEveryMs?: number;
 }
@@ -77,18 +81,25 @@ export class CpuShare {
   readonly #opts: CpuShareOptions;
   #weighSlot: ((slot: number, low: boolean) => void) | undefined;
   #sweepSlot: ((slot: number) => number) | undefined;
+  #usageSlot: ((slot: number) => number | undefined) | undefined;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(opts: CpuShareOptions) {
     this.#opts = opts;
     this.#weighSlot = opts.weigh;
     this.#sweepSlot = opts.sweep;
+    this.#usageSlot = opts.usageMs;
   }
 
   /** From now on, weighs the slots' CPU cgroups (made once the service starts) and keeps them to their trees. */
-  weighWith(groups: { weigh(slot: number, low: boolean): void; sweep(slot: number): number }): void {
+  weighWith(groups: {
+    weigh(slot: number, low: boolean): void;
+    sweep(slot: number): number;
+    usageMs(slot: number): number | undefined;
+  }): void {
     this.#weighSlot = (slot, low) => groups.weigh(slot, low);
     this.#sweepSlot = (slot) => groups.sweep(slot);
+    this.#usageSlot = (slot) => groups.usageMs(slot);
   }
 
   #slot(index: number): SlotState {
@@ -108,7 +119,7 @@ export class CpuShare {
     // A job whose end was never reported (its process killed) leaves no low weight to the next.
     if (s.job?.low) this.#weighSlot?.(index, false);
     // A new request is yielded to from the start, as the watchdog does for a new watch.
-    s.job = { pid, cpuAtStart, last: undefined, honoured: true, low: false };
+    s.job = { pid, cpuAtStart, groupAtStart: this.#usageSlot?.(index), last: undefined, honoured: true, low: false };
     s.said = { worthy: true, heavy: false };
     s.told = undefined;
     // The others' weights now, not at the next check: a short request would be over by then.
@@ -167,7 +178,10 @@ export class CpuShare {
 
   /** Whether `job` is still under MAX_YIELDED_TO_CPU_MS at `cpu`; past LOW_WEIGHT_AFTER_CPU_MS, its slot gets the low weight. */
   #weigh(index: number, job: Job, cpu: number): boolean {
-    const used = cpu - job.cpuAtStart;
+    // SECURITY: the group's count where there is one: the tree's misses children no process in it reaped.
+    const group = job.groupAtStart === undefined ? undefined : this.#usageSlot?.(index);
+    const used =
+      group !== undefined && job.groupAtStart !== undefined ? group - job.groupAtStart : cpu - job.cpuAtStart;
     if (used >= LOW_WEIGHT_AFTER_CPU_MS && !job.low && this.#weighSlot) {
       job.low = true;
       this.#weighSlot(index, true);

@@ -155,6 +155,7 @@ export class Supervisor {
         weigh: (index, low) => groups.weigh(index, low),
         // The slot's live processes (a retired one may still be closing its Chromium) keep their trees.
         sweep: (index) => groups.sweep(index, this.#rootsOf(index)),
+        usageMs: (index) => groups.usageMs(index),
       });
     await Promise.all(this.#table.slots.map((slot) => this.#spawn(slot)));
   }
