@@ -10,9 +10,10 @@
 // that lies can hold a heavy neighbour back for about a second of its own CPU
 // per request, no more.
 //
-// The same kernel count weighs the slots' CPU cgroups (cpu-groups.ts): a job
-// whose tree has used LOW_WEIGHT_AFTER_CPU_MS runs at a low weight until it
-// ends, so under contention the cores go first to requests that have not yet
+// The kernel's count weighs the slots' CPU cgroups too (cpu-groups.ts): a job
+// whose slot group has used LOW_WEIGHT_AFTER_CPU_MS (cpu-accounting.ts: every
+// process in it counted; its tree's count where the group's cannot be read)
+// runs at a low weight until it ends, so under contention the cores go first to requests that have not yet
 // had theirs, and the slot's host side (its isolate, its floods) yields as
 // well as its Chromium. Alone, or beside other heavy jobs, it loses nothing:
 // weights divide only what is contended.
@@ -31,7 +32,7 @@ export interface Activity {
 export const MAX_YIELDED_TO_CPU_MS = 1000;
 
 /**
- * A job whose slot's tree has used this much CPU (ms) runs at the low weight
+ * A job whose slot's group (or tree) has used this much CPU (ms) runs at the low weight
  * until it ends: two to three times what a request that loads a page and
  * answers a few calls uses (40–140 ms measured), a fraction of what a flood
  * or a loop uses within its first second.
