@@ -102,6 +102,35 @@ describe('a process that left its slot’s tree', { skip }, () => {
     assert.equal(weight(1), ONE);
   });
 
+  test('a slot process SIGKILLed while its job has the low weight leaves neither the low weight nor its Chromium to the next', async () => {
+    const long = svc.post({
+      url: fixtures.url('/example'),
+      script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 4000))); return 1',
+    });
+    await until(() => svc.service.executors.busySlots.includes(true), 'the long request to have its slot');
+    const slot = svc.service.executors.busySlots.indexOf(true);
+    const pid = svc.service.executors.slotPids[slot] as number;
+    const orphan = orphanIn(slot);
+    const other = svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+    await until(orphan.gone, 'the orphan to be killed');
+    assert.equal(weight(slot), LOW);
+    // Its Chromium, orphaned by the kill, is still in the slot's group for a moment.
+    const before = readFileSync(join(group(slot), 'cgroup.procs'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+    process.kill(pid, 'SIGKILL');
+    assert.equal((await long).status, 500);
+    assert.equal((await other).status, 200);
+    await until(() => weight(slot) === ONE, 'its slot’s weight back');
+    await until(
+      () => before.every((p) => p === pid || !existsSync(`/proc/${p}`)),
+      'what the killed process left in its group to be gone',
+    );
+    const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+    assert.equal(r.status, 200, r.text);
+  });
+
   test('a spinner left in a slot’s group does not outlive the service, nor keep its group', async () => {
     const left = orphanIn(1);
     const base = dirname(group(1));
