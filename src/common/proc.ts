@@ -17,6 +17,8 @@ export function readOr(path: string): string | undefined {
 export interface ProcStat {
   /** Field 3: R, S, D, T (stopped), Z…; '' when missing. */
   readonly state: string;
+  /** Field 4: the parent's pid. */
+  readonly ppid: number;
   /** Field 5: the process group. */
   readonly pgrp: number;
   /** Fields 14 and 15: CPU time used, user and system, in clock ticks. */
@@ -35,6 +37,7 @@ export function parseStat(stat: string): ProcStat {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return {
     state: fields[0] ?? '',
+    ppid: Number(fields[1] ?? 0),
     pgrp: Number(fields[2] ?? 0),
     cpuTicks: Number(fields[11] ?? 0) + Number(fields[12] ?? 0),
     startTicks: Number(fields[19] ?? 0),

@@ -7,13 +7,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { descendants } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
-import { findCpuCgroup } from '../../src/front/children/cpu-groups.js';
+import { findCpuCgroup, findV1Cgroup } from '../../src/front/children/cpu-groups.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const found = findCpuCgroup(readFileSync('/proc/self/cgroup', 'utf8'), readFileSync('/proc/self/mountinfo', 'utf8'));
@@ -47,6 +47,18 @@ after(async () => {
   for (const dir of [join(stale ?? '', 'slot-0'), stale ?? '']) if (existsSync(dir)) rmdirSync(dir);
   await fixtures.close();
 });
+
+/** The service's cpuacct groups' directory, where v1 mounts cpuacct apart from cpu. */
+function acctDir(): string | undefined {
+  const cpu = svc.service.executors.cpuGroupDir(0) as string;
+  if (found?.version !== 1 || existsSync(join(cpu, 'cpuacct.usage'))) return undefined;
+  const dir = findV1Cgroup(
+    'cpuacct',
+    readFileSync('/proc/self/cgroup', 'utf8'),
+    readFileSync('/proc/self/mountinfo', 'utf8'),
+  );
+  return dir === undefined ? undefined : join(dir, basename(dirname(cpu)));
+}
 
 /** The pids a group holds (its cgroup.procs). */
 const members = (dir: string): Set<number> =>
@@ -84,7 +96,7 @@ describe('a CPU cgroup per slot', { skip }, () => {
     }
   });
 
-  test('a slot user cannot move a process out of its group, into the other slot’s, or change its weight', () => {
+  test('a slot user cannot move a process or thread out of its group, into the other slot’s, change a weight or quota, or make a group', () => {
     const [pid] = svc.service.executors.slotPids;
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
@@ -97,6 +109,15 @@ describe('a CPU cgroup per slot', { skip }, () => {
       [join(dirname(dirname(dir0)), 'cgroup.procs'), 'self'],
       [join(dir1, 'cgroup.procs'), 'self'],
       [join(dir0, weight), '100000'],
+      // Threads one by one (v1's tasks), the slots' weight together against the front, a quota.
+      ...(found?.version === 1
+        ? ([
+            [join(dir1, 'tasks'), 'self'],
+            [join(dirname(dirname(dir0)), 'tasks'), 'self'],
+            [join(dir0, 'cpu.cfs_quota_us'), '-1'],
+          ] as const)
+        : ([[join(dir0, 'cpu.max'), 'max']] as const)),
+      [join(dirname(dir0), weight), '262144'],
     ] as const) {
       // As the slot's own user, as code that escaped into the slot process would be.
       const r = spawnSync(
@@ -109,6 +130,18 @@ describe('a CPU cgroup per slot', { skip }, () => {
       );
       assert.match(r.stdout.trim(), /^E(ACCES|PERM)$/, `${file}: ${r.stdout}${r.stderr}`);
     }
+    // Nor make a group of its own under its slot's, to weigh or move its processes there.
+    const sub = join(dir0, 'mine');
+    const r = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `try { require('fs').mkdirSync(${JSON.stringify(sub)}); console.log('made') } catch (e) { console.log(e.code) }`,
+      ],
+      { uid, gid, encoding: 'utf8' },
+    );
+    if (existsSync(sub)) rmdirSync(sub);
+    assert.match(r.stdout.trim(), /^E(ACCES|PERM)$/, `${sub}: ${r.stdout}${r.stderr}`);
   });
 
   test('a request past its share of CPU has the low weight beside a fresh one, and its slot gets its weight back', async () => {
@@ -150,11 +183,23 @@ describe('a CPU cgroup per slot', { skip }, () => {
     assert.ok(members(join(mine, 'slot-0')).has(pid), 'the first service’s slot is still in its group');
   });
 
+  test('each slot process is in its slot’s cpuacct group, whose count weighs its jobs (cgroup v1 with cpuacct apart)', (t) => {
+    const acct = acctDir();
+    if (acct === undefined) return t.skip('cpuacct is mounted with cpu, or not at all');
+    for (const [i, pid] of svc.service.executors.slotPids.entries()) {
+      assert.ok(pid !== undefined);
+      assert.ok(members(join(acct, `slot-${i}`)).has(pid), `slot ${i}'s process is in its cpuacct group`);
+      assert.ok(Number(readFileSync(join(acct, `slot-${i}`, 'cpuacct.usage'), 'utf8')) > 0);
+    }
+  });
+
   test('the groups are gone when the service is closed', async () => {
     const base = dirname(svc.service.executors.cpuGroupDir(0) as string);
+    const acct = acctDir();
     assert.ok(existsSync(base));
     closed = true;
     await svc.close();
     assert.equal(existsSync(base), false);
+    if (acct !== undefined) assert.equal(existsSync(acct), false, 'the cpuacct groups too');
   });
 });

@@ -2,7 +2,7 @@
 // /proc/self/cgroup and /proc/self/mountinfo, as machines and containers have them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { findCpuCgroup } from '../../src/front/children/cpu-groups.js';
+import { findCpuCgroup, findV1Cgroup } from '../../src/front/children/cpu-groups.js';
 
 const V1_MOUNTS = [
   '25 24 0:22 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755',
@@ -50,4 +50,17 @@ test('no cgroup file system mounted, or an empty /proc: none', () => {
 test('escaped characters of mountinfo paths are read back', () => {
   const mounts = '30 25 0:27 / /sys/fs/cgroup/my\\040cpu rw - cgroup cgroup rw,cpu';
   assert.deepEqual(findCpuCgroup('3:cpu:/a\n', mounts), { version: 1, dir: '/sys/fs/cgroup/my cpu/a' });
+});
+
+test('cgroup v1 with cpuacct mounted apart from cpu: each hierarchy found by its own controller', () => {
+  const mounts = [
+    '32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu',
+    '33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct',
+  ].join('\n');
+  const cgroup = '2:cpuacct:/a\n1:cpu:/b\n0::/\n';
+  assert.deepEqual(findCpuCgroup(cgroup, mounts), { version: 1, dir: '/sys/fs/cgroup/cpu/b' });
+  assert.equal(findV1Cgroup('cpuacct', cgroup, mounts), '/sys/fs/cgroup/cpuacct/a');
+  // Mounted together, both are the same directory.
+  assert.equal(findV1Cgroup('cpuacct', '3:cpu,cpuacct:/c\n', V1_MOUNTS), '/sys/fs/cgroup/cpu,cpuacct/c');
+  assert.equal(findV1Cgroup('cpuacct', '0::/\n', mounts), undefined);
 });

@@ -201,3 +201,73 @@ test('a job whose end was never reported leaves no low weight to the next job of
     [0, false],
   ]);
 });
+
+test('a job whose slot’s group holds a process outside its tree (a double fork’s orphan) has it killed and gets the low weight', () => {
+  const cpu = new Map<number, number>();
+  const weights: [number, boolean][] = [];
+  /** Processes outside each slot's tree, as CpuGroups.sweep would find them; sweeps recorded. */
+  const strays = new Map<number, number>();
+  const swept: number[] = [];
+  const s = new CpuShare({
+    tell: () => undefined,
+    cpuMs: (pid) => cpu.get(pid),
+    weigh: (slot, low) => void weights.push([slot, low]),
+    sweep: (slot) => {
+      swept.push(slot);
+      const n = strays.get(slot) ?? 0;
+      strays.delete(slot);
+      return n;
+    },
+    checkEveryMs: 0,
+  });
+  // What an earlier job left is killed at the next job's start, and is not that job's fault.
+  strays.set(0, 1);
+  cpu.set(100, 0);
+  s.jobStarted(0, 100, 0);
+  assert.deepEqual(swept, [0]);
+  assert.deepEqual(weights, []);
+  // Its tree uses no CPU; its orphan spins uncounted: found at the next check, or when another job starts.
+  strays.set(0, 1);
+  s.check();
+  assert.deepEqual(weights, [[0, true]]);
+  strays.set(0, 1);
+  cpu.set(200, 0);
+  s.jobStarted(1, 200, 0);
+  assert.deepEqual(weights, [[0, true]], 'lowered once');
+  swept.length = 0;
+  s.jobEnded(0, 100);
+  assert.deepEqual(swept, [0], 'what the job left is killed when it ends');
+  assert.deepEqual(weights, [
+    [0, true],
+    [0, false],
+  ]);
+});
+
+test('a job is weighed by its slot group’s count when there is one: CPU of children nobody in its tree reaped counts', () => {
+  const cpu = new Map<number, number>();
+  const group = new Map<number, number>();
+  const weights: [number, boolean][] = [];
+  const s = new CpuShare({
+    tell: () => undefined,
+    cpuMs: (pid) => cpu.get(pid),
+    weigh: (slot, low) => void weights.push([slot, low]),
+    usageMs: (slot) => group.get(slot),
+    checkEveryMs: 0,
+  });
+  cpu.set(100, 50);
+  group.set(0, 7000);
+  s.jobStarted(0, 100, 50);
+  // A process ignoring SIGCHLD spins in children the kernel reaps: its tree's count stays; its group's grows.
+  group.set(0, 7000 + LOW_WEIGHT_AFTER_CPU_MS);
+  s.check();
+  assert.deepEqual(weights, [[0, true]]);
+  s.jobEnded(0, 100);
+  // The next job is counted from its own start: what its group used before is not its.
+  cpu.set(101, 0);
+  s.jobStarted(0, 101, 0);
+  s.check();
+  assert.deepEqual(weights, [
+    [0, true],
+    [0, false],
+  ]);
+});

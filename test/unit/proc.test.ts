@@ -28,10 +28,10 @@ test("a command name holding ') T 7 7' cannot pass a running process off as stop
   }
 });
 
-test('parseStat reads state, group, CPU ticks (user + system) and start time by their place after the name', () => {
+test('parseStat reads state, parent, group, CPU ticks (user + system) and start time by their place after the name', () => {
   // Fields 1-22 of proc(5), the name holding spaces and parentheses.
   const text = '42 (x (y) z) S 1 40 40 0 -1 4194560 100 0 0 0 30 12 0 0 20 0 1 0 987 0 0';
-  assert.deepEqual(parseStat(text), { state: 'S', pgrp: 40, cpuTicks: 42, startTicks: 987 });
+  assert.deepEqual(parseStat(text), { state: 'S', ppid: 1, pgrp: 40, cpuTicks: 42, startTicks: 987 });
 });
 
 test('readOr: a file that cannot be read (a process gone) is undefined, not a throw', () => {

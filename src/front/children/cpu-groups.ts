@@ -11,10 +11,11 @@
 // SECURITY: the groups' files belong to the front's user (root); a slot
 // process, which runs as a slot user, cannot move itself or its Chromium out
 // of its group nor change its weight.
-import { existsSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
-import { readOr } from '../../common/proc.js';
+import { parseStat, readOr } from '../../common/proc.js';
+import { CpuAccounting, removeTree } from './cpu-accounting.js';
 
 /** How the front's own CPU cgroup was found: the hierarchy's version and its directory. */
 export interface CpuCgroup {
@@ -29,24 +30,9 @@ export interface CpuCgroup {
  * neither is mounted where this process can see it.
  */
 export function findCpuCgroup(cgroupText: string, mountinfoText: string): CpuCgroup | undefined {
-  const mounts = mountinfoText
-    .split('\n')
-    .filter((l) => l.includes(' - '))
-    .map((l) => {
-      const [left = '', right = ''] = l.split(' - ');
-      const f = left.split(' ');
-      const [fstype = '', , superOptions = ''] = right.split(' ');
-      return { root: unescape(f[3] ?? ''), point: unescape(f[4] ?? ''), fstype, superOptions: superOptions.split(',') };
-    });
-  for (const line of cgroupText.split('\n')) {
-    const m = /^(\d+):([^:]*):(.*)$/.exec(line);
-    if (!m) continue;
-    const [, , controllers = '', path = ''] = m;
-    if (!controllers.split(',').includes('cpu')) continue;
-    const mount = mounts.find((x) => x.fstype === 'cgroup' && x.superOptions.includes('cpu'));
-    const dir = mount && within(mount, path);
-    if (dir) return { version: 1, dir };
-  }
+  const v1 = findV1Cgroup('cpu', cgroupText, mountinfoText);
+  if (v1) return { version: 1, dir: v1 };
+  const mounts = parseMounts(mountinfoText);
   for (const line of cgroupText.split('\n')) {
     const m = /^0::(.*)$/.exec(line);
     if (!m) continue;
@@ -55,6 +41,33 @@ export function findCpuCgroup(cgroupText: string, mountinfoText: string): CpuCgr
     if (dir) return { version: 2, dir };
   }
   return undefined;
+}
+
+/** The directory of the front's cgroup in cgroup v1's hierarchy of `controller` (`cpu`, `cpuacct`), when it is mounted. */
+export function findV1Cgroup(controller: string, cgroupText: string, mountinfoText: string): string | undefined {
+  const mounts = parseMounts(mountinfoText);
+  for (const line of cgroupText.split('\n')) {
+    const m = /^(\d+):([^:]*):(.*)$/.exec(line);
+    if (!m) continue;
+    const [, , controllers = '', path = ''] = m;
+    if (!controllers.split(',').includes(controller)) continue;
+    const mount = mounts.find((x) => x.fstype === 'cgroup' && x.superOptions.includes(controller));
+    const dir = mount && within(mount, path);
+    if (dir) return dir;
+  }
+  return undefined;
+}
+
+function parseMounts(mountinfoText: string): { root: string; point: string; fstype: string; superOptions: string[] }[] {
+  return mountinfoText
+    .split('\n')
+    .filter((l) => l.includes(' - '))
+    .map((l) => {
+      const [left = '', right = ''] = l.split(' - ');
+      const f = left.split(' ');
+      const [fstype = '', , superOptions = ''] = right.split(' ');
+      return { root: unescape(f[3] ?? ''), point: unescape(f[4] ?? ''), fstype, superOptions: superOptions.split(',') };
+    });
 }
 
 /** mountinfo escapes spaces, tabs, newlines and backslashes in paths as octal. */
@@ -73,6 +86,8 @@ function within(mount: { root: string; point: string }, path: string): string | 
 
 /** The prefix of the directory each service makes under its own cgroup: `pagescript-<front's pid>-<n>`. */
 const PREFIX = 'pagescript-';
+/** How many generations of parents a group member's is followed up to its slot process (Chromium's are 4 below it). */
+const MAX_TREE_DEPTH = 32;
 /** Services made by this process so far (tests run several in one): n of the directory's name. */
 let made = 0;
 /** How long close waits for a slot group's last processes (a killed slot's Chromium) to exit before leaving it. */
@@ -93,11 +108,14 @@ export class CpuGroups {
   readonly #base: string;
   readonly #weight: (typeof WEIGHTS)[1 | 2];
   readonly #logger: Logger;
+  /** The kernel's count of each slot group's CPU, when it can be read. */
+  readonly #acct: CpuAccounting | undefined;
 
-  private constructor(base: string, weight: (typeof WEIGHTS)[1 | 2], logger: Logger) {
+  private constructor(base: string, weight: (typeof WEIGHTS)[1 | 2], logger: Logger, acct: CpuAccounting | undefined) {
     this.#base = base;
     this.#weight = weight;
     this.#logger = logger;
+    this.#acct = acct;
   }
 
   /**
@@ -156,7 +174,11 @@ export class CpuGroups {
       return undefined;
     }
     logger.info({ cgroup: base, version: found.version }, 'each slot has a CPU cgroup of its own');
-    return new CpuGroups(base, weight, logger);
+    const acctDir =
+      found.version === 1
+        ? findV1Cgroup('cpuacct', readOr('/proc/self/cgroup') ?? '', readOr('/proc/self/mountinfo') ?? '')
+        : undefined;
+    return new CpuGroups(base, weight, logger, CpuAccounting.open(slots, found.version, base, acctDir, logger));
   }
 
   /** The directory of slot `index`'s group. */
@@ -175,6 +197,12 @@ export class CpuGroups {
     } catch (e) {
       this.#logger.warn({ err: e, pid, slot: index }, 'a slot process could not be placed in its CPU cgroup');
     }
+    this.#acct?.place(index, pid);
+  }
+
+  /** The kernel's count of the CPU slot `index`'s group has used (ms), every process in it counted; undefined when unread. */
+  usageMs(index: number): number | undefined {
+    return this.#acct?.usageMs(index);
   }
 
   /** Gives slot `index`'s group the low weight, or the default back. A failure is logged: the slot keeps the weight it has. */
@@ -186,11 +214,40 @@ export class CpuGroups {
     }
   }
 
-  /** Removes the groups once their processes are gone (waits up to REMOVE_WAIT_MS for a killed slot's Chromium). */
+  /**
+   * Kills every process in slot `index`'s group that is in none of the trees
+   * of `roots` (the slot's live processes; none: nothing there is kept).
+   * Returns how many. SECURITY: a process of the slot's user that left the
+   * tree (a double fork reparents it) is still in the group, but the front's
+   * count of the job's CPU (treeCpuMs) no longer sees it; what a dead slot
+   * process left is in no job at all. Neither may run on there.
+   */
+  sweep(index: number, roots: readonly number[]): number {
+    const killed = killOutside(this.dir(index), `/${basename(this.#base)}/slot-${index}`, roots);
+    if (killed > 0)
+      this.#logger.warn(
+        { slot: index, killed },
+        "killed processes in a slot's CPU cgroup outside its slot process's tree",
+      );
+    return killed;
+  }
+
+  /**
+   * Removes the groups once their processes are gone, killing what is left in
+   * them (tries for up to REMOVE_WAIT_MS).
+   */
   async close(): Promise<void> {
     const until = Date.now() + REMOVE_WAIT_MS;
     for (;;) {
-      if (removeTree(this.#base)) return;
+      if (removeTree(this.#base)) {
+        this.#acct?.close();
+        return;
+      }
+      // SECURITY: the slot processes are gone by now (their Chromium exiting); what stays in their groups escaped them.
+      for (const name of existsSync(this.#base) ? readdirSync(this.#base) : []) {
+        const m = /^slot-(\d+)$/.exec(name);
+        if (m) this.sweep(Number(m[1]), []);
+      }
       if (Date.now() > until) {
         this.#logger.warn({ cgroup: this.#base }, 'a slot CPU cgroup still has processes; the next start removes it');
         return;
@@ -200,18 +257,59 @@ export class CpuGroups {
   }
 }
 
-/** Removes `base` and its slot groups; false when one still has processes (or cannot be removed). */
-function removeTree(base: string): boolean {
-  if (!existsSync(base)) return true;
-  try {
-    for (const name of readdirSync(base, { withFileTypes: true })) {
-      if (name.isDirectory()) rmdirSync(join(base, name.name));
+/**
+ * Kills every process in group `dir` (whose path in /proc/<pid>/cgroup ends
+ * with `rel`) that is in none of the trees of `roots`. Returns how many.
+ */
+function killOutside(dir: string, rel: string, roots: readonly number[]): number {
+  const members = (readOr(join(dir, 'cgroup.procs')) ?? '').split('\n').filter(Boolean).map(Number);
+  // Whether each pid met so far is in a root's tree: a group's members share their ancestors.
+  const known = new Map<number, boolean>(roots.map((r) => [r, true]));
+  let killed = 0;
+  for (const pid of members) {
+    if (inTree(pid, known)) continue;
+    // SECURITY: killed only while still in this group: a pid that exited
+    // since the list was read, and was reused outside it, is left alone.
+    if (!inGroup(pid, rel)) continue;
+    try {
+      process.kill(pid, 'SIGKILL');
+      killed++;
+    } catch {
+      // Gone meanwhile.
     }
-    rmdirSync(base);
-    return true;
-  } catch {
-    return false;
   }
+  return killed;
+}
+
+/** Whether `pid`'s chain of parents reaches a pid `known` says is in a tree (within MAX_TREE_DEPTH generations). */
+function inTree(pid: number, known: Map<number, boolean>): boolean {
+  const chain: number[] = [];
+  let found = false;
+  for (let p = pid; chain.length < MAX_TREE_DEPTH;) {
+    const k = known.get(p);
+    if (k !== undefined) {
+      found = k;
+      break;
+    }
+    chain.push(p);
+    const stat = p <= 1 ? undefined : readOr(`/proc/${p}/stat`);
+    if (stat === undefined) break;
+    p = parseStat(stat).ppid;
+  }
+  for (const p of chain) known.set(p, found);
+  return found;
+}
+
+/** Whether `pid` is in the cpu cgroup whose path ends with `rel` now (/proc/<pid>/cgroup: `n:controllers:path`). */
+function inGroup(pid: number, rel: string): boolean {
+  const text = readOr(`/proc/${pid}/cgroup`) ?? '';
+  return text.split('\n').some((l) => {
+    const m = /^\d+:([^:]*):(.*)$/.exec(l);
+    if (!m) return false;
+    const [, controllers = '', path = ''] = m;
+    const cpu = controllers === '' || controllers.split(',').includes('cpu');
+    return cpu && (path === rel || path.endsWith(rel));
+  });
 }
 
 /** Removes the groups of services that are gone (killed before they could remove their own). */
@@ -219,6 +317,9 @@ function removeStale(dir: string, logger: Logger): void {
   for (const name of readdirSync(dir)) {
     const m = new RegExp(`^${PREFIX}(\\d+)(-\\d+)?$`).exec(name);
     if (!m || existsSync(`/proc/${m[1]}`)) continue;
+    // SECURITY: what its slots left (escaped processes outlive a killed service) is killed; its group goes at the next start.
+    for (const slot of readdirSync(join(dir, name), { withFileTypes: true }))
+      if (slot.isDirectory()) killOutside(join(dir, name, slot.name), `/${name}/${slot.name}`, []);
     if (!removeTree(join(dir, name)))
       logger.warn({ cgroup: join(dir, name) }, 'a stale slot CPU cgroup still has processes');
   }

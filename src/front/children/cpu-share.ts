@@ -10,9 +10,10 @@
 // that lies can hold a heavy neighbour back for about a second of its own CPU
 // per request, no more.
 //
-// The same kernel count weighs the slots' CPU cgroups (cpu-groups.ts): a job
-// whose tree has used LOW_WEIGHT_AFTER_CPU_MS runs at a low weight until it
-// ends, so under contention the cores go first to requests that have not yet
+// The kernel's count weighs the slots' CPU cgroups too (cpu-groups.ts): a job
+// whose slot group has used LOW_WEIGHT_AFTER_CPU_MS (cpu-accounting.ts: every
+// process in it counted; its tree's count where the group's cannot be read)
+// runs at a low weight until it ends, so under contention the cores go first to requests that have not yet
 // had theirs, and the slot's host side (its isolate, its floods) yields as
 // well as its Chromium. Alone, or beside other heavy jobs, it loses nothing:
 // weights divide only what is contended.
@@ -31,7 +32,7 @@ export interface Activity {
 export const MAX_YIELDED_TO_CPU_MS = 1000;
 
 /**
- * A job whose slot's tree has used this much CPU (ms) runs at the low weight
+ * A job whose slot's group (or tree) has used this much CPU (ms) runs at the low weight
  * until it ends: two to three times what a request that loads a page and
  * answers a few calls uses (40–140 ms measured), a fraction of what a flood
  * or a loop uses within its first second.
@@ -44,6 +45,8 @@ export const SHARE_CHECK_MS = 200;
 interface Job {
   readonly pid: number;
   readonly cpuAtStart: number;
+  /** Its slot group's CPU (the kernel's count, every process in it) at its start, when read. */
+  readonly groupAtStart: number | undefined;
   /** The last check: the tree's CPU then (ms). */
   last: { cpuMs: number } | undefined;
   /** At the last check: used the CPU since the one before, and under MAX_YIELDED_TO_CPU_MS. */
@@ -66,6 +69,10 @@ export interface CpuShareOptions {
   cpuMs(pid: number): number | undefined;
   /** Gives slot `slot`'s CPU cgroup the low weight, or its own back (when slots have groups; or weighWith()). */
   weigh?(slot: number, low: boolean): void;
+  /** Kills what is in slot `slot`'s CPU cgroup outside its process's tree; how many (CpuGroups.sweep; or weighWith()). */
+  sweep?(slot: number): number;
+  /** The kernel's count of slot `slot`'s group's CPU, ms (CpuGroups.usageMs; or weighWith()): weighs jobs instead of the tree's. */
+  usageMs?(slot: number): number | undefined;
   /** 0: no timer (tests call check()). */
   checkEveryMs?: number;
 }
@@ -74,16 +81,26 @@ export class CpuShare {
   readonly #slots = new Map<number, SlotState>();
   readonly #opts: CpuShareOptions;
   #weighSlot: ((slot: number, low: boolean) => void) | undefined;
+  #sweepSlot: ((slot: number) => number) | undefined;
+  #usageSlot: ((slot: number) => number | undefined) | undefined;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(opts: CpuShareOptions) {
     this.#opts = opts;
     this.#weighSlot = opts.weigh;
+    this.#sweepSlot = opts.sweep;
+    this.#usageSlot = opts.usageMs;
   }
 
-  /** From now on, weighs the slots' CPU cgroups (made once the service starts). */
-  weighWith(groups: { weigh(slot: number, low: boolean): void }): void {
+  /** From now on, weighs the slots' CPU cgroups (made once the service starts) and keeps them to their trees. */
+  weighWith(groups: {
+    weigh(slot: number, low: boolean): void;
+    sweep(slot: number): number;
+    usageMs(slot: number): number | undefined;
+  }): void {
     this.#weighSlot = (slot, low) => groups.weigh(slot, low);
+    this.#sweepSlot = (slot) => groups.sweep(slot);
+    this.#usageSlot = (slot) => groups.usageMs(slot);
   }
 
   #slot(index: number): SlotState {
@@ -98,16 +115,20 @@ export class CpuShare {
   /** A job was handed to the slot's process `pid`, whose tree had used cpuAtStart ms. */
   jobStarted(index: number, pid: number, cpuAtStart: number): void {
     const s = this.#slot(index);
+    // SECURITY: what an earlier job or process left in the slot's group does not run beside this job, charged to it.
+    this.#sweepSlot?.(index);
     // A job whose end was never reported (its process killed) leaves no low weight to the next.
     if (s.job?.low) this.#weighSlot?.(index, false);
     // A new request is yielded to from the start, as the watchdog does for a new watch.
-    s.job = { pid, cpuAtStart, last: undefined, honoured: true, low: false };
+    s.job = { pid, cpuAtStart, groupAtStart: this.#usageSlot?.(index), last: undefined, honoured: true, low: false };
     s.said = { worthy: true, heavy: false };
     s.told = undefined;
     // The others' weights now, not at the next check: a short request would be over by then.
     if (this.#weighSlot)
       for (const [i, o] of this.#slots) {
-        if (i === index || !o.job || o.job.low) continue;
+        if (i === index || !o.job) continue;
+        this.#escaped(i, o.job);
+        if (o.job.low) continue;
         const cpu = this.#opts.cpuMs(o.job.pid);
         if (cpu !== undefined) this.#weigh(i, o.job, cpu);
       }
@@ -121,6 +142,8 @@ export class CpuShare {
     if (s.job?.pid !== pid) return;
     if (s.job.low) this.#weighSlot?.(index, false);
     s.job = undefined;
+    // SECURITY: nothing the job left in the slot's group runs on between jobs.
+    this.#sweepSlot?.(index);
     s.said = { worthy: false, heavy: false };
     this.#update();
   }
@@ -143,6 +166,7 @@ export class CpuShare {
     for (const [i, s] of this.#slots) {
       const job = s.job;
       if (!job) continue;
+      this.#escaped(i, job);
       const cpu = this.#opts.cpuMs(job.pid);
       const within = cpu !== undefined && this.#weigh(i, job, cpu);
       if (!s.said.worthy) continue;
@@ -155,12 +179,27 @@ export class CpuShare {
 
   /** Whether `job` is still under MAX_YIELDED_TO_CPU_MS at `cpu`; past LOW_WEIGHT_AFTER_CPU_MS, its slot gets the low weight. */
   #weigh(index: number, job: Job, cpu: number): boolean {
-    const used = cpu - job.cpuAtStart;
+    // SECURITY: the group's count where there is one: the tree's misses children no process in it reaped.
+    const group = job.groupAtStart === undefined ? undefined : this.#usageSlot?.(index);
+    const used =
+      group !== undefined && job.groupAtStart !== undefined ? group - job.groupAtStart : cpu - job.cpuAtStart;
     if (used >= LOW_WEIGHT_AFTER_CPU_MS && !job.low && this.#weighSlot) {
       job.low = true;
       this.#weighSlot(index, true);
     }
     return used < MAX_YIELDED_TO_CPU_MS;
+  }
+
+  /**
+   * Kills what left the tree of `job`'s process in its slot's group; a job
+   * that had any runs at the low weight until it ends. SECURITY: such a
+   * process's CPU is not in the tree's count (a double fork's orphan), so
+   * the count cannot be what lowers its job; only a hostile slot makes one.
+   */
+  #escaped(index: number, job: Job): void {
+    if ((this.#sweepSlot?.(index) ?? 0) === 0 || job.low || !this.#weighSlot) return;
+    job.low = true;
+    this.#weighSlot(index, true);
   }
 
   /** Whether slot `index` yields now: a request of another slot is worthy, and the front believes it. */

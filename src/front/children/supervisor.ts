@@ -149,7 +149,14 @@ export class Supervisor {
     );
     this.#memoryTimer.unref();
     if (config.slotCpuGroups) this.#groups = CpuGroups.open(this.#table.slots.length, logger);
-    if (this.#groups) this.#share.weighWith(this.#groups);
+    const groups = this.#groups;
+    if (groups)
+      this.#share.weighWith({
+        weigh: (index, low) => groups.weigh(index, low),
+        // The slot's live processes (a retired one may still be closing its Chromium) keep their trees.
+        sweep: (index) => groups.sweep(index, this.#rootsOf(index)),
+        usageMs: (index) => groups.usageMs(index),
+      });
     await Promise.all(this.#table.slots.map((slot) => this.#spawn(slot)));
   }
 
@@ -443,6 +450,14 @@ export class Supervisor {
       }),
     );
     await this.#groups?.close();
+  }
+
+  /** The pids of slot `index`'s processes that have not exited. */
+  #rootsOf(index: number): number[] {
+    const roots: number[] = [];
+    for (const e of this.#procs)
+      if (e.slot.index === index && !e.gone && e.child.pid !== undefined) roots.push(e.child.pid);
+    return roots;
   }
 
   /** Slot i's CPU cgroup directory, when slots have them (tests). */

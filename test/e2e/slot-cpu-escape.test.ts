@@ -1,0 +1,164 @@
+// Attacks on the CPU share by processes that left their slot's tree. Code that
+// escaped into a slot process (or its Chromium) runs as the slot's user and can
+// double-fork: the orphan is reparented out of the slot process's tree, so the
+// front's count of the job's CPU (treeCpuMs) no longer sees it, but the kernel
+// keeps it in the slot's CPU cgroup. Unchecked, it spins at the full weight
+// whatever its job used, competes with the next tenant of the slot in the same
+// group, outlives the service and keeps its group from being removed. The
+// orphan is made here as a double fork leaves it: a process of the slot's
+// user, in the slot's group, whose parent is not in the slot's tree.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { until } from '../helpers/wait.js';
+import { findCpuCgroup } from '../../src/front/children/cpu-groups.js';
+
+const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const found = findCpuCgroup(readFileSync('/proc/self/cgroup', 'utf8'), readFileSync('/proc/self/mountinfo', 'utf8'));
+const skip =
+  process.getuid?.() !== 0 ? 'not root: no CPU cgroups' : found === undefined ? 'no CPU cgroup hierarchy' : false;
+const [ONE, LOW] = found?.version === 1 ? [1024, 64] : [100, 6];
+
+let svc: TestService;
+let closed = false;
+/** Every orphan a test made: killed after the tests whatever they showed. */
+const orphans: ChildProcess[] = [];
+
+before(async () => {
+  if (skip) return;
+  await fixtures.start();
+  svc = await startTestService({
+    EGRESS_ALLOWLIST: fixtures.allowEntry,
+    MAX_CONCURRENCY: '2',
+    IDLE_SLOT_CLOSE_MS: '0',
+  });
+});
+
+after(async () => {
+  if (skip) return;
+  // SECURITY (of the machine): no spinning process outlives the tests.
+  for (const o of orphans) if (o.exitCode === null && o.signalCode === null) o.kill('SIGKILL');
+  if (!closed) await svc?.close();
+  await fixtures.close();
+});
+
+const group = (slot: number): string => svc.service.executors.cpuGroupDir(slot) as string;
+const weight = (slot: number): number =>
+  Number(readFileSync(join(group(slot), found?.version === 1 ? 'cpu.shares' : 'cpu.weight'), 'utf8'));
+
+/**
+ * A CPU-bound process of slot `slot`'s user in the slot's group, outside its
+ * slot process's tree: what a double fork from escaped code leaves. Its 'exit'
+ * says when the front killed it.
+ */
+function orphanIn(slot: number): { child: ChildProcess; gone: () => boolean } {
+  const user = svc.service.executors.users?.[slot];
+  assert.ok(user, 'as root, each slot has a user');
+  const child = spawn('sh', ['-c', 'while :; do :; done'], { uid: user.uid, gid: user.gid, stdio: 'ignore' });
+  orphans.push(child);
+  assert.ok(child.pid !== undefined);
+  // Where the kernel puts what a slot process forks: its slot's group.
+  writeFileSync(join(group(slot), 'cgroup.procs'), String(child.pid));
+  let gone = false;
+  child.on('exit', () => (gone = true));
+  return { child, gone: () => gone };
+}
+
+describe('a process that left its slot’s tree', { skip }, () => {
+  test('a double-forked spinner beside its job is killed, and its job runs at the low weight', async () => {
+    const long = svc.post({
+      url: fixtures.url('/example'),
+      script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 4000))); return 1',
+    });
+    await until(() => svc.service.executors.busySlots.includes(true), 'the long request to have its slot');
+    const slot = svc.service.executors.busySlots.indexOf(true);
+    const orphan = orphanIn(slot);
+    // A request in the other slot: the front looks at the long one's slot then, and on each check while both run.
+    const other = svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+    await until(orphan.gone, 'the orphan to be killed');
+    assert.equal(weight(slot), LOW, 'a job whose slot holds an escaped process runs at the low weight');
+    assert.equal((await other).status, 200);
+    assert.equal((await long).status, 200);
+    await until(() => weight(slot) === ONE, 'its slot’s weight back once its job ended');
+  });
+
+  test('a spinner left in an idle slot’s group is killed before the slot’s next job, which is not charged for it', async () => {
+    const left = [orphanIn(0), orphanIn(1)];
+    const r = await svc.post({
+      url: fixtures.url('/example'),
+      // Long enough for a check of its CPU while the spinner would be charged to it.
+      script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 1500))); return 1',
+    });
+    assert.equal(r.status, 200, r.text);
+    assert.ok(
+      left.some((o) => o.gone()),
+      'the spinner in the slot the request took is killed by the time it is answered',
+    );
+    assert.equal(weight(0), ONE);
+    assert.equal(weight(1), ONE);
+  });
+
+  test('a slot process SIGKILLed while its job has the low weight leaves neither the low weight nor its Chromium to the next', async () => {
+    const long = svc.post({
+      url: fixtures.url('/example'),
+      script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 4000))); return 1',
+    });
+    await until(() => svc.service.executors.busySlots.includes(true), 'the long request to have its slot');
+    const slot = svc.service.executors.busySlots.indexOf(true);
+    const pid = svc.service.executors.slotPids[slot] as number;
+    const orphan = orphanIn(slot);
+    const other = svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+    await until(orphan.gone, 'the orphan to be killed');
+    assert.equal(weight(slot), LOW);
+    // Its Chromium, orphaned by the kill, is still in the slot's group for a moment.
+    const before = readFileSync(join(group(slot), 'cgroup.procs'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+    process.kill(pid, 'SIGKILL');
+    assert.equal((await long).status, 500);
+    assert.equal((await other).status, 200);
+    await until(() => weight(slot) === ONE, 'its slot’s weight back');
+    await until(
+      () => before.every((p) => p === pid || !existsSync(`/proc/${p}`)),
+      'what the killed process left in its group to be gone',
+    );
+    const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+    assert.equal(r.status, 200, r.text);
+  });
+
+  test('a spinner left in a slot’s group does not outlive the service, nor keep its group', async () => {
+    const left = orphanIn(1);
+    const base = dirname(group(1));
+    closed = true;
+    await svc.close();
+    await until(left.gone, 'the spinner to be killed at close');
+    assert.equal(existsSync(base), false, 'the groups are removed');
+  });
+
+  test('a spinner left in the group of a service that was killed is killed by the next service, which removes the group', async () => {
+    const user = svc.service.executors.users?.[0];
+    assert.ok(user);
+    // The group a service killed before its close left, with what escaped its slot still spinning there.
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const stale = join(found?.dir ?? '', `pagescript-${gone.stdout}-1`);
+    mkdirSync(join(stale, 'slot-0'), { recursive: true });
+    const child = spawn('sh', ['-c', 'while :; do :; done'], { uid: user.uid, gid: user.gid, stdio: 'ignore' });
+    orphans.push(child);
+    let exited = false;
+    child.on('exit', () => (exited = true));
+    writeFileSync(join(stale, 'slot-0', 'cgroup.procs'), String(child.pid));
+    const next = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry, MAX_CONCURRENCY: '1' });
+    try {
+      await until(() => exited, 'the spinner to be killed at the next start');
+    } finally {
+      await next.close();
+      // SECURITY (of the machine): whatever a failed test left is removed.
+      for (const dir of [join(stale, 'slot-0'), stale]) if (existsSync(dir)) rmdirSync(dir);
+    }
+  });
+});
