@@ -70,6 +70,8 @@ function orphanIn(slot: number): { child: ChildProcess; gone: () => boolean } {
 
 describe('a process that left its slot’s tree', { skip }, () => {
   test('a double-forked spinner beside its job is killed, and its job runs at the low weight', async () => {
+    // An earlier test's job ends once its context is closed, after its answer: the slot found busy must be this one's.
+    await until(() => !svc.service.executors.busySlots.includes(true), 'no slot to hold a job');
     const long = svc.post({
       url: fixtures.url('/example'),
       script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 4000))); return 1',
@@ -103,6 +105,8 @@ describe('a process that left its slot’s tree', { skip }, () => {
   });
 
   test('a slot process SIGKILLed while its job has the low weight leaves neither the low weight nor its Chromium to the next', async () => {
+    // An earlier test's job ends once its context is closed, after its answer: the slot found busy must be this one's.
+    await until(() => !svc.service.executors.busySlots.includes(true), 'no slot to hold a job');
     const long = svc.post({
       url: fixtures.url('/example'),
       script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 4000))); return 1',
