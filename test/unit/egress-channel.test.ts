@@ -82,6 +82,36 @@ test(
   },
 );
 
+test(
+  'many channel ends sent to one child at once: one exit listener, not one per socket',
+  { timeout: 30_000 },
+  async () => {
+    // The 60-minute soak logged MaxListenersExceededWarning: 11 exit listeners on one child.
+    const child = spawn(process.execPath, ['-e', "process.send('up'); process.on('message', () => {})"], {
+      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+      serialization: 'advanced',
+    });
+    const pairs = await Promise.all(Array.from({ length: 20 }, () => socketPair(dir)));
+    try {
+      await once(child, 'message');
+      const send = ([toChild]: (typeof pairs)[number], n: number): Promise<Error | null> =>
+        new Promise((resolve) => sendSocket(child, { type: 'attach', executor: 1, channel: n + 1 }, toChild, resolve));
+      // Node's own handle passing may listen too: what counts is that more sockets add no more.
+      const sent = [send(pairs[0] as (typeof pairs)[number], 0)];
+      const listeners = child.listenerCount('exit');
+      sent.push(...pairs.slice(1).map((p, n) => send(p, n + 1)));
+      assert.equal(child.listenerCount('exit'), listeners);
+      for (const e of await Promise.all(sent)) assert.equal(e, null);
+    } finally {
+      child.kill('SIGKILL');
+      for (const [a, b] of pairs) {
+        a.destroy();
+        b.destroy();
+      }
+    }
+  },
+);
+
 test("an executor's bind names the request's proxy by a short name, and carries nothing else", () => {
   const bind = { op: 'bind', q: 1, s: 2, requestId: 'r-1' };
   assert.deepEqual(checkFromExecutorChannel(bind), bind);

@@ -203,14 +203,27 @@ export function sendSocket(
   socket: Socket,
   done: (e: Error | null) => void = () => undefined,
 ): void {
-  const close = (): void => void socket.destroy();
-  child.once('exit', close);
+  let pending = unwritten.get(child);
+  if (pending === undefined) {
+    // One 'exit' listener per child, however many sockets wait to be written to it.
+    const sockets = new Set<Socket>();
+    child.once('exit', () => {
+      for (const s of sockets) s.destroy();
+      sockets.clear();
+    });
+    unwritten.set(child, sockets);
+    pending = sockets;
+  }
+  pending.add(socket);
   child.send(msg, socket, { keepOpen: true }, (e) => {
-    child.off('exit', close);
-    close();
+    pending.delete(socket);
+    socket.destroy();
     done(e);
   });
 }
+
+/** Each child's sockets sent and not yet written (sendSocket). */
+const unwritten = new WeakMap<ChildProcess, Set<Socket>>();
 
 /** A private home for a child (mode 0700), given to its user when it has one of its own. */
 export function childDir(prefix: string, runAs: RunAs | undefined): string {
