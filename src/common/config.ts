@@ -121,6 +121,8 @@ export interface Config {
   readonly playground: boolean;
   /** A CPU cgroup per slot where the front may make them (src/front/children/cpu-groups.ts); SLOT_CPU_GROUPS=off: never. */
   readonly slotCpuGroups: boolean;
+  /** Each slot's cap on tasks (processes and threads) with its CPU groups (src/front/children/task-limits.ts); SLOT_MAX_TASKS. */
+  readonly slotMaxTasks: number;
   readonly egressAllowlist: readonly EgressAllowEntry[];
   /** DNS servers the egress guard asks (DNS_SERVERS), as "ip" or "ip:port"; empty: those of /etc/resolv.conf. */
   readonly dnsServers: readonly string[];
@@ -488,6 +490,12 @@ export function chooseChromium(
   return { chromium: mode, executablePath: CHROMIUM_PATHS[mode] };
 }
 
+/**
+ * SLOT_MAX_TASKS unless set: a slot at rest has ~64 tasks (its host side's
+ * threads, Chromium's processes and theirs), a heavy page a few hundred.
+ */
+export const DEFAULT_SLOT_MAX_TASKS = 2048;
+
 /** IDLE_SLOT_CLOSE_MS unless set (docs/configuration.md). */
 export const DEFAULT_IDLE_SLOT_CLOSE_MS = 30_000;
 
@@ -662,6 +670,7 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     usageMetricsKeys: int('USAGE_METRICS_KEYS', 1000, 0, 100_000),
     playground: playground !== 'off',
     slotCpuGroups: slotCpuGroups !== 'off',
+    slotMaxTasks: int('SLOT_MAX_TASKS', DEFAULT_SLOT_MAX_TASKS, 256, 65_536),
     egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),
     dnsServers: parseDnsServers(env.DNS_SERVERS ?? '', problems),
     proxies: parseProxies(env.PROXIES ?? '', problems),

@@ -62,6 +62,9 @@ export function runArgs(
       case 'memswap_limit':
         options.push(`--memory-swap=${str(value)}`);
         break;
+      case 'pids_limit':
+        options.push(`--pids-limit=${str(value)}`);
+        break;
       case 'read_only':
         if (value === true) options.push('--read-only');
         break;

@@ -28,6 +28,8 @@ const KEY = 'container-test-key-0123456789';
 /** The container's memory limit: what a small self-hosted instance might get. */
 const MEMORY_LIMIT = '1g';
 const SECCOMP_PROFILE = join(ROOT, 'deploy', 'seccomp-chromium.json');
+/** The container's cap on processes and threads, as compose.yaml sets it. */
+const PIDS_LIMIT = 4096;
 /** The service's own shutdown grace (SHUTDOWN_GRACE_MS), and podman's wait before SIGKILL, well beyond it. */
 const SHUTDOWN_GRACE_MS = 10_000;
 const STOP_TIMEOUT_S = 60;
@@ -48,6 +50,8 @@ function hardening(): string[] {
     `--security-opt=seccomp=${SECCOMP_PROFILE}`,
     `--memory=${MEMORY_LIMIT}`,
     `--memory-swap=${MEMORY_LIMIT}`,
+    // SECURITY: a fork bomb from escaped code stops here (every slot is one user in the container).
+    `--pids-limit=${PIDS_LIMIT}`,
   ];
 }
 
@@ -333,6 +337,7 @@ describe('compose.yaml', { skip }, () => {
       assert.deepEqual(s.security_opt, ['no-new-privileges:true', 'seccomp:./deploy/seccomp-chromium.json']);
       assert.deepEqual(s.tmpfs, ['/tmp:size=512m,mode=1777']);
       assert.equal(s.mem_limit, '2g');
+      assert.equal(s.pids_limit, PIDS_LIMIT);
       assert.equal(s.network_mode, 'host');
       assert.match(JSON.stringify(s.environment), /"REDIS_URL":"redis:\/\/127\.0\.0\.1:\$\{REDIS_PORT:-6379\}"/);
     }

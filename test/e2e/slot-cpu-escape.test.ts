@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'n
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import { inItsOwnSlot, startTestService, type TestService } from '../helpers/service.js';
 import { until } from '../helpers/wait.js';
 import { findCpuCgroup } from '../../src/front/children/cpu-groups.js';
 
@@ -61,8 +61,9 @@ function orphanIn(slot: number): { child: ChildProcess; gone: () => boolean } {
   const child = spawn('sh', ['-c', 'while :; do :; done'], { uid: user.uid, gid: user.gid, stdio: 'ignore' });
   orphans.push(child);
   assert.ok(child.pid !== undefined);
-  // Where the kernel puts what a slot process forks: its slot's group.
-  writeFileSync(join(group(slot), 'cgroup.procs'), String(child.pid));
+  // Where the kernel puts what a slot process forks: its slot's groups (cgroup v1's cpuacct may be apart).
+  for (const dir of new Set([group(slot), svc.service.executors.cpuAcctGroupDir(slot) ?? group(slot)]))
+    writeFileSync(join(dir, 'cgroup.procs'), String(child.pid));
   let gone = false;
   child.on('exit', () => (gone = true));
   return { child, gone: () => gone };
@@ -70,14 +71,10 @@ function orphanIn(slot: number): { child: ChildProcess; gone: () => boolean } {
 
 describe('a process that left its slot’s tree', { skip }, () => {
   test('a double-forked spinner beside its job is killed, and its job runs at the low weight', async () => {
-    // An earlier test's job ends once its context is closed, after its answer: the slot found busy must be this one's.
-    await until(() => !svc.service.executors.busySlots.includes(true), 'no slot to hold a job');
-    const long = svc.post({
+    const { reply: long, slot } = await inItsOwnSlot(svc, {
       url: fixtures.url('/example'),
       script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 4000))); return 1',
     });
-    await until(() => svc.service.executors.busySlots.includes(true), 'the long request to have its slot');
-    const slot = svc.service.executors.busySlots.indexOf(true);
     const orphan = orphanIn(slot);
     // A request in the other slot: the front looks at the long one's slot then, and on each check while both run.
     const other = svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
@@ -86,6 +83,21 @@ describe('a process that left its slot’s tree', { skip }, () => {
     assert.equal((await other).status, 200);
     assert.equal((await long).status, 200);
     await until(() => weight(slot) === ONE, 'its slot’s weight back once its job ended');
+  });
+
+  test('a process that left the tree is billed to its job: X-Usage-Cpu-Ms is the slot group’s count', async () => {
+    const { reply: long, slot } = await inItsOwnSlot(svc, {
+      url: fixtures.url('/example'),
+      script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 2500))); return 1',
+    });
+    // Alone, the job is not checked while it runs: the spinner is killed only at its end, and spins until then.
+    const orphan = orphanIn(slot);
+    const r = await long;
+    assert.equal(r.status, 200, r.text);
+    await until(orphan.gone, 'the orphan to be killed at its job’s end');
+    // The tree's count for a page that waits is tens of ms; the spinner had a core for about two seconds.
+    const billed = Number(r.headers['x-usage-cpu-ms']);
+    assert.ok(billed >= 500, `billed ${billed} ms of CPU for a job whose escaped process spun ~2 s`);
   });
 
   test('a spinner left in an idle slot’s group is killed before the slot’s next job, which is not charged for it', async () => {
@@ -105,14 +117,10 @@ describe('a process that left its slot’s tree', { skip }, () => {
   });
 
   test('a slot process SIGKILLed while its job has the low weight leaves neither the low weight nor its Chromium to the next', async () => {
-    // An earlier test's job ends once its context is closed, after its answer: the slot found busy must be this one's.
-    await until(() => !svc.service.executors.busySlots.includes(true), 'no slot to hold a job');
-    const long = svc.post({
+    const { reply: long, slot } = await inItsOwnSlot(svc, {
       url: fixtures.url('/example'),
       script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 4000))); return 1',
     });
-    await until(() => svc.service.executors.busySlots.includes(true), 'the long request to have its slot');
-    const slot = svc.service.executors.busySlots.indexOf(true);
     const pid = svc.service.executors.slotPids[slot] as number;
     const orphan = orphanIn(slot);
     const other = svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import { inItsOwnSlot, startTestService, type TestService } from '../helpers/service.js';
 import { descendants } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
 import { findCpuCgroup, findV1Cgroup } from '../../src/front/children/cpu-groups.js';
@@ -149,14 +149,10 @@ describe('a CPU cgroup per slot', { skip }, () => {
     const [one, low] = found?.version === 1 ? [1024, 64] : [100, 6];
     const weight = (i: number): number =>
       Number(readFileSync(join(svc.service.executors.cpuGroupDir(i) as string, file), 'utf8'));
-    // The earlier tests' jobs end once their contexts are closed, after their answers.
-    await until(() => !svc.service.executors.busySlots.includes(true), 'no slot to hold a job');
-    const busy = svc.post({
+    const { reply: busy, slot: heavy } = await inItsOwnSlot(svc, {
       url: fixtures.url('/example'),
       script: 'await page.evaluate(() => { const t = Date.now(); while (Date.now() - t < 4000) {} }); return 1',
     });
-    await until(() => svc.service.executors.busySlots.includes(true), 'the busy request to have its slot');
-    const heavy = svc.service.executors.busySlots.indexOf(true);
     // Past its share of CPU (LOW_WEIGHT_AFTER_CPU_MS: its renderer's loop), then a fresh request beside it.
     await new Promise((r) => setTimeout(r, 1500));
     const fresh = svc.post({

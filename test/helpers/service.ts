@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/common/config.js';
 import { createLogger, silentLogger, type Logger } from '../../src/common/log.js';
 import { suiteChromiumEnv } from './guarded-host.js';
 import { assertMatchesOpenApi } from './openapi.js';
+import { until } from './wait.js';
 import { startService, type Service, type ServiceOptions } from '../../src/front/service.js';
 
 export const TEST_KEY = 'test-key-0123456789abcdef';
@@ -167,4 +168,17 @@ export async function assertServesNormally(svc: TestService, url: string, title:
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.data, title);
   assert.equal((await svc.raw('GET', '/health')).status, 200);
+}
+
+/**
+ * Sends `body` once no slot is busy (an earlier test's job ends once its context
+ * is closed, after its answer), and waits until it has a slot: that slot is this
+ * request's, whichever the front chose.
+ */
+export async function inItsOwnSlot(svc: TestService, body: unknown): Promise<{ reply: Promise<Reply>; slot: number }> {
+  const busy = (): boolean[] => svc.service.executors.busySlots;
+  await until(() => !busy().includes(true), 'no slot to hold a job');
+  const reply = svc.post(body);
+  await until(() => busy().includes(true), 'the request to have its slot');
+  return { reply, slot: busy().indexOf(true) };
 }

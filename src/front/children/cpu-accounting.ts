@@ -10,10 +10,11 @@
 // children reaped by the kernel, their times never added to its cutime, and a
 // double fork's orphan is reaped by init. The group's count has every
 // process's CPU, whatever its parent.
-import { existsSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { readOr } from '../../common/proc.js';
+import { makeParallel, placeIn, removeTree } from './parallel-groups.js';
 
 export class CpuAccounting {
   /** Slot i's group holding its count: `<base>/slot-<i>`. */
@@ -48,13 +49,10 @@ export class CpuAccounting {
       logger.info('no cpuacct cgroup: a slot job is weighed by its process tree’s CPU');
       return undefined;
     }
-    const base = join(acctDir, basename(cpuBase));
+    let base: string;
     try {
-      removeStale(acctDir);
-      mkdirSync(base);
-      for (let i = 0; i < slots; i++) mkdirSync(join(base, `slot-${i}`));
+      base = makeParallel(acctDir, basename(cpuBase), slots);
     } catch (e) {
-      removeTree(base);
       logger.info({ err: e, cgroup: acctDir }, 'cannot make cpuacct cgroups: a slot job is weighed by its tree’s CPU');
       return undefined;
     }
@@ -63,12 +61,13 @@ export class CpuAccounting {
 
   /** Places slot process `pid`, just forked, in slot `index`'s group (when the count has groups of its own). */
   place(index: number, pid: number): void {
-    if (!this.#own) return;
-    try {
-      writeFileSync(join(this.#base, `slot-${index}`, 'cgroup.procs'), String(pid));
-    } catch (e) {
-      this.#logger.warn({ err: e, pid, slot: index }, 'a slot process could not be placed in its cpuacct cgroup');
-    }
+    if (this.#own && !placeIn(join(this.#base, `slot-${index}`), pid))
+      this.#logger.warn({ pid, slot: index }, 'a slot process could not be placed in its cpuacct cgroup');
+  }
+
+  /** Slot `index`'s group holding its count. */
+  dir(index: number): string {
+    return join(this.#base, `slot-${index}`);
   }
 
   /** The CPU slot `index`'s group has used, ms; undefined when it cannot be read. */
@@ -87,26 +86,5 @@ export class CpuAccounting {
   close(): void {
     if (this.#own && !removeTree(this.#base))
       this.#logger.warn({ cgroup: this.#base }, 'a slot cpuacct cgroup still has processes; the next start removes it');
-  }
-}
-
-/** Removes `base` and its slot groups; false when one still has processes (or cannot be removed). */
-export function removeTree(base: string): boolean {
-  if (!existsSync(base)) return true;
-  try {
-    for (const name of readdirSync(base, { withFileTypes: true }))
-      if (name.isDirectory()) rmdirSync(join(base, name.name));
-    rmdirSync(base);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Removes the groups of services that are gone (their CPU groups' sweep killed what was in them). */
-function removeStale(dir: string): void {
-  for (const name of readdirSync(dir)) {
-    const m = /^pagescript-(\d+)(-\d+)?$/.exec(name);
-    if (m && !existsSync(`/proc/${m[1]}`)) removeTree(join(dir, name));
   }
 }

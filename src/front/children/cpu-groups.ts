@@ -15,7 +15,9 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { parseStat, readOr } from '../../common/proc.js';
-import { CpuAccounting, removeTree } from './cpu-accounting.js';
+import { CpuAccounting } from './cpu-accounting.js';
+import { removeTree, staleServices } from './parallel-groups.js';
+import { TaskLimits } from './task-limits.js';
 
 /** How the front's own CPU cgroup was found: the hierarchy's version and its directory. */
 export interface CpuCgroup {
@@ -110,22 +112,34 @@ export class CpuGroups {
   readonly #logger: Logger;
   /** The kernel's count of each slot group's CPU, when it can be read. */
   readonly #acct: CpuAccounting | undefined;
+  /** Each slot's cap on tasks, when it could be set. */
+  readonly #tasks: TaskLimits | undefined;
+  /** Each slot's refusals at its cap already logged. */
+  readonly #refusalsSeen: number[] = [];
 
-  private constructor(base: string, weight: (typeof WEIGHTS)[1 | 2], logger: Logger, acct: CpuAccounting | undefined) {
+  private constructor(
+    base: string,
+    weight: (typeof WEIGHTS)[1 | 2],
+    logger: Logger,
+    acct: CpuAccounting | undefined,
+    tasks: TaskLimits | undefined,
+  ) {
     this.#base = base;
     this.#weight = weight;
     this.#logger = logger;
     this.#acct = acct;
+    this.#tasks = tasks;
   }
 
   /**
    * Makes `slots` groups of equal weight under the front's own CPU cgroup
    * (`<its cgroup>/pagescript-<pid>-<n>/slot-<i>`), after removing what a service
-   * that is gone left there. undefined, and a line in the log saying why, when
-   * the front may not.
+   * that is gone left there, each slot's tasks capped at `maxTasks`. undefined,
+   * and a line in the log saying why, when the front may not.
    */
   static open(
     slots: number,
+    maxTasks: number,
     logger: Logger,
     found: CpuCgroup | undefined = findCpuCgroup(
       readOr('/proc/self/cgroup') ?? '',
@@ -149,6 +163,9 @@ export class CpuGroups {
           throw new Error('the cpu controller is not available in the service cgroup');
         }
         writeFileSync(join(found.dir, 'cgroup.subtree_control'), '+cpu');
+        // For the slots' caps on tasks (task-limits.ts), when the controller is there.
+        if ((readOr(join(found.dir, 'cgroup.controllers')) ?? '').split(/\s+/).includes('pids'))
+          writeFileSync(join(found.dir, 'cgroup.subtree_control'), '+pids');
       }
       mkdirSync(base);
       ours = true;
@@ -174,11 +191,16 @@ export class CpuGroups {
       return undefined;
     }
     logger.info({ cgroup: base, version: found.version }, 'each slot has a CPU cgroup of its own');
-    const acctDir =
-      found.version === 1
-        ? findV1Cgroup('cpuacct', readOr('/proc/self/cgroup') ?? '', readOr('/proc/self/mountinfo') ?? '')
-        : undefined;
-    return new CpuGroups(base, weight, logger, CpuAccounting.open(slots, found.version, base, acctDir, logger));
+    const self = [readOr('/proc/self/cgroup') ?? '', readOr('/proc/self/mountinfo') ?? ''] as const;
+    const acctDir = found.version === 1 ? findV1Cgroup('cpuacct', ...self) : undefined;
+    const pidsDir = found.version === 1 ? findV1Cgroup('pids', ...self) : undefined;
+    return new CpuGroups(
+      base,
+      weight,
+      logger,
+      CpuAccounting.open(slots, found.version, base, acctDir, logger),
+      TaskLimits.open(slots, maxTasks, found.version, base, pidsDir, logger),
+    );
   }
 
   /** The directory of slot `index`'s group. */
@@ -198,6 +220,22 @@ export class CpuGroups {
       this.#logger.warn({ err: e, pid, slot: index }, 'a slot process could not be placed in its CPU cgroup');
     }
     this.#acct?.place(index, pid);
+    this.#tasks?.place(index, pid);
+  }
+
+  /** Slot `index`'s group holding its CPU count, when there is one (tests). */
+  acctDir(index: number): string | undefined {
+    return this.#acct?.dir(index);
+  }
+
+  /** Slot `index`'s group that caps its tasks, when there is one (tests). */
+  tasksDir(index: number): string | undefined {
+    return this.#tasks?.dir(index);
+  }
+
+  /** How many times slot `index`'s tree was refused a task at its cap so far; 0 when uncapped. */
+  taskRefusals(index: number): number {
+    return this.#tasks?.refusals(index) ?? 0;
   }
 
   /** The kernel's count of the CPU slot `index`'s group has used (ms), every process in it counted; undefined when unread. */
@@ -229,6 +267,11 @@ export class CpuGroups {
         { slot: index, killed },
         "killed processes in a slot's CPU cgroup outside its slot process's tree",
       );
+    const refusals = this.taskRefusals(index);
+    if (refusals > (this.#refusalsSeen[index] ?? 0)) {
+      this.#refusalsSeen[index] = refusals;
+      this.#logger.warn({ slot: index, refusals }, 'a slot was refused new tasks at its cap (SLOT_MAX_TASKS)');
+    }
     return killed;
   }
 
@@ -241,6 +284,7 @@ export class CpuGroups {
     for (;;) {
       if (removeTree(this.#base)) {
         this.#acct?.close();
+        this.#tasks?.close();
         return;
       }
       // SECURITY: the slot processes are gone by now (their Chromium exiting); what stays in their groups escaped them.
@@ -314,9 +358,7 @@ function inGroup(pid: number, rel: string): boolean {
 
 /** Removes the groups of services that are gone (killed before they could remove their own). */
 function removeStale(dir: string, logger: Logger): void {
-  for (const name of readdirSync(dir)) {
-    const m = new RegExp(`^${PREFIX}(\\d+)(-\\d+)?$`).exec(name);
-    if (!m || existsSync(`/proc/${m[1]}`)) continue;
+  for (const name of staleServices(dir)) {
     // SECURITY: what its slots left (escaped processes outlive a killed service) is killed; its group goes at the next start.
     for (const slot of readdirSync(join(dir, name), { withFileTypes: true }))
       if (slot.isDirectory()) killOutside(join(dir, name, slot.name), `/${name}/${slot.name}`, []);

@@ -129,8 +129,9 @@ export class CpuShare {
         if (i === index || !o.job) continue;
         this.#escaped(i, o.job);
         if (o.job.low) continue;
-        const cpu = this.#opts.cpuMs(o.job.pid);
-        if (cpu !== undefined) this.#weigh(i, o.job, cpu);
+        const job = o.job;
+        // The tree's count only where the group has none (a /proc walk per process).
+        this.#weigh(i, job, () => this.#opts.cpuMs(job.pid));
       }
     this.#update();
   }
@@ -168,7 +169,7 @@ export class CpuShare {
       if (!job) continue;
       this.#escaped(i, job);
       const cpu = this.#opts.cpuMs(job.pid);
-      const within = cpu !== undefined && this.#weigh(i, job, cpu);
+      const within = cpu !== undefined && this.#weigh(i, job, () => cpu);
       if (!s.said.worthy) continue;
       // Gone, past its CPU, or idle (not one clock tick since the last check, as the watchdog's IDLE_POLLS): nobody yields to it.
       job.honoured = within && (job.last === undefined || cpu > job.last.cpuMs);
@@ -177,12 +178,20 @@ export class CpuShare {
     this.#update();
   }
 
-  /** Whether `job` is still under MAX_YIELDED_TO_CPU_MS at `cpu`; past LOW_WEIGHT_AFTER_CPU_MS, its slot gets the low weight. */
-  #weigh(index: number, job: Job, cpu: number): boolean {
+  /**
+   * Whether `job` is still under MAX_YIELDED_TO_CPU_MS; past LOW_WEIGHT_AFTER_CPU_MS, its slot gets the low
+   * weight. `treeCpu`: its tree's count now, read only where its slot's group has no count.
+   */
+  #weigh(index: number, job: Job, treeCpu: () => number | undefined): boolean {
     // SECURITY: the group's count where there is one: the tree's misses children no process in it reaped.
     const group = job.groupAtStart === undefined ? undefined : this.#usageSlot?.(index);
-    const used =
-      group !== undefined && job.groupAtStart !== undefined ? group - job.groupAtStart : cpu - job.cpuAtStart;
+    let used: number;
+    if (group !== undefined && job.groupAtStart !== undefined) used = group - job.groupAtStart;
+    else {
+      const cpu = treeCpu();
+      if (cpu === undefined) return false;
+      used = cpu - job.cpuAtStart;
+    }
     if (used >= LOW_WEIGHT_AFTER_CPU_MS && !job.low && this.#weighSlot) {
       job.low = true;
       this.#weighSlot(index, true);

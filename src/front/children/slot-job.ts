@@ -1,9 +1,10 @@
 // One job run in the slot process the supervisor picked for it: runScrape's
 // shape across the process hop. It holds the egress grant for the request, the
 // front's deadline (job-deadline.ts), the caller's abort, and the CPU the
-// request used. SECURITY: that CPU is what the kernel counted for the slot
-// process's tree (the slot and its Chromium) while the job ran, never the
-// slot's word; the CPU pause between slots (cpu-share.ts) is told it runs.
+// request used. SECURITY: that CPU is what the kernel counted while the job
+// ran for the slot's CPU group where it has one (every process in it, whoever
+// reaped it), else for the slot process's tree (the slot and its Chromium),
+// never the slot's word; the CPU pause between slots (cpu-share.ts) is told it runs.
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../common/config.js';
 import { ApiError } from '../../common/errors.js';
@@ -22,6 +23,8 @@ export interface SlotJobOptions {
   readonly share: CpuShare;
   /** Ends a slot process now (its exit frees its slot for a replacement). */
   readonly kill: (e: SlotProcess) => void;
+  /** The kernel's count of slot `index`'s CPU group, ms; undefined where slots have no count (CpuGroups.usageMs). */
+  readonly groupCpuMs: (index: number) => number | undefined;
 }
 
 /**
@@ -74,10 +77,13 @@ export async function runInSlot(
     });
   };
   signal?.addEventListener('abort', onAbort, { once: true });
-  // SECURITY: the request's CPU is the kernel's count for the process's tree, never the slot's word.
+  // SECURITY: the request's CPU is the kernel's count for the slot's group, or its process's tree, never the slot's word.
   const pid = proc.child.pid;
   const cpuBefore = pid === undefined ? undefined : treeCpuMs(pid);
+  let groupBefore: number | undefined;
   const cpuMs = (): number | undefined => {
+    const group = groupBefore === undefined ? undefined : opts.groupCpuMs(slot.index);
+    if (group !== undefined && groupBefore !== undefined) return Math.max(0, group - groupBefore);
     const now = pid === undefined || cpuBefore === undefined ? undefined : treeCpuMs(pid);
     return now === undefined || cpuBefore === undefined ? undefined : Math.max(0, now - cpuBefore);
   };
@@ -89,6 +95,8 @@ export async function runInSlot(
     return measured === undefined ? rest : { ...rest, cpuMs: measured };
   };
   if (pid !== undefined && cpuBefore !== undefined) share.jobStarted(slot.index, pid, cpuBefore);
+  // After jobStarted's sweep: what an earlier job left in the group is not this one's.
+  groupBefore = opts.groupCpuMs(slot.index);
   proc.send({ type: 'run', id, request: { ...request, requestId } });
   try {
     const outcome = await result;

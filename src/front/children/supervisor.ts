@@ -129,7 +129,14 @@ export class Supervisor {
       start: (slot) => this.#spawn(slot, true),
     });
     this.#channels = new SlotChannels({ egress, logger, procs: this.#procs, kill, closed });
-    this.#jobOptions = { config, logger, egress, share: this.#share, kill };
+    this.#jobOptions = {
+      config,
+      logger,
+      egress,
+      share: this.#share,
+      kill,
+      groupCpuMs: (index) => this.#groups?.usageMs(index),
+    };
     this.#hooks = {
       logger,
       events: opts.events,
@@ -148,7 +155,7 @@ export class Supervisor {
       SLOT_MEMORY_POLL_MS,
     );
     this.#memoryTimer.unref();
-    if (config.slotCpuGroups) this.#groups = CpuGroups.open(this.#table.slots.length, logger);
+    if (config.slotCpuGroups) this.#groups = CpuGroups.open(this.#table.slots.length, config.slotMaxTasks, logger);
     const groups = this.#groups;
     if (groups)
       this.#share.weighWith({
@@ -463,5 +470,15 @@ export class Supervisor {
   /** Slot i's CPU cgroup directory, when slots have them (tests). */
   cpuGroupDir(index: number): string | undefined {
     return this.#groups?.dir(index);
+  }
+
+  /** Slot i's cgroup holding its CPU count, when slots have one (tests). */
+  cpuAcctGroupDir(index: number): string | undefined {
+    return this.#groups?.acctDir(index);
+  }
+
+  /** Slot i's cgroup that caps its tasks, when slots have one (tests). */
+  tasksGroupDir(index: number): string | undefined {
+    return this.#groups?.tasksDir(index);
   }
 }
