@@ -16,10 +16,11 @@ export class TreeSampler {
   #peak: TreeSample = { residentMb: 0, pssMb: 0 };
   #samples = 0;
 
-  private constructor(worker: Worker) {
+  private constructor(worker: Worker, onSample: ((s: TreeSample) => void) | undefined) {
     this.#worker = worker;
     worker.on('message', (m: TreeSample) => {
       this.#samples++;
+      onSample?.(m);
       this.#peak = {
         residentMb: Math.max(this.#peak.residentMb, m.residentMb),
         pssMb: Math.max(this.#peak.pssMb, m.pssMb),
@@ -27,10 +28,11 @@ export class TreeSampler {
     });
   }
 
-  /** Samples the tree of `root` every `everyMs` (ms) until stop(). */
-  static start(root: number, everyMs: number): TreeSampler {
+  /** Samples the tree of `root` every `everyMs` (ms) until stop(); `onSample` sees each sample. */
+  static start(root: number, everyMs: number, onSample?: (s: TreeSample) => void): TreeSampler {
     return new TreeSampler(
       new Worker(new URL('./tree-sampler-worker.ts', import.meta.url), { workerData: { root, everyMs } }),
+      onSample,
     );
   }
 
