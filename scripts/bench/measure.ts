@@ -1,6 +1,6 @@
 // How the bench times work: percentiles, requests one after another or from
 // several clients at once, and the CPU a load phase cost each process.
-import { cpuMs, cpuOwn, executorPids } from './proc.js';
+import { cpuMs, cpuOwn, descendants, egressPids, executorPids } from './proc.js';
 
 /**
  * Pause between sequential requests, the same for every variant and not counted:
@@ -69,16 +69,36 @@ export async function withCpu(
   nodePid: number | undefined,
   chromium: () => number[],
 ): Promise<Throughput & { cpu: CpuSplit }> {
-  // The service's Node: the front and its executors (alive through the phase).
-  const nodePids = nodePid === undefined ? [] : [nodePid, ...executorPids(nodePid)];
-  const node = (): number => nodePids.reduce((a, p) => a + cpuOwn(p), 0);
   const c0 = process.cpuUsage();
-  const [n0, b0] = [node(), cpuMs(chromium())];
+  const before = nodePid === undefined ? undefined : serviceCpu(nodePid);
+  const b0 = nodePid === undefined ? cpuMs(chromium()) : 0;
   const r = await t();
-  const [n1, b1] = [node(), cpuMs(chromium())];
+  const after = nodePid === undefined ? undefined : serviceCpu(nodePid);
+  const b1 = nodePid === undefined ? cpuMs(chromium()) : 0;
   const c1 = process.cpuUsage(c0);
   const per = (ms: number): number => round(ms / r.lat.length, 1);
-  return { ...r, cpu: { node: per(n1 - n0), chromium: per(b1 - b0), client: per((c1.user + c1.system) / 1000) } };
+  let node = 0;
+  let browser = b1 - b0;
+  if (before && after) {
+    // Each Node process's own CPU since the start (a process started meanwhile: all of its own).
+    for (const [pid, ms] of after.own) node += ms - (before.own.get(pid) ?? 0);
+    // Chromium: the rest of the tree's count. A Chromium replaced during the phase (BROWSER_RECYCLE_CONTEXTS, SLOT_RECYCLE_REQUESTS)
+    // took its CPU out of the live processes' sum, which made this negative; the
+    // tree's count keeps it, in the cutime of the process that reaped it.
+    browser = after.total - before.total - node - (after.egress - before.egress);
+  }
+  return { ...r, cpu: { node: per(node), chromium: per(browser), client: per((c1.user + c1.system) / 1000) } };
+}
+
+/**
+ * The service's CPU now: its whole tree's (live processes with the children
+ * they reaped), each Node process's own (the front and its slot processes),
+ * and the egress process's (counted in neither column).
+ */
+function serviceCpu(root: number): { total: number; own: Map<number, number>; egress: number } {
+  const tree = [root, ...descendants(root)];
+  const own = new Map([root, ...executorPids(root)].map((p) => [p, cpuOwn(p)]));
+  return { total: cpuMs(tree), own, egress: cpuMs(egressPids(root)) };
 }
 
 export function meanCpu(a: CpuSplit, b: CpuSplit): CpuSplit {

@@ -88,9 +88,18 @@ export function chromiumPids(root: number): number[] {
 
 /** The service's slot processes: its Node children that run dist/executor.js (see docs/architecture.md). */
 export function executorPids(root: number): number[] {
+  return descendantsRunning(root, /executor\.js|slot\/main\.ts/);
+}
+
+/** The service's egress process, by its entry file. */
+export function egressPids(root: number): number[] {
+  return descendantsRunning(root, /egress\.js|egress\/main\.ts/);
+}
+
+function descendantsRunning(root: number, entry: RegExp): number[] {
   return descendants(root).filter((p) => {
     try {
-      return /executor\.js|slot\/main\.ts/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'));
+      return entry.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'));
     } catch {
       return false; // gone
     }
