@@ -34,7 +34,17 @@ const INNOCENT_KEY = 'neighbour-innocent-0123456789';
 const ATTACKER_KEY = 'neighbour-attacker-0123456789';
 /** Two slots: one for the innocent key, one for the attacker. */
 const CONCURRENCY = 2;
-const INNOCENT_N = 40;
+/** Innocent requests alone: the p95 every ratio divides by. */
+const INNOCENT_N = 60;
+/**
+ * Innocent requests started beside each attack, per parade: an attack is run
+ * again until the innocent key has this many beside it (at most MAX_REPEATS
+ * times). A memory bomb ends in about a second, beside 6–10 innocent requests:
+ * their "p95" was their slowest one, and which attack went over 2 × changed
+ * from run to run.
+ */
+const BESIDE_EACH = 20;
+const MAX_REPEATS = 8;
 const INNOCENT_SCRIPT = 'return await page.title()';
 /** Between two innocent requests. */
 const INNOCENT_PAUSE_MS = 100;
@@ -85,10 +95,10 @@ async function innocentLoop(
   base: string,
   more: () => boolean = () => false,
   during: () => string = () => 'solo',
+  by: Record<string, number[]> = {},
 ): Promise<{ ms: number[]; failures: string[]; by: Record<string, number[]>; slowest: Slow[] }> {
   const ms: number[] = [];
   const failures: string[] = [];
-  const by: Record<string, number[]> = {};
   const slowest: Slow[] = [];
   for (let i = 0; i < INNOCENT_N || more(); i++) {
     const attack = during();
@@ -147,19 +157,23 @@ export async function neighbour(deps: NeighbourDeps): Promise<Record<string, unk
     const soloHealth = worstHealthMs;
     worstHealthMs = 0;
     let attacking = true;
-    // On a quiet machine 40 innocent requests end before the parade does: the innocent key goes on until every attack has run.
+    // On a quiet machine INNOCENT_N innocent requests end before the parade does: the innocent key goes on until every attack has run.
     let paradesDone = 0;
     const outcomes: Record<string, Record<string, number>> = {};
     let current = 'between attacks';
+    // The innocent requests started beside each attack so far (innocentLoop fills it).
+    const during: Record<string, number[]> = {};
     const attacker = (async () => {
       while (attacking) {
         for (const [name, script] of Object.entries(PARADE).filter(([n]) => deps.attacks?.test(n) ?? true)) {
-          if (!attacking) break;
-          current = name;
-          const r = await deps.call(svc.base, { url: deps.pageUrl, script }, ATTACKER_KEY);
-          const key = r.status === 200 ? '200' : ((r.error ?? String(r.status)).split(':')[0] ?? '?');
-          (outcomes[name] ??= {})[key] = (outcomes[name]?.[key] ?? 0) + 1;
-          current = 'between attacks';
+          const want = BESIDE_EACH * (paradesDone + 1);
+          for (let run = 0; attacking && run < MAX_REPEATS && (during[name]?.length ?? 0) < want; run++) {
+            current = name;
+            const r = await deps.call(svc.base, { url: deps.pageUrl, script }, ATTACKER_KEY);
+            const key = r.status === 200 ? '200' : ((r.error ?? String(r.status)).split(':')[0] ?? '?');
+            (outcomes[name] ??= {})[key] = (outcomes[name]?.[key] ?? 0) + 1;
+            current = 'between attacks';
+          }
         }
         paradesDone++;
       }
@@ -169,6 +183,7 @@ export async function neighbour(deps: NeighbourDeps): Promise<Record<string, unk
       svc.base,
       () => paradesDone < (deps.parades ?? 1),
       () => current,
+      during,
     );
     attacking = false;
     await attacker;
