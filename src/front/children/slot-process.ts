@@ -38,6 +38,22 @@ export interface Slot {
   idleTimer: NodeJS.Timeout | undefined;
   /** The key of the last job it ran, and when that job was picked or, once it ended, ended (Date.now()). */
   last?: { readonly client: string; readonly at: number };
+  /** One of its processes has been retired after SLOT_RECYCLE_REQUESTS (retireAfter). */
+  retiredOnce: boolean;
+}
+
+/**
+ * How many requests a process of slot `index` (of `slots`) serves before it is
+ * retired, for SLOT_RECYCLE_REQUESTS = `every` (0: never). Until its slot has had
+ * one retired, slot i's retires early, by i/slots of `every`: the slots start
+ * together and serve at like rates, so every slot's replacement fell at once,
+ * the whole tree's memory dropped together and every slot was starting at the
+ * same moment. After that the slots stay that far apart.
+ */
+export function retireAfter(every: number, index: number, slots: number, retiredOnce: boolean): number {
+  if (every <= 0) return 0;
+  if (retiredOnce) return every;
+  return Math.max(1, every - Math.floor((every * index) / slots));
 }
 
 /** One slot process. */

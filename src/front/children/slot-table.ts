@@ -35,6 +35,7 @@ export class SlotTable {
       busy: false,
       restartTimer: undefined,
       idleTimer: undefined,
+      retiredOnce: false,
     }));
   }
 

@@ -44,7 +44,7 @@ import { SlotChannels } from './slot-channels.js';
 import { runInSlot, type SlotJobOptions } from './slot-job.js';
 import { SLOT_MEMORY_POLL_MS, hostMemoryError, watchMemory } from './slot-memory.js';
 import { onSlotMessage, type SlotEvents, type SlotMessageHooks } from './slot-messages.js';
-import { answer, type Slot, type SlotProcess } from './slot-process.js';
+import { answer, retireAfter, type Slot, type SlotProcess } from './slot-process.js';
 import { cleanUpSlot, forkSlot } from './slot-start.js';
 import { SlotStatus } from './slot-status.js';
 import { SlotTable } from './slot-table.js';
@@ -364,8 +364,14 @@ export class Supervisor {
     // Recent from when its job ended, not began: a long job's key is between two requests now.
     if (slot.last) slot.last = { client: slot.last.client, at: Date.now() };
     e.served++;
-    const recycleAfter = this.#opts.config.slotRecycleRequests;
+    const recycleAfter = retireAfter(
+      this.#opts.config.slotRecycleRequests,
+      slot.index,
+      this.#table.slots.length,
+      slot.retiredOnce,
+    );
     if (recycleAfter > 0 && e.served >= recycleAfter && e.serving && !this.#closed) {
+      slot.retiredOnce = true;
       this.#opts.logger.info(
         { pid: e.child.pid, slot: slot.index, served: e.served },
         'slot process retired after SLOT_RECYCLE_REQUESTS requests',
