@@ -15,12 +15,20 @@ const log = capturingLogger();
 // faults: the executors send what the test gives them, as a compromised one would.
 const svc = serviceFor(fixtures, {}, { egressSeam: { faults: true } }, log.logger);
 
+/** Whether there is a slot process and every one there is is ready (an idle slot may have none). */
+function allSlotsReady(): boolean {
+  const { pids, readyPids } = svc.service.executors;
+  return pids.length > 0 && pids.every((pid) => readyPids.includes(pid));
+}
+
 /** The executor sends `message`; it is killed for it, replaced, and the front serves the next request. */
 async function forged(message: unknown): Promise<void> {
-  await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
-  // Every slot process ready sends it (the fault goes to each; one still starting
-  // may not read it yet), and each is killed for it: wait for all of them, or the
-  // next request may meet one being killed.
+  // Every slot's process ready first: the fault goes to each process there is, and one
+  // still starting could read it late and be killed while it serves the request below.
+  await until(() => svc.service.browser.ready && allSlotsReady(), 'every slot process to be ready', {
+    timeoutMs: 60_000,
+  });
+  // Each sends it and is killed for it: wait for all of them, or the next request may meet one being killed.
   const pids = svc.service.executors.readyPids;
   svc.service.executors.fault('send', message);
   await until(

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
-import { inItsOwnSlot, startTestService, type TestService } from '../helpers/service.js';
+import { inItsOwnSlot, startTestService, TEST_KEY, type TestService } from '../helpers/service.js';
 import { descendants } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
 import { findCpuCgroup, findV1Cgroup } from '../../src/front/children/cpu-groups.js';
@@ -23,6 +23,8 @@ const skip =
 /** A group a dead service left: made before the service starts, removed by it. */
 let stale: string | undefined;
 let svc: TestService;
+/** A second tenant: a key's jobs beside its own job at the low weight start low (cpu-share.ts). */
+const OTHER_KEY = 'other-tenant-key-0123456789';
 let closed = false;
 
 before(async () => {
@@ -37,6 +39,7 @@ before(async () => {
     EGRESS_ALLOWLIST: fixtures.allowEntry,
     MAX_CONCURRENCY: '2',
     IDLE_SLOT_CLOSE_MS: '0',
+    API_KEYS: `${TEST_KEY},${OTHER_KEY}`,
   });
 });
 
@@ -155,16 +158,50 @@ describe('a CPU cgroup per slot', { skip }, () => {
     });
     // Past its share of CPU (LOW_WEIGHT_AFTER_CPU_MS: its renderer's loop), then a fresh request beside it.
     await new Promise((r) => setTimeout(r, 1500));
-    const fresh = svc.post({
-      url: fixtures.url('/example'),
-      script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 1500))); return 2',
-    });
+    const fresh = svc.post(
+      {
+        url: fixtures.url('/example'),
+        script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 1500))); return 2',
+      },
+      { 'x-gateway-key': OTHER_KEY },
+    );
     await until(() => weight(heavy) === low, 'the heavy slot to have the low weight');
-    assert.equal(weight(1 - heavy), one, 'the fresh request keeps its weight');
+    assert.equal(weight(1 - heavy), one, 'the fresh request (another key) keeps its weight');
     assert.equal((await busy).status, 200);
     // The job ends once its context is closed, after the answer: its clean-up still runs at the low weight.
     await until(() => weight(heavy) === one, 'its weight back when its job ended');
     assert.equal((await fresh).status, 200);
+  });
+
+  test('a key whose request just used its share starts its next one at the low weight; another key does not', async () => {
+    const file = found?.version === 1 ? 'cpu.shares' : 'cpu.weight';
+    const [one, low] = found?.version === 1 ? [1024, 64] : [100, 6];
+    const weight = (i: number): number =>
+      Number(readFileSync(join(svc.service.executors.cpuGroupDir(i) as string, file), 'utf8'));
+    // A short heavy request (LOW_WEIGHT_AFTER_CPU_MS of its renderer's loop), then, back to back, one that only waits.
+    const heavy = await svc.post({
+      url: fixtures.url('/example'),
+      script: 'await page.evaluate(() => { const t = Date.now(); while (Date.now() - t < 800) {} }); return 1',
+    });
+    assert.equal(heavy.status, 200, heavy.text);
+    const { reply: next, slot } = await inItsOwnSlot(svc, {
+      url: fixtures.url('/example'),
+      script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 1500))); return 2',
+    });
+    // It uses next to no CPU: only its key's last request can have lowered it.
+    assert.equal(weight(slot), low, 'the same key, back to back: low from its start (LOW_WEIGHT_CARRY_MS)');
+    const other = svc.post(
+      {
+        url: fixtures.url('/example'),
+        script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 500))); return 3',
+      },
+      { 'x-gateway-key': OTHER_KEY },
+    );
+    await until(() => svc.service.executors.busySlots.every(Boolean), 'the other key’s request to have the other slot');
+    assert.equal(weight(1 - slot), one, 'another key keeps its own weight');
+    assert.equal((await next).status, 200);
+    assert.equal((await other).status, 200);
+    await until(() => weight(slot) === one && weight(1 - slot) === one, 'both weights back once the jobs ended');
   });
 
   test('a second service in the same process has groups of its own, and closing it leaves the first’s', async () => {

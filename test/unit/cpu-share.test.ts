@@ -2,7 +2,12 @@
 // slot process's claim alone is not enough (src/front/children/cpu-share.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CpuShare, LOW_WEIGHT_AFTER_CPU_MS, MAX_YIELDED_TO_CPU_MS } from '../../src/front/children/cpu-share.js';
+import {
+  CpuShare,
+  LOW_WEIGHT_AFTER_CPU_MS,
+  LOW_WEIGHT_CARRY_MS,
+  MAX_YIELDED_TO_CPU_MS,
+} from '../../src/front/children/cpu-share.js';
 
 /** A CpuShare with its tells recorded and each slot process's CPU set by the test. */
 function share(): { s: CpuShare; told: Map<number, boolean[]>; cpu: Map<number, number> } {
@@ -115,7 +120,7 @@ test("the end of a killed process's job does not end the job its slot's next pro
 });
 
 /** A CpuShare whose slots have CPU cgroups: the weights it gives are recorded. */
-function weighed(): { s: CpuShare; cpu: Map<number, number>; weights: [number, boolean][] } {
+function weighed(clock = { ms: 0 }): { s: CpuShare; cpu: Map<number, number>; weights: [number, boolean][] } {
   const cpu = new Map<number, number>();
   const weights: [number, boolean][] = [];
   const s = new CpuShare({
@@ -123,9 +128,71 @@ function weighed(): { s: CpuShare; cpu: Map<number, number>; weights: [number, b
     cpuMs: (pid) => cpu.get(pid),
     weigh: (slot, low) => void weights.push([slot, low]),
     checkEveryMs: 0,
+    now: () => clock.ms,
   });
   return { s, cpu, weights };
 }
+
+test('a key whose job ended at the low weight starts its next jobs low for LOW_WEIGHT_CARRY_MS; other keys do not', () => {
+  const clock = { ms: 0 };
+  const { s, cpu, weights } = weighed(clock);
+  cpu.set(100, 0);
+  s.jobStarted(0, 100, 0, 'flooder');
+  cpu.set(100, LOW_WEIGHT_AFTER_CPU_MS);
+  s.check();
+  s.jobEnded(0, 100);
+  assert.deepEqual(weights, [
+    [0, true],
+    [0, false],
+  ]);
+  weights.length = 0;
+  // The same key, back to back, in another slot: low from its start.
+  clock.ms += LOW_WEIGHT_CARRY_MS - 1;
+  cpu.set(200, 0);
+  s.jobStarted(1, 200, 0, 'flooder');
+  assert.deepEqual(weights, [[1, true]]);
+  // Another key in the first slot: its own weight.
+  cpu.set(101, 0);
+  s.jobStarted(0, 101, 0, 'innocent');
+  assert.deepEqual(weights, [[1, true]]);
+  s.jobEnded(0, 101);
+  // The carried job used its own share too: its key carries the low weight again from its end.
+  cpu.set(200, LOW_WEIGHT_AFTER_CPU_MS);
+  s.jobEnded(1, 200);
+  clock.ms += LOW_WEIGHT_CARRY_MS;
+  weights.length = 0;
+  cpu.set(201, 0);
+  s.jobStarted(1, 201, 0, 'flooder');
+  assert.deepEqual(weights, [[1, true]], 'still within the carry of its last low job');
+  // A light job (under the threshold) does not carry it on.
+  s.jobEnded(1, 201);
+  // Past the carry of the last heavy job: the full weight again.
+  clock.ms += 1;
+  weights.length = 0;
+  cpu.set(202, 0);
+  s.jobStarted(1, 202, 0, 'flooder');
+  assert.deepEqual(weights, []);
+});
+
+test('a key with a job running at the low weight starts its other jobs low; another key does not', () => {
+  const { s, cpu, weights } = weighed();
+  cpu.set(100, 0);
+  s.jobStarted(0, 100, 0, 'flooder');
+  cpu.set(100, LOW_WEIGHT_AFTER_CPU_MS);
+  s.check();
+  assert.deepEqual(weights, [[0, true]]);
+  cpu.set(200, 0);
+  s.jobStarted(1, 200, 0, 'flooder');
+  assert.deepEqual(weights, [
+    [0, true],
+    [1, true],
+  ]);
+  s.jobEnded(1, 200);
+  weights.length = 0;
+  cpu.set(201, 0);
+  s.jobStarted(1, 201, 0, 'innocent');
+  assert.deepEqual(weights, [], 'another key keeps its own weight');
+});
 
 test('a job past LOW_WEIGHT_AFTER_CPU_MS of its tree’s CPU gets the low weight until it ends', () => {
   const { s, cpu, weights } = weighed();

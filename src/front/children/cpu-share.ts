@@ -38,6 +38,13 @@ export const MAX_YIELDED_TO_CPU_MS = 1000;
  * or a loop uses within its first second.
  */
 export const LOW_WEIGHT_AFTER_CPU_MS = 300;
+/**
+ * A key whose job ended at the low weight starts its jobs within this long
+ * at the low weight: otherwise a flood of short heavy requests (a log flood,
+ * slow selectors, sent back to back) had its first 300 ms of CPU at the full
+ * weight, every time.
+ */
+export const LOW_WEIGHT_CARRY_MS = 2000;
 
 /** How often the claims of worthy slots are checked against the kernel while a heavy request waits on them. */
 export const SHARE_CHECK_MS = 200;
@@ -51,8 +58,10 @@ interface Job {
   last: { cpuMs: number } | undefined;
   /** At the last check: used the CPU since the one before, and under MAX_YIELDED_TO_CPU_MS. */
   honoured: boolean;
-  /** Its slot's CPU cgroup has the low weight: it has used LOW_WEIGHT_AFTER_CPU_MS. */
+  /** Its slot's CPU cgroup has the low weight: it has used LOW_WEIGHT_AFTER_CPU_MS, or its key's last job had. */
   low: boolean;
+  /** The key it runs for, when known. */
+  readonly client: string | undefined;
 }
 
 interface SlotState {
@@ -75,6 +84,8 @@ export interface CpuShareOptions {
   usageMs?(slot: number): number | undefined;
   /** 0: no timer (tests call check()). */
   checkEveryMs?: number;
+  /** The clock (ms) LOW_WEIGHT_CARRY_MS is measured on; performance.now() unless a test gives its own. */
+  now?: () => number;
 }
 
 export class CpuShare {
@@ -84,6 +95,8 @@ export class CpuShare {
   #sweepSlot: ((slot: number) => number) | undefined;
   #usageSlot: ((slot: number) => number | undefined) | undefined;
   #timer: NodeJS.Timeout | undefined;
+  /** When each key's last job that ended at the low weight ended (performance.now()), within LOW_WEIGHT_CARRY_MS. */
+  readonly #lowEnded = new Map<string, number>();
 
   constructor(opts: CpuShareOptions) {
     this.#opts = opts;
@@ -112,15 +125,26 @@ export class CpuShare {
     return s;
   }
 
-  /** A job was handed to the slot's process `pid`, whose tree had used cpuAtStart ms. */
-  jobStarted(index: number, pid: number, cpuAtStart: number): void {
+  /** A job for key `client` was handed to the slot's process `pid`, whose tree had used cpuAtStart ms. */
+  jobStarted(index: number, pid: number, cpuAtStart: number, client?: string): void {
     const s = this.#slot(index);
     // SECURITY: what an earlier job or process left in the slot's group does not run beside this job, charged to it.
     this.#sweepSlot?.(index);
+    // SECURITY: a key that just had the low weight keeps it: back-to-back heavy requests are one flood.
+    const carried = client !== undefined && this.#carriesLow(client);
     // A job whose end was never reported (its process killed) leaves no low weight to the next.
-    if (s.job?.low) this.#weighSlot?.(index, false);
+    if (s.job?.low && !carried) this.#weighSlot?.(index, false);
+    if (!s.job?.low && carried) this.#weighSlot?.(index, true);
     // A new request is yielded to from the start, as the watchdog does for a new watch.
-    s.job = { pid, cpuAtStart, groupAtStart: this.#usageSlot?.(index), last: undefined, honoured: true, low: false };
+    s.job = {
+      pid,
+      cpuAtStart,
+      groupAtStart: this.#usageSlot?.(index),
+      last: undefined,
+      honoured: true,
+      low: carried && this.#weighSlot !== undefined,
+      client,
+    };
     s.said = { worthy: true, heavy: false };
     s.told = undefined;
     // The others' weights now, not at the next check: a short request would be over by then.
@@ -142,6 +166,11 @@ export class CpuShare {
     // A killed process's job may end after its slot's next process took a job.
     if (s.job?.pid !== pid) return;
     if (s.job.low) this.#weighSlot?.(index, false);
+    // Carried on only by a job that used the CPU itself (not one that was merely carried, nor an honest light one).
+    const job = s.job;
+    const used =
+      this.#weighSlot && job.client !== undefined ? this.#used(index, job, () => this.#opts.cpuMs(job.pid)) : 0;
+    if (job.client !== undefined && (used ?? 0) >= LOW_WEIGHT_AFTER_CPU_MS) this.#lowEnded.set(job.client, this.#now());
     s.job = undefined;
     // SECURITY: nothing the job left in the slot's group runs on between jobs.
     this.#sweepSlot?.(index);
@@ -183,20 +212,22 @@ export class CpuShare {
    * weight. `treeCpu`: its tree's count now, read only where its slot's group has no count.
    */
   #weigh(index: number, job: Job, treeCpu: () => number | undefined): boolean {
-    // SECURITY: the group's count where there is one: the tree's misses children no process in it reaped.
-    const group = job.groupAtStart === undefined ? undefined : this.#usageSlot?.(index);
-    let used: number;
-    if (group !== undefined && job.groupAtStart !== undefined) used = group - job.groupAtStart;
-    else {
-      const cpu = treeCpu();
-      if (cpu === undefined) return false;
-      used = cpu - job.cpuAtStart;
-    }
+    const used = this.#used(index, job, treeCpu);
+    if (used === undefined) return false;
     if (used >= LOW_WEIGHT_AFTER_CPU_MS && !job.low && this.#weighSlot) {
       job.low = true;
       this.#weighSlot(index, true);
     }
     return used < MAX_YIELDED_TO_CPU_MS;
+  }
+
+  /** The CPU `job` has used so far (ms); undefined when neither count can be read. */
+  #used(index: number, job: Job, treeCpu: () => number | undefined): number | undefined {
+    // SECURITY: the group's count where there is one: the tree's misses children no process in it reaped.
+    const group = job.groupAtStart === undefined ? undefined : this.#usageSlot?.(index);
+    if (group !== undefined && job.groupAtStart !== undefined) return group - job.groupAtStart;
+    const cpu = treeCpu();
+    return cpu === undefined ? undefined : cpu - job.cpuAtStart;
   }
 
   /**
@@ -209,6 +240,22 @@ export class CpuShare {
     if ((this.#sweepSlot?.(index) ?? 0) === 0 || job.low || !this.#weighSlot) return;
     job.low = true;
     this.#weighSlot(index, true);
+  }
+
+  #now(): number {
+    return this.#opts.now?.() ?? performance.now();
+  }
+
+  /**
+   * Whether key `client` has a job running at the low weight, or its last heavy job ended
+   * within LOW_WEIGHT_CARRY_MS (forgets older ones): a key's concurrent requests are one flood too.
+   */
+  #carriesLow(client: string): boolean {
+    const now = this.#now();
+    for (const [k, at] of this.#lowEnded) if (now - at > LOW_WEIGHT_CARRY_MS) this.#lowEnded.delete(k);
+    if (this.#lowEnded.has(client)) return true;
+    for (const s of this.#slots.values()) if (s.job?.client === client && s.job.low) return true;
+    return false;
   }
 
   /** Whether slot `index` yields now: a request of another slot is worthy, and the front believes it. */

@@ -40,6 +40,7 @@ export async function runInSlot(
   request: JobRequest,
   signal?: AbortSignal,
   deferClose?: (closing: Promise<void>) => void,
+  client?: string,
 ): Promise<JobOutcome> {
   const { config, logger, egress, share } = opts;
   const slot = proc.slot;
@@ -94,7 +95,7 @@ export async function runInSlot(
     const measured = cpuMs();
     return measured === undefined ? rest : { ...rest, cpuMs: measured };
   };
-  if (pid !== undefined && cpuBefore !== undefined) share.jobStarted(slot.index, pid, cpuBefore);
+  if (pid !== undefined && cpuBefore !== undefined) share.jobStarted(slot.index, pid, cpuBefore, client);
   // After jobStarted's sweep: what an earlier job left in the group is not this one's.
   groupBefore = opts.groupCpuMs(slot.index);
   proc.send({ type: 'run', id, request: { ...request, requestId } });

@@ -269,7 +269,7 @@ export class Supervisor {
     client?: string,
   ): Promise<JobOutcome> {
     const slot = await this.#table.pick(signal, client);
-    return runInSlot(this.#jobOptions, slot.proc as SlotProcess, this.#nextId++, request, signal, deferClose);
+    return runInSlot(this.#jobOptions, slot.proc as SlotProcess, this.#nextId++, request, signal, deferClose, client);
   }
 
   /** Ends a slot process now: it gets no new work, and its exit frees its slot for a replacement. */
