@@ -26,6 +26,7 @@
 //   5. as root on Debian: nftables (nft), with which the service sets its kernel
 //      lock (src/front/children/kernel-lock.ts) unless EGRESS_KERNEL_LOCK=off.
 // Each step leaves a stamp and is skipped on the next run when nothing changed.
+import { Buffer } from 'node:buffer';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -399,17 +400,9 @@ switch (command) {
     break;
   case 'test': {
     ensureBuild(nodeBin, false);
-    say('type-checking');
-    mustRun(nodeBin, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', ROOT], { env });
-    // The playground runs in a browser: its own tsconfig, with the DOM's types.
-    mustRun(
-      nodeBin,
-      [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', join(ROOT, 'playground')],
-      {
-        env,
-      },
-    );
-    lint(nodeBin, env);
+    say('type-checking and linting (tsc, eslint, prettier --check), side by side');
+    // Each is one thread: side by side they take the time of the longest (eslint's) instead of the sum (~50 s).
+    await mustRunAll(nodeBin, [...typeChecks(), ...lintSteps()], env);
     // Named files: just those. Otherwise every test, unit and e2e, in one run
     // so that one coverage report covers both.
     const all = rest.length === 0;
@@ -447,15 +440,51 @@ switch (command) {
 }
 if (status !== undefined) process.exit(status);
 
-/** ESLint with type information (zero warnings), then Prettier's check of the formatting. */
+/** The type checks: the service and tests, and the playground (it runs in a browser: its own tsconfig, the DOM's types). */
+function typeChecks() {
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  return [
+    [tsc, '--noEmit', '-p', ROOT],
+    [tsc, '--noEmit', '-p', join(ROOT, 'playground')],
+  ];
+}
+
+/** ESLint with type information (zero warnings), and Prettier's check of the formatting. */
+function lintSteps() {
+  return [
+    [join(ROOT, 'node_modules', 'eslint', 'bin', 'eslint.js'), '--max-warnings=0', ROOT],
+    [join(ROOT, 'node_modules', 'prettier', 'bin', 'prettier.cjs'), '--check', '--log-level=warn', ROOT],
+  ];
+}
+
 function lint(nodeBin, env) {
   say('linting (eslint, prettier --check)');
-  mustRun(nodeBin, [join(ROOT, 'node_modules', 'eslint', 'bin', 'eslint.js'), '--max-warnings=0', ROOT], { env });
-  mustRun(
-    nodeBin,
-    [join(ROOT, 'node_modules', 'prettier', 'bin', 'prettier.cjs'), '--check', '--log-level=warn', ROOT],
-    { env },
+  for (const args of lintSteps()) mustRun(nodeBin, args, { env });
+}
+
+/**
+ * Runs each of `steps` (arguments to nodeBin) at once; each one's output is
+ * printed whole when it ends (not interleaved), and the run fails, once all
+ * have ended, if any failed.
+ */
+async function mustRunAll(nodeBin, steps, env) {
+  const ends = steps.map(
+    (args) =>
+      new Promise((done) => {
+        const child = spawn(nodeBin, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+        const out = [];
+        child.stdout.on('data', (b) => out.push(b));
+        child.stderr.on('data', (b) => out.push(b));
+        child.on('error', (e) => done({ args, status: 1, out: Buffer.from(`could not run: ${e.message}\n`) }));
+        child.on('close', (code, signal) => done({ args, status: code ?? (signal ? 1 : 0), out: Buffer.concat(out) }));
+      }),
   );
+  const failed = [];
+  for (const { args, status, out } of await Promise.all(ends)) {
+    if (out.length > 0) process.stderr.write(out);
+    if (status !== 0) failed.push(`${relative(ROOT, args[0])} ${args.slice(1).join(' ')} exited with ${status}`);
+  }
+  if (failed.length > 0) fail(failed.join('; '));
 }
 
 /**
