@@ -324,6 +324,7 @@ const ALONE = {
   'test/e2e/request-host-work.test.ts': "asserts the slot process's peak memory growth (VmHWM)",
   'test/e2e/executor-runaway.test.ts': 'a script that holds a core in C++ for seconds past its deadline',
   'test/e2e/slot-isolation.test.ts': 'a slot frozen in a busy loop, a heap blown: a core and memory',
+  'test/e2e/slot-left-work-billing.test.ts': 'an isolate stuck in C++ holds a core for 10 s; asserts the CPU billed',
   'test/e2e/cpu-pause.test.ts': "renderers past their CPU budget, stopped while another's request runs",
   'test/e2e/console-flood.test.ts': 'console floods against the CPU budget',
   'test/e2e/backlog-discard.test.ts': 'console floods of a known size into a held transport',

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { silentLogger } from '../../src/common/log.js';
-import { TaskLimits } from '../../src/front/children/task-limits.js';
+import { TaskLimits, slotTaskCap, taskSpace } from '../../src/front/children/task-limits.js';
 import { capturingLogger } from '../helpers/service.js';
 
 const root = mkdtempSync(join(tmpdir(), 'pagescript-task-limits-'));
@@ -65,4 +65,39 @@ test('cgroup v1 without the pids hierarchy: no cap, and the log says what that m
   const limits = TaskLimits.open(1, 512, 1, join(fresh(), 'pagescript-1-1'), undefined, logger);
   assert.equal(limits, undefined);
   assert.match(text(), /cannot cap the tasks of each slot: a slot may fork until the machine has no pids left/);
+});
+
+test('many slots at SLOT_MAX_TASKS each could take the machine’s pid space: the cap leaves it half free', () => {
+  // 16 slots × the default 2048 = 32,768, a default Debian's pid_max: escaped code in every slot, each forking
+  // to its cap, would leave the front no pid to restart a slot, nor another tenant's Chromium a renderer.
+  const pidsDir = fresh();
+  const { logger, text } = capturingLogger();
+  const limits = TaskLimits.open(16, 2048, 1, join(fresh(), `pagescript-${process.pid}-5`), pidsDir, logger, 32_768);
+  assert.ok(limits);
+  for (let i = 0; i < 16; i++) assert.equal(readFileSync(join(limits.dir(i), 'pids.max'), 'utf8'), '1024');
+  assert.match(text(), /SLOT_MAX_TASKS lowered/);
+  // A cap above the machine's pid space, for one slot.
+  assert.equal(slotTaskCap(65_536, 1, 32_768), 16_384);
+  // A unit's TasksMax (systemd's default, 15% of pid_max) with three slots.
+  assert.equal(slotTaskCap(2048, 3, 4915), 819);
+  // Where the slots fit, the cap is the operator's.
+  assert.equal(slotTaskCap(2048, 2, 32_768), 2048);
+  assert.equal(slotTaskCap(2048, 256, 32_768), 128, 'never below what a slot needs at rest');
+});
+
+test('the machine’s task space: pid_max, threads-max and the pids.max of every group above the slots’', () => {
+  const top = fresh();
+  // A stand-in hierarchy: the front's group (a unit with TasksMax) above the service's, the root without pids.max.
+  const unit = join(top, 'system.slice', 'pagescript.service');
+  mkdirSync(unit, { recursive: true });
+  writeFileSync(join(top, 'system.slice', 'pids.max'), 'max');
+  writeFileSync(join(unit, 'pids.max'), '4915');
+  assert.equal(taskSpace(unit), 4915);
+  writeFileSync(join(unit, 'pids.max'), 'max');
+  const kernel = Math.min(
+    Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8')),
+    Number(readFileSync('/proc/sys/kernel/threads-max', 'utf8')),
+  );
+  assert.equal(taskSpace(unit), kernel);
+  assert.equal(taskSpace(undefined), kernel);
 });

@@ -9,11 +9,41 @@
 //
 // SECURITY: the groups' files belong to the front's user (root); a slot's user
 // can neither raise its cap nor leave its group.
-import { writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { existsSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { readOr } from '../../common/proc.js';
 import { makeParallel, placeIn, removeTree } from './parallel-groups.js';
+
+/**
+ * The share of the machine's task space (taskSpace below) the slots may hold
+ * together: the rest is for the front, the egress process and the machine.
+ */
+export const SLOTS_SHARE_OF_TASKS = 0.5;
+/** The least a slot is capped at, whatever the space: a slot at rest has ~64 tasks. */
+export const MIN_SLOT_TASKS = 128;
+
+/**
+ * Each of `slots` slots' cap: SLOT_MAX_TASKS, lowered so that the slots
+ * together hold at most SLOTS_SHARE_OF_TASKS of `space` (never below MIN_SLOT_TASKS).
+ */
+export function slotTaskCap(maxTasks: number, slots: number, space: number): number {
+  return Math.max(MIN_SLOT_TASKS, Math.min(maxTasks, Math.floor((space * SLOTS_SHARE_OF_TASKS) / slots)));
+}
+
+/**
+ * How many tasks the slots' groups under `dir` may have at most, as the kernel
+ * counts them: the lowest of kernel.pid_max, kernel.threads-max and the pids.max
+ * of `dir` and every group above it (a systemd unit's TasksMax, a container's
+ * pids limit). Infinity when none can be read.
+ */
+export function taskSpace(dir: string | undefined): number {
+  const limits = ['/proc/sys/kernel/pid_max', '/proc/sys/kernel/threads-max'].map((f) => Number(readOr(f)?.trim()));
+  // The root group has no pids.max: the walk stops there.
+  for (let d = dir; d !== undefined && existsSync(join(d, 'pids.max')); d = d === dirname(d) ? undefined : dirname(d))
+    limits.push(Number(readOr(join(d, 'pids.max'))?.trim()));
+  return Math.min(Infinity, ...limits.filter((n) => Number.isFinite(n) && n > 0));
+}
 
 export class TaskLimits {
   /** Slot i's group: `<base>/slot-<i>`. */
@@ -33,7 +63,7 @@ export class TaskLimits {
    * front's cgroup in the pids hierarchy (undefined: not mounted); with v2 the
    * slots' CPU groups under `cpuBase` get the cap themselves, once the pids
    * controller is enabled for them. undefined, and a line in the log, when
-   * the front may not.
+   * the front may not. `space`: the machine's task space (taskSpace()).
    */
   static open(
     slots: number,
@@ -42,7 +72,16 @@ export class TaskLimits {
     cpuBase: string,
     pidsDir: string | undefined,
     logger: Logger,
+    space: number = taskSpace(version === 2 ? dirname(cpuBase) : pidsDir),
   ): TaskLimits | undefined {
+    // SECURITY: every slot's code may have escaped and forked to its cap at once; together they must leave the
+    // machine (the front, the other slots' renderers) tasks to start: SLOT_MAX_TASKS × slots may exceed pid_max.
+    const cap = slotTaskCap(maxTasks, slots, space);
+    if (cap < maxTasks)
+      logger.warn(
+        { maxTasks, cap, slots, space },
+        "SLOT_MAX_TASKS lowered: the slots together may hold at most half of the machine's tasks",
+      );
     let limits: TaskLimits;
     try {
       if (version === 2) {
@@ -53,13 +92,13 @@ export class TaskLimits {
         if (pidsDir === undefined) throw new Error('the pids controller is not mounted');
         limits = new TaskLimits(makeParallel(pidsDir, basename(cpuBase), slots), true, logger);
       }
-      for (let i = 0; i < slots; i++) writeFileSync(join(limits.dir(i), 'pids.max'), String(maxTasks));
+      for (let i = 0; i < slots; i++) writeFileSync(join(limits.dir(i), 'pids.max'), String(cap));
     } catch (e) {
       if (version === 1 && pidsDir !== undefined) removeTree(join(pidsDir, basename(cpuBase)));
       logger.warn({ err: e }, 'cannot cap the tasks of each slot: a slot may fork until the machine has no pids left');
       return undefined;
     }
-    logger.info({ maxTasks }, 'each slot may have at most this many tasks (processes and threads)');
+    logger.info({ maxTasks: cap }, 'each slot may have at most this many tasks (processes and threads)');
     return limits;
   }
 

@@ -31,14 +31,15 @@ export const ISOLATE_STOP_GRACE_MS = 10_000;
  * to the isolate first: disposing settles it at once when the isolate is idle
  * or runs JavaScript; it stays unsettled only while the isolate's thread is
  * stuck in native code that no termination reaches, and then
- * onCatastrophicError is called after ISOLATE_STOP_GRACE_MS.
+ * onCatastrophicError is called after ISOLATE_STOP_GRACE_MS. Resolves once the
+ * isolate's thread has stopped (never, while it is stuck: the process ends).
  */
 export function disposeIsolate(
   isolate: ivm.Isolate,
   context: ivm.Context,
   onCatastrophicError: (message: string) => void,
-): void {
-  if (isolate.isDisposed) return;
+): Promise<void> {
+  if (isolate.isDisposed) return Promise.resolve();
   let probe: Promise<unknown> | undefined;
   try {
     probe = context.eval('0');
@@ -46,7 +47,7 @@ export function disposeIsolate(
     // the context is released: nothing of the script can be running
   }
   isolate.dispose();
-  if (!probe) return;
+  if (!probe) return Promise.resolve();
   const timer = setTimeout(
     () =>
       onCatastrophicError(
@@ -56,7 +57,7 @@ export function disposeIsolate(
   );
   // It must not keep a process alive that has nothing else to do.
   timer.unref();
-  probe.then(
+  return probe.then(
     () => clearTimeout(timer),
     () => clearTimeout(timer),
   );

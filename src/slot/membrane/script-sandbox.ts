@@ -43,6 +43,8 @@ export class ScriptSandbox {
   #abortReason: ApiError | undefined;
   #abort: ((e: ApiError) => void) | undefined;
   #disposed = false;
+  /** Settles once the disposed isolate's thread has stopped (isolate-stop.ts). */
+  #stopped: Promise<void> = Promise.resolve();
   readonly #onDisposed: (() => void)[] = [];
   readonly #cheerio: CheerioLoader;
   readonly #maxResultBytes: number;
@@ -256,7 +258,16 @@ export class ScriptSandbox {
 
   /** Disposes the isolate and checks that its thread stops (isolate-stop.ts). */
   #disposeIsolate(): void {
-    disposeIsolate(this.#isolate, this.#context, this.#onCatastrophicError);
+    if (!this.#isolate.isDisposed)
+      this.#stopped = disposeIsolate(this.#isolate, this.#context, this.#onCatastrophicError);
+  }
+
+  /**
+   * Settles once the isolate, disposed, has stopped running: at once for
+   * JavaScript; never for a thread stuck in native code (the process ends).
+   */
+  stopped(): Promise<void> {
+    return this.#stopped;
   }
 
   /** Log lines the isolate dropped beyond the caps (exact when the script finished). */

@@ -408,6 +408,9 @@ export async function runScrape(
     const closing = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       box?.dispose();
       await lease?.close();
+      // SECURITY: the slot is freed (its job closed) only once the isolate's thread stopped: one stuck in a
+      // builtin spins on for up to ISOLATE_STOP_GRACE_MS, billed to the next job of the slot, another key's.
+      await box?.stopped();
     });
     if (deferClose) deferClose(closing);
     else await closing;

@@ -1,0 +1,146 @@
+// Forging a slot's counts and caps from inside it. Code that escaped into a
+// slot process (or its Chromium) runs as the slot's user, in the slot's groups:
+// the CPU group (its weight), the cpuacct group (the count its jobs are billed
+// and weighed by: X-Usage-Cpu-Ms, LOW_WEIGHT_AFTER_CPU_MS) and the pids group
+// (SLOT_MAX_TASKS). Were any of their files its to write, it could reset its
+// count before its job's end (billed nothing, never at the low weight), raise
+// its cap or weight, or move itself out of its groups (uncounted, uncapped).
+// Each attempt is made here as escaped code would make it: a process of the
+// slot's user, in the slot's groups.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { until } from '../helpers/wait.js';
+import { findCpuCgroup } from '../../src/front/children/cpu-groups.js';
+
+const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const found = findCpuCgroup(readFileSync('/proc/self/cgroup', 'utf8'), readFileSync('/proc/self/mountinfo', 'utf8'));
+const skip =
+  process.getuid?.() !== 0 ? 'not root: no slot cgroups' : found === undefined ? 'no CPU cgroup hierarchy' : false;
+
+let svc: TestService;
+const started: ChildProcess[] = [];
+
+before(async () => {
+  if (skip) return;
+  await fixtures.start();
+  svc = await startTestService({
+    EGRESS_ALLOWLIST: fixtures.allowEntry,
+    MAX_CONCURRENCY: '2',
+    IDLE_SLOT_CLOSE_MS: '0',
+  });
+});
+
+after(async () => {
+  if (skip) return;
+  for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  // A group the slot user could have made (it must not): removed, with nothing in it.
+  for (const dir of [0, 1].flatMap((slot) => groupsOf(slot)))
+    if (existsSync(join(dir, 'sub'))) rmdirSync(join(dir, 'sub'));
+  await svc?.close();
+  await fixtures.close();
+});
+
+/** Slot `slot`'s groups: CPU, cpuacct and pids (the same directory where the controllers are mounted together). */
+function groupsOf(slot: number): string[] {
+  const x = svc.service.executors;
+  return [
+    ...new Set([x.cpuGroupDir(slot), x.cpuAcctGroupDir(slot), x.tasksGroupDir(slot)].filter((d) => d !== undefined)),
+  ];
+}
+
+/**
+ * Runs `script` (sh) as slot `slot`'s user, from within the slot's groups, and
+ * returns its output. It is stopped until placed, so that it runs only there.
+ */
+async function asSlot(slot: number, script: string): Promise<string> {
+  const user = svc.service.executors.users?.[slot];
+  assert.ok(user, 'as root, each slot has a user');
+  const child = spawn('sh', ['-c', `kill -STOP $$; ${script}`], {
+    uid: user.uid,
+    gid: user.gid,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  started.push(child);
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((r) => child.on('exit', () => r()));
+  const pid = child.pid as number;
+  await until(() => / T /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')), 'the process to wait for its groups');
+  for (const dir of groupsOf(slot)) writeFileSync(join(dir, 'cgroup.procs'), String(pid));
+  process.kill(pid, 'SIGCONT');
+  await exited;
+  return out;
+}
+
+/** A line `ok <path>` for each of `paths` the script could write `value` to, `no <path>` otherwise. */
+const tryWrites = (paths: string[], value: string): string =>
+  paths
+    .map((p) => `if printf '%s' "${value}" > '${p}' 2>/dev/null; then echo "ok ${p}"; else echo "no ${p}"; fi`)
+    .join('; ');
+
+const files = (dir: string): string[] =>
+  readdirSync(dir)
+    .map((f) => join(dir, f))
+    .filter((p) => statSync(p).isFile());
+
+describe('a slot user and its own groups’ files', { skip }, () => {
+  test('it cannot reset its cpuacct.usage: its jobs stay billed and weighed by what they used', async () => {
+    const acct = svc.service.executors.cpuAcctGroupDir(0);
+    assert.ok(acct !== undefined, 'slot 0 has a cpuacct count');
+    const usage = join(acct, 'cpuacct.usage');
+    // The slot process and its Chromium have used CPU by now (their start).
+    const before = Number(readFileSync(usage, 'utf8'));
+    assert.ok(before > 0);
+    const out = await asSlot(0, tryWrites([usage], '0'));
+    assert.equal(out.trim(), `no ${usage}`);
+    assert.ok(Number(readFileSync(usage, 'utf8')) >= before, 'the count was not reset');
+    // The count goes on with the slot's work.
+    const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+    assert.equal(r.status, 200, r.text);
+    assert.ok(Number(r.headers['x-usage-cpu-ms']) > 0);
+  });
+
+  test('it can write no file of its groups nor of the service’s groups above them (caps, weights, counts)', async () => {
+    for (const slot of [0, 1]) {
+      const dirs = groupsOf(slot);
+      const paths = [...dirs, ...dirs.map((d) => dirname(d))].flatMap(files);
+      const caps = paths
+        .filter((p) => /pids\.max$|cpu\.shares$|cpu\.weight$/.test(p))
+        .map((p) => [p, readFileSync(p, 'utf8')]);
+      // "0" in cgroup.procs or tasks moves the writer itself; in a count, resets it.
+      const out = await asSlot(slot, tryWrites(paths, '0'));
+      const written = out.split('\n').filter((l) => l.startsWith('ok '));
+      assert.deepEqual(written, [], `slot ${slot}'s user wrote ${written.join(', ')}`);
+      assert.equal(out.split('\n').filter((l) => l.startsWith('no ')).length, paths.length, 'every file was tried');
+      assert.ok(paths.some((p) => p.endsWith('cpuacct.usage')) && paths.some((p) => p.endsWith('pids.max')));
+      for (const [p, v] of caps) assert.equal(readFileSync(p as string, 'utf8'), v);
+    }
+  });
+
+  test('it cannot move itself out of its groups: to the groups above, the other slot’s or the hierarchy’s root', async () => {
+    const targets = [0, 1].flatMap((slot) => groupsOf(slot));
+    const above = groupsOf(0).flatMap((d) => {
+      const up: string[] = [];
+      for (let p = dirname(d); p !== dirname(p) && readdirSync(p).includes('cgroup.procs'); p = dirname(p)) up.push(p);
+      return up;
+    });
+    const procs = [...new Set([...targets, ...above])].flatMap((d) => [join(d, 'cgroup.procs'), join(d, 'tasks')]);
+    // Its own pid ($$): were a write to let it, it would leave its slot's groups.
+    const out = await asSlot(
+      0,
+      `${tryWrites(procs, '$$')}; mkdir '${groupsOf(0)[0]}/sub' 2>/dev/null && echo "ok mkdir"; cat /proc/self/cgroup`,
+    );
+    const written = out.split('\n').filter((l) => l.startsWith('ok '));
+    assert.deepEqual(written, [], `slot 0's user moved itself with ${written.join(', ')}`);
+    assert.equal(out.split('\n').filter((l) => l.startsWith('no ')).length, procs.length, 'every group was tried');
+    for (const dir of groupsOf(0)) {
+      const rel = dir.split('/').slice(-2).join('/');
+      assert.ok(out.includes(rel), `still in ${rel}: ${out}`);
+    }
+  });
+});
