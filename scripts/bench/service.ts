@@ -1,6 +1,7 @@
 // The service as the bench runs it: dist/server.js started as `npm start` runs
 // it, on loopback, and called over HTTP with the bench's key.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,7 +37,7 @@ export async function startService(mode: ChromiumMode, env: Record<string, strin
       ...process.env,
       PORT: String(port),
       API_KEYS: KEY,
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
       CHROMIUM: mode,
       PUPPETEER_EXECUTABLE_PATH: CHROMIUM_PATHS[mode],
       RATE_LIMIT: '1000000',
@@ -44,8 +45,13 @@ export async function startService(mode: ChromiumMode, env: Record<string, strin
       MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
       ...env,
     },
-    // stdout is not read here: a pipe nobody drains would stall the service's logging.
-    stdio: ['ignore', 'ignore', 'inherit'],
+    // stdout (the service's log) is not read here: a pipe nobody drains would stall its logging. BENCH_SERVICE_LOG
+    // keeps it in that file (appended), to see afterwards what the service did during a run.
+    stdio: [
+      'ignore',
+      process.env.BENCH_SERVICE_LOG ? openSync(process.env.BENCH_SERVICE_LOG, 'a') : 'ignore',
+      'inherit',
+    ],
   });
   // Never leave the service behind, whatever happens to the bench.
   process.once('exit', () => child.kill('SIGKILL'));
