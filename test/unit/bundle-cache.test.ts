@@ -4,6 +4,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import ivm from 'isolated-vm';
 import { compileCached, compileCachedSync, type SandboxSource } from '../../src/slot/membrane/bundle.js';
+import { collectBeforeExit } from '../helpers/ivm-exit.js';
+
+collectBeforeExit();
 
 /** An isolate whose compiles are counted (a Proxy: isolated-vm's objects are not extensible). */
 function countingIsolate(): { isolate: ivm.Isolate; compiles: () => number; dispose(): void } {

@@ -4,10 +4,13 @@ import { after, test } from 'node:test';
 import { ApiError, scrapingFailed } from '../../src/common/errors.js';
 import { releaseBundleCache } from '../../src/slot/membrane/bundle.js';
 import { ScriptSandbox } from '../../src/slot/membrane/script-sandbox.js';
+import { collectBeforeExit } from '../helpers/ivm-exit.js';
 
 // As the slot process does at shutdown: an isolated-vm handle (the bundle's code cache) left to the
 // garbage collector at exit aborts the process (SIGABRT, IsolateEnvironment::GetCurrent's assertion).
 after(() => releaseBundleCache());
+// Then what was released, and every other wrapper, is collected before the exit (after hooks run in turn).
+collectBeforeExit();
 
 const OPTIONS = { memoryLimitMb: 32, maxResultBytes: 1024, maxLogLines: 10, maxLogBytes: 1024, defaultTimeoutMs: 1000 };
 
