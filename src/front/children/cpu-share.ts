@@ -16,7 +16,9 @@
 // runs at a low weight until it ends, so under contention the cores go first to requests that have not yet
 // had theirs, and the slot's host side (its isolate, its floods) yields as
 // well as its Chromium. Alone, or beside other heavy jobs, it loses nothing:
-// weights divide only what is contended.
+// weights divide only what is contended. A key's next jobs within
+// LOW_WEIGHT_CARRY_MS of such a job, and its jobs beside one, start at the low
+// weight: back-to-back short floods are one flood.
 
 /** What a slot said of its request (src/protocol/executor-messages.ts SlotActivity). */
 export interface Activity {
@@ -39,10 +41,11 @@ export const MAX_YIELDED_TO_CPU_MS = 1000;
  */
 export const LOW_WEIGHT_AFTER_CPU_MS = 300;
 /**
- * A key whose job ended at the low weight starts its jobs within this long
- * at the low weight: otherwise a flood of short heavy requests (a log flood,
+ * A key whose job used LOW_WEIGHT_AFTER_CPU_MS starts its jobs within this
+ * long of that job's end at the low weight (as it does beside its own job at
+ * the low weight): otherwise a flood of short heavy requests (a log flood,
  * slow selectors, sent back to back) had its first 300 ms of CPU at the full
- * weight, every time.
+ * weight, every time. Other keys keep their weight.
  */
 export const LOW_WEIGHT_CARRY_MS = 2000;
 
@@ -95,7 +98,7 @@ export class CpuShare {
   #sweepSlot: ((slot: number) => number) | undefined;
   #usageSlot: ((slot: number) => number | undefined) | undefined;
   #timer: NodeJS.Timeout | undefined;
-  /** When each key's last job that ended at the low weight ended (performance.now()), within LOW_WEIGHT_CARRY_MS. */
+  /** When each key's last job that used LOW_WEIGHT_AFTER_CPU_MS ended (now()), within LOW_WEIGHT_CARRY_MS: one entry a key. */
   readonly #lowEnded = new Map<string, number>();
 
   constructor(opts: CpuShareOptions) {
