@@ -47,3 +47,17 @@ test('nothing known: the lowest free slot; nothing free: none', () => {
   assert.equal(choose([slot('0', 0), slot('1', 0)], undefined, NOW)?.name, '0');
   assert.equal(choose([], 'a', NOW), undefined);
 });
+
+test("a key whose own slot's process is being replaced waits for it rather than take the slot another key just used", () => {
+  const others = slot('y', 1, { client: 'innocent', at: NOW - 10 });
+  const replaced = { last: { client: 'attacker', at: NOW - 5000 } };
+  assert.equal(choose([others], 'attacker', NOW, [replaced]), undefined, 'the attacker waits for its own slot');
+  assert.equal(choose([others], 'innocent', NOW, [replaced])?.name, 'y', 'the other key takes its own');
+  // Another key's slot being replaced is no reason to wait; nor is one's own when a slot nobody else uses is free.
+  assert.equal(choose([others], 'third', NOW, [replaced])?.name, 'y');
+  const nobodys = slot('z', 1);
+  assert.equal(choose([others, nobodys], 'attacker', NOW, [replaced])?.name, 'z');
+  // Once the other key has been away ACTIVE_GRACE_MS its slot is free to take.
+  const away = slot('y', 1, { client: 'innocent', at: NOW - ACTIVE_GRACE_MS });
+  assert.equal(choose([away], 'attacker', NOW, [replaced])?.name, 'y');
+});

@@ -8,8 +8,9 @@ import { ACTIVE_GRACE_MS } from '../tenancy/scheduler.js';
 import type { Slot } from './slot-process.js';
 
 /**
- * Which free slot a job of `client` takes. Not one another key used within
- * ACTIVE_GRACE_MS while another is free: that key is between two requests, and
+ * Which free slot a job of `client` takes (undefined: none, it waits). Not one another key used within
+ * ACTIVE_GRACE_MS while another is free, or while one of `restarting` (slots whose process is being
+ * started or replaced) was this key's: that key is between two requests, and
  * a slot whose Chromium is relaunched after a heavy request is then left to
  * the key whose request made it so. Among those, one whose Chromium has a
  * context ready (a relaunching one would make the request wait); else the lowest.
@@ -18,10 +19,16 @@ export function choose<S extends Pick<Slot, 'last'> & { proc?: { browser: Browse
   free: readonly S[],
   client: string | undefined,
   now: number,
+  restarting: readonly Pick<Slot, 'last'>[] = [],
 ): S | undefined {
   const othersRecent = (s: S): boolean =>
     s.last !== undefined && s.last.client !== client && now - s.last.at < ACTIVE_GRACE_MS;
   const preferred = free.filter((s) => !othersRecent(s));
+  // A key whose own slot's process is being replaced (its request killed it: a memory ceiling, a deadline) waits
+  // for it rather than take the slot another key is between two requests on: that key would then wait for the
+  // replacement and run on it cold (the neighbour bench's isolate memory bomb, docs/performance.md).
+  if (preferred.length === 0 && client !== undefined && restarting.some((s) => s.last?.client === client))
+    return undefined;
   const pool = preferred.length > 0 ? preferred : free;
   return pool.find((s) => s.proc?.browser.ready === true && s.proc.browser.contextsReady > 0) ?? pool[0];
 }

@@ -58,6 +58,9 @@ export class SlotTable {
         this.slots.filter((s) => !s.busy && s.proc?.serving === true),
         client,
         Date.now(),
+        this.slots.filter(
+          (s) => !s.busy && s.proc?.serving !== true && (s.proc !== undefined || s.restartTimer !== undefined),
+        ),
       );
       if (ready) {
         ready.busy = true;
