@@ -35,6 +35,11 @@ const PROTOCOL_TIMEOUT_MARGIN_MS = 10_000;
 const STATUS_EVERY_MS = 100;
 /** How often the executor's and its Chromium's memory is read from /proc and sent to the front. */
 const MEMORY_EVERY_MS = 1_000;
+/**
+ * How long a fresh process waits, at most, for its spare context and isolate
+ * before it says it is ready (a spare that cannot be made is no reason not to serve).
+ */
+const WARM_WAIT_MS = 5_000;
 /** After a fatal error, how long the last messages (the log line) get to leave before the exit. */
 const FATAL_FLUSH_MS = 200;
 /** Exit status after a fatal error (EX_SOFTWARE). */
@@ -173,8 +178,16 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
     log,
   );
   lanes = browser;
-  await browser.start();
   sandboxes.start();
+  // Ready once warm: what a fresh process makes ahead (a context, an isolate) is
+  // made before its first job, whose CPU is its slot group's (slot-job.ts): a
+  // slot replaced because of one key's job does not bill the next key for it.
+  let warmTimer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all([browser.warm(), sandboxes.made()]),
+    new Promise<void>((resolve) => (warmTimer = setTimeout(resolve, WARM_WAIT_MS))),
+  ]);
+  clearTimeout(warmTimer);
 
   const deps: ScrapeDeps = {
     config,

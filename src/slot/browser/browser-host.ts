@@ -107,6 +107,13 @@ export class BrowserHost {
     await this.#get();
   }
 
+  /** Starts Chromium and makes its spares: resolves once they are ready (or failed). */
+  async warm(): Promise<void> {
+    await this.#get();
+    this.#spares.fill();
+    await this.#spares.settled();
+  }
+
   #get(): Promise<Generation> {
     if (this.#closed) return Promise.reject(new Error('the browser is shut down'));
     if (this.#current?.browser.connected) return Promise.resolve(this.#current);

@@ -202,6 +202,11 @@ export class BrowserLanes {
     await Promise.all(this.#lanes.map((l) => l.host.start()));
   }
 
+  /** Every lane's Chromium started and its spares made (ready or failed). */
+  async warm(): Promise<void> {
+    await Promise.all(this.#lanes.map((l) => l.host.warm()));
+  }
+
   /**
    * A free lane's fresh context and page for the request, watched for memory
    * until it is closed (at limitBytes when given: its key's page memory, below

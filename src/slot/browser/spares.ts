@@ -76,6 +76,11 @@ export class Spares {
     return await this.#opts.make();
   }
 
+  /** Once every spare being made now is ready or failed. */
+  async settled(): Promise<void> {
+    await Promise.allSettled(this.#spares.map((s) => s.lease));
+  }
+
   /** Makes spares in the current Chromium until there are `count`. */
   fill(): void {
     const gen = this.#opts.current();

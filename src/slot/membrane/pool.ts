@@ -24,6 +24,11 @@ export class SandboxPool {
     this.#refill();
   }
 
+  /** Once the isolates being made now are made (or failed). */
+  async made(): Promise<void> {
+    await Promise.allSettled(this.#making);
+  }
+
   /**
    * A fresh, never-used isolate: a prepared one if there is one, else a new one.
    * With memoryLimitMb below the pool's (a key's SCRIPT_MEMORY_MB), always a new
