@@ -8,19 +8,15 @@
 // Each attempt is made here as escaped code would make it: a process of the
 // slot's user, in the slot's groups.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, rmdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
-import { startTestService, type TestService } from '../helpers/service.js';
-import { until } from '../helpers/wait.js';
-import { findCpuCgroup } from '../../src/front/children/cpu-groups.js';
+import type { TestService } from '../helpers/service.js';
+import { SLOT_GROUPS_SKIP as skip, slotGroups, spawnInSlot, startSlotsService } from '../helpers/slot-groups.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
-const found = findCpuCgroup(readFileSync('/proc/self/cgroup', 'utf8'), readFileSync('/proc/self/mountinfo', 'utf8'));
-const skip =
-  process.getuid?.() !== 0 ? 'not root: no slot cgroups' : found === undefined ? 'no CPU cgroup hierarchy' : false;
 
 let svc: TestService;
 const started: ChildProcess[] = [];
@@ -28,52 +24,26 @@ const started: ChildProcess[] = [];
 before(async () => {
   if (skip) return;
   await fixtures.start();
-  svc = await startTestService({
-    EGRESS_ALLOWLIST: fixtures.allowEntry,
-    MAX_CONCURRENCY: '2',
-    IDLE_SLOT_CLOSE_MS: '0',
-  });
+  svc = await startSlotsService({ EGRESS_ALLOWLIST: fixtures.allowEntry });
 });
 
 after(async () => {
   if (skip) return;
   for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   // A group the slot user could have made (it must not): removed, with nothing in it.
-  for (const dir of [0, 1].flatMap((slot) => groupsOf(slot)))
+  for (const dir of [0, 1].flatMap((slot) => slotGroups(svc, slot)))
     if (existsSync(join(dir, 'sub'))) rmdirSync(join(dir, 'sub'));
   await svc?.close();
   await fixtures.close();
 });
 
-/** Slot `slot`'s groups: CPU, cpuacct and pids (the same directory where the controllers are mounted together). */
-function groupsOf(slot: number): string[] {
-  const x = svc.service.executors;
-  return [
-    ...new Set([x.cpuGroupDir(slot), x.cpuAcctGroupDir(slot), x.tasksGroupDir(slot)].filter((d) => d !== undefined)),
-  ];
-}
-
-/**
- * Runs `script` (sh) as slot `slot`'s user, from within the slot's groups, and
- * returns its output. It is stopped until placed, so that it runs only there.
- */
+/** Runs `script` (sh) as slot `slot`'s user, from within the slot's groups, and returns its output. */
 async function asSlot(slot: number, script: string): Promise<string> {
-  const user = svc.service.executors.users?.[slot];
-  assert.ok(user, 'as root, each slot has a user');
-  const child = spawn('sh', ['-c', `kill -STOP $$; ${script}`], {
-    uid: user.uid,
-    gid: user.gid,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  started.push(child);
+  const child = await spawnInSlot(svc, slot, script, started, { stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((r) => child.on('exit', () => r()));
-  const pid = child.pid as number;
-  await until(() => / T /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')), 'the process to wait for its groups');
-  for (const dir of groupsOf(slot)) writeFileSync(join(dir, 'cgroup.procs'), String(pid));
-  process.kill(pid, 'SIGCONT');
-  await exited;
+  // Its output is all read once its pipes close (no event has fired yet: spawnInSlot resumed it just now).
+  await new Promise((r) => child.once('close', r));
   return out;
 }
 
@@ -107,7 +77,7 @@ describe('a slot user and its own groups’ files', { skip }, () => {
 
   test('it can write no file of its groups nor of the service’s groups above them (caps, weights, counts)', async () => {
     for (const slot of [0, 1]) {
-      const dirs = groupsOf(slot);
+      const dirs = slotGroups(svc, slot);
       const paths = [...dirs, ...dirs.map((d) => dirname(d))].flatMap(files);
       const caps = paths
         .filter((p) => /pids\.max$|cpu\.shares$|cpu\.weight$/.test(p))
@@ -123,8 +93,8 @@ describe('a slot user and its own groups’ files', { skip }, () => {
   });
 
   test('it cannot move itself out of its groups: to the groups above, the other slot’s or the hierarchy’s root', async () => {
-    const targets = [0, 1].flatMap((slot) => groupsOf(slot));
-    const above = groupsOf(0).flatMap((d) => {
+    const targets = [0, 1].flatMap((slot) => slotGroups(svc, slot));
+    const above = slotGroups(svc, 0).flatMap((d) => {
       const up: string[] = [];
       for (let p = dirname(d); p !== dirname(p) && readdirSync(p).includes('cgroup.procs'); p = dirname(p)) up.push(p);
       return up;
@@ -133,12 +103,12 @@ describe('a slot user and its own groups’ files', { skip }, () => {
     // Its own pid ($$): were a write to let it, it would leave its slot's groups.
     const out = await asSlot(
       0,
-      `${tryWrites(procs, '$$')}; mkdir '${groupsOf(0)[0]}/sub' 2>/dev/null && echo "ok mkdir"; cat /proc/self/cgroup`,
+      `${tryWrites(procs, '$$')}; mkdir '${slotGroups(svc, 0)[0]}/sub' 2>/dev/null && echo "ok mkdir"; cat /proc/self/cgroup`,
     );
     const written = out.split('\n').filter((l) => l.startsWith('ok '));
     assert.deepEqual(written, [], `slot 0's user moved itself with ${written.join(', ')}`);
     assert.equal(out.split('\n').filter((l) => l.startsWith('no ')).length, procs.length, 'every group was tried');
-    for (const dir of groupsOf(0)) {
+    for (const dir of slotGroups(svc, 0)) {
       const rel = dir.split('/').slice(-2).join('/');
       assert.ok(out.includes(rel), `still in ${rel}: ${out}`);
     }

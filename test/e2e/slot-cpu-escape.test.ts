@@ -14,14 +14,18 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { inItsOwnSlot, startTestService, type TestService } from '../helpers/service.js';
+import {
+  CPU_CGROUP as found,
+  FULL_WEIGHT as ONE,
+  LOW_WEIGHT as LOW,
+  SLOT_GROUPS_SKIP as skip,
+  slotWeight,
+  spawnInSlot,
+  startSlotsService,
+} from '../helpers/slot-groups.js';
 import { until } from '../helpers/wait.js';
-import { findCpuCgroup } from '../../src/front/children/cpu-groups.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
-const found = findCpuCgroup(readFileSync('/proc/self/cgroup', 'utf8'), readFileSync('/proc/self/mountinfo', 'utf8'));
-const skip =
-  process.getuid?.() !== 0 ? 'not root: no CPU cgroups' : found === undefined ? 'no CPU cgroup hierarchy' : false;
-const [ONE, LOW] = found?.version === 1 ? [1024, 64] : [100, 6];
 
 let svc: TestService;
 let closed = false;
@@ -31,11 +35,7 @@ const orphans: ChildProcess[] = [];
 before(async () => {
   if (skip) return;
   await fixtures.start();
-  svc = await startTestService({
-    EGRESS_ALLOWLIST: fixtures.allowEntry,
-    MAX_CONCURRENCY: '2',
-    IDLE_SLOT_CLOSE_MS: '0',
-  });
+  svc = await startSlotsService({ EGRESS_ALLOWLIST: fixtures.allowEntry });
 });
 
 after(async () => {
@@ -47,26 +47,16 @@ after(async () => {
 });
 
 const group = (slot: number): string => svc.service.executors.cpuGroupDir(slot) as string;
-const weight = (slot: number): number =>
-  Number(readFileSync(join(group(slot), found?.version === 1 ? 'cpu.shares' : 'cpu.weight'), 'utf8'));
+const weight = (slot: number): number => slotWeight(svc, slot);
 
 /**
  * A CPU-bound process of slot `slot`'s user in the slot's group, outside its
  * slot process's tree: what a double fork from escaped code leaves. Its 'exit'
  * says when the front killed it.
  */
-function orphanIn(slot: number): { child: ChildProcess; gone: () => boolean } {
-  const user = svc.service.executors.users?.[slot];
-  assert.ok(user, 'as root, each slot has a user');
-  const child = spawn('sh', ['-c', 'while :; do :; done'], { uid: user.uid, gid: user.gid, stdio: 'ignore' });
-  orphans.push(child);
-  assert.ok(child.pid !== undefined);
-  // Where the kernel puts what a slot process forks: its slot's groups (cgroup v1's cpuacct may be apart).
-  for (const dir of new Set([group(slot), svc.service.executors.cpuAcctGroupDir(slot) ?? group(slot)]))
-    writeFileSync(join(dir, 'cgroup.procs'), String(child.pid));
-  let gone = false;
-  child.on('exit', () => (gone = true));
-  return { child, gone: () => gone };
+async function orphanIn(slot: number): Promise<{ child: ChildProcess; gone: () => boolean }> {
+  const child = await spawnInSlot(svc, slot, 'while :; do :; done', orphans);
+  return { child, gone: () => child.exitCode !== null || child.signalCode !== null };
 }
 
 describe('a process that left its slot’s tree', { skip }, () => {
@@ -75,7 +65,7 @@ describe('a process that left its slot’s tree', { skip }, () => {
       url: fixtures.url('/example'),
       script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 4000))); return 1',
     });
-    const orphan = orphanIn(slot);
+    const orphan = await orphanIn(slot);
     // A request in the other slot: the front looks at the long one's slot then, and on each check while both run.
     const other = svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
     await until(orphan.gone, 'the orphan to be killed');
@@ -91,7 +81,7 @@ describe('a process that left its slot’s tree', { skip }, () => {
       script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 2500))); return 1',
     });
     // Alone, the job is not checked while it runs: the spinner is killed only at its end, and spins until then.
-    const orphan = orphanIn(slot);
+    const orphan = await orphanIn(slot);
     const r = await long;
     assert.equal(r.status, 200, r.text);
     await until(orphan.gone, 'the orphan to be killed at its job’s end');
@@ -101,7 +91,7 @@ describe('a process that left its slot’s tree', { skip }, () => {
   });
 
   test('a spinner left in an idle slot’s group is killed before the slot’s next job, which is not charged for it', async () => {
-    const left = [orphanIn(0), orphanIn(1)];
+    const left = [await orphanIn(0), await orphanIn(1)];
     const r = await svc.post({
       url: fixtures.url('/example'),
       // Long enough for a check of its CPU while the spinner would be charged to it.
@@ -126,7 +116,7 @@ describe('a process that left its slot’s tree', { skip }, () => {
       script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 4000))); return 1',
     });
     const pid = svc.service.executors.slotPids[slot] as number;
-    const orphan = orphanIn(slot);
+    const orphan = await orphanIn(slot);
     const other = svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
     await until(orphan.gone, 'the orphan to be killed');
     assert.equal(weight(slot), LOW);
@@ -148,7 +138,7 @@ describe('a process that left its slot’s tree', { skip }, () => {
   });
 
   test('a spinner left in a slot’s group does not outlive the service, nor keep its group', async () => {
-    const left = orphanIn(1);
+    const left = await orphanIn(1);
     const base = dirname(group(1));
     closed = true;
     await svc.close();

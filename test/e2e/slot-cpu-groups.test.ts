@@ -13,12 +13,17 @@ import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js
 import { inItsOwnSlot, startTestService, TEST_KEY, type TestService } from '../helpers/service.js';
 import { descendants } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
-import { findCpuCgroup, findV1Cgroup } from '../../src/front/children/cpu-groups.js';
+import {
+  CPU_CGROUP as found,
+  FULL_WEIGHT as one,
+  LOW_WEIGHT as low,
+  SLOT_GROUPS_SKIP as skip,
+  slotWeight,
+  startSlotsService,
+} from '../helpers/slot-groups.js';
+import { findV1Cgroup } from '../../src/front/children/cpu-groups.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
-const found = findCpuCgroup(readFileSync('/proc/self/cgroup', 'utf8'), readFileSync('/proc/self/mountinfo', 'utf8'));
-const skip =
-  process.getuid?.() !== 0 ? 'not root: no CPU cgroups' : found === undefined ? 'no CPU cgroup hierarchy' : false;
 
 /** A group a dead service left: made before the service starts, removed by it. */
 let stale: string | undefined;
@@ -35,12 +40,7 @@ before(async () => {
   stale = join(found?.dir ?? '', `pagescript-${gone.stdout}`);
   mkdirSync(stale);
   mkdirSync(join(stale, 'slot-0'));
-  svc = await startTestService({
-    EGRESS_ALLOWLIST: fixtures.allowEntry,
-    MAX_CONCURRENCY: '2',
-    IDLE_SLOT_CLOSE_MS: '0',
-    API_KEYS: `${TEST_KEY},${OTHER_KEY}`,
-  });
+  svc = await startSlotsService({ EGRESS_ALLOWLIST: fixtures.allowEntry, API_KEYS: `${TEST_KEY},${OTHER_KEY}` });
 });
 
 after(async () => {
@@ -148,10 +148,7 @@ describe('a CPU cgroup per slot', { skip }, () => {
   });
 
   test('a request past its share of CPU has the low weight beside a fresh one, and its slot gets its weight back', async () => {
-    const file = found?.version === 1 ? 'cpu.shares' : 'cpu.weight';
-    const [one, low] = found?.version === 1 ? [1024, 64] : [100, 6];
-    const weight = (i: number): number =>
-      Number(readFileSync(join(svc.service.executors.cpuGroupDir(i) as string, file), 'utf8'));
+    const weight = (i: number): number => slotWeight(svc, i);
     const { reply: busy, slot: heavy } = await inItsOwnSlot(svc, {
       url: fixtures.url('/example'),
       script: 'await page.evaluate(() => { const t = Date.now(); while (Date.now() - t < 4000) {} }); return 1',
@@ -174,10 +171,7 @@ describe('a CPU cgroup per slot', { skip }, () => {
   });
 
   test('a key whose request just used its share starts its next one at the low weight; another key does not', async () => {
-    const file = found?.version === 1 ? 'cpu.shares' : 'cpu.weight';
-    const [one, low] = found?.version === 1 ? [1024, 64] : [100, 6];
-    const weight = (i: number): number =>
-      Number(readFileSync(join(svc.service.executors.cpuGroupDir(i) as string, file), 'utf8'));
+    const weight = (i: number): number => slotWeight(svc, i);
     // A short heavy request (LOW_WEIGHT_AFTER_CPU_MS of its renderer's loop), then, back to back, one that only waits.
     const heavy = await svc.post({
       url: fixtures.url('/example'),

@@ -8,13 +8,11 @@
 // the next job of the slot, which may be another key's: that key would be
 // billed for it (X-Usage-Cpu-Ms) and given the low weight.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { TEST_KEY, inItsOwnSlot, startTestService, type Reply, type TestService } from '../helpers/service.js';
+import { FULL_WEIGHT as ONE, SLOT_GROUPS_SKIP as skip, slotWeight } from '../helpers/slot-groups.js';
 import { until } from '../helpers/wait.js';
-import { findCpuCgroup } from '../../src/front/children/cpu-groups.js';
 
 /** A page that spins in its renderer's main thread and in a worker from its load on. */
 const SPIN_PAGE = `<!doctype html><title>spin</title><script>
@@ -22,10 +20,6 @@ new Worker(URL.createObjectURL(new Blob(['for (;;) {}'])));
 addEventListener('load', () => setTimeout(() => { for (;;) {} }, 20));
 </script>`;
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML), '/spin': html(SPIN_PAGE) });
-const found = findCpuCgroup(readFileSync('/proc/self/cgroup', 'utf8'), readFileSync('/proc/self/mountinfo', 'utf8'));
-const skip =
-  process.getuid?.() !== 0 ? 'not root: no CPU cgroups' : found === undefined ? 'no CPU cgroup hierarchy' : false;
-const ONE = found?.version === 1 ? 1024 : 100;
 const HOSTILE = 'ps_hostile_0123456789abcdefghijklmnop';
 /** ~100 s of C++ with no interrupt check (test/e2e/executor-runaway.test.ts), after a page call. */
 const UNSTOPPABLE = 'await page.title(); const a = []; a[2 ** 32 - 2] = 1; a.indexOf(2); return 1';
@@ -57,13 +51,7 @@ after(async () => {
 });
 
 const hostile = (body: unknown): Promise<Reply> => svc.post(body, { 'x-gateway-key': HOSTILE });
-const weight = (slot: number): number =>
-  Number(
-    readFileSync(
-      join(svc.service.executors.cpuGroupDir(slot) as string, found?.version === 1 ? 'cpu.shares' : 'cpu.weight'),
-      'utf8',
-    ),
-  );
+const weight = (slot: number): number => slotWeight(svc, slot);
 
 /** The innocent key's job right after the hostile one: answered, and billed only for its own CPU. */
 async function innocentAfter(left: Promise<Reply>): Promise<void> {

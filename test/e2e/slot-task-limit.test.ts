@@ -6,19 +6,16 @@
 // controller). The bomb is made here as escaped code would make it: a process
 // of the slot's user, in the slot's groups, forking as fast as it can.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
-import { inItsOwnSlot, startTestService, type TestService } from '../helpers/service.js';
+import { inItsOwnSlot, type TestService } from '../helpers/service.js';
+import { SLOT_GROUPS_SKIP as skip, spawnInSlot, startSlotsService } from '../helpers/slot-groups.js';
 import { until } from '../helpers/wait.js';
-import { findCpuCgroup } from '../../src/front/children/cpu-groups.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
-const found = findCpuCgroup(readFileSync('/proc/self/cgroup', 'utf8'), readFileSync('/proc/self/mountinfo', 'utf8'));
-const skip =
-  process.getuid?.() !== 0 ? 'not root: no slot cgroups' : found === undefined ? 'no CPU cgroup hierarchy' : false;
 /** Low enough for a quick bomb, well above a slot's own ~64 tasks at rest. */
 const CAP = 256;
 /** How many forks the bomb tries: bounded, in case the cap is not there. */
@@ -30,12 +27,7 @@ const bombs: ChildProcess[] = [];
 before(async () => {
   if (skip) return;
   await fixtures.start();
-  svc = await startTestService({
-    EGRESS_ALLOWLIST: fixtures.allowEntry,
-    MAX_CONCURRENCY: '2',
-    IDLE_SLOT_CLOSE_MS: '0',
-    SLOT_MAX_TASKS: String(CAP),
-  });
+  svc = await startSlotsService({ EGRESS_ALLOWLIST: fixtures.allowEntry, SLOT_MAX_TASKS: String(CAP) });
 });
 
 after(async () => {
@@ -52,30 +44,19 @@ after(async () => {
 });
 
 const tasksGroup = (slot: number): string => svc.service.executors.tasksGroupDir(slot) as string;
-const cpuGroup = (slot: number): string => svc.service.executors.cpuGroupDir(slot) as string;
 const read = (slot: number, file: string): string => readFileSync(join(tasksGroup(slot), file), 'utf8');
 const refusals = (slot: number): number => Number(/^max (\d+)$/m.exec(read(slot, 'pids.events'))?.[1] ?? 0);
 
 /** A process of slot `slot`'s user in the slot's groups that forks sleepers TRIES times, as fast as it can. */
-function bombIn(slot: number): ChildProcess {
-  const user = svc.service.executors.users?.[slot];
-  assert.ok(user, 'as root, each slot has a user');
-  // Stopped until it is in the slot's groups: then everything it forks is born there.
-  const child = spawn(
-    'sh',
-    ['-c', `kill -STOP $$; i=0; while [ $i -lt ${TRIES} ]; do sleep 60 & i=$((i+1)); done 2>/dev/null; wait`],
-    { uid: user.uid, gid: user.gid, stdio: 'ignore', detached: true },
+const bombIn = (slot: number): Promise<ChildProcess> =>
+  spawnInSlot(
+    svc,
+    slot,
+    `i=0; while [ $i -lt ${TRIES} ]; do sleep 60 & i=$((i+1)); done 2>/dev/null; wait`,
+    bombs,
+    // Its own process group: after() kills all it forked at once.
+    { detached: true },
   );
-  bombs.push(child);
-  assert.ok(child.pid !== undefined);
-  return child;
-}
-
-function place(slot: number, pid: number): void {
-  // Where the kernel puts what a slot process forks: its slot's groups.
-  writeFileSync(join(cpuGroup(slot), 'cgroup.procs'), String(pid));
-  if (tasksGroup(slot) !== cpuGroup(slot)) writeFileSync(join(tasksGroup(slot), 'cgroup.procs'), String(pid));
-}
 
 describe('a fork bomb in a slot', { skip }, () => {
   test('each slot’s tasks are capped, and its user cannot raise the cap', () => {
@@ -98,11 +79,7 @@ describe('a fork bomb in a slot', { skip }, () => {
       script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 3000))); return 1',
     });
     const before = refusals(slot);
-    const bomb = bombIn(slot);
-    const stopped = (): boolean => / T /.test(readFileSync(`/proc/${bomb.pid}/stat`, 'utf8'));
-    await until(stopped, 'the bomb to wait for its groups');
-    place(slot, bomb.pid as number);
-    process.kill(bomb.pid as number, 'SIGCONT');
+    await bombIn(slot);
     await until(() => refusals(slot) > before, 'the bomb to meet the cap');
     const current = Number(read(slot, 'pids.current'));
     assert.ok(current <= CAP, `${current} tasks in a slot capped at ${CAP}`);
