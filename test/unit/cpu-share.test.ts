@@ -25,7 +25,7 @@ test('a heavy request is told to yield while a working request runs in another s
   const { s, told, cpu } = share();
   cpu.set(100, 0);
   cpu.set(200, 0);
-  s.jobStarted(0, 100, 0);
+  assert.equal(s.jobStarted(0, 100, 0), undefined, "no group to count: the tree's count is used (slot-job.ts)");
   s.jobStarted(1, 200, 0);
   s.said(0, { worthy: false, heavy: true });
   s.said(1, { worthy: true, heavy: false });
@@ -323,7 +323,7 @@ test('a job is weighed by its slot group’s count when there is one: CPU of chi
   });
   cpu.set(100, 50);
   group.set(0, 7000);
-  s.jobStarted(0, 100, 50);
+  assert.equal(s.jobStarted(0, 100, 50), 7000, 'the count the job is billed from (slot-job.ts)');
   // A process ignoring SIGCHLD spins in children the kernel reaps: its tree's count stays; its group's grows.
   group.set(0, 7000 + LOW_WEIGHT_AFTER_CPU_MS);
   s.check();
@@ -331,7 +331,7 @@ test('a job is weighed by its slot group’s count when there is one: CPU of chi
   s.jobEnded(0, 100);
   // The next job is counted from its own start: what its group used before is not its.
   cpu.set(101, 0);
-  s.jobStarted(0, 101, 0);
+  assert.equal(s.jobStarted(0, 101, 0), 7000 + LOW_WEIGHT_AFTER_CPU_MS);
   s.check();
   assert.deepEqual(weights, [
     [0, true],

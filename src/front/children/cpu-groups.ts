@@ -137,15 +137,10 @@ export class CpuGroups {
    * that is gone left there, each slot's tasks capped at `maxTasks`. undefined,
    * and a line in the log saying why, when the front may not.
    */
-  static open(
-    slots: number,
-    maxTasks: number,
-    logger: Logger,
-    found: CpuCgroup | undefined = findCpuCgroup(
-      readOr('/proc/self/cgroup') ?? '',
-      readOr('/proc/self/mountinfo') ?? '',
-    ),
-  ): CpuGroups | undefined {
+  static open(slots: number, maxTasks: number, logger: Logger): CpuGroups | undefined {
+    // The front's own cgroups and mounts, read once: the CPU hierarchy's, and v1's cpuacct and pids.
+    const self = [readOr('/proc/self/cgroup') ?? '', readOr('/proc/self/mountinfo') ?? ''] as const;
+    const found = findCpuCgroup(...self);
     if (!found) {
       logger.info('no CPU cgroup to divide between slots: the CPU pause alone shares the cores');
       return undefined;
@@ -191,7 +186,6 @@ export class CpuGroups {
       return undefined;
     }
     logger.info({ cgroup: base, version: found.version }, 'each slot has a CPU cgroup of its own');
-    const self = [readOr('/proc/self/cgroup') ?? '', readOr('/proc/self/mountinfo') ?? ''] as const;
     const acctDir = found.version === 1 ? findV1Cgroup('cpuacct', ...self) : undefined;
     const pidsDir = found.version === 1 ? findV1Cgroup('pids', ...self) : undefined;
     return new CpuGroups(

@@ -128,8 +128,12 @@ export class CpuShare {
     return s;
   }
 
-  /** A job for key `client` was handed to the slot's process `pid`, whose tree had used cpuAtStart ms. */
-  jobStarted(index: number, pid: number, cpuAtStart: number, client?: string): void {
+  /**
+   * A job for key `client` was handed to the slot's process `pid`, whose tree
+   * had used cpuAtStart ms. Returns its slot group's count (ms) once what an
+   * earlier job left there was swept, where slots have groups: the job's CPU is counted from it.
+   */
+  jobStarted(index: number, pid: number, cpuAtStart: number, client?: string): number | undefined {
     const s = this.#slot(index);
     // SECURITY: what an earlier job or process left in the slot's group does not run beside this job, charged to it.
     this.#sweepSlot?.(index);
@@ -138,11 +142,12 @@ export class CpuShare {
     // A job whose end was never reported (its process killed) leaves no low weight to the next.
     if (s.job?.low && !carried) this.#weighSlot?.(index, false);
     if (!s.job?.low && carried) this.#weighSlot?.(index, true);
+    const groupAtStart = this.#usageSlot?.(index);
     // A new request is yielded to from the start, as the watchdog does for a new watch.
     s.job = {
       pid,
       cpuAtStart,
-      groupAtStart: this.#usageSlot?.(index),
+      groupAtStart,
       last: undefined,
       honoured: true,
       low: carried && this.#weighSlot !== undefined,
@@ -161,6 +166,7 @@ export class CpuShare {
         this.#weigh(i, job, () => this.#opts.cpuMs(job.pid));
       }
     this.#update();
+    return groupAtStart;
   }
 
   /** The job of process `pid` in the slot is over (its context closed, or its process gone). */

@@ -95,9 +95,8 @@ export async function runInSlot(
     const measured = cpuMs();
     return measured === undefined ? rest : { ...rest, cpuMs: measured };
   };
-  if (pid !== undefined && cpuBefore !== undefined) share.jobStarted(slot.index, pid, cpuBefore, client);
-  // After jobStarted's sweep: what an earlier job left in the group is not this one's.
-  groupBefore = opts.groupCpuMs(slot.index);
+  // Read after jobStarted's sweep: what an earlier job left in the group is not this one's.
+  if (pid !== undefined && cpuBefore !== undefined) groupBefore = share.jobStarted(slot.index, pid, cpuBefore, client);
   proc.send({ type: 'run', id, request: { ...request, requestId } });
   try {
     const outcome = await result;
