@@ -514,8 +514,9 @@ function runTests(nodeBin, env, files, { isolation = 'process', coverage = false
   // A TAP copy beside the spec output: a file whose process died (a signal, an
   // exit code) shows only 'test failed' in the spec summary; the digest printed
   // last says how it died, where a CI log's tail can be read.
+  // PAGESCRIPT_TEST_TAP=<file> keeps it there (each file's time is in it: docs/development.md).
   const tapDir = mkdtempSync(join(tmpdir(), 'pagescript-tap-'));
-  const tapFile = join(tapDir, 'run.tap');
+  const tapFile = process.env.PAGESCRIPT_TEST_TAP ? resolve(process.env.PAGESCRIPT_TEST_TAP) : join(tapDir, 'run.tap');
   args.push('--test-reporter=spec', '--test-reporter-destination=stdout');
   args.push('--test-reporter=tap', `--test-reporter-destination=${tapFile}`);
   let lockDir;
