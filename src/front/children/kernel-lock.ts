@@ -88,16 +88,22 @@ export function findNft(paths: readonly string[] = NFT_PATHS): string | undefine
 /** Runs nft with `input` on its stdin; rejects with its stderr when it fails. Exported for tests. */
 export function runNft(nft: string, args: readonly string[], input?: string): Promise<string> {
   return new Promise((resolve, reject) => {
+    let stdinClosed!: Promise<void>;
     const child = execFile(nft, args, { timeout: NFT_TIMEOUT_MS, encoding: 'utf8' }, (e, stdout, stderr) => {
-      if (e) reject(new Error(`${nft} ${args.join(' ')}: ${stderr.trim() || e.message}`));
-      else resolve(stdout);
+      // Settled once its input's pipe is closed too: nothing of this call is left to happen after it.
+      stdinClosed.then(() => {
+        if (e) reject(new Error(`${nft} ${args.join(' ')}: ${stderr.trim() || e.message}`));
+        else resolve(stdout);
+      }, reject);
     });
+    const stdin = child.stdin;
+    stdinClosed = stdin ? new Promise((r) => stdin.once('close', () => r())) : Promise.resolve();
     // nft may exit before reading its input (`list` reads none; a bad rule ends it early): the
     // write then fails with EPIPE, which is no error of its own — the exit status above says what happened.
     // (CI saw the EPIPE thrown as an uncaught error into an unrelated test.)
-    child.stdin?.on('error', () => {});
-    if (input === undefined) child.stdin?.end();
-    else child.stdin?.end(input);
+    stdin?.on('error', () => {});
+    if (input === undefined) stdin?.end();
+    else stdin?.end(input);
   });
 }
 
