@@ -78,3 +78,8 @@ test('an nft that exits before reading its input is reported by its exit, not th
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('an nft that cannot be started is reported at once, not waited on for its input pipe', async () => {
+  await assert.rejects(runNft('/nonexistent/nft', ['list', 'tables']), /ENOENT/);
+  await assert.rejects(runNft('/nonexistent/nft', ['-f', '-'], 'x'.repeat(1 << 20)), /ENOENT/);
+});
