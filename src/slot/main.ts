@@ -178,13 +178,15 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
     log,
   );
   lanes = browser;
+  await browser.start();
   sandboxes.start();
   // Ready once warm: what a fresh process makes ahead (a context, an isolate) is
   // made before its first job, whose CPU is its slot group's (slot-job.ts): a
   // slot replaced because of one key's job does not bill the next key for it.
+  // Bounded, and never a failure: a spare that cannot be made is made again later.
   let warmTimer: NodeJS.Timeout | undefined;
   await Promise.race([
-    Promise.all([browser.warm(), sandboxes.made()]),
+    Promise.all([browser.warm(), sandboxes.made()]).catch(() => undefined),
     new Promise<void>((resolve) => (warmTimer = setTimeout(resolve, WARM_WAIT_MS))),
   ]);
   clearTimeout(warmTimer);
