@@ -241,6 +241,7 @@ export class CpuGroups {
   weigh(index: number, low: boolean): void {
     try {
       writeFileSync(join(this.dir(index), this.#weight.file), String(low ? this.#weight.low : this.#weight.one));
+      this.#logger.debug({ slot: index, low }, "a slot's CPU weight changed");
     } catch (e) {
       this.#logger.warn({ err: e, slot: index, low }, "a slot's CPU weight could not be changed");
     }

@@ -97,6 +97,7 @@ export async function runInSlot(
   };
   // Read after jobStarted's sweep: what an earlier job left in the group is not this one's.
   if (pid !== undefined && cpuBefore !== undefined) groupBefore = share.jobStarted(slot.index, pid, cpuBefore, client);
+  logger.debug({ requestId, slot: slot.index, pid, client }, 'job given to a slot process');
   proc.send({ type: 'run', id, request: { ...request, requestId } });
   try {
     const outcome = await result;
