@@ -169,6 +169,19 @@ export const SLOT_BASE_MB = 128;
 /** A slot process's V8 heap beyond what its request's host-side queues may hold (Puppeteer, the membrane), in MiB. */
 export const SLOT_HEAP_BASE_MB = 64;
 /**
+ * A slot process's V8 semi-space limit (--max-semi-space-size), in MiB: its
+ * young generation is at most three of these. Left to V8, the young generation
+ * of a slot process serving requests one after another grew to 64 MiB
+ * semi-spaces within ~250 requests, and from then on the old space (30 MB
+ * live, under a --max-old-space-size of ~100-170) was collected back to back,
+ * ~15 full collections a second on the main thread and all four V8 workers:
+ * the slot's host side used 1.0-1.4 cores instead of 0.2 and each request
+ * took 3-5 times as long, until the process was retired (measured with
+ * --trace-gc: 882 full collections in 450 requests, 94.6 s; with this bound
+ * 9 full collections, 53.8 s; docs/performance.md).
+ */
+export const SLOT_SEMI_SPACE_MB = 16;
+/**
  * The egress process: Node and the guard. Measured at rest ~45 MB resident and
  * ~55 MB with two pages loading through it (docs/architecture.md); its
  * connections' buffers are bounded by the guard's limits per connection.

@@ -4,11 +4,13 @@
 // while a neighbour's request in the other slot is served; the front answers at
 // the request's deadline whatever the slot process does, and replaces it.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { capturingLogger, startTestService, type Reply, type TestService } from '../helpers/service.js';
 import { alive } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
+import { SLOT_SEMI_SPACE_MB } from '../../src/common/config.js';
 import { JOB_GRACE_MS } from '../../src/front/children/job-deadline.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
@@ -135,6 +137,15 @@ describe('a slot process in trouble fails only its own request', () => {
     const killed = log.lines.find((l) => l.pid === pid && /reached its deadline/.test(String(l.msg)));
     assert.ok(killed, 'the front ended it at the deadline');
     await nextServed(pid);
+  });
+
+  test('each slot process runs with its V8 heap limit and a bounded young generation (config.ts SLOT_SEMI_SPACE_MB)', async () => {
+    for (const pid of await bothReady()) {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      assert.ok(argv.includes(`--max-old-space-size=${svc.service.config.memory.slotHeapMb}`), argv.join(' '));
+      // Unbounded, its young generation grew to 64 MiB semi-spaces and the old space was collected back to back.
+      assert.ok(argv.includes(`--max-semi-space-size=${SLOT_SEMI_SPACE_MB}`), argv.join(' '));
+    }
   });
 
   test('a slot whose host side blows its V8 heap: its request is 400 MEMORY_LIMIT_EXCEEDED naming the host side; the neighbour is served', async () => {

@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import {
   MAX_OUTPUT_LINE,
   awaitReady,
+  childEntry,
   logChildOutput,
   stopChild,
   type ReadyWatch,
@@ -155,4 +156,12 @@ test('stopChild: a child that exits when asked is not killed; one that does not 
   deaf.emitter.emit('exit', null, 'SIGKILL');
   await deafStop;
   assert.deepEqual(asked, ['polite', 'deaf']);
+});
+
+test('a child given a heap gets its old-space limit and a bounded young generation; one given none gets neither', () => {
+  const slot = childEntry('executor', { oldMb: 94, semiSpaceMb: 16 }).execArgv;
+  assert.ok(slot.includes('--max-old-space-size=94'), slot.join(' '));
+  assert.ok(slot.includes('--max-semi-space-size=16'), slot.join(' '));
+  const egress = childEntry('egress-process').execArgv;
+  assert.ok(!egress.some((a) => /^--max-(old|semi)-space-size=/.test(a)), egress.join(' '));
 });

@@ -247,14 +247,18 @@ export const CHILDREN_FROM_DIST_ENV = 'PAGESCRIPT_CHILDREN_FROM_DIST';
  * src/ run through tsx; from source with CHILDREN_FROM_DIST_ENV=1, the built
  * dist/<name>.js with its source maps (stack traces and coverage name src/).
  */
-export function childEntry(name: keyof typeof CHILD_SOURCES, heapMb?: number): { file: string; execArgv: string[] } {
+export function childEntry(
+  name: keyof typeof CHILD_SOURCES,
+  heap?: { readonly oldMb: number; readonly semiSpaceMb: number },
+): { file: string; execArgv: string[] } {
   const fromSource = import.meta.url.endsWith('.ts');
   const built = fromSource && process.env[CHILDREN_FROM_DIST_ENV] === '1';
   const path = !fromSource ? `./${name}.js` : built ? `../../../dist/${name}.js` : CHILD_SOURCES[name];
   const file = fileURLToPath(new URL(path, import.meta.url));
   const execArgv = ['--no-node-snapshot'];
   if (process.execArgv.includes('--expose-gc')) execArgv.push('--expose-gc');
-  if (heapMb !== undefined) execArgv.push(`--max-old-space-size=${heapMb}`);
+  if (heap !== undefined)
+    execArgv.push(`--max-old-space-size=${heap.oldMb}`, `--max-semi-space-size=${heap.semiSpaceMb}`);
   if (built) execArgv.push('--enable-source-maps');
   else if (fromSource) execArgv.push('--import', import.meta.resolve('tsx'));
   return { file, execArgv };

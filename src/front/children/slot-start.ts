@@ -6,6 +6,7 @@
 // has exited, its directory is removed and the Chromium processes it left
 // stopped (the CPU pause) are continued, so that they see the closed pipe.
 import { rmSync } from 'node:fs';
+import { SLOT_SEMI_SPACE_MB } from '../../common/config.js';
 import type { Logger } from '../../common/log.js';
 import { childDir, childEntry, childEnv, forkChild, logChildOutput } from './child-start.js';
 import type { CpuGroups } from './cpu-groups.js';
@@ -29,8 +30,9 @@ export function forkSlot(
   // receives, and each asks whether stderr is a terminal (a system call)
   // unless this says: ~2 ms of the process's CPU per request (profiled).
   env.DEBUG_COLORS = 'no';
-  // SECURITY: the V8 heap of a slot's host side has a hard limit from the memory plan.
-  const { file, execArgv } = childEntry('executor', heapMb);
+  // SECURITY: the V8 heap of a slot's host side has a hard limit from the memory plan,
+  // and its young generation a bound (config.ts SLOT_SEMI_SPACE_MB: unbounded, it ate the old space's room).
+  const { file, execArgv } = childEntry('executor', { oldMb: heapMb, semiSpaceMb: SLOT_SEMI_SPACE_MB });
   const child = forkChild(file, execArgv, env, slot.runAs);
   // Placed before it is sent `init` (which launches its Chromium): its whole tree is born in the slot's group.
   if (child.pid !== undefined) groups?.place(slot.index, child.pid);
