@@ -11,6 +11,8 @@
 // front fails this process's job and starts another.
 //
 // Nothing here imports from the front (http/, tenancy/, app, metrics, openapi).
+// SECURITY: first, before any script isolate is made: each keeps its own young generation and memory limit.
+import './young-generation.js';
 import type { Socket } from 'node:net';
 import { pino } from 'pino';
 import { background } from '../common/background.js';

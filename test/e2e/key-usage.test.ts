@@ -138,6 +138,8 @@ test("a key's lower script memory ends its request with MEMORY_LIMIT_EXCEEDED; a
   assert.equal(lean.body.code, 'MEMORY_LIMIT_EXCEEDED');
   // Ended at its limit: that is what it held at the most.
   assert.ok(mib(lean, 'x-usage-isolate-heap-peak-mib') >= 32, String(lean.headers['x-usage-isolate-heap-peak-mib']));
+  // SECURITY: and not past it: the slot process's own young-generation bound must not widen its isolates' (young-generation.ts).
+  assert.ok(mib(lean, 'x-usage-isolate-heap-peak-mib') < 40, String(lean.headers['x-usage-isolate-heap-peak-mib']));
   const free = await svc.post({ url: shop.url('/item'), script: ISOLATE_HOG }, as(FREE));
   assert.equal(free.status, 200, free.text);
   assert.equal(free.body.data, 80);

@@ -1,0 +1,15 @@
+// Imported first by the slot process's entry point (main.ts), before any
+// script isolate exists.
+//
+// The front starts a slot process with --max-semi-space-size
+// (src/common/config.ts SLOT_SEMI_SPACE_MB) to bound this process's own young
+// generation; V8 reads it when a heap is made. SECURITY: V8 applies it to
+// every heap made afterwards too, so each script isolate (isolated-vm) would
+// get 16 MiB semi-spaces instead of its own 1-2 MiB, and isolated-vm counts the
+// young generation as room beyond the isolate's memory limit: a key whose
+// scripts may use 16 MiB held 48 MB and got 200 (found by a fresh-eyes attack).
+// Unset here, the isolates keep the limit they are given; this heap keeps its
+// bound (measured: its new space stays at 32 MiB under churn).
+import { setFlagsFromString } from 'node:v8';
+
+setFlagsFromString('--max-semi-space-size=0');
