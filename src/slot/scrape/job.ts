@@ -2,7 +2,7 @@
 // isolate meanwhile, navigate, run the script, collect logs, and dispose of
 // everything on every path.
 import { randomUUID } from 'node:crypto';
-import { TimeoutError, type HTTPResponse, type Page } from 'puppeteer';
+import { TimeoutError, type Browser, type HTTPResponse, type Page } from 'puppeteer';
 import type { BrowserLanes, LaneLease } from '../browser/lanes.js';
 import type { Config } from '../../common/config.js';
 import { defaultPort, unmaskNetError, type RecentFailure } from '../egress-client/net-errors.js';
@@ -153,6 +153,20 @@ function browserGone(cause?: unknown): ApiError {
     'Internal server error: the browser closed unexpectedly; it is being relaunched',
     { cause },
   );
+}
+
+/**
+ * Calls `gone` when the Chromium disconnects; returns the function that stops
+ * watching. on(), not once(): Puppeteer's once() registers a wrapper, so off()
+ * with the function given to once() removes nothing. Each request's listener
+ * stayed on the slot's Browser, and with it the request's page, membrane and
+ * sandbox: ~75 KB of the slot process a request, until it was retired
+ * (SLOT_RECYCLE_REQUESTS; measured: 36 MB at rest after 30 requests, 81 MB
+ * after 630, flat once fixed).
+ */
+export function whenDisconnected(browser: Pick<Browser, 'on' | 'off'>, gone: () => void): () => void {
+  browser.on('disconnected', gone);
+  return () => browser.off('disconnected', gone);
 }
 
 /** Resolves to the promise's value and records how long it took. */
@@ -332,10 +346,7 @@ export async function runScrape(
       box.abort(new ApiError('INTERNAL_SERVER_ERROR', 'Internal server error: the browser page closed unexpectedly')),
     );
     // A Chromium that dies does not close its pages one by one: end the script now, not at its time limit.
-    const browser = page.browser();
-    const onBrowserGone = (): void => box.abort(browserGone());
-    browser.once('disconnected', onBrowserGone);
-    stopWatchingBrowser = () => browser.off('disconnected', onBrowserGone);
+    stopWatchingBrowser = whenDisconnected(page.browser(), () => box.abort(browserGone()));
 
     let result;
     phase = 'script';
