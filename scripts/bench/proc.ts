@@ -93,7 +93,7 @@ export function executorPids(root: number): number[] {
 
 /** The service's egress process, by its entry file. */
 export function egressPids(root: number): number[] {
-  return descendantsRunning(root, /egress\.js|egress\/main\.ts/);
+  return descendantsRunning(root, /egress-process\.js|egress\/main\.ts/);
 }
 
 function descendantsRunning(root: number, entry: RegExp): number[] {
