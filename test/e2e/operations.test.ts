@@ -219,6 +219,38 @@ describe('the browser', () => {
     }
   });
 
+  test('Chromium killed while the script waits on a timer, with no page call to fail: the disconnect ends the script', async () => {
+    // Only the request's watch on its Chromium (job.ts whenDisconnected) can end this script before its 60 s limit.
+    const own = await startTestService({
+      EGRESS_ALLOWLIST: fixtures.allowEntry,
+      MAX_CONCURRENCY: '1',
+      SCRIPT_TIMEOUT_MS: '60000',
+    });
+    try {
+      const pid = own.service.browser.pid;
+      assert.ok(pid);
+      const waiting = new Promise<void>((resolve) =>
+        fixtures.route('/script-waiting', (_req, res) => {
+          res.end('');
+          resolve();
+        }),
+      );
+      const pending = own.post({
+        url: fixtures.url('/example'),
+        script:
+          "await page.evaluate(() => { fetch('/script-waiting'); }); await new Promise((r) => setTimeout(r, 60000)); return 1",
+      });
+      await waiting;
+      process.kill(pid, 'SIGKILL');
+      const r = await pending;
+      assert.equal(r.status, 500, r.text);
+      assert.equal(r.body.code, 'INTERNAL_SERVER_ERROR');
+      assert.match(String(r.body.error), /the browser closed unexpectedly/);
+    } finally {
+      await own.close();
+    }
+  });
+
   test('a fresh context opens no browser UI of its own (the omnibox popups cost a renderer and ~400 ms of CPU per context)', async () => {
     // The service's Chromium is in an executor process; this looks at one launched the same way, here.
     // Its contexts are pointed at a closed port (as when the guard is down): it loads nothing.
