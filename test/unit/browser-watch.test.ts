@@ -8,9 +8,9 @@ import { EventEmitter, type Browser } from 'puppeteer';
 import { whenDisconnected } from '../../src/slot/scrape/job.js';
 
 /** Puppeteer's own emitter, as a Browser's: its once() wraps the handler, which off() then cannot find. */
-const browserLike = (): EventEmitter<{ disconnected: undefined }> & Pick<Browser, 'on' | 'off'> =>
-  new EventEmitter<{ disconnected: undefined }>() as EventEmitter<{ disconnected: undefined }> &
-    Pick<Browser, 'on' | 'off'>;
+type BrowserLike = EventEmitter<{ disconnected: undefined }> & Pick<Browser, 'on' | 'off'> & { connected: boolean };
+const browserLike = (connected = true): BrowserLike =>
+  Object.assign(new EventEmitter<{ disconnected: undefined }>(), { connected }) as BrowserLike;
 
 test('a request that ends leaves no disconnect listener on its slot’s Browser (a slot process grew with every request)', () => {
   const browser = browserLike();
@@ -31,4 +31,14 @@ test('a request still running hears its Chromium disconnect', () => {
   stop();
   browser.emit('disconnected', undefined);
   assert.equal(heard, 1);
+});
+
+test('a Chromium that disconnected before the request listened (while its isolate was attached) ends it at once', () => {
+  const browser = browserLike(false);
+  let heard = 0;
+  const stop = whenDisconnected(browser, () => heard++);
+  // Its 'disconnected' event fired before the listener was there; without the check the script would run to its limit.
+  assert.equal(heard, 1);
+  stop();
+  assert.equal(browser.listenerCount('disconnected'), 0);
 });

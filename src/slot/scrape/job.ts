@@ -164,8 +164,10 @@ function browserGone(cause?: unknown): ApiError {
  * (SLOT_RECYCLE_REQUESTS; measured: 36 MB at rest after 30 requests, 81 MB
  * after 630, flat once fixed).
  */
-export function whenDisconnected(browser: Pick<Browser, 'on' | 'off'>, gone: () => void): () => void {
+export function whenDisconnected(browser: Pick<Browser, 'on' | 'off' | 'connected'>, gone: () => void): () => void {
   browser.on('disconnected', gone);
+  // A Chromium that died before anyone listened (while the isolate was attached) fired its event already.
+  if (!browser.connected) gone();
   return () => browser.off('disconnected', gone);
 }
 
@@ -342,9 +344,11 @@ export async function runScrape(
     });
     const m = membrane;
     await box.attach((json) => m.onHost(json), req.url);
-    page.once('close', () =>
-      box.abort(new ApiError('INTERNAL_SERVER_ERROR', 'Internal server error: the browser page closed unexpectedly')),
-    );
+    const pageClosed = () =>
+      box.abort(new ApiError('INTERNAL_SERVER_ERROR', 'Internal server error: the browser page closed unexpectedly'));
+    page.once('close', pageClosed);
+    // A page that closed during attach() fired its event before anyone listened.
+    if (page.isClosed()) pageClosed();
     // A Chromium that dies does not close its pages one by one: end the script now, not at its time limit.
     stopWatchingBrowser = whenDisconnected(page.browser(), () => box.abort(browserGone()));
 
