@@ -106,6 +106,9 @@ export type ToEgress =
   | { readonly type: 'fault'; readonly kind: FaultKind; readonly message?: unknown }
   | { readonly type: 'shutdown' };
 
+/** The longest message the front takes from the egress process (its longest, a log line, is far shorter). */
+export const MAX_EGRESS_MESSAGE_BYTES = 2 ** 20;
+
 export type FromEgress =
   | { readonly type: 'ready'; readonly guardPort: number }
   | { readonly type: 'log'; readonly line: string }

@@ -116,6 +116,16 @@ export interface SlotActivity {
   readonly heavy: boolean;
 }
 
+/**
+ * The longest message the front takes from a slot process (src/front/children/message-bound.ts): a result
+ * of MAX_RESULT_BYTES and logs of MAX_LOG_BYTES, each at two bytes a character as V8 may serialize them, and
+ * 8 MiB for the rest (an error's Base64 screenshot of up to 1 MiB, its calls, the timings). Within the host
+ * memory the memory plan reserves per request (hostRequestMb: 64 MiB and three times the result's).
+ */
+export function maxSlotMessageBytes(maxResultBytes: number, maxLogBytes: number): number {
+  return 2 * (maxResultBytes + maxLogBytes) + 8 * 2 ** 20;
+}
+
 /** The longest log line the front takes from an executor (its own lines are far shorter). */
 export const MAX_EXECUTOR_LOG_LINE = 64 * 1024;
 

@@ -13,6 +13,7 @@
 // Nothing here imports from the front (http/, tenancy/, app, metrics, openapi).
 // SECURITY: first, before any script isolate is made: each keeps its own young generation and memory limit.
 import './young-generation.js';
+import { writeSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { pino } from 'pino';
 import { background } from '../common/background.js';
@@ -24,6 +25,7 @@ import { RemoteGuard } from './egress-client/remote.js';
 import { ApiError, ERRORS } from '../common/errors.js';
 import { type FromExecutor, type ToExecutor } from '../protocol/executor-messages.js';
 import { EGRESS_STOPPED, type WireError } from '../protocol/jobs.js';
+import type { RawFault } from '../protocol/test-seams.js';
 import { collectWhenIdle } from '../common/idle-gc.js';
 import type { Logger } from '../common/log.js';
 import { releaseBundleCache } from './membrane/bundle.js';
@@ -311,6 +313,7 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         else if (msg.kind === 'hang') setImmediate(hang);
         else if (msg.kind === 'bloat') setImmediate(bloat);
         else if (msg.kind === 'send') process.send?.(msg.message);
+        else if (msg.kind === 'raw') writeRaw(msg.message as RawFault);
         // eslint-disable-next-line @typescript-eslint/no-floating-promises -- the point: a rejection nobody handles
         else Promise.reject(new Error('a fault the test asked for'));
         break;
@@ -346,6 +349,36 @@ function bloat(): void {
     setTimeout(grow, 5);
   };
   grow();
+}
+
+/**
+ * Tests (seam.faults): writes bytes to the IPC channel's descriptor as they are, past Node's framing (what code
+ * that escaped into this process could write). The descriptor is non-blocking: a full pipe is waited for.
+ */
+function writeRaw(fault: RawFault): void {
+  const fd = (process.channel as unknown as { fd?: number } | undefined)?.fd;
+  if (typeof fd !== 'number') return;
+  const chunks = [Buffer.from(fault.bytes, 'base64')];
+  const filler = Buffer.alloc(2 ** 20, 0x41);
+  for (let i = 0; i < (fault.thenMiB ?? 0); i++) chunks.push(filler);
+  let offset = 0;
+  const next = (): void => {
+    while (chunks.length > 0) {
+      const chunk = chunks[0] as Buffer;
+      try {
+        offset += writeSync(fd, chunk, offset);
+      } catch (e) {
+        // The pipe is full: the front reads on. Anything else (the front closed it): stop.
+        if ((e as NodeJS.ErrnoException).code === 'EAGAIN') setTimeout(next, 1);
+        return;
+      }
+      if (offset >= chunk.length) {
+        chunks.shift();
+        offset = 0;
+      }
+    }
+  };
+  next();
 }
 
 let started = false;

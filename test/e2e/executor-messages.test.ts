@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { maxSlotMessageBytes } from '../../src/protocol/executor-messages.js';
 import { capturingLogger, serviceFor } from '../helpers/service.js';
 import { until } from '../helpers/wait.js';
 
@@ -21,8 +22,11 @@ function allSlotsReady(): boolean {
   return pids.length > 0 && pids.every((pid) => readyPids.includes(pid));
 }
 
-/** The executor sends `message`; it is killed for it, replaced, and the front serves the next request. */
-async function forged(message: unknown): Promise<void> {
+/**
+ * The executor sends `message` (`raw`: writes bytes to its channel past Node's framing, RawFault); it is killed
+ * for it, replaced, and the front serves the next request. Resolves with the kills' log lines.
+ */
+async function forged(message: unknown, kind: 'send' | 'raw' = 'send'): Promise<Array<Record<string, unknown>>> {
   // Every slot's process ready first: the fault goes to each process there is, and one
   // still starting could read it late and be killed while it serves the request below.
   await until(() => svc.service.browser.ready && allSlotsReady(), 'every slot process to be ready', {
@@ -30,7 +34,7 @@ async function forged(message: unknown): Promise<void> {
   });
   // Each sends it and is killed for it: wait for all of them, or the next request may meet one being killed.
   const pids = svc.service.executors.readyPids;
-  svc.service.executors.fault('send', message);
+  svc.service.executors.fault(kind, message);
   await until(
     () => !svc.service.executors.pids.some((pid) => pids.includes(pid)),
     'every slot process that sent it to be killed',
@@ -47,6 +51,7 @@ async function forged(message: unknown): Promise<void> {
   const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.data, 'Example Domain');
+  return killed;
 }
 
 describe('a message the front cannot read', () => {
@@ -75,9 +80,40 @@ describe('a message the front cannot read', () => {
     assert.ok(!metrics.text.includes('phase-0001'), 'no such label value');
   });
 
+  // Past Node's framing: what code that escaped into a slot process could write to the channel's descriptor.
+  test('nine bytes V8 cannot deserialize (Node throws them where nothing catches): the front goes on', async () => {
+    const killed = await forged({ bytes: Buffer.from('00000005ff0f999999', 'hex').toString('base64') }, 'raw');
+    for (const line of killed) assert.match(String(line.reason), /cannot be read/);
+  });
+
+  test('a message without end (a length of 2 GiB, then 96 MiB of it): cut at the bound, the front goes on', async () => {
+    const bytes = Buffer.from('7fffffff', 'hex').toString('base64');
+    const killed = await forged({ bytes, thenMiB: 96 }, 'raw');
+    // MAX_RESULT_BYTES and MAX_LOG_BYTES at their defaults: 10 MiB and 256 KiB.
+    const bound = maxSlotMessageBytes(10 * 2 ** 20, 256 * 1024);
+    for (const line of killed) {
+      const held = Number(/\((\d+) held when it was cut\)/.exec(String(line.reason))?.[1]);
+      assert.ok(held > bound && held <= bound + 2 ** 20, String(line.reason));
+    }
+  });
+
   test('a log line of 1 MiB: the front goes on', async () => {
     await forged({ type: 'log', line: JSON.stringify({ level: 30, msg: 'x'.repeat(1024 * 1024) }) });
   });
+});
+
+test('the largest answer a slot process may send (a result of MAX_RESULT_BYTES, V8 keeping it at two bytes a character, and logs) is within the bound', async () => {
+  await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
+  // MAX_RESULT_BYTES at its default, 10 MiB of JSON text; one '€' makes V8 keep the whole string at two bytes a character.
+  const chars = 10 * 2 ** 20 - 2 - 3 - 64;
+  const r = await svc.post({
+    url: fixtures.url('/example'),
+    script: `for (let i = 0; i < 15; i++) console.log('€'.repeat(16 * 1024)); return 'a'.repeat(${chars}) + '€';`,
+  });
+  assert.equal(r.status, 200, r.text.slice(0, 300));
+  assert.equal((r.body.data as string).length, chars + 1);
+  assert.equal((r.body.logs as string[]).length, 15);
+  assert.ok(!log.lines.some((l) => /longer than/.test(String(l.reason))), 'no slot process was cut for it');
 });
 
 test('an executor’s log line cannot pass for another process’s: the front writes which executor it came from', async () => {

@@ -23,13 +23,23 @@ type Msg = { readonly type: 'ready' } | { readonly type: 'note'; readonly n: num
 function fakeChild() {
   const emitter = new EventEmitter();
   const kills: string[] = [];
+  // The IPC channel's pipe as Node keeps it, which awaitReady bounds (message-bound.ts; a real one in message-bound.test.ts).
+  const pipe = {
+    onread: (): void => undefined,
+    readStop: () => 0,
+    buffering: false,
+    [Symbol('kMessageBuffer')]: [],
+    [Symbol('kMessageBufferSize')]: 0,
+  };
   const child = Object.assign(emitter, {
     pid: 4242,
     stdout: new PassThrough(),
     stderr: new PassThrough(),
+    connected: false,
     kill: (signal: string) => kills.push(signal),
+    [Symbol('kChannelHandle')]: pipe,
   });
-  return { child: child as unknown as ChildProcess, emitter, kills, stdout: child.stdout, stderr: child.stderr };
+  return { child: child as unknown as ChildProcess, emitter, kills, stdout: child.stdout, stderr: child.stderr, pipe };
 }
 
 function logLines() {
@@ -46,6 +56,7 @@ function watch(logger: ReturnType<typeof logLines>['logger'], kill: () => void) 
   const w: ReadyWatch<Msg> = {
     logger,
     timeoutMs: 1_000,
+    maxMessageBytes: 1024,
     begin: () => void begun++,
     check: (raw) => {
       const m = raw as Msg;
@@ -105,6 +116,23 @@ test('a message the front cannot read kills the child (through the caller), is l
   assert.equal(killed, 1);
   assert.deepEqual(seen, []);
   assert.ok(log.lines().some((l) => l.msg === 'child bad' && l.pid === 4242));
+  emitter.emit('exit', null, 'SIGKILL');
+  await assert.rejects(waiting, /exited before it was ready/);
+});
+
+test('awaitReady bounds what the child sends: a message that cannot be deserialized kills the child, not the front', async () => {
+  const { child, emitter, pipe } = fakeChild();
+  // As Node's reader throws for bytes V8 cannot deserialize.
+  pipe.onread = () => {
+    throw new Error('Unable to deserialize cloned data.');
+  };
+  const log = logLines();
+  let killed = 0;
+  const { w } = watch(log.logger, () => void killed++);
+  const waiting = awaitReady(child, w);
+  assert.doesNotThrow(() => pipe.onread());
+  assert.equal(killed, 1);
+  assert.ok(log.lines().some((l) => l.msg === 'child bad' && /cannot be read/.test(String(l.reason))));
   emitter.emit('exit', null, 'SIGKILL');
   await assert.rejects(waiting, /exited before it was ready/);
 });

@@ -13,6 +13,7 @@ import type { Logger } from '../../common/log.js';
 import type { ToEgress } from '../../protocol/egress-messages.js';
 import type { ToExecutor } from '../../protocol/executor-messages.js';
 import type { RunAs } from './users.js';
+import { boundChildMessages } from './message-bound.js';
 import { readBoundedLines } from './output-lines.js';
 
 /** What is kept of one line a child writes to stdout or stderr (a native crash's report). */
@@ -70,6 +71,8 @@ export interface ReadyWatch<M extends { readonly type: string }> {
   readonly logger: Logger;
   /** How long the child may take to say `ready` before it is killed (SIGKILL). */
   readonly timeoutMs: number;
+  /** The longest message the child may send; a longer one (or one that cannot be read) kills it (message-bound.ts). */
+  readonly maxMessageBytes: number;
   /** Sends the child its first message, once every listener is in place; a throw rejects the wait. */
   begin(): void;
   /** Reads a raw message against its shape; throws for one it cannot read. */
@@ -95,9 +98,10 @@ export interface ReadyWatch<M extends { readonly type: string }> {
 
 /**
  * Listens to `child` for the rest of its life, then calls `watch.begin`: every
- * message is checked and handed to `watch.onMessage` (a malformed one kills the
- * child, not the front). Resolves at its first `ready`; rejects if it exits
- * before it was ready.
+ * message is checked and handed to `watch.onMessage` (a malformed one, one
+ * longer than `watch.maxMessageBytes` or one that cannot be deserialized kills
+ * the child, not the front). Resolves at its first `ready`; rejects if it
+ * exits before it was ready. Call it in the tick the child was forked in.
  * The child is killed if it has not said `ready` within `watch.timeoutMs`.
  */
 export function awaitReady<M extends { readonly type: string }>(
@@ -111,6 +115,11 @@ export function awaitReady<M extends { readonly type: string }>(
       child.kill('SIGKILL');
     }, watch.timeoutMs);
     startTimer.unref();
+    // SECURITY: a message without end, or one V8 cannot deserialize, ends the child, not the front.
+    boundChildMessages(child, watch.maxMessageBytes, (reason) => {
+      logger.error({ pid: child.pid, reason }, words.badMessage);
+      watch.kill();
+    });
     child.on('message', (raw: unknown) => {
       try {
         const msg = watch.check(raw);

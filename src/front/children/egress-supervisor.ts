@@ -14,6 +14,7 @@ import {
   checkFromEgress,
   egressConfig,
   egressInit,
+  MAX_EGRESS_MESSAGE_BYTES,
   type FromEgress,
   type ToEgress,
 } from '../../protocol/egress-messages.js';
@@ -364,6 +365,7 @@ export class EgressSupervisor {
     return awaitReady(child, {
       logger,
       timeoutMs: EXECUTOR_START_TIMEOUT_MS,
+      maxMessageBytes: MAX_EGRESS_MESSAGE_BYTES,
       begin: () => {
         child.send(
           egressInitMessage(

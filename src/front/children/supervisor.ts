@@ -24,6 +24,7 @@ import { treeCpuMs } from '../../common/proc.js';
 import {
   checkFromExecutor,
   executorConfig,
+  maxSlotMessageBytes,
   type BrowserStatus,
   type ExecutorMemory,
   type ToExecutor,
@@ -317,6 +318,7 @@ export class Supervisor {
     return awaitReady(child, {
       logger,
       timeoutMs: EXECUTOR_START_TIMEOUT_MS,
+      maxMessageBytes: maxSlotMessageBytes(config.maxResultBytes, config.maxLogBytes),
       begin: () => {
         proc.send(executorInit(config, logger.level, this.#opts.egress.guardPort, this.#opts.seam));
         // Its channel to the egress process, right after init (or once that process is ready).
