@@ -12,6 +12,7 @@ import {
   awaitReady,
   childEntry,
   logChildOutput,
+  removeChildDir,
   stopChild,
   type ReadyWatch,
 } from '../../src/front/children/child-start.js';
@@ -27,6 +28,7 @@ function fakeChild() {
   const pipe = {
     onread: (): void => undefined,
     readStop: () => 0,
+    close: () => undefined,
     buffering: false,
     [Symbol('kMessageBuffer')]: [],
     [Symbol('kMessageBufferSize')]: 0,
@@ -36,6 +38,7 @@ function fakeChild() {
     stdout: new PassThrough(),
     stderr: new PassThrough(),
     connected: false,
+    _handleQueue: null,
     kill: (signal: string) => kills.push(signal),
     [Symbol('kChannelHandle')]: pipe,
   });
@@ -135,6 +138,17 @@ test('awaitReady bounds what the child sends: a message that cannot be deseriali
   assert.ok(log.lines().some((l) => l.msg === 'child bad' && /cannot be read/.test(String(l.reason))));
   emitter.emit('exit', null, 'SIGKILL');
   await assert.rejects(waiting, /exited before it was ready/);
+});
+
+test("a child's directory that cannot be removed (its user's process writing on into it) is logged, never thrown: it ended the front", async () => {
+  const log = logLines();
+  // procfs: whatever is done, its entries cannot be removed (EPERM), as deterministic as a failure gets.
+  await removeChildDir('/proc/self/fdinfo', log.logger);
+  assert.ok(
+    log
+      .lines()
+      .some((l) => l.msg === "a child process's directory could not be removed" && l.dir === '/proc/self/fdinfo'),
+  );
 });
 
 test("a child's stdout and stderr are logged line by line with who wrote them; a long line is cut, with the count", async () => {

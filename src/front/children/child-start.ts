@@ -5,6 +5,7 @@
 // Shared by supervisor.ts (executors) and egress-supervisor.ts.
 import { fork, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -239,6 +240,19 @@ export function childDir(prefix: string, runAs: RunAs | undefined): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   if (runAs) chownSync(dir, runAs.uid, runAs.gid);
   return dir;
+}
+
+/**
+ * Removes a child's home once it has exited, off the event loop. SECURITY: the
+ * directory is the child's user's, and what that user left running may still
+ * write into it: rmSync in an exit handler threw ENOTEMPTY there, uncaught,
+ * and ended the front (and 200,000 files held its event loop for 2 s). A
+ * failure is logged; the directory is under the system's temporary directory.
+ */
+export function removeChildDir(dir: string, logger: Logger): Promise<void> {
+  return rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch((err: unknown) =>
+    logger.warn({ err, dir }, "a child process's directory could not be removed"),
+  );
 }
 
 /** Where each child's entry point is, in the source tree (run through tsx). */

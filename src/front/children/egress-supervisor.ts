@@ -9,6 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { background } from '../../common/background.js';
 import type { Config } from '../../common/config.js';
 import {
   checkFromEgress,
@@ -32,7 +33,7 @@ import {
   sendSocket,
   writeChildLine,
 } from './child-start.js';
-import { awaitReady, forkChild, logChildOutput, stopChild } from './child-start.js';
+import { awaitReady, forkChild, logChildOutput, removeChildDir, stopChild } from './child-start.js';
 import { lookupUser, slotUsers, type RunAs } from './users.js';
 
 /**
@@ -462,7 +463,7 @@ export class EgressSupervisor {
     code: number | null,
     signal: NodeJS.Signals | null,
   ): void {
-    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    background(removeChildDir(dir, this.#opts.logger), 'removing the egress process directory', this.#opts.logger);
     if (this.#child !== child) return;
     this.#ready = false;
     this.#memoryBytes = 0;
@@ -492,7 +493,7 @@ export class EgressSupervisor {
     const child = this.#child;
     if (child && child.exitCode === null && child.signalCode === null)
       await stopChild(child, () => this.#send({ type: 'shutdown' }), EXECUTOR_CLOSE_TIMEOUT_MS);
-    if (this.#childDir) rmSync(this.#childDir, { recursive: true, force: true, maxRetries: 3 });
-    rmSync(this.#dir, { recursive: true, force: true, maxRetries: 3 });
+    if (this.#childDir) await removeChildDir(this.#childDir, this.#opts.logger);
+    await removeChildDir(this.#dir, this.#opts.logger);
   }
 }

@@ -5,10 +5,10 @@
 // as root, and in its slot's CPU cgroup before it launches Chromium. Once it
 // has exited, its directory is removed and the Chromium processes it left
 // stopped (the CPU pause) are continued, so that they see the closed pipe.
-import { rmSync } from 'node:fs';
+import { background } from '../../common/background.js';
 import { SLOT_SEMI_SPACE_MB } from '../../common/config.js';
 import type { Logger } from '../../common/log.js';
-import { childDir, childEntry, childEnv, forkChild, logChildOutput } from './child-start.js';
+import { childDir, childEntry, childEnv, forkChild, logChildOutput, removeChildDir } from './child-start.js';
 import type { CpuGroups } from './cpu-groups.js';
 import { HEAP_EXHAUSTED } from './slot-memory.js';
 import { SlotProcess, type Slot } from './slot-process.js';
@@ -45,7 +45,7 @@ export function forkSlot(
 
 /** After slot process `e` exited: removes its directory and continues what its CPU pause left stopped. */
 export function cleanUpSlot(e: SlotProcess, logger: Logger): void {
-  rmSync(e.dir, { recursive: true, force: true, maxRetries: 3 });
+  background(removeChildDir(e.dir, logger), 'removing a slot process directory', logger);
   // What the process's CPU pause left stopped runs again, sees the closed pipe and exits.
   const continued = continueStopped(e.browser.pids, e.slot.runAs?.uid ?? process.getuid?.() ?? -1);
   if (continued > 0)

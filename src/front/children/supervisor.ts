@@ -396,6 +396,9 @@ export class Supervisor {
     e.ready = false;
     this.#procs.delete(e);
     this.#status.gone(e);
+    // SECURITY: what it left running in its slot's group goes before its directory is removed (and before a
+    // replacement of the same user starts): a process of its user could otherwise write on into it, or wait there.
+    this.#groups?.sweep(e.slot.index, this.#rootsOf(e.slot.index));
     cleanUpSlot(e, this.#opts.logger);
     // Its last stderr lines (V8's heap exhausted) may arrive after its exit: they choose its job's answer.
     e.afterLastOutput(() => this.#afterExit(e, wasReady, code, signal));
