@@ -105,14 +105,17 @@ describe('an executor that dies', () => {
 
   test('an exception nobody catches is logged with its stack, and the executor is replaced', async () => {
     await failWhileRunning(() => svc.service.executors.fault('throw'));
-    const fatal = log.lines.find((l) => l.level === 60 && /uncaught exception/.test(String(l.msg)));
+    // A slot process's fatal line is written as an error marked fatal (pino writes fatal lines synchronously).
+    const fatal = log.lines.find((l) => l.level === 50 && l.fatal === true && /uncaught exception/.test(String(l.msg)));
     assert.ok(fatal, 'the fatal line is logged');
     assert.match(String((fatal.err as { stack?: string } | undefined)?.stack), /a fault the test asked for\n\s+at /);
   });
 
   test('a rejection nobody handles is logged with its stack, and the executor is replaced', async () => {
     await failWhileRunning(() => svc.service.executors.fault('reject'));
-    const fatal = log.lines.find((l) => l.level === 60 && /unhandled rejection/.test(String(l.msg)));
+    const fatal = log.lines.find(
+      (l) => l.level === 50 && l.fatal === true && /unhandled rejection/.test(String(l.msg)),
+    );
     assert.ok(fatal, 'the fatal line is logged');
     assert.match(String((fatal.err as { stack?: string } | undefined)?.stack), /a fault the test asked for\n\s+at /);
   });

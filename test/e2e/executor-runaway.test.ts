@@ -96,7 +96,7 @@ async function runaway(script: string, logged: RegExp): Promise<void> {
   });
   const metrics = await svc.raw('GET', '/metrics', AUTH);
   assert.match(metrics.text, new RegExp(`^pagescript_executor_restarts_total ${restarts + 1}$`, 'm'));
-  const fatal = log.lines.find((l) => l.level === 60 && logged.test(JSON.stringify(l.err)));
+  const fatal = log.lines.find((l) => l.level === 50 && l.fatal === true && logged.test(JSON.stringify(l.err)));
   assert.ok(fatal, `logged: ${logged}`);
   // It ended itself: exit() would have waited for ever on the stuck thread, leaving the front's deadline to kill it.
   assert.ok(!log.lines.some((l) => /reached its deadline/.test(String(l.msg))), 'the slot process ended itself');

@@ -14,6 +14,7 @@ import {
   logChildOutput,
   removeChildDir,
   stopChild,
+  writeChildLine,
   type ReadyWatch,
 } from '../../src/front/children/child-start.js';
 import { createLogger } from '../../src/common/log.js';
@@ -28,6 +29,7 @@ function fakeChild() {
   const pipe = {
     onread: (): void => undefined,
     readStop: () => 0,
+    readStart: () => 0,
     close: () => undefined,
     buffering: false,
     [Symbol('kMessageBuffer')]: [],
@@ -78,6 +80,18 @@ function watch(logger: ReturnType<typeof logLines>['logger'], kill: () => void) 
   return { w, seen, exits, begun: () => begun };
 }
 
+/** A stand-in child being awaited, whose kills through the caller are counted. */
+function awaited(read?: () => void) {
+  const fake = fakeChild();
+  // What Node's read callback does, before awaitReady wraps it.
+  if (read) fake.pipe.onread = read;
+  const log = logLines();
+  let killed = 0;
+  const { w, seen } = watch(log.logger, () => void killed++);
+  const waiting = awaitReady(fake.child, w);
+  return { ...fake, log, seen, waiting, killed: () => killed };
+}
+
 test('a child that never says ready is killed at its deadline, and the wait fails when it exits', async (t) => {
   t.mock.timers.enable({ apis: ['setTimeout'] });
   const { child, emitter, kills } = fakeChild();
@@ -110,31 +124,31 @@ test('ready ends the wait: the deadline passes without a kill, and a later exit 
 });
 
 test('a message the front cannot read kills the child (through the caller), is logged, and is not handed on', async () => {
-  const { child, emitter } = fakeChild();
-  const log = logLines();
-  let killed = 0;
-  const { w, seen } = watch(log.logger, () => void killed++);
-  const waiting = awaitReady(child, w);
+  const { emitter, log, seen, waiting, killed } = awaited();
   emitter.emit('message', { type: 'constructor' });
-  assert.equal(killed, 1);
+  assert.equal(killed(), 1);
   assert.deepEqual(seen, []);
   assert.ok(log.lines().some((l) => l.msg === 'child bad' && l.pid === 4242));
   emitter.emit('exit', null, 'SIGKILL');
   await assert.rejects(waiting, /exited before it was ready/);
 });
 
+test('a child that says ready a second time is killed: each was logged, or had every grant sent again', async () => {
+  const { emitter, seen, waiting, killed } = awaited();
+  emitter.emit('message', { type: 'ready' });
+  await waiting;
+  emitter.emit('message', { type: 'ready' });
+  assert.equal(killed(), 1);
+  assert.deepEqual(seen, [{ type: 'ready' }], 'the second is not handed on');
+});
+
 test('awaitReady bounds what the child sends: a message that cannot be deserialized kills the child, not the front', async () => {
-  const { child, emitter, pipe } = fakeChild();
   // As Node's reader throws for bytes V8 cannot deserialize.
-  pipe.onread = () => {
+  const { emitter, pipe, log, waiting, killed } = awaited(() => {
     throw new Error('Unable to deserialize cloned data.');
-  };
-  const log = logLines();
-  let killed = 0;
-  const { w } = watch(log.logger, () => void killed++);
-  const waiting = awaitReady(child, w);
+  });
   assert.doesNotThrow(() => pipe.onread());
-  assert.equal(killed, 1);
+  assert.equal(killed(), 1);
   assert.ok(log.lines().some((l) => l.msg === 'child bad' && /cannot be read/.test(String(l.reason))));
   emitter.emit('exit', null, 'SIGKILL');
   await assert.rejects(waiting, /exited before it was ready/);
@@ -149,6 +163,16 @@ test("a child's directory that cannot be removed (its user's process writing on 
       .lines()
       .some((l) => l.msg === "a child process's directory could not be removed" && l.dir === '/proc/self/fdinfo'),
   );
+});
+
+test("a child's fatal line is written as an error (pino writes a fatal line synchronously: a child's flood of them froze the front)", () => {
+  const { child } = fakeChild();
+  const log = logLines();
+  writeChildLine(child, log.logger, JSON.stringify({ level: 60, msg: 'forged fatal' }), { executor: 4242 }, 'executor');
+  const line = log.lines().find((l) => l.msg === 'forged fatal');
+  assert.equal(line?.level, 50);
+  assert.equal(line?.fatal, true);
+  assert.equal(line?.executor, 4242);
 });
 
 test("a child's stdout and stderr are logged line by line with who wrote them; a long line is cut, with the count", async () => {

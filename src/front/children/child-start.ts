@@ -14,6 +14,7 @@ import type { Logger } from '../../common/log.js';
 import type { ToEgress } from '../../protocol/egress-messages.js';
 import type { ToExecutor } from '../../protocol/executor-messages.js';
 import type { RunAs } from './users.js';
+import { LogBudget } from './log-budget.js';
 import { boundChildMessages } from './message-bound.js';
 import { readBoundedLines } from './output-lines.js';
 
@@ -61,8 +62,9 @@ export function logChildOutput(
     if (!from) continue;
     // SECURITY: each line is cut as it arrives; a line without end costs no more than its first characters.
     readBoundedLines(from, MAX_OUTPUT_LINE, ({ text, cutChars }) => {
-      logger.warn({ ...who, stream, line: text, ...(cutChars > 0 ? { cutChars } : {}) }, msg);
       onLine?.(text);
+      if (!logBudgetOf(child, logger, who).admit(text.length)) return;
+      logger.warn({ ...who, stream, line: text, ...(cutChars > 0 ? { cutChars } : {}) }, msg);
     });
   }
 }
@@ -116,6 +118,7 @@ export function awaitReady<M extends { readonly type: string }>(
       child.kill('SIGKILL');
     }, watch.timeoutMs);
     startTimer.unref();
+    let saidReady = false;
     // SECURITY: a message without end, or one V8 cannot deserialize, ends the child, not the front.
     boundChildMessages(child, watch.maxMessageBytes, (reason) => {
       logger.error({ pid: child.pid, reason }, words.badMessage);
@@ -124,8 +127,11 @@ export function awaitReady<M extends { readonly type: string }>(
     child.on('message', (raw: unknown) => {
       try {
         const msg = watch.check(raw);
+        // SECURITY: a child is ready once. Each `ready` was logged (the slot's) or had every grant sent again (the egress's).
+        if (msg.type === 'ready' && saidReady) throw new Error(`${words.who} said it was ready a second time`);
         watch.onMessage(msg);
         if (msg.type === 'ready') {
+          saidReady = true;
           clearTimeout(startTimer);
           resolve();
         }
@@ -289,13 +295,32 @@ export function childEntry(
 
 const LEVELS = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' } as const;
 
+const budgets = new WeakMap<ChildProcess, LogBudget>();
+
+/** The budget of lines `child` may have the front log (log-budget.ts), its stdout, stderr and log messages together. */
+function logBudgetOf(child: ChildProcess, logger: Logger, who: Record<string, unknown>): LogBudget {
+  let budget = budgets.get(child);
+  if (!budget) budgets.set(child, (budget = new LogBudget(logger, who)));
+  return budget;
+}
+
 /**
  * A child's log line (pino JSON), written by the front's logger with `who`
- * ({ executor: pid } or { egress: pid }). SECURITY: the line says which child
- * wrote it, in the front's words: a child cannot pass its lines off as the
- * front's (a forged "scrape done").
+ * ({ executor: pid } or { egress: pid }), within the child's budget of lines
+ * (log-budget.ts). SECURITY: the line says which child wrote it, in the
+ * front's words: a child cannot pass its lines off as the front's (a forged
+ * "scrape done"); and its level is at most error: pino writes a fatal line
+ * synchronously, and a child's flood of them froze the front for seconds
+ * while its stdout was full.
  */
-export function writeChildLine(logger: Logger, line: string, who: Record<string, unknown>, what: string): void {
+export function writeChildLine(
+  child: ChildProcess,
+  logger: Logger,
+  line: string,
+  who: Record<string, unknown>,
+  what: string,
+): void {
+  if (!logBudgetOf(child, logger, who).admit(line.length)) return;
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
@@ -307,6 +332,8 @@ export function writeChildLine(logger: Logger, line: string, who: Record<string,
     return;
   }
   const { level, msg, time: _time, pid: _pid, hostname: _host, ...fields } = parsed as Record<string, unknown>;
-  const name = Object.hasOwn(LEVELS, String(level)) ? LEVELS[level as keyof typeof LEVELS] : 'info';
-  logger[name]({ ...fields, ...who }, typeof msg === 'string' ? msg : what);
+  const named = Object.hasOwn(LEVELS, String(level)) ? LEVELS[level as keyof typeof LEVELS] : 'info';
+  // A child's fatal line is written as an error that says it was fatal.
+  if (named === 'fatal') logger.error({ ...fields, ...who, fatal: true }, typeof msg === 'string' ? msg : what);
+  else logger[named]({ ...fields, ...who }, typeof msg === 'string' ? msg : what);
 }

@@ -431,7 +431,7 @@ export class EgressSupervisor {
         events?.ready?.();
         return;
       case 'log':
-        writeChildLine(logger, msg.line, { egress: child.pid }, 'egress process');
+        writeChildLine(child, logger, msg.line, { egress: child.pid }, 'egress process');
         return;
       case 'egress-refused':
         events?.egressRefused?.();

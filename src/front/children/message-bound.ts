@@ -26,6 +26,7 @@ import type { ChildProcess } from 'node:child_process';
 interface ChannelPipe {
   onread: (...args: unknown[]) => unknown;
   readStop(): number;
+  readStart(): number;
   close(): void;
   buffering: boolean;
   /** A descriptor that arrived with the data being read (SCM_RIGHTS), for the message it came with. */
@@ -35,6 +36,16 @@ interface ChannelPipe {
 
 /** What a chunk read and held costs the front beyond its bytes (its ArrayBuffer, its view, the list's slot): ~450 B measured. */
 export const HELD_CHUNK_COST = 512;
+
+/** The window in which a child's messages are counted (MESSAGES_PER_WINDOW). */
+export const MESSAGE_WINDOW_MS = 100;
+/** How many messages of a child the front reads in a window: 10,000 a second (a slot process sends a few dozen a request). */
+export const MESSAGES_PER_WINDOW = 1_000;
+
+/** How often the front stopped reading a child for sending too many messages (tests). */
+export interface MessagePace {
+  pauses: number;
+}
 
 /** Whether a descriptor the front sent is waiting for the child's acknowledgement (Node's own field). */
 function handleInFlight(child: ChildProcess): boolean {
@@ -54,7 +65,13 @@ function symbolNamed(o: object, name: string): symbol | undefined {
  * forked in (before anything was read). After `bad`, nothing more is read
  * from the channel and it is closed; the caller kills the child.
  */
-export function boundChildMessages(child: ChildProcess, maxBytes: number, bad: (reason: string) => void): void {
+export function boundChildMessages(
+  child: ChildProcess,
+  maxBytes: number,
+  bad: (reason: string) => void,
+  opts: { messagesPerWindow?: number } = {},
+): MessagePace {
+  const perWindow = opts.messagesPerWindow ?? MESSAGES_PER_WINDOW;
   const handleKey = symbolNamed(child, 'kChannelHandle');
   const pipe =
     handleKey === undefined
@@ -68,6 +85,7 @@ export function boundChildMessages(child: ChildProcess, maxBytes: number, bad: (
     bufferKey === undefined ||
     typeof pipe.onread !== 'function' ||
     typeof pipe.readStop !== 'function' ||
+    typeof pipe.readStart !== 'function' ||
     typeof pipe.close !== 'function' ||
     !('_handleQueue' in child)
   )
@@ -118,8 +136,36 @@ export function boundChildMessages(child: ChildProcess, maxBytes: number, bad: (
       stop(`it sent a message longer than ${maxBytes} bytes (${held} held when it was cut, ${HELD_CHUNK_COST} a read)`);
     return out;
   };
+  // SECURITY: the front reads at most `perWindow` messages of a child each MESSAGE_WINDOW_MS; past that, the
+  // channel is not read until the window ends, and the child's sends wait in the child. One slot process sent
+  // 1.4 million small valid messages a second, which held the front at ~90 % of a core (helper-31).
+  const pace: MessagePace = { pauses: 0 };
+  let windowStart = performance.now();
+  let inWindow = 0;
+  let paused = false;
+  const count = (): void => {
+    const now = performance.now();
+    if (now - windowStart >= MESSAGE_WINDOW_MS) {
+      windowStart = now;
+      inWindow = 0;
+    }
+    if (++inWindow <= perWindow || paused || stopped) return;
+    paused = true;
+    pace.pauses++;
+    pipe.readStop();
+    setTimeout(
+      () => {
+        paused = false;
+        windowStart = performance.now();
+        inWindow = 0;
+        if (!stopped && child.connected) pipe.readStart();
+      },
+      Math.max(1, MESSAGE_WINDOW_MS - (now - windowStart)),
+    ).unref();
+  };
   const emit = child.emit;
   child.emit = function (this: ChildProcess, event: string | symbol, ...rest: unknown[]): boolean {
+    if (event === 'message' || event === 'internalMessage') count();
     if (event === 'internalMessage') {
       const cmd = (rest[0] as { cmd?: unknown } | null | undefined)?.cmd;
       const ack = cmd === 'NODE_HANDLE_ACK' || cmd === 'NODE_HANDLE_NACK';
@@ -130,4 +176,5 @@ export function boundChildMessages(child: ChildProcess, maxBytes: number, bad: (
     }
     return Reflect.apply(emit, this, [event, ...rest]) as boolean;
   } as typeof child.emit;
+  return pace;
 }

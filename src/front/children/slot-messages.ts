@@ -34,7 +34,7 @@ export function onSlotMessage(e: SlotProcess, msg: FromExecutor, hooks: SlotMess
   switch (msg.type) {
     case 'log':
       // Written by the front's logger with the process's pid.
-      writeChildLine(hooks.logger, msg.line, { executor: e.child.pid, slot: e.slot.index }, 'executor');
+      writeChildLine(e.child, hooks.logger, msg.line, { executor: e.child.pid, slot: e.slot.index }, 'executor');
       return;
     case 'status':
       e.browser = msg.browser;
