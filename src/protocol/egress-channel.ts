@@ -11,6 +11,10 @@ import { type EgressDecision, type EgressStats } from './egress.js';
 
 /** The longest line either side sends; a longer one ends the channel. */
 export const MAX_CHANNEL_LINE = 16 * 1024;
+/** Unsent bytes at which a channel end stops reading the other side's questions, until they drain. */
+export const CHANNEL_PAUSE_BYTES = 2 ** 20;
+/** Unsent bytes at which a channel end closes the channel: the other side does not read what it is sent. */
+export const CHANNEL_MAX_UNSENT_BYTES = 8 * 2 ** 20;
 /** The longest host name a check carries (DNS allows 253; the URL parser allows more, which the executor refuses itself). */
 export const MAX_CHANNEL_HOST = 1024;
 /**
@@ -167,12 +171,15 @@ export function checkFromEgressChannel(msg: unknown): EgressToExecutor {
  */
 export class ChannelEnd<In, Out> {
   readonly #socket: Socket;
+  readonly #onBad: (e: unknown) => void;
   #buffer = '';
   #closed = false;
+  #paused = false;
   readonly #onClose = new Set<() => void>();
 
   constructor(socket: Socket, check: (msg: unknown) => In, onMessage: (msg: In) => void, onBad: (e: unknown) => void) {
     this.#socket = socket;
+    this.#onBad = onBad;
     socket.setEncoding('utf8');
     socket.setNoDelay?.(true);
     socket.on('data', (chunk: string) => {
@@ -209,9 +216,27 @@ export class ChannelEnd<In, Out> {
     return this.#closed;
   }
 
+  /**
+   * SECURITY: what the other side has not read is bounded. Past CHANNEL_PAUSE_BYTES unsent, this end stops
+   * reading the other's questions until they drain; past CHANNEL_MAX_UNSENT_BYTES (events it did not ask for
+   * pile up too), the channel is closed as misbehaving. A slot process that asked and never read grew the
+   * egress process, which every slot's traffic goes through, by ~270 MB a second (helper-31).
+   */
   send(msg: Out): void {
     if (this.#closed) return;
     this.#socket.write(`${JSON.stringify(msg)}\n`);
+    const unsent = this.#socket.writableLength;
+    if (unsent > CHANNEL_MAX_UNSENT_BYTES) {
+      this.#onBad(new Error(`the other end of the channel did not read ${unsent} bytes sent to it`));
+      this.close();
+    } else if (unsent > CHANNEL_PAUSE_BYTES && !this.#paused) {
+      this.#paused = true;
+      this.#socket.pause();
+      this.#socket.once('drain', () => {
+        this.#paused = false;
+        if (!this.#closed) this.#socket.resume();
+      });
+    }
   }
 
   onClose(fn: () => void): void {

@@ -10,10 +10,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { socketPair } from '../../src/front/children/egress-supervisor.js';
-import { MAX_PROXY_NAME, checkFromEgressChannel, checkFromExecutorChannel } from '../../src/protocol/egress-channel.js';
+import {
+  CHANNEL_PAUSE_BYTES,
+  ChannelEnd,
+  MAX_PROXY_NAME,
+  checkFromEgressChannel,
+  checkFromExecutorChannel,
+} from '../../src/protocol/egress-channel.js';
 import { RemoteGuard } from '../../src/slot/egress-client/remote.js';
 import { silentLogger } from '../../src/common/log.js';
 import { sendSocket } from '../../src/front/children/child-start.js';
+import { until } from '../helpers/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pagescript-channel-test-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -172,4 +179,66 @@ test('a host refused for its key reaches the executor as a host and a port, boun
     { ...ok, s: -1 },
   ])
     assert.throws(() => checkFromEgressChannel(bad), /cannot read \(refused-host\)/);
+});
+
+test('a slot that asks and never reads the answers is read no further until they drain, and loses none (it grew the egress process 270 MB a second)', async () => {
+  const [egressEnd, executorEnd] = await socketPair(dir);
+  try {
+    let bad = 0;
+    let maxUnsent = 0;
+    const end: ChannelEnd<{ q: number }, { op: 'answer'; q: number; pad: string }> = new ChannelEnd(
+      egressEnd,
+      (m) => m as { q: number },
+      (m) => {
+        end.send({ op: 'answer', q: m.q, pad: 'x'.repeat(100) });
+        maxUnsent = Math.max(maxUnsent, egressEnd.writableLength);
+      },
+      () => bad++,
+    );
+    const asked = 60_000;
+    // Asked at once and not read: ~7 MiB of answers, more than the pause.
+    executorEnd.write(Array.from({ length: asked }, (_, q) => `{"q":${q}}\n`).join(''));
+    await until(() => egressEnd.isPaused(), 'the egress end to stop reading the questions');
+    assert.ok(maxUnsent <= CHANNEL_PAUSE_BYTES + 2 ** 20, `unsent at most: ${maxUnsent}`);
+    // The slot reads now: every question is answered, in order.
+    let answered = 0;
+    let buffered = '';
+    executorEnd.setEncoding('utf8');
+    await new Promise<void>((resolve) => {
+      executorEnd.on('data', (chunk: string) => {
+        buffered += chunk;
+        const lines = buffered.split('\n');
+        buffered = lines.pop() ?? '';
+        for (const line of lines) assert.equal((JSON.parse(line) as { q: number }).q, answered++);
+        if (answered === asked) resolve();
+      });
+      // socketPair's ends come paused.
+      executorEnd.resume();
+    });
+    assert.equal(bad, 0);
+    assert.ok(!end.closed);
+  } finally {
+    egressEnd.destroy();
+    executorEnd.destroy();
+  }
+});
+
+test('a slot that never reads what it is sent unasked is cut off past the bound', async () => {
+  const [egressEnd, executorEnd] = await socketPair(dir);
+  try {
+    let bad: unknown;
+    const end = new ChannelEnd(
+      egressEnd,
+      (m) => m,
+      () => undefined,
+      (e) => (bad = e),
+    );
+    // Events (stats, failures) its Chromium's traffic causes, 16 MiB of them, never read.
+    for (let i = 0; i < 16 * 1024 && !end.closed; i++) end.send({ op: 'stats', pad: 'x'.repeat(1024) });
+    assert.ok(end.closed, 'the channel is closed');
+    assert.match(String(bad), /did not read \d+ bytes/);
+  } finally {
+    egressEnd.destroy();
+    executorEnd.destroy();
+  }
 });
