@@ -1,6 +1,6 @@
 // One job as it crosses between the front and an executor: the request, the
 // outcome or the error, and the checks the front makes of what comes back.
-import { ERRORS, type ErrorCode, type FailureDetails } from '../common/errors.js';
+import { ERRORS, MAX_PAGE_CALLS, type ErrorCode, type FailureDetails } from '../common/errors.js';
 import { MAX_REFUSED_HOSTS } from './egress.js';
 import type { RequestOptions } from './request-options.js';
 import { hasOnly, isCount, isList, isLogs, isObject, isOptional, isSeconds, isString } from './shape.js';
@@ -155,7 +155,8 @@ function isFailure(f: unknown): boolean {
     isOptional(f.line, isCount) &&
     isOptional(f.column, isCount) &&
     isOptional(f.stack, isString) &&
-    isOptional(f.pageCalls, (v) => isList(v, isPageCall)) &&
+    // SECURITY: at most the MAX_PAGE_CALLS the slot keeps: 200,000 of them, one object sent by reference, wrote a reply of 793 MB.
+    isOptional(f.pageCalls, (v) => Array.isArray(v) && v.length <= MAX_PAGE_CALLS && isList(v, isPageCall)) &&
     isOptional(f.screenshot, isString) &&
     isOptional(f.screenshotOmitted, isString) &&
     isOptional(
@@ -182,10 +183,30 @@ function isUsage(u: unknown): boolean {
   return isObject(u) && hasOnly(u, USAGE_FIELDS) && Object.values(u).every(isSeconds);
 }
 
+/**
+ * What a job without a script answers (JobOutcome.value): the page's HTML, or its summary. SECURITY: nothing
+ * else: the front hands it to JSON.stringify, and a message of 1.2 KB that nests one array in pairs 19 deep
+ * wrote a reply of 528 million characters (structured clone sends an object seen before by reference).
+ */
+function isPageValue(v: unknown): boolean {
+  return (
+    isString(v) ||
+    (isObject(v) &&
+      hasOnly(v, ['url', 'finalUrl', 'status', 'ok', 'title']) &&
+      isString(v.url) &&
+      isString(v.finalUrl) &&
+      (v.status === null || isCount(v.status)) &&
+      typeof v.ok === 'boolean' &&
+      isString(v.title))
+  );
+}
+
 export function isOutcome(o: unknown): boolean {
   return (
     isObject(o) &&
+    hasOnly(o, ['json', 'value', 'logs', 'executionTimeMs', 'timings', 'egress', 'usage']) &&
     isOptional(o.json, isString) &&
+    isOptional(o.value, isPageValue) &&
     isLogs(o.logs) &&
     isSeconds(o.executionTimeMs) &&
     isTimings(o.timings) &&
@@ -200,6 +221,7 @@ export function isOutcome(o: unknown): boolean {
 export function isWireError(e: unknown): boolean {
   return (
     isObject(e) &&
+    hasOnly(e, ['code', 'message', 'logs', 'timeout', 'detail', 'egress', 'failure', 'timings', 'usage']) &&
     isString(e.code) &&
     Object.hasOwn(ERRORS, e.code) &&
     isString(e.message) &&

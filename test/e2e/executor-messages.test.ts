@@ -102,6 +102,24 @@ describe('a message the front cannot read', () => {
     }
   });
 
+  test('a message with a field of its own (10 million empty objects cost the front 833 MB): the front goes on', async () => {
+    const killed = await forged({ type: 'egress-refused', extra: Array.from({ length: 1000 }, () => ({})) });
+    for (const line of killed) assert.match(String((line.err as { message?: string }).message), /fields of its own/);
+  });
+
+  test('an answer whose page value nests one array by reference (a reply of 528 million characters): the front goes on', async () => {
+    let value: unknown = ['x'.repeat(1000)];
+    for (let i = 0; i < 19; i++) value = [value, value];
+    const outcome = { value, logs: [], executionTimeMs: 1, timings: {} };
+    await forged({ type: 'done', id: 1, outcome });
+  });
+
+  test('a failure listing 200,000 page calls, one object by reference (a reply of 793 MB): the front goes on', async () => {
+    const call = { method: 'page.click', durationMs: 1, outcome: 'ok' };
+    const failure = { phase: 'script', pageCalls: Array.from({ length: 200_000 }, () => call) };
+    await forged({ type: 'failed', id: 1, error: { code: 'SCRAPING_FAILED', message: 'x', failure } });
+  });
+
   test('a log line of 1 MiB: the front goes on', async () => {
     await forged({ type: 'log', line: JSON.stringify({ level: 30, msg: 'x'.repeat(1024 * 1024) }) });
   });
