@@ -68,6 +68,9 @@ async function bothReady(): Promise<[number, number]> {
  */
 async function attackerInSlot0(): Promise<{ reply: Promise<Reply>; pid: number }> {
   const [pid] = await bothReady();
+  // The last test's requests are answered before their contexts close: until then their slots are busy, and the
+  // attacker's request would take slot 1 while the test attacks slot 0's process (seen under npm test's load).
+  await until(() => svc.service.executors.busySlots.every((busy) => !busy), 'both slots to be free');
   const reply = run(LONG);
   // Its job is handed to slot 0's process; what the test does next reaches that process after it.
   await until(() => svc.service.executors.busySlots[0] === true, 'the attacker’s request to be in slot 0');
