@@ -6,6 +6,7 @@ import {
   CpuShare,
   LOW_WEIGHT_AFTER_CPU_MS,
   LOW_WEIGHT_CARRY_MS,
+  MAX_CLAIMS_PER_S,
   MAX_YIELDED_TO_CPU_MS,
 } from '../../src/front/children/cpu-share.js';
 
@@ -337,4 +338,26 @@ test('a job is weighed by its slot group’s count when there is one: CPU of chi
     [0, true],
     [0, false],
   ]);
+});
+
+test('a slot that toggles its claim as fast as it can is not yielded to past MAX_CLAIMS_PER_S a second: the others are told a bounded number of times (400,000 tells in 4.5 s)', () => {
+  let now = 0;
+  const told = new Map<number, boolean[]>();
+  const s = new CpuShare({
+    tell: (slot, running) => told.set(slot, [...(told.get(slot) ?? []), running]),
+    cpuMs: () => 0,
+    checkEveryMs: 0,
+    now: () => now,
+  });
+  s.jobStarted(0, 100, 0);
+  s.jobStarted(1, 200, 0);
+  s.said(0, { worthy: false, heavy: true });
+  for (let i = 0; i < 10_000; i++) s.said(1, { worthy: i % 2 === 0, heavy: false });
+  const tells = told.get(0)?.length ?? 0;
+  assert.ok(tells <= MAX_CLAIMS_PER_S + 2, `slot 0 was told ${tells} times`);
+  assert.equal(s.othersRunning(0), false, 'the toggling slot is not yielded to for the rest of the second');
+  // The next second, its claims count again.
+  now += 1000;
+  s.said(1, { worthy: true, heavy: false });
+  assert.equal(s.othersRunning(0), true);
 });

@@ -51,6 +51,11 @@ export const LOW_WEIGHT_CARRY_MS = 2000;
 
 /** How often the claims of worthy slots are checked against the kernel while a heavy request waits on them. */
 export const SHARE_CHECK_MS = 200;
+/**
+ * The claims (activity messages) a slot's request may make in a second: a slot process reports a change,
+ * polled every 100 ms, and its job's start and end.
+ */
+export const MAX_CLAIMS_PER_S = 40;
 
 interface Job {
   readonly pid: number;
@@ -65,6 +70,9 @@ interface Job {
   low: boolean;
   /** The key it runs for, when known. */
   readonly client: string | undefined;
+  /** Its process's claims (said) in the second that began at `claimsSince` (now()). */
+  claims: number;
+  claimsSince: number;
 }
 
 interface SlotState {
@@ -152,6 +160,8 @@ export class CpuShare {
       honoured: true,
       low: carried && this.#weighSlot !== undefined,
       client,
+      claims: 0,
+      claimsSince: this.#now(),
     };
     s.said = { worthy: true, heavy: false };
     s.told = undefined;
@@ -190,8 +200,21 @@ export class CpuShare {
   /** What the slot's process said of its request; ignored while the front runs no job there. */
   said(index: number, activity: Activity): void {
     const s = this.#slot(index);
-    if (!s.job) return;
-    s.said = { worthy: activity.worthy, heavy: activity.heavy };
+    const job = s.job;
+    if (!job) return;
+    const now = this.#now();
+    if (now - job.claimsSince >= 1000) {
+      job.claimsSince = now;
+      job.claims = 0;
+    }
+    // SECURITY: each change of another slot's worthiness is told to every slot that yields. A process that
+    // toggled its claim as fast as it could had the front send ~400,000 messages to three slots in 4.5 s (its
+    // RSS at 1.25 GB), pausing and resuming their Chromium. Past MAX_CLAIMS_PER_S, the rest of the second's
+    // claims are ignored, and it is not yielded to.
+    if (++job.claims > MAX_CLAIMS_PER_S) {
+      if (!s.said.worthy) return;
+      s.said = { worthy: false, heavy: s.said.heavy };
+    } else s.said = { worthy: activity.worthy, heavy: activity.heavy };
     this.#update();
   }
 
