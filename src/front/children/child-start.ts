@@ -76,6 +76,8 @@ export interface ReadyWatch<M extends { readonly type: string }> {
   readonly timeoutMs: number;
   /** The longest message the child may send; a longer one (or one that cannot be read) kills it (message-bound.ts). */
   readonly maxMessageBytes: number;
+  /** How many of its messages the front reads each 100 ms (message-bound.ts); its default when absent. */
+  readonly messagesPerWindow?: number;
   /** Sends the child its first message, once every listener is in place; a throw rejects the wait. */
   begin(): void;
   /** Reads a raw message against its shape; throws for one it cannot read. */
@@ -120,10 +122,15 @@ export function awaitReady<M extends { readonly type: string }>(
     startTimer.unref();
     let saidReady = false;
     // SECURITY: a message without end, or one V8 cannot deserialize, ends the child, not the front.
-    boundChildMessages(child, watch.maxMessageBytes, (reason) => {
-      logger.error({ pid: child.pid, reason }, words.badMessage);
-      watch.kill();
-    });
+    boundChildMessages(
+      child,
+      watch.maxMessageBytes,
+      (reason) => {
+        logger.error({ pid: child.pid, reason }, words.badMessage);
+        watch.kill();
+      },
+      watch.messagesPerWindow === undefined ? {} : { messagesPerWindow: watch.messagesPerWindow },
+    );
     child.on('message', (raw: unknown) => {
       try {
         const msg = watch.check(raw);

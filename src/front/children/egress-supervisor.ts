@@ -367,6 +367,9 @@ export class EgressSupervisor {
       logger,
       timeoutMs: EXECUTOR_START_TIMEOUT_MS,
       maxMessageBytes: MAX_EGRESS_MESSAGE_BYTES,
+      // Not paced: it says each refusal of every slot's traffic (a page chooses how many), and what waited in it
+      // would grow the one process all traffic goes through. It runs no script; a slot is paced.
+      messagesPerWindow: Number.POSITIVE_INFINITY,
       begin: () => {
         child.send(
           egressInitMessage(
