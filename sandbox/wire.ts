@@ -108,7 +108,9 @@ export type ToHost =
   | { op: 'log'; level: string; text: string }
   | { op: 'timer'; id: number; ms: number }
   | { op: 'clearTimer'; id: number }
-  | { op: 'cancel'; id: number };
+  | { op: 'cancel'; id: number }
+  /** A refused method's stub was called (`page.browser()`): the host counts it as a security event. */
+  | { op: 'refused'; m: string };
 
 /** Messages from the host to the isolate (the argument of the isolate's receive()). */
 export type ToIsolate =

@@ -24,7 +24,9 @@
 //      uids 59000…59063; SLOT_USERS=N for N of them) and the egress process runs
 //      as (EGRESS_USER, default pagescript-egress), without a home or a login shell;
 //   5. as root on Debian: nftables (nft), with which the service sets its kernel
-//      lock (src/front/children/kernel-lock.ts) unless EGRESS_KERNEL_LOCK=off.
+//      lock (src/front/children/kernel-lock.ts) unless EGRESS_KERNEL_LOCK=off;
+//      and Chromium's SUID sandbox helper (chromium-sandbox), with which its
+//      processes run non-dumpable (src/front/children/slot-privacy.ts).
 // Each step leaves a stamp and is skipped on the next run when nothing changed.
 import { Buffer } from 'node:buffer';
 import { spawn, spawnSync } from 'node:child_process';
@@ -310,6 +312,23 @@ function ensureNftables() {
 }
 
 /**
+ * As root on Debian with Debian's Chromium: its SUID sandbox helper
+ * (chromium-sandbox), without which a slot's Chromium stays readable by the
+ * slot's user (/health's slotNonDumpable says so).
+ */
+function ensureChromiumSandbox(chromiumPath) {
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || process.platform !== 'linux' || !chromiumPath) return;
+  const dir = dirname(chromiumPath);
+  if (dir !== dirname(DEBIAN_CHROMIUM.shell.path) || existsSync(join(dir, 'chrome-sandbox'))) return;
+  if (!existsSync('/etc/debian_version') || !existsSync('/usr/bin/apt-get')) return;
+  say("Chromium's SUID sandbox helper is missing; installing Debian's chromium-sandbox package (apt-get)");
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  aptUpdate(env);
+  aptGet(['install', '-y', '--no-install-recommends', 'chromium-sandbox'], env);
+}
+
+/**
  * The test files that run alone, each with nothing beside it, and why: they
  * measure memory or the time itself, or take a core or the machine for long.
  * Every other file runs side by side with one more (docs/development.md,
@@ -325,7 +344,6 @@ const ALONE = {
   'test/e2e/executor-runaway.test.ts': 'a script that holds a core in C++ for seconds past its deadline',
   'test/e2e/slot-isolation.test.ts': 'a slot frozen in a busy loop, a heap blown: a core and memory',
   'test/e2e/slot-left-work-billing.test.ts': 'an isolate stuck in C++ holds a core for 10 s; asserts the CPU billed',
-  'test/e2e/cpu-pause.test.ts': "renderers past their CPU budget, stopped while another's request runs",
   'test/e2e/console-flood.test.ts': 'console floods against the CPU budget',
   'test/e2e/backlog-discard.test.ts': 'console floods of a known size into a held transport',
   'test/e2e/log-flood.test.ts': 'refusal loops of thousands a second',
@@ -362,7 +380,10 @@ if (command === 'run' && rest[0] === 'scripts/bench/main.ts' && !existsSync(DEBI
 ensureDependencies(nodeBin);
 ensureServiceUsers();
 // Unit tests, lint and the build run no service: they do not need nft.
-if (!['test:unit', 'lint', 'build'].includes(command)) ensureNftables();
+if (!['test:unit', 'lint', 'build'].includes(command)) {
+  ensureNftables();
+  ensureChromiumSandbox(chromium?.path);
+}
 const env = withNodeOnPath(nodeBin, {
   ...(chromium ? { PUPPETEER_EXECUTABLE_PATH: chromium.path } : {}),
   ...(chromium?.mode ? { CHROMIUM: chromium.mode } : {}),

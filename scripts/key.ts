@@ -3,6 +3,7 @@
 // npm run key -- proxies --name acme [--proxy de|none] [--proxies de,us|*|none]
 // npm run key -- usage --name acme [--since 2026-11-01] [--until 2026-12-01] [--usage-file PATH]
 // npm run key -- policy --name acme [--script-timeout-ms 10000] [--hosts '*.acme.example,acme.example'] …
+// npm run key -- events --name acme | unblock --name acme
 //
 // Manages the API key file (API_KEYS_FILE, else ./pagescript-keys.json, or
 // --file PATH). A new key is printed once and only its SHA-256 is stored. A
@@ -14,6 +15,10 @@ import { parseArgs } from 'node:util';
 import { loadConfig, PROXY_NAME } from '../src/common/config.js';
 import { parseKeyPolicy, POLICY_LIMITS, type KeyPolicy, type PolicyLimit } from '../src/front/tenancy/key-policy.js';
 import { sumUsage } from '../src/front/usage.js';
+import { Redis } from 'ioredis';
+import { FileSecurityStore, securityStatePath } from '../src/front/tenancy/file-security-store.js';
+import { RedisSecurityStore } from '../src/front/tenancy/redis-security-store.js';
+import type { SecurityStore } from '../src/front/tenancy/security-store.js';
 import {
   ALL_PROXIES,
   formatRate,
@@ -36,15 +41,21 @@ const USAGE = `usage:
   npm run key -- policy --name NAME [--script-timeout-ms N] [--navigation-timeout-ms N]
                         [--max-result-bytes N] [--max-log-lines N] [--script-memory-mb N]
                         [--page-memory-mb N] [--options A,B|all]
-                        [--output-formats json,html|all] [--hosts PATTERN,…|any] [--file PATH]
+                        [--output-formats json,html|all] [--hosts PATTERN,…|any]
+                        [--security-threshold N] [--file PATH]
   npm run key -- usage --name NAME [--since DATE] [--until DATE] [--usage-file PATH]
+  npm run key -- events --name NAME [--file PATH]
+  npm run key -- unblock --name NAME [--file PATH]
 The file is --file, else $API_KEYS_FILE, else ./pagescript-keys.json.
 --rate: N/s, N/min, N/h, N/day or N/<ms>ms (default: the service's RATE_LIMIT per RATE_LIMIT_WINDOW_MS).
 --proxy: the upstream proxy (a name in PROXIES) the key's requests leave through when they name none.
 --proxies: the proxies its requests may name in options.proxy ("*": every one in PROXIES; default: none).
 policy: each field optional, falling back to the service's setting and never above it ("default" removes a
 limit); --options: the request options its requests may set; --hosts: the hosts they may reach, e.g.
-'*.acme.example,acme.example:8443' (the address policy still applies first).
+'*.acme.example,acme.example:8443' (the address policy still applies first); --security-threshold: the
+security points at which the key is blocked (at most SECURITY_THRESHOLD).
+events: the key's recent requests with security events, its score and its block; unblock: ends its block.
+Both use Redis when REDIS_URL is set, else the state file beside the key file (<file>.security.json).
 usage: sums the key's records in the usage file (--usage-file, else USAGE_LOG when it is a path); --since
 is inclusive, --until exclusive (ISO dates or times, UTC).`;
 
@@ -93,7 +104,7 @@ function describePolicy(p: KeyPolicy): string {
 }
 
 /** The policy flags, by the policy field each sets. */
-const POLICY_FLAGS: Record<PolicyLimit | 'options' | 'outputFormats' | 'hosts', string> = {
+const POLICY_FLAGS: Record<PolicyLimit | 'options' | 'outputFormats' | 'hosts' | 'securityThreshold', string> = {
   scriptTimeoutMs: 'script-timeout-ms',
   navigationTimeoutMs: 'navigation-timeout-ms',
   maxResultBytes: 'max-result-bytes',
@@ -103,6 +114,7 @@ const POLICY_FLAGS: Record<PolicyLimit | 'options' | 'outputFormats' | 'hosts', 
   options: 'options',
   outputFormats: 'output-formats',
   hosts: 'hosts',
+  securityThreshold: 'security-threshold',
 };
 
 /**
@@ -118,7 +130,7 @@ function nextPolicy(old: KeyPolicy | undefined, values: Record<string, string | 
     given = true;
     const all = field === 'hosts' ? 'any' : 'all';
     if (v === 'default' || v === all) delete raw[field];
-    else if (field in POLICY_LIMITS) raw[field] = /^\d+$/.test(v) ? Number(v) : v;
+    else if (field in POLICY_LIMITS || field === 'securityThreshold') raw[field] = /^\d+$/.test(v) ? Number(v) : v;
     else {
       const list = [...new Set(v.split(',').map((s) => s.trim()))].filter((s) => s !== '');
       // Names are case-insensitive; the key file holds them as the guard compares them.
@@ -141,6 +153,10 @@ function nextPolicy(old: KeyPolicy | undefined, values: Record<string, string | 
     if (v !== undefined && v > config[field])
       throw new UsageError(`--${POLICY_FLAGS[field]} ${v} is above the service's ${setting} (${config[field]})`);
   }
+  if (policy.securityThreshold !== undefined && policy.securityThreshold > config.security.threshold)
+    throw new UsageError(
+      `--security-threshold ${policy.securityThreshold} is above the service's SECURITY_THRESHOLD (${config.security.threshold})`,
+    );
   return policy;
 }
 
@@ -189,7 +205,38 @@ function usage(values: Record<string, string | boolean | undefined>): void {
   );
 }
 
-function main(argv: string[]): void {
+/** events / unblock: the key's security state, in Redis (REDIS_URL) or beside the key file. */
+async function security(command: 'events' | 'unblock', name: string, file: string): Promise<void> {
+  const config = loadConfig(process.env);
+  let redis: Redis | undefined;
+  let store: SecurityStore;
+  if (config.redisUrl !== undefined) {
+    redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    await redis.connect();
+    store = new RedisSecurityStore(redis);
+  } else store = new FileSecurityStore(securityStatePath(file));
+  try {
+    if (command === 'unblock') {
+      const was = await store.unblock(name);
+      process.stdout.write(`${name}: ${was ? 'block ended' : 'was not blocked'}\n`);
+      return;
+    }
+    const e = await store.events(name, config.security);
+    const out = {
+      key: name,
+      ...(e.blockedUntil === undefined ? {} : { blockedUntil: new Date(e.blockedUntil).toISOString() }),
+      blocks: e.blocks,
+      score: e.score,
+      threshold: config.security.threshold,
+      requests: e.requests.map((r) => ({ time: new Date(r.at).toISOString(), ...r, at: undefined })),
+    };
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  } finally {
+    redis?.disconnect();
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -217,6 +264,11 @@ function main(argv: string[]): void {
     return;
   }
   const file = resolve(values.file ?? process.env.API_KEYS_FILE ?? 'pagescript-keys.json');
+  if (command === 'events' || command === 'unblock') {
+    if (typeof values.name !== 'string') throw new UsageError('--name is required');
+    await security(command, values.name, file);
+    return;
+  }
   const data = load(file);
   switch (command) {
     case 'create': {
@@ -300,9 +352,7 @@ function main(argv: string[]): void {
   }
 }
 
-try {
-  main(process.argv.slice(2));
-} catch (e) {
+main(process.argv.slice(2)).catch((e: unknown) => {
   process.stderr.write(`key: ${(e as Error).message}\n${e instanceof UsageError ? `${USAGE}\n` : ''}`);
   process.exitCode = 2;
-}
+});

@@ -1,8 +1,14 @@
 // The bench's command line: which run, on which Chromium, and where the figures go.
 import { type ChromiumMode } from '../../src/common/config.js';
 
-export const USAGE = `npm run bench [-- out.json] [--chromium shell|full] [--soak N | --soak-minutes M] [--prewarm-sweep 0,1,2,3]
-               [--neighbour [--attacks REGEX] [--parades N]] [--real-pages [--rounds N]] [--help]`;
+export const USAGE = `npm run bench [-- out.json] [--chromium shell|full] [--profile] [--soak N | --soak-minutes M]
+               [--prewarm-sweep 0,1,2,3] [--neighbour [--attacks REGEX] [--parades N]] [--real-pages [--rounds N]] [--help]`;
+
+/**
+ * BENCH_QUICK=1: every phase a few requests long, to check that a run goes
+ * through and prints its lines (its figures mean nothing); unset, the real run.
+ */
+export const QUICK = process.env.BENCH_QUICK === '1';
 
 /** Which run the bench makes; `compare` (the default) measures each Chromium against its baselines. */
 export type Run =
@@ -22,6 +28,8 @@ export interface BenchArgs {
   readonly modes: ChromiumMode[];
   /** Where the figures are written as JSON, when given. */
   readonly outFile?: string;
+  /** --profile (the default run only): the service's front, slot 0 and egress process run with --cpu-prof. */
+  readonly profile: boolean;
 }
 
 /** Flags that take a value (--executors is no longer read; still skipped as a value-taking flag). */
@@ -69,5 +77,8 @@ export function parseArgs(args: readonly string[]): BenchArgs {
           : sweep !== undefined
             ? { kind: 'prewarm-sweep', counts: sweep.split(',').map(Number) }
             : { kind: 'compare' };
-  return { run, modes, ...(outFile === undefined ? {} : { outFile }) };
+  const profile = args.includes('--profile');
+  if (profile && run.kind !== 'compare' && run.kind !== 'help')
+    throw new Error('--profile goes with the default run only');
+  return { run, modes, profile, ...(outFile === undefined ? {} : { outFile }) };
 }

@@ -3,18 +3,21 @@
 import { type Browser } from 'puppeteer';
 import { PER_CONTEXT_FEATURES_OFF } from '../../src/slot/browser/chromium-flags.js';
 import { type ChromiumMode } from '../../src/common/config.js';
+import { QUICK } from './args.js';
 import { launchRaw, MACHINE_ARGS, rawFresh, rawPrepared } from './baselines.js';
 import {
   BACK_TO_BACK_MS,
   concurrent,
   type CpuSplit,
+  type Measured,
   meanCpu,
+  meanIdle,
+  ourCpuOverRawClient,
   p50p95,
   pct,
   pool,
   round,
   sequential,
-  type Throughput,
   withCpu,
 } from './measure.js';
 import { type Memory, memory, settledMemory } from './memory.js';
@@ -22,12 +25,13 @@ import { chromiumPids, descendants } from './proc.js';
 import { callService, SCRIPT, type ServiceSample, startService } from './service.js';
 
 /** Sequential requests per variant, over all rounds. */
-export const SEQUENTIAL_N = 60;
-const CONCURRENCY = [1, 2, 4, 8];
+export const SEQUENTIAL_N = QUICK ? 6 : 60;
+const CONCURRENCY = QUICK ? [1, 4] : [1, 2, 4, 8];
 /** Requests each client sends in a throughput run. */
-export const PER_CLIENT = 12;
+export const PER_CLIENT = QUICK ? 3 : 12;
 
-type Level = { rps: number; p95: number; p50: number; cpu: CpuSplit };
+/** One variant at one client count: the two halves pooled; idlePct is the machine's idle CPU over them (percent). */
+type Level = { rps: number; p95: number; p50: number; cpu: CpuSplit; idlePct: number };
 
 /** Everything measured for the service on one Chromium. */
 export interface ModeResult {
@@ -35,7 +39,14 @@ export interface ModeResult {
   version: string;
   sequential: Record<string, { p50: number; p95: number }>;
   split: Record<string, number>;
-  concurrency: { clients: number; service: Level; raw: Level; stockFull: Level }[];
+  concurrency: {
+    clients: number;
+    service: Level;
+    raw: Level;
+    stockFull: Level;
+    /** Our CPU per request (front, slots, egress) over raw Puppeteer's client CPU per request. */
+    ourCpuOverRawClient: number;
+  }[];
   memory: { rest: Memory; load: Memory };
   ratios: Record<string, number>;
   targets: Record<string, boolean>;
@@ -56,8 +67,10 @@ export async function benchMode(
   fixturePort: number,
   /** The stock full-browser reference, when an earlier mode of this run measured it (it is the slowest part). */
   stockDone?: ModeResult,
+  /** --profile: where the service's processes write their CPU profiles (profile.ts). */
+  profileDir?: string,
 ): Promise<ModeResult> {
-  const svc = await startService(mode, { EGRESS_ALLOWLIST: `127.0.0.1:${fixturePort}` });
+  const svc = await startService(mode, { EGRESS_ALLOWLIST: `127.0.0.1:${fixturePort}` }, profileDir);
   const servicePid = svc.child.pid as number;
   const body = { url: pageUrl, script: SCRIPT };
   for (let i = 0; i < 10; i++) await callService(svc.base, body);
@@ -136,14 +149,15 @@ export async function benchMode(
   const stockRoot = stock?.process()?.pid as number;
   const serviceChromium = (): number[] => chromiumPids(servicePid);
   const tree = (root: number) => (): number[] => [root, ...descendants(root)];
-  const level = (a: Throughput & { cpu: CpuSplit }, b: Throughput & { cpu: CpuSplit }): Level => ({
+  const level = (a: Measured, b: Measured): Level => ({
     ...pool(a, b),
     cpu: meanCpu(a.cpu, b.cpu),
+    idlePct: meanIdle(a, b),
   });
   for (const c of CONCURRENCY) {
-    const svcRun = (): Promise<Throughput & { cpu: CpuSplit }> =>
+    const svcRun = (): Promise<Measured> =>
       withCpu(() => concurrent(() => callService(svc.base, body), c, PER_CLIENT), servicePid, serviceChromium);
-    const rawRun = (): Promise<Throughput & { cpu: CpuSplit }> =>
+    const rawRun = (): Promise<Measured> =>
       withCpu(() => concurrent(() => rawFresh(browser, pageUrl), c, PER_CLIENT), undefined, tree(rawRoot));
     const s1 = await svcRun();
     const r1 = await rawRun();
@@ -157,11 +171,14 @@ export async function benchMode(
       ));
     const r2 = await rawRun();
     const s2 = await svcRun();
+    const service = level(s1, s2);
+    const raw = level(r1, r2);
     conc.push({
       clients: c,
-      service: level(s1, s2),
-      raw: level(r1, r2),
-      stockFull: { rps: k.rps, p95: k.p95, p50: k.p50, cpu: k.cpu },
+      service,
+      raw,
+      stockFull: { rps: k.rps, p95: k.p95, p50: k.p50, cpu: k.cpu, idlePct: k.idlePct },
+      ourCpuOverRawClient: ourCpuOverRawClient(service.cpu, raw.cpu),
     });
   }
   await stock?.close();
@@ -206,7 +223,8 @@ export async function benchMode(
     '300 ms apart p50 ≤ 1.1 × floor': ratios.sequentialP50ServiceOverFloor <= 1.1,
     '4 clients ≥ 0.95 × raw Puppeteer, same binary': ratios.throughputAt4ServiceOverRaw >= 0.95,
     '4 clients ≥ 3 × raw stock Puppeteer, full Chromium': ratios.throughputAt4ServiceOverStockFull >= 3,
-    'whole tree at rest ≤ 300 MB PSS': rest.treePssMb <= 300,
+    'whole tree at rest ≤ 230 MB PSS': rest.treePssMb <= 230,
+    'our CPU per request ≤ 2 × raw Puppeteer client, every client count': conc.every((x) => x.ourCpuOverRawClient <= 2),
   };
   return { mode, version, sequential: sq, split, concurrency: conc, memory: { rest, load }, ratios, targets };
 }

@@ -1,5 +1,5 @@
-// npm run bench [-- out.json] [--chromium shell|full] [--soak N | --soak-minutes M] [--prewarm-sweep 0,1,2,3] [--neighbour [--attacks REGEX] [--parades N]]
-//                [--real-pages [--rounds N]]
+// npm run bench [-- out.json] [--chromium shell|full] [--profile] [--soak N | --soak-minutes M] [--prewarm-sweep 0,1,2,3]
+//                [--neighbour [--attacks REGEX] [--parades N]] [--real-pages [--rounds N]]
 //
 // Starts a fixture page and, for each Chromium (the headless shell and the full
 // browser, or the one --chromium names), the service (dist/server.js, as `npm
@@ -9,12 +9,13 @@
 // these machines are noisy. --prewarm-sweep measures the service with each
 // PREWARM_CONTEXTS given; --neighbour runs the noisy-neighbour bench
 // (neighbour.ts, docs/performance.md); --real-pages the saved real pages
-// with and without options.blockResourceTypes (real-pages.ts).
-// See docs/performance.md.
+// with and without options.blockResourceTypes (real-pages.ts); --profile
+// has the default run's service write CPU profiles and prints their top
+// functions (profile.ts). See docs/performance.md.
 //
 // The parts: main.ts (this file: the fixture page, which run), args.ts,
 // service.ts, baselines.ts, measure.ts, proc.ts, memory.ts, compare.ts,
-// report.ts, sweep.ts, soak.ts, neighbour.ts, real-pages.ts.
+// report.ts, profile.ts, sweep.ts, soak.ts, neighbour.ts, real-pages.ts.
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -22,12 +23,13 @@ import { CHROMIUM_PATHS, type ChromiumMode } from '../../src/common/config.js';
 import { parseArgs, USAGE } from './args.js';
 import { benchMode, type ModeResult } from './compare.js';
 import { round } from './measure.js';
-import { neighbour } from './neighbour.js';
+import { neighbour, neighbourLines } from './neighbour.js';
 import { cpuMs, cpuOwn, chromiumPids, executorPids } from './proc.js';
 import { realPagesBench, realPagesReport } from './real-pages.js';
 import { report } from './report.js';
-import { agent, callService, health, startService } from './service.js';
-import { soak } from './soak.js';
+import { makeProfileDir, type ProcessProfile, profileReport, readProfiles } from './profile.js';
+import { agent, callService, health, ROOT, startService } from './service.js';
+import { FORM_DONE_PAGE, FORM_DONE_PATH, FORM_PAGE, FORM_PATH, soak } from './soak.js';
 import { prewarmSweep } from './sweep.js';
 
 const PAGE = `<!doctype html><html><head><title>Bench Page</title></head><body><h1>Bench</h1>${'<p>lorem ipsum dolor sit amet</p>'.repeat(50)}</body></html>`;
@@ -38,16 +40,17 @@ async function listen(server: Server): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const { run, modes, outFile } = parseArgs(process.argv.slice(2));
+  const { run, modes, outFile, profile } = parseArgs(process.argv.slice(2));
   if (run.kind === 'help') {
     console.log(USAGE);
     return;
   }
   const mode = modes[0] as ChromiumMode;
 
-  const fixture = createServer({ keepAlive: true }, (_req, res) => {
+  const fixture = createServer({ keepAlive: true }, (req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(PAGE);
+    const path = new URL(req.url ?? '/', 'http://fixture').pathname;
+    res.end(path === FORM_PATH ? FORM_PAGE : path === FORM_DONE_PATH ? FORM_DONE_PAGE : PAGE);
   });
   const fixturePort = await listen(fixture);
   const pageUrl = `http://127.0.0.1:${fixturePort}/`;
@@ -90,6 +93,7 @@ async function main(): Promise<void> {
         parades: run.parades,
       });
       console.log(JSON.stringify(result, null, 2));
+      console.log(`\n${neighbourLines(result).join('\n')}`);
       await finish({ neighbour: result });
       return;
     }
@@ -122,12 +126,21 @@ async function main(): Promise<void> {
     }
     case 'compare': {
       const results: ModeResult[] = [];
+      const profiles: Record<string, ProcessProfile[]> = {};
       for (const m of modes) {
-        const r = await benchMode(m, pageUrl, fixturePort, results[0]);
+        const dir = profile ? makeProfileDir() : undefined;
+        const r = await benchMode(m, pageUrl, fixturePort, results[0], dir);
         console.log(report(r));
         results.push(r);
+        if (dir !== undefined) {
+          // Written as each process exited: the service has stopped.
+          profiles[m] = readProfiles(dir);
+          console.log(
+            `### CPU profile, CHROMIUM=${m} (a profiled run: its timings include the profiler's cost)\n\n${profileReport(profiles[m], ROOT)}`,
+          );
+        }
       }
-      await finish({ modes: results });
+      await finish({ modes: results, ...(profile ? { profiles } : {}) });
       return;
     }
   }

@@ -122,3 +122,33 @@ export function cpuOwn(pid: number): number {
   const f = statFields(pid) ?? [];
   return (Number(f[11] ?? 0) + Number(f[12] ?? 0)) * MS_PER_TICK;
 }
+
+/** The machine's CPU time from /proc/stat's first line, in clock ticks: all of it and the idle part. */
+export interface MachineCpu {
+  readonly total: number;
+  readonly idle: number;
+}
+
+/**
+ * Parses /proc/stat's `cpu` line: user nice system idle iowait irq softirq steal
+ * guest guest_nice. Idle is idle + iowait (a core waiting on a disk runs
+ * nothing); guest time is already in user and nice, so it is not added again.
+ */
+export function parseMachineCpu(stat: string): MachineCpu {
+  const line = /^cpu\s+([\d\s]+)$/m.exec(stat)?.[1];
+  if (line === undefined) throw new Error('/proc/stat has no cpu line');
+  const f = line.trim().split(/\s+/).map(Number);
+  const at = (i: number): number => f[i] ?? 0;
+  const total = at(0) + at(1) + at(2) + at(3) + at(4) + at(5) + at(6) + at(7);
+  return { total, idle: at(3) + at(4) };
+}
+
+export function machineCpu(): MachineCpu {
+  return parseMachineCpu(readFileSync('/proc/stat', 'utf8'));
+}
+
+/** The share of the machine's CPU left idle between two readings, in percent (NaN when no time passed). */
+export function idlePercent(before: MachineCpu, after: MachineCpu): number {
+  const total = after.total - before.total;
+  return total > 0 ? (100 * (after.idle - before.idle)) / total : NaN;
+}

@@ -1,6 +1,6 @@
 // The table of one Chromium's figures, in Markdown for docs/performance.md.
 import { type ModeResult, PARTS, SEQUENTIAL_N } from './compare.js';
-import { BACK_TO_BACK_MS, round, THINK_MS } from './measure.js';
+import { BACK_TO_BACK_MS, ourCpu, round, THINK_MS } from './measure.js';
 
 export function report(r: ModeResult): string {
   const sq = r.sequential;
@@ -30,11 +30,17 @@ export function report(r: ModeResult): string {
         `| ${x.clients} | ${x.service.rps} | ${x.service.p95} | ${x.raw.rps} | ${x.raw.p95} | ${x.stockFull.rps} | ${x.stockFull.p95} | ${round(x.service.rps / x.raw.rps, 2)} | ${round(x.service.rps / x.stockFull.rps, 2)} |`,
     ),
     '',
-    '| CPU per request, ms (every level at full load) | service: Node | service: Chromium | client | raw: Chromium | raw: client | stock full: Chromium |',
-    '|---|---|---|---|---|---|---|',
+    '| CPU per request, ms (every level at full load) | service: Node (front, slots) | service: egress | service: ours (Node + egress) | service: Chromium | client | raw: Chromium | raw: client | ours / raw client | stock full: Chromium |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...r.concurrency.map(
       (x) =>
-        `| ${x.clients} clients | ${x.service.cpu.node} | ${x.service.cpu.chromium} | ${x.service.cpu.client} | ${x.raw.cpu.chromium} | ${x.raw.cpu.client} | ${x.stockFull.cpu.chromium} |`,
+        `| ${x.clients} clients | ${x.service.cpu.node} | ${x.service.cpu.egress} | ${ourCpu(x.service.cpu)} | ${x.service.cpu.chromium} | ${x.service.cpu.client} | ${x.raw.cpu.chromium} | ${x.raw.cpu.client} | **${x.ourCpuOverRawClient}** | ${x.stockFull.cpu.chromium} |`,
+    ),
+    '',
+    '| machine idle CPU per throughput phase, % of all cores (/proc/stat) | pagescript | raw same binary | raw stock full |',
+    '|---|---|---|---|',
+    ...r.concurrency.map(
+      (x) => `| ${x.clients} clients | ${x.service.idlePct} | ${x.raw.idlePct} | ${x.stockFull.idlePct} |`,
     ),
     '',
     '| service time split (p50 ms) | ' + PARTS.join(' | ') + ' |',

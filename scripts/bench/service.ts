@@ -8,8 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { CHROMIUM_PATHS, type ChromiumMode } from '../../src/common/config.js';
 import { round } from './measure.js';
+import { frontProfileArgs } from './profile.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const KEY = 'bench-key-0123456789abcdef';
 /** The script every timed request runs. */
 export const SCRIPT = 'return await page.title()';
@@ -29,10 +30,20 @@ export interface ServiceHandle {
   stop(): Promise<void>;
 }
 
-export async function startService(mode: ChromiumMode, env: Record<string, string>): Promise<ServiceHandle> {
+/**
+ * Starts the service on `mode`'s Chromium with `env` over the bench's own; with
+ * `profileDir` (--profile), the front, slot 0 and the egress process write CPU profiles there (profile.ts).
+ */
+export async function startService(
+  mode: ChromiumMode,
+  env: Record<string, string>,
+  profileDir?: string,
+): Promise<ServiceHandle> {
   const port = await freePort();
   // As `npm start` runs it (scripts/bootstrap.mjs).
-  const child = spawn(process.execPath, ['--no-node-snapshot', '--expose-gc', join(ROOT, 'dist', 'server.js')], {
+  const profiling = profileDir === undefined ? [] : frontProfileArgs(profileDir);
+  const argv = ['--no-node-snapshot', '--expose-gc', ...profiling, join(ROOT, 'dist', 'server.js')];
+  const child = spawn(process.execPath, argv, {
     env: {
       ...process.env,
       PORT: String(port),
@@ -43,6 +54,7 @@ export async function startService(mode: ChromiumMode, env: Record<string, strin
       RATE_LIMIT: '1000000',
       QUEUE_LIMIT: '1000',
       MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+      ...(profileDir === undefined ? {} : { CPU_PROFILE_DIR: profileDir }),
       ...env,
     },
     // stdout (the service's log) is not read here: a pipe nobody drains would stall its logging. BENCH_SERVICE_LOG

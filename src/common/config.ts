@@ -51,6 +51,33 @@ export interface UpstreamProxy {
   readonly mayResolve: boolean;
 }
 
+/**
+ * Per-key monitoring of security events and the block past a threshold
+ * (docs/security.md "Monitoring and blocking"). A key's policy may lower the threshold only.
+ */
+export interface SecuritySettings {
+  /** SECURITY_BLOCKING: on (default) scores keys and blocks; off records and logs events only. */
+  readonly blocking: boolean;
+  /** The sliding window a key's points are summed over, in ms. */
+  readonly windowMs: number;
+  /** Points within the window at which a key is blocked. */
+  readonly threshold: number;
+  /** Points per event by how it came about (src/protocol/security.ts SecurityVia). */
+  readonly weights: {
+    /** The request's url, or a navigation through the membrane (goto, frame.goto, request.continue), refused. */
+    readonly navigation: number;
+    /** Each distinct host:port the page's own connections (subresources, redirects, fetches) were refused within the window. */
+    readonly page: number;
+    /** A page method or property the isolate refused. */
+    readonly method: number;
+    /** A slot process that died or was killed during the request (not a memory kill, not a timeout). */
+    readonly slot: number;
+  };
+  /** The first block's length, in ms; each repeat block doubles it, up to coolOffMaxMs. */
+  readonly coolOffMs: number;
+  readonly coolOffMaxMs: number;
+}
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -70,6 +97,8 @@ export interface Config {
   readonly navigationTimeoutMs: number;
   readonly rateLimit: number;
   readonly rateLimitWindowMs: number;
+  /** Per-key monitoring of security events, and the block (SECURITY_*). */
+  readonly security: SecuritySettings;
   /** Scripts at once: MAX_CONCURRENCY, or derived from memory and cores; never more than SERVICE_MEMORY_MB allows. */
   readonly maxConcurrency: number;
   /** MAX_CONCURRENCY as given, when it was more than SERVICE_MEMORY_MB allows (and was cut to maxConcurrency). */
@@ -119,10 +148,18 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** GET /playground and its assets; off: 404. */
   readonly playground: boolean;
-  /** A CPU cgroup per slot where the front may make them (src/front/children/cpu-groups.ts); SLOT_CPU_GROUPS=off: never. */
-  readonly slotCpuGroups: boolean;
+  /**
+   * Cgroups per slot (CPU, memory, tasks) where the front may make them
+   * (src/front/children/slot-groups.ts); SLOT_CGROUPS=off (or the deprecated SLOT_CPU_GROUPS=off): never.
+   */
+  readonly slotCgroups: boolean;
   /** Each slot's cap on tasks (processes and threads) with its CPU groups (src/front/children/task-limits.ts); SLOT_MAX_TASKS. */
   readonly slotMaxTasks: number;
+  /**
+   * CPU_PROFILE_DIR: where the egress process and slot 0's process write a V8 CPU profile (`--cpu-prof`) when
+   * they exit; unset: none. For `npm run bench -- --profile`; an operator's tool, never a tenant's.
+   */
+  readonly cpuProfileDir: string | undefined;
   readonly egressAllowlist: readonly EgressAllowEntry[];
   /** DNS servers the egress guard asks (DNS_SERVERS), as "ip" or "ip:port"; empty: those of /etc/resolv.conf. */
   readonly dnsServers: readonly string[];
@@ -158,7 +195,7 @@ const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debu
 /**
  * The service's own memory, before any request, in MiB (anonymous + shared
  * resident memory, with room). Measured at rest after a dozen requests with
- * scratch runs of the service (docs/budgets.md): the front ~70-90 MB, a
+ * scratch runs of the service (docs/performance.md): the front ~70-90 MB, a
  * slot process (Node, Puppeteer, its prepared isolate) ~60-80 MB, the egress
  * process (Node and the guard's connections) EGRESS_BASE_MB, one slot's
  * Chromium with its spare context ~130-150 MB for the headless shell and
@@ -191,11 +228,12 @@ export const LANE_BASE_MB: Readonly<Record<ChromiumMode, number>> = { shell: 192
 /**
  * What the host may hold for one request beyond its isolate, in MiB: what
  * src/slot/membrane/budgets.ts lets wait on the membrane (32 M characters in flight and
- * 32 M queued toward the isolate, one byte a character) and three copies of the
- * largest result (the isolate's string, its JSON, the reply).
+ * 32 M queued toward the isolate, one byte a character) and four copies of the
+ * largest result (the isolate's string, its JSON, and the reply on the front's
+ * wire: its JSON line, the result's text escaped once more, and that line's bytes).
  */
 export function hostRequestMb(maxResultBytes: number): number {
-  return 64 + 3 * Math.ceil(maxResultBytes / 2 ** 20);
+  return 64 + 4 * Math.ceil(maxResultBytes / 2 ** 20);
 }
 
 /** How SERVICE_MEMORY_MB is shared out, in MiB; what /health and /metrics show. */
@@ -547,6 +585,11 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     }
     return n;
   };
+  const onOff = (name: string, def: 'on' | 'off'): boolean => {
+    const v = (env[name] ?? def).trim().toLowerCase();
+    if (v !== 'on' && v !== 'off') problems.push(`${name}: "${env[name]}" must be on or off`);
+    return (v === 'off' ? 'off' : v === 'on' ? 'on' : def) === 'on';
+  };
 
   const apiKeys = (env.API_KEYS ?? '')
     .split(',')
@@ -564,15 +607,21 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
   if (host === '') problems.push('HOST: must not be empty');
 
   const apiKeysFile = env.API_KEYS_FILE?.trim() ? resolvePath(env.API_KEYS_FILE.trim()) : undefined;
+  const cpuProfileDir = env.CPU_PROFILE_DIR?.trim() ? env.CPU_PROFILE_DIR.trim() : undefined;
+  if (cpuProfileDir !== undefined && !cpuProfileDir.startsWith('/'))
+    problems.push('CPU_PROFILE_DIR: must be an absolute path (a directory the children may write to)');
   const redisUrl = env.REDIS_URL?.trim() ? env.REDIS_URL.trim() : undefined;
   if (redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(redisUrl))
     problems.push('REDIS_URL: must be redis://[user:password@]host:port[/db] or rediss://…');
 
   const playground = (env.PLAYGROUND ?? 'on').trim().toLowerCase();
   if (playground !== 'on' && playground !== 'off') problems.push(`PLAYGROUND: "${env.PLAYGROUND}" must be on or off`);
-  const slotCpuGroups = (env.SLOT_CPU_GROUPS ?? 'on').trim().toLowerCase();
-  if (slotCpuGroups !== 'on' && slotCpuGroups !== 'off')
-    problems.push(`SLOT_CPU_GROUPS: "${env.SLOT_CPU_GROUPS}" must be on or off`);
+  // SLOT_CPU_GROUPS is SLOT_CGROUPS's old name, read for one release (docs/configuration.md).
+  const slotCgroupsName =
+    env.SLOT_CGROUPS !== undefined || env.SLOT_CPU_GROUPS === undefined ? 'SLOT_CGROUPS' : 'SLOT_CPU_GROUPS';
+  const slotCgroups = (env[slotCgroupsName] ?? 'on').trim().toLowerCase();
+  if (slotCgroups !== 'on' && slotCgroups !== 'off')
+    problems.push(`${slotCgroupsName}: "${env[slotCgroupsName]}" must be on or off`);
 
   for (const [name, why] of Object.entries(GONE_SETTINGS))
     if (env[name] !== undefined && env[name].trim() !== '') problems.push(`${name} ${why}`);
@@ -630,6 +679,8 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     );
   const maxConnections = int('MAX_CONNECTIONS', defaultMaxConnections(serviceMemoryMb), 1, 1_000_000);
 
+  const securityCoolOffMs = int('SECURITY_COOL_OFF_MS', 900_000, 1_000, 2_592_000_000);
+
   const config: Config = {
     port: int('PORT', 3000, 0, 65535),
     host,
@@ -644,6 +695,24 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     navigationTimeoutMs,
     rateLimit: int('RATE_LIMIT', 60, 1, 1_000_000),
     rateLimitWindowMs: int('RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
+    security: {
+      blocking: onOff('SECURITY_BLOCKING', 'on'),
+      windowMs: int('SECURITY_WINDOW_MS', 600_000, 1_000, 86_400_000),
+      threshold: int('SECURITY_THRESHOLD', 200, 1, 1_000_000),
+      weights: {
+        navigation: int('SECURITY_WEIGHT_NAVIGATION', 10, 0, 1_000_000),
+        page: int('SECURITY_WEIGHT_PAGE', 1, 0, 1_000_000),
+        method: int('SECURITY_WEIGHT_METHOD', 5, 0, 1_000_000),
+        slot: int('SECURITY_WEIGHT_SLOT', 20, 0, 1_000_000),
+      },
+      coolOffMs: securityCoolOffMs,
+      coolOffMaxMs: int(
+        'SECURITY_COOL_OFF_MAX_MS',
+        Math.max(86_400_000, securityCoolOffMs),
+        securityCoolOffMs,
+        2_592_000_000,
+      ),
+    },
     maxConcurrency,
     maxConcurrencyAsked: asked > maxConcurrency ? asked : undefined,
     pageMemoryMb,
@@ -682,8 +751,9 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     usageLog: parseUsageLog(env.USAGE_LOG ?? '', problems),
     usageMetricsKeys: int('USAGE_METRICS_KEYS', 1000, 0, 100_000),
     playground: playground !== 'off',
-    slotCpuGroups: slotCpuGroups !== 'off',
+    slotCgroups: slotCgroups !== 'off',
     slotMaxTasks: int('SLOT_MAX_TASKS', DEFAULT_SLOT_MAX_TASKS, 256, 65_536),
+    cpuProfileDir,
     egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),
     dnsServers: parseDnsServers(env.DNS_SERVERS ?? '', problems),
     proxies: parseProxies(env.PROXIES ?? '', problems),

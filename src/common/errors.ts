@@ -151,6 +151,14 @@ export const ERRORS = {
       '`Content-Type` is not `application/json`, or `Content-Encoding` is not `identity` (the message names it).',
     action: "Add `-H 'Content-Type: application/json'`; send the body uncompressed.",
   },
+  KEY_BLOCKED: {
+    status: 403,
+    message: 'Key blocked',
+    meaning:
+      'The key was blocked for what its scripts tried: past `SECURITY_THRESHOLD` points of security events (internal addresses, refused methods, slot processes ended) within `SECURITY_WINDOW_MS`. `error` is `Key blocked until <time>` (ISO 8601); nothing of the request ran. See Security, "Monitoring and blocking".',
+    action:
+      'Wait `Retry-After` seconds; stop the scripts that probe. The operator can end the block (`npm run key -- unblock --name NAME`).',
+  },
   RATE_LIMIT_EXCEEDED: {
     status: 429,
     message: 'Rate limit exceeded',
@@ -169,12 +177,52 @@ export const ERRORS = {
     status: 503,
     message: 'Service unavailable',
     meaning:
-      'The service is shutting down (`Service unavailable: shutting down`), or not started yet (`Service unavailable: starting`). (A client that goes away gets no reply; it is logged as `CLIENT_CLOSED`, see Operations.)',
-    action: 'Retry (another instance).',
+      'The service is shutting down (`Service unavailable: shutting down`), or not started yet (`Service unavailable: starting`), or its own preparation of a browser context for the request (emptying the clipboard, a context, its egress port, a Chromium launch, an isolate) failed in every slot it could wait for within `QUEUE_TIMEOUT_MS` (`Service unavailable: no browser context could be prepared in time`, with `Retry-After`; nothing of the request ran). (A client that goes away gets no reply; it is logged as `CLIENT_CLOSED`, see Operations.)',
+    action: 'Retry after `Retry-After` seconds when it is sent, else on another instance.',
   },
 } as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+/** What a job was doing when it failed: its lease (context and isolate), the navigation, or the script. */
+export type JobPhase = 'lease' | 'navigation' | 'script';
+export const JOB_PHASES = ['lease', 'navigation', 'script'] as const satisfies readonly JobPhase[];
+
+/**
+ * The service's own work before a request, any of which failing or being late
+ * is no failure of the caller's: the front tries another prepared slot within
+ * the request's queue time, else answers 503 with Retry-After (docs/api.md).
+ */
+export const HOUSEKEEPING_CAUSES = [
+  /** Chromium's clipboard could not be emptied in any context leased in time. */
+  'clipboard',
+  /** A context (or its egress session) could not be made. */
+  'lease',
+  /** The egress guard did not bind the context's port to the request. */
+  'egress-bind',
+  /** The slot's Chromium could not be launched (or relaunched). */
+  'chromium-launch',
+  /** The request's isolate could not be made. */
+  'isolate',
+] as const;
+export type HousekeepingCause = (typeof HOUSEKEEPING_CAUSES)[number];
+
+/** Why a request ended in 500, a closed set (the `cause` label of pagescript_internal_errors_total). */
+export const INTERNAL_CAUSES = [
+  /** Chromium died under the request. */
+  'browser-gone',
+  /** The request's page closed under it (not by the script). */
+  'page-closed',
+  /** The request's slot process stopped. */
+  'runner-stopped',
+  /** The egress process stopped under the request. */
+  'egress-stopped',
+  /** The egress process did not answer the URL check. */
+  'egress-unavailable',
+  /** Anything else: a defect to find (the log line carries the error). */
+  'unexpected',
+] as const;
+export type InternalCause = (typeof INTERNAL_CAUSES)[number];
 
 /** A failed request's error body lists at most this many of the script's last page calls. */
 export const MAX_PAGE_CALLS = 20;
@@ -236,6 +284,19 @@ export class ApiError extends Error {
   timings?: Readonly<Partial<Record<'lease' | 'isolate' | 'navigation' | 'script', number>>>;
   /** What the request cost before it failed, as the slot measured it (JobUsage), for the reply's usage headers. */
   usage?: Readonly<Partial<Record<string, number>>>;
+  /** 503: which step of the service's own work before the request failed (another slot may serve it). */
+  housekeeping?: HousekeepingCause;
+  /** 500: why, for the log line and metrics only (never in the reply). */
+  internal?: InternalCause;
+  /** What the job was doing when it failed, for the log line. */
+  phase?: JobPhase;
+  /** The slot that ran the job, for the log line. */
+  slot?: number;
+  /**
+   * What the slot saw the request try that looks like a probe, for the front's score: a
+   * SecurityReport (src/protocol/security.ts, checked as it crossed), kept opaque here.
+   */
+  security?: { readonly tallies: readonly unknown[]; readonly details: readonly string[] };
 
   constructor(
     readonly code: ErrorCode,
@@ -249,6 +310,24 @@ export class ApiError extends Error {
 }
 
 /** `Script execution failed: <detail>`: the message of every SCRAPING_FAILED. */
+/** The 503 message when the service's own work before a request failed in every slot tried in time. */
+export const NOT_PREPARED = 'Service unavailable: no browser context could be prepared in time';
+
+/** The service's own work before the request (`cause`) failed: 503, no failure of the caller's. */
+export function notPrepared(cause: HousekeepingCause, err?: unknown, headers?: Record<string, string>): ApiError {
+  const e = new ApiError('SERVICE_UNAVAILABLE', NOT_PREPARED, { cause: err, ...(headers ? { headers } : {}) });
+  e.housekeeping = cause;
+  e.phase = 'lease';
+  return e;
+}
+
+/** A 500 with its internal cause (never shown to the caller). */
+export function internalFailure(internal: InternalCause, message?: string, cause?: unknown): ApiError {
+  const e = new ApiError('INTERNAL_SERVER_ERROR', message, { cause });
+  e.internal = internal;
+  return e;
+}
+
 export function scrapingFailed(detail: string, cause?: unknown): ApiError {
   return new ApiError('SCRAPING_FAILED', `Script execution failed: ${detail}`, { cause });
 }

@@ -1,7 +1,6 @@
-// Reading /proc, as both sides of the process boundary do: the executor's page
-// memory watchdog (src/slot/browser/page-memory.ts) and the front's continue of what
-// a dead executor left stopped (src/front/children/stopped-chromium.ts). Imports nothing of
-// either side.
+// Reading /proc, as both sides of the process boundary do: the slot's page
+// memory watchdog (src/slot/browser/page-memory.ts) and the front's counts of a
+// slot's CPU and memory. Imports nothing of either side.
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** A file's text, or undefined when it cannot be read (the process is gone, or never was). */
@@ -57,9 +56,30 @@ const MAX_TREE_PROCESSES = 4096;
  * /proc/<pid>/task/<tid>/children, so no other process is read.
  */
 export function treeCpuMs(root: number): number | undefined {
-  const first = readOr(`/proc/${root}/stat`);
-  if (first === undefined) return undefined;
   let ticks = 0;
+  const found = walkTree(root, (stat) => {
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14–17: utime, stime, cutime, cstime (fields[0] is field 3).
+    for (let i = 11; i <= 14; i++) ticks += Number(f[i] ?? 0) || 0;
+  });
+  return found ? (ticks * 1000) / TICKS_PER_S : undefined;
+}
+
+/** The resident anonymous and shared memory of `root` and its descendants now, in bytes (0 when gone). */
+export function treeResidentBytes(root: number): number {
+  let kb = 0;
+  walkTree(root, (_stat, pid) => {
+    const status = readOr(`/proc/${pid}/status`) ?? '';
+    for (const field of ['RssAnon', 'RssShmem'])
+      kb += Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+  });
+  return kb * 1024;
+}
+
+/** Calls `visit` with each process of `root`'s tree (its stat text); false when `root` is gone. */
+function walkTree(root: number, visit: (stat: string, pid: number) => void): boolean {
+  const first = readOr(`/proc/${root}/stat`);
+  if (first === undefined) return false;
   const todo = [root];
   const seen = new Set<number>();
   for (let pid = todo.pop(); pid !== undefined && seen.size < MAX_TREE_PROCESSES; pid = todo.pop()) {
@@ -67,9 +87,7 @@ export function treeCpuMs(root: number): number | undefined {
     seen.add(pid);
     const stat = pid === root ? first : readOr(`/proc/${pid}/stat`);
     if (stat === undefined) continue;
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14–17: utime, stime, cutime, cstime (fields[0] is field 3).
-    for (let i = 11; i <= 14; i++) ticks += Number(f[i] ?? 0) || 0;
+    visit(stat, pid);
     let tasks: string[] = [];
     try {
       tasks = readdirSync(`/proc/${pid}/task`);
@@ -80,5 +98,5 @@ export function treeCpuMs(root: number): number | undefined {
       for (const child of (readOr(`/proc/${pid}/task/${tid}/children`) ?? '').split(' '))
         if (child !== '') todo.push(Number(child));
   }
-  return (ticks * 1000) / TICKS_PER_S;
+  return true;
 }

@@ -7,6 +7,7 @@ import { networkInterfaces } from 'node:os';
 import type { EgressAllowEntry } from '../common/config.js';
 import { embedded4, format4, isLocalName, judgeAddress, parse6 } from './policy.js';
 import { type EgressDecision } from '../protocol/egress.js';
+import type { EgressRefusalKind } from '../protocol/security.js';
 
 export interface ResolvedAddress {
   readonly address: string;
@@ -181,22 +182,30 @@ export class EgressChecker {
 
   /**
    * Judges one answer for host:port on its own: allowed when it is public and not
-   * this machine, or allow-listed. Returns why it is refused, or undefined.
+   * this machine, or allow-listed. Returns why it is refused, and the kind of address, or undefined.
    */
-  #refusal(host: string, address: string, port: number, self: ReadonlySet<string>): string | undefined {
+  #refusal(
+    host: string,
+    address: string,
+    port: number,
+    self: ReadonlySet<string>,
+  ): { reason: string; kind: EgressRefusalKind } | undefined {
     if (this.#standsInForPublic(address, port)) return undefined;
     const verdict = judgeAddress(address);
     if (verdict.ok && !self.has(ownAddressKey(address) ?? '')) return undefined;
     // SECURITY: the service's own port and the guard's are never reachable, allow-list or not.
-    if (this.#opts.protectedPorts().includes(port)) return `address not allowed: ${host}:${port} is this service`;
+    if (this.#opts.protectedPorts().includes(port))
+      return { reason: `address not allowed: ${host}:${port} is this service`, kind: 'own-address' };
     if (this.#allowlisted(host, address, port)) return undefined;
-    return `address not allowed: ${host} (${verdict.ok ? `${address} is an address of this machine` : verdict.reason})`;
+    return verdict.ok
+      ? { reason: `address not allowed: ${host} (${address} is an address of this machine)`, kind: 'own-address' }
+      : { reason: `address not allowed: ${host} (${verdict.reason})`, kind: verdict.kind };
   }
 
   async check(rawHost: string, port: number): Promise<EgressDecision> {
     const host = normalizeHost(rawHost);
     if (!(Number.isInteger(port) && port >= 1 && port <= 65535))
-      return { ok: false, reason: `port ${port} is not allowed`, code: 'NOT_ALLOWED' };
+      return { ok: false, reason: `port ${port} is not allowed`, code: 'NOT_ALLOWED', kind: 'scheme-or-port' };
     let addresses: readonly ResolvedAddress[];
     if (isIP(host)) {
       addresses = [{ address: host, family: isIP(host) === 6 ? 6 : 4 }];
@@ -221,11 +230,22 @@ export class EgressChecker {
     // for no other), and one refused answer refuses the name: a rebinding name that
     // answers a public and a private address is refused, not half-allowed.
     let allowlisted = false;
+    let refused: { reason: string; kind: EgressRefusalKind } | undefined;
+    let publicAnswer = false;
     for (const a of addresses) {
-      const reason = this.#refusal(host, a.address, port, self);
-      if (reason !== undefined) return { ok: false, reason, code: 'NOT_ALLOWED' };
-      if (this.#local(a.address, port, self)) allowlisted = true;
+      const r = this.#refusal(host, a.address, port, self);
+      if (r !== undefined) refused ??= r;
+      else if (this.#local(a.address, port, self)) allowlisted = true;
+      else publicAnswer = true;
     }
+    // A name that answers a public address beside a refused one is a rebinding attempt, whatever the refused one is.
+    if (refused !== undefined)
+      return {
+        ok: false,
+        code: 'NOT_ALLOWED',
+        reason: refused.reason,
+        kind: publicAnswer ? 'rebinding' : refused.kind,
+      };
     // SECURITY: the address dialled is one that was judged above, never the name.
     const first = addresses[0] as ResolvedAddress;
     return { ok: true, address: first.address, family: first.family, allowlisted };

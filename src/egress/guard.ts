@@ -15,6 +15,7 @@ import {
 import {
   connect as netConnect,
   createServer as createNetServer,
+  isIP,
   type Server as NetServer,
   type Socket,
 } from 'node:net';
@@ -29,6 +30,7 @@ import { loopbackPeerUid, type Endpoint } from './peer-uid.js';
 import { background } from '../common/background.js';
 import type { GuardCounts, GuardLimits } from '../protocol/egress.js';
 import { HOP_BY_HOP_HEADERS } from '../protocol/http-headers.js';
+import type { EgressRefusalKind } from '../protocol/security.js';
 import {
   MAX_REFUSALS_LOGGED_PER_REQUEST,
   MAX_REQUEST_HEAD_BYTES,
@@ -83,7 +85,7 @@ export const MAX_INFORMATIONAL_ANSWERS = 16;
 
 export interface GuardEvents {
   /** A connection was refused by policy; requestId is absent when it belonged to no request. */
-  onRefused?(host: string, port: number, reason: string, requestId: string | undefined): void;
+  onRefused?(host: string, port: number, reason: string, requestId: string | undefined, kind?: EgressRefusalKind): void;
 }
 
 /** What the guard has seen since it started, every port together. */
@@ -307,28 +309,34 @@ export class EgressGuard {
    * SECURITY: the request's key's hosts first (a host outside them is refused
    * without even being resolved), then the address policy, which no pattern opens.
    */
-  #decide(session: EgressSession, host: string, port: number): Promise<EgressDecision> {
+  async #decide(session: EgressSession, host: string, port: number): Promise<EgressDecision> {
     if (!session.mayReach(host, port)) {
       session.refusedByKey(host, port);
-      return Promise.resolve({ ok: false, code: 'NOT_ALLOWED', reason: `${host}:${port} is outside this key's hosts` });
+      return { ok: false, code: 'NOT_ALLOWED', reason: `${host}:${port} is outside this key's hosts` };
     }
-    return session.lookup(() => this.#checker.check(host, port));
+    const d = await session.lookup(() => this.#checker.check(host, port));
+    if (d.ok && !d.allowlisted && isIP(host) === 0) session.answeredPublic(host);
+    // A name that answered a public address earlier in this request and a refused one now: rebinding.
+    if (!d.ok && d.kind !== undefined && d.kind !== 'rebinding' && session.hasAnsweredPublic(host))
+      return { ...d, kind: 'rebinding' };
+    return d;
   }
 
-  #refuse(session: EgressSession, host: string, port: number, reason: string): void {
+  #refuse(session: EgressSession, host: string, port: number, reason: string, kind?: EgressRefusalKind): void {
     session.count('refused');
     const requestId = session.requestId;
     // SECURITY: a page chooses how often it is refused (measured: ~220 a second
     // from one page's fetch loop); past the first few, a request's refusals are
     // only counted, on its own log line (egress.refused), not logged one by one.
     const refused = session.stats().refused;
-    if (refused <= MAX_REFUSALS_LOGGED_PER_REQUEST) this.#log.warn({ requestId, host, port, reason }, 'egress refused');
+    if (refused <= MAX_REFUSALS_LOGGED_PER_REQUEST)
+      this.#log.warn({ requestId, host, port, reason, ...(kind ? { kind } : {}) }, 'egress refused');
     if (refused === MAX_REFUSALS_LOGGED_PER_REQUEST)
       this.#log.warn(
         { requestId, logged: MAX_REFUSALS_LOGGED_PER_REQUEST },
         "egress refused: this request's further refusals are counted, not logged",
       );
-    this.#events.onRefused?.(host, port, reason, requestId);
+    this.#events.onRefused?.(host, port, reason, requestId, kind);
   }
 
   #failed(session: EgressSession, host: string, port: number, code: string): void {
@@ -380,15 +388,10 @@ export class EgressGuard {
     );
   }
 
-  /** Counts an upstream connection's bytes for its request once it closes. */
+  /** Counts an upstream connection, and its bytes as they flow, for its request (session.ts account). */
   #account(session: EgressSession, upstream: Socket): void {
     this.#counts.upstreamConnections++;
-    session.count('connections');
-    session.track(upstream);
-    upstream.once('close', () => {
-      session.count('bytesSent', upstream.bytesWritten);
-      session.count('bytesReceived', upstream.bytesRead);
-    });
+    session.account(upstream);
   }
 
   /** Bounds a piped connection: idle time, total time and bytes. */
@@ -448,7 +451,7 @@ export class EgressGuard {
     const { session } = owner;
     const decision = await this.#decide(session, host, port);
     if (!decision.ok) {
-      if (decision.code === 'NOT_ALLOWED') this.#refuse(session, host, port, decision.reason);
+      if (decision.code === 'NOT_ALLOWED') this.#refuse(session, host, port, decision.reason, decision.kind);
       else session.count('refused');
       this.#failed(session, host, port, decision.code);
       client.end(`HTTP/1.1 403 Forbidden\r\n${REFUSED_HEADER}: ${decision.code}\r\nContent-Length: 0\r\n\r\n`);
@@ -519,7 +522,7 @@ export class EgressGuard {
         return;
       }
       // A refusal by policy is a readable answer, so a script can see why.
-      this.#refuse(session, host, port, decision.reason);
+      this.#refuse(session, host, port, decision.reason, decision.kind);
       res
         .writeHead(403, { 'content-type': 'text/plain; charset=utf-8', [REFUSED_HEADER]: decision.code })
         .end(`pagescript egress guard: ${decision.reason}\n`);

@@ -6,22 +6,26 @@
 // credentials are. A hostile upstream (or a bug in the guard) can end only this
 // process: the front fails the requests in flight and starts another.
 //
-// Each executor reaches it over a channel of its own (src/protocol/egress-channel.ts)
-// that the front hands both sides; Chromium's traffic reaches it on loopback
+// Each executor reaches it over a channel of its own (src/protocol/egress-channel.ts):
+// a connection the front opens to its socket (in this process's own directory)
+// and gives the executor at its spawn; Chromium's traffic reaches it on loopback
 // ports (one per browser context, and the browser-wide one).
 //
 // Nothing here imports from the front, nor from the executor's browser/,
 // sandbox/ or scrape/ (test/unit/process-boundary.test.ts).
-import { isIP, type Socket } from 'node:net';
+import { createServer, isIP, type Socket } from 'node:net';
 import { pino } from 'pino';
 import { background } from '../common/background.js';
 import {
   ChannelEnd,
   MAX_CHECKS_IN_FLIGHT_PER_CHANNEL,
+  checkChannelHello,
   checkFromExecutorChannel,
+  type ChannelHello,
   type EgressToExecutor,
   type ExecutorToEgress,
 } from '../protocol/egress-channel.js';
+import { FRONT_WIRE_FD, WireEnd, inheritedSocket } from '../protocol/wire.js';
 import {
   EgressChecker,
   dnsResolver,
@@ -35,12 +39,9 @@ import type { EgressSession } from './session.js';
 import type { FromEgress, ToEgress } from '../protocol/egress-messages.js';
 import type { EgressTestSeam } from '../protocol/test-seams.js';
 import type { Logger } from '../common/log.js';
-import { residentBytes } from '../common/service-memory.js';
 import { collectWhenIdle } from '../common/idle-gc.js';
 import { parseHostPattern, type HostPattern } from '../protocol/host-patterns.js';
 
-/** How often this process's memory is read from /proc and sent to the front. */
-const MEMORY_EVERY_MS = 1_000;
 /** After a fatal error, how long the last messages (the log line) get to leave before the exit. */
 const FATAL_FLUSH_MS = 200;
 /** Exit status after a fatal error (EX_SOFTWARE). */
@@ -59,6 +60,13 @@ export const MAX_SESSIONS_PER_CHANNEL = 256;
 export const GRANT_WAIT_MS = 5_000;
 /** Grants held at once (the front revokes each when its request ends; a bound, not a limit it reaches). */
 export const MAX_GRANTS = 16_384;
+/** How long a connection to the channels' socket may take to say its hello (the front writes it at once). */
+export const HELLO_TIMEOUT_MS = 10_000;
+/**
+ * Connections to the channels' socket without a hello yet, at once. SECURITY: where every process shares
+ * one uid, an executor can connect too; it cannot name itself, and cannot hold this process's descriptors.
+ */
+export const MAX_UNNAMED_CHANNELS = 64;
 
 interface Grant {
   readonly executor: number;
@@ -130,8 +138,44 @@ class Grants {
   }
 }
 
+/** The front's wire (given at the spawn, FRONT_WIRE_FD); what the front sends is trusted. */
+const front = new WireEnd<ToEgress, FromEgress>(
+  inheritedSocket(FRONT_WIRE_FD),
+  (m) => {
+    if (typeof m !== 'object' || m === null || typeof (m as { type?: unknown }).type !== 'string')
+      throw new Error('the front sent a message of no type');
+    return m as ToEgress;
+  },
+  (m) => onFront(m),
+  (e) => fatal('the front sent what the egress process cannot read', e),
+  {
+    maxLineBytes: 2 ** 30,
+    pauseBytes: Number.POSITIVE_INFINITY,
+    maxUnsentBytes: Number.POSITIVE_INFINITY,
+    messagesPerWindow: Number.POSITIVE_INFINITY,
+  },
+);
+
 function send(msg: FromEgress): void {
-  if (process.connected) process.send?.(msg);
+  front.send(msg);
+}
+
+/** What the front's messages go to once the process has started (start()). */
+let onStarted: ((msg: ToEgress) => void) | undefined;
+let initSeen = false;
+
+function onFront(msg: ToEgress): void {
+  if (!initSeen) {
+    initSeen = true;
+    if (msg.type !== 'init') {
+      fatal('the first message was not init', new Error(msg.type));
+      return;
+    }
+    start(msg).catch((e: unknown) => fatal('the egress process could not start', e));
+    return;
+  }
+  if (onStarted) onStarted(msg);
+  else if (msg.type === 'shutdown') process.exit(0);
 }
 
 function ipcLogger(level: string): Logger {
@@ -160,7 +204,7 @@ function fatal(what: string, e: unknown): void {
 // loudly, never silently, and never the front or an executor.
 process.on('uncaughtException', (e) => fatal('uncaught exception', e));
 process.on('unhandledRejection', (e) => fatal('unhandled rejection', e));
-process.on('disconnect', () => {
+front.onClose(() => {
   if (!exiting) process.exit(0);
 });
 
@@ -187,20 +231,26 @@ function seamConnector(seam: EgressTestSeam): Connector {
   };
 }
 
+/** Each executor's one channel, by the front's number for the executor. */
+type Channels = Map<number, ChannelEnd<ExecutorToEgress | ChannelHello, EgressToExecutor>>;
+
 /**
- * Serves one executor's channel: the sessions it opens are its own (an id it
- * did not get here names nothing), and all of them are closed with the channel.
+ * Serves one connection to the channels' socket: its first line is the
+ * front's hello (ChannelHello), which names its executor; then it is that
+ * executor's channel: the sessions it opens are its own (an id it did not get
+ * here names nothing), and all of them are closed with the channel.
  */
 function serveChannel(
-  executor: number,
-  channel: number,
-  uid: number | undefined,
   socket: Socket,
+  key: Buffer,
+  channels: Channels,
+  unnamed: { count: number },
   guard: EgressGuard,
   checker: EgressChecker,
   grants: Grants,
   log: Logger,
-): ChannelEnd<ExecutorToEgress, EgressToExecutor> {
+): void {
+  let who: ChannelHello | undefined;
   const sessions = new Map<number, EgressSession>();
   /** Sessions whose bind waits for its grant (one each: a session is bound once). */
   const binding = new Set<number>();
@@ -220,7 +270,7 @@ function serveChannel(
     opening++;
     let session: EgressSession;
     try {
-      session = await guard.openSession(uid);
+      session = await guard.openSession(who?.uid);
     } finally {
       opening--;
     }
@@ -252,14 +302,14 @@ function serveChannel(
         if (binding.has(m.s)) return failed(m.q, `egress session ${m.s} is being bound`);
         binding.add(m.s);
         grants
-          .take(executor, m.requestId, m.proxy, () => end.closed || sessions.get(m.s) !== session)
+          .take(who?.executor ?? -1, m.requestId, m.proxy, () => end.closed || sessions.get(m.s) !== session)
           .then((hosts) => {
             if (sessions.get(m.s) !== session) throw new Error(`no egress session ${m.s}`);
             session.bind(m.requestId, m.proxy, hosts);
             answer(m.q, { ok: true });
           })
           .catch((e: unknown) => {
-            log.warn({ executor, requestId: m.requestId, err: String(e) }, 'an egress bind was refused');
+            log.warn({ executor: who?.executor, requestId: m.requestId, err: String(e) }, 'an egress bind was refused');
             failed(m.q, e);
           })
           .finally(() => binding.delete(m.s));
@@ -268,6 +318,13 @@ function serveChannel(
       case 'end':
         sessions.get(m.s)?.end();
         return;
+      case 'finish': {
+        const session = sessions.get(m.s);
+        if (!session) return failed(m.q, `no egress session ${m.s}`);
+        session.end();
+        answer(m.q, { ok: true, stats: session.stats() });
+        return;
+      }
       case 'close': {
         const session = sessions.get(m.s);
         if (!session) return failed(m.q, `no egress session ${m.s}`);
@@ -298,24 +355,48 @@ function serveChannel(
     }
   };
 
-  const end: ChannelEnd<ExecutorToEgress, EgressToExecutor> = new ChannelEnd(
+  unnamed.count++;
+  const helloTimer = setTimeout(() => end.close(), HELLO_TIMEOUT_MS);
+  helloTimer.unref();
+  const named = (hello: ChannelHello): void => {
+    who = hello;
+    unnamed.count--;
+    clearTimeout(helloTimer);
+    // SECURITY: one channel per executor. Its previous one (and every session of it) is closed first, so that
+    // an executor can never hold more than MAX_SESSIONS_PER_CHANNEL ports, however many channels it is given.
+    channels.get(hello.executor)?.close();
+    channels.set(hello.executor, end);
+  };
+  const end: ChannelEnd<ExecutorToEgress | ChannelHello, EgressToExecutor> = new ChannelEnd(
     socket,
-    checkFromExecutorChannel,
-    onMessage,
+    (msg) => (who === undefined ? checkChannelHello(msg, key) : checkFromExecutorChannel(msg)),
+    (m) => (m.op === 'hello' ? named(m) : onMessage(m)),
     (e) => {
+      if (who === undefined) {
+        log.warn({ err: e }, 'a connection to the channels socket that is not the front’s; closed');
+        return;
+      }
       // SECURITY: an executor that sends what it should not is taken over or broken: the front kills it.
-      log.error({ err: e, executor }, 'an executor sent what the egress process cannot read; closing its channel');
-      send({ type: 'executor-misbehaved', executor });
+      log.error(
+        { err: e, executor: who.executor },
+        'an executor sent what the egress process cannot read; closing its channel',
+      );
+      send({ type: 'executor-misbehaved', executor: who.executor });
     },
   );
   end.onClose(() => {
+    clearTimeout(helloTimer);
+    if (who === undefined) {
+      unnamed.count--;
+      return;
+    }
+    if (channels.get(who.executor) === end) channels.delete(who.executor);
     // The executor is gone (or its channel is): every port it held is closed, whatever its contexts still do.
     for (const session of sessions.values()) background(session.close(), 'closing an egress session', log);
     sessions.clear();
-    // SECURITY: the front hands this executor another channel only once this is said.
-    send({ type: 'channel-closed', executor, channel });
+    // The front replaces an executor still up without its channel.
+    send({ type: 'channel-closed', executor: who.executor, channel: who.channel });
   });
-  return end;
 }
 
 async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
@@ -347,8 +428,9 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
     resolveProxy: seamHosts ?? systemResolver,
     events: {
       // Only refusals for a request count; Chromium's own background requests do not.
-      onRefused: (_host, _port, _reason, requestId) => {
-        if (requestId !== undefined) send({ type: 'egress-refused' });
+      onRefused: (host, port, _reason, requestId, kind) => {
+        if (requestId !== undefined)
+          send({ type: 'egress-refused', requestId, host: host.slice(0, 260), port, ...(kind ? { kind } : {}) });
       },
     },
     ports: config.egressPorts,
@@ -359,8 +441,6 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
   guard = theGuard;
   // The previous egress process's port when there was one: Chromium was started with it.
   const guardPort = await theGuard.listen(init.port);
-  const memoryTimer = setInterval(() => send({ type: 'memory', bytes: residentBytes('self') }), MEMORY_EVERY_MS);
-  send({ type: 'memory', bytes: residentBytes('self') });
   // The guard's heap grows with traffic (parsers, buffers) and stayed at its
   // high-water mark: ~22 MB of anonymous memory at rest after a bench (measured).
   // Idle: no connection open and none made since the last look (requests'
@@ -373,24 +453,24 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
     return busy;
   });
 
-  /** Each executor's one channel, by the front's number for the executor. */
-  const channels = new Map<number, ChannelEnd<ExecutorToEgress, EgressToExecutor>>();
+  const channels: Channels = new Map();
+  const unnamed = { count: 0 };
   const grants = new Grants();
-  process.on('message', (msg: ToEgress, handle: unknown) => {
+  const key = Buffer.from(init.channelKey, 'hex');
+  // The executors' channels: connections the front opens to this socket, in this process's own directory.
+  const server = createServer((socket) => {
+    if (unnamed.count >= MAX_UNNAMED_CHANNELS) {
+      socket.destroy();
+      return;
+    }
+    serveChannel(socket, key, channels, unnamed, theGuard, checker, grants, log);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(init.channelPath, () => resolve());
+  });
+  onStarted = (msg: ToEgress): void => {
     switch (msg.type) {
-      case 'attach': {
-        if (!handle || typeof (handle as Socket).write !== 'function') return;
-        // SECURITY: one channel per executor. Its previous one (and every session of
-        // it) is closed first, so that an executor can never hold more than
-        // MAX_SESSIONS_PER_CHANNEL ports, however many channels it is handed.
-        channels.get(msg.executor)?.close();
-        const end = serveChannel(msg.executor, msg.channel, msg.uid, handle as Socket, theGuard, checker, grants, log);
-        channels.set(msg.executor, end);
-        end.onClose(() => {
-          if (channels.get(msg.executor) === end) channels.delete(msg.executor);
-        });
-        return;
-      }
       case 'grant':
         grants.add(msg.grant, msg.executor, msg.requestId, msg.proxy, msg.hosts);
         return;
@@ -408,7 +488,6 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
         if (seam) send({ type: 'guard-counts', ask: msg.ask, counts: theGuard.counts() });
         return;
       case 'shutdown':
-        clearInterval(memoryTimer);
         stopCollecting();
         theGuard.close().then(
           () => process.exit(0),
@@ -421,28 +500,14 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
           setImmediate(() => {
             throw new Error('a fault the test asked for');
           });
-        else if (msg.kind === 'send') process.send?.(msg.message);
+        else if (msg.kind === 'send') front.send(msg.message as FromEgress);
         // eslint-disable-next-line @typescript-eslint/no-floating-promises -- the point: a rejection nobody handles
         else if (msg.kind === 'reject') Promise.reject(new Error('a fault the test asked for'));
         return;
       case 'init':
         return;
     }
-  });
-  started = true;
+  };
   send({ type: 'ready', guardPort });
   log.info({ guardPort, user: process.getuid?.() }, 'egress process ready');
 }
-
-let started = false;
-process.on('message', (msg: ToEgress) => {
-  if (!started && msg.type === 'shutdown') process.exit(0);
-});
-
-process.once('message', (msg: ToEgress) => {
-  if (msg.type !== 'init') {
-    fatal('the first message was not init', new Error(msg.type));
-    return;
-  }
-  start(msg).catch((e: unknown) => fatal('the egress process could not start', e));
-});

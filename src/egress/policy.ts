@@ -2,8 +2,23 @@
 // are judged as numbers against CIDR ranges, never as text; IPv6 forms that
 // embed an IPv4 address are unwrapped and judged by that address.
 import { isIP } from 'node:net';
+import type { EgressRefusalKind } from '../protocol/security.js';
 
-export type Verdict = { ok: true } | { ok: false; reason: string };
+export type Verdict = { ok: true } | { ok: false; reason: string; kind: EgressRefusalKind };
+
+/** The kind of a refused range by its name (src/protocol/security.ts); any other is 'reserved'. */
+const KIND_OF: Readonly<Record<string, EgressRefusalKind>> = {
+  'this network': 'loopback',
+  loopback: 'loopback',
+  unspecified: 'loopback',
+  'private network': 'private',
+  'carrier-grade NAT': 'private',
+  'unique local (private)': 'private',
+  'site-local': 'private',
+  'link-local (cloud metadata)': 'link-local',
+  'link-local': 'link-local',
+};
+const kindOf = (name: string): EgressRefusalKind => KIND_OF[name] ?? 'reserved';
 
 interface Range4 {
   base: number;
@@ -108,7 +123,8 @@ export function format4(n: number): string {
 }
 
 function judge4(n: number): Verdict {
-  for (const r of V4_RANGES) if (in4(n, r)) return { ok: false, reason: `${format4(n)} is ${r.name}` };
+  for (const r of V4_RANGES)
+    if (in4(n, r)) return { ok: false, reason: `${format4(n)} is ${r.name}`, kind: kindOf(r.name) };
   return { ok: true };
 }
 
@@ -130,20 +146,21 @@ export function judgeAddress(ip: string): Verdict {
   const family = isIP(bare.split('%')[0] ?? '');
   if (family === 4) {
     const n = parse4(bare);
-    return n === undefined ? { ok: false, reason: `${ip} is not an address` } : judge4(n);
+    return n === undefined ? { ok: false, reason: `${ip} is not an address`, kind: 'reserved' } : judge4(n);
   }
   if (family === 6) {
     const n = parse6(bare);
-    if (n === undefined) return { ok: false, reason: `${ip} is not an address` };
-    for (const r of V6_RANGES) if (in6(n, r.base, r.bits)) return { ok: false, reason: `${bare} is ${r.name}` };
+    if (n === undefined) return { ok: false, reason: `${ip} is not an address`, kind: 'reserved' };
+    for (const r of V6_RANGES)
+      if (in6(n, r.base, r.bits)) return { ok: false, reason: `${bare} is ${r.name}`, kind: kindOf(r.name) };
     const v4 = embedded4(n);
     if (v4 !== undefined) {
       const inner = judge4(v4);
-      return inner.ok ? inner : { ok: false, reason: `${bare} embeds ${inner.reason}` };
+      return inner.ok ? inner : { ok: false, reason: `${bare} embeds ${inner.reason}`, kind: inner.kind };
     }
     return { ok: true };
   }
-  return { ok: false, reason: `${ip} is not an address` };
+  return { ok: false, reason: `${ip} is not an address`, kind: 'reserved' };
 }
 
 /** Names that always mean this machine, whatever DNS says. */

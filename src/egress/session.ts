@@ -5,7 +5,7 @@
 // or is released carries nothing; Chromium's own requests, which use the
 // browser-wide proxy port, carry nothing either.
 import type { Duplex } from 'node:stream';
-import type { Server } from 'node:net';
+import type { Server, Socket } from 'node:net';
 import {
   FAILURE_TTL_MS,
   MAX_FAILURES,
@@ -30,9 +30,13 @@ export class EgressSession {
   readonly port: number;
   readonly #server: Server | undefined;
   readonly #sockets = new Set<Duplex>();
+  /** Its upstream connections open now: their bytes are in stats() as they flow, and settled once each closes. */
+  readonly #upstreams = new Set<Socket>();
   readonly #failures = new Map<string, { error: string; at: number }>();
   /** The distinct host:port refused for being outside the key's hosts, the first MAX_REFUSED_HOSTS. */
   readonly #refusedHosts = new Set<string>();
+  /** Names that answered a public address in this request (the first MAX_FAILURES): a later refusal of one is rebinding. */
+  readonly #publicNames = new Set<string>();
   readonly #stats: EgressStats = { connections: 0, refused: 0, bytesSent: 0, bytesReceived: 0 };
   readonly #onClose: () => void;
   #state: SessionState = 'spare';
@@ -114,10 +118,21 @@ export class EgressSession {
     if (this.#state === 'spare') this.#state = 'live';
   }
 
-  /** The request is over: every open connection is cut and every new one refused. */
+  /**
+   * The request is over: every open connection is cut and every new one
+   * refused; what the cut ones moved until then is counted in, so stats() is
+   * the request's final count from here on.
+   */
   end(): void {
     this.#state = 'ended';
     for (const s of this.#sockets) s.destroy();
+    for (const s of [...this.#upstreams]) this.#settle(s);
+  }
+
+  /** Ends the session (end()) and gives its final counts. */
+  finish(): Promise<EgressStats> {
+    this.end();
+    return Promise.resolve(this.stats());
   }
 
   /**
@@ -134,8 +149,14 @@ export class EgressSession {
     return this.#closed;
   }
 
+  /** The counts so far: the bytes of the connections still open included, as they flow. */
   stats(): EgressStats {
-    return { ...this.#stats };
+    const stats = { ...this.#stats };
+    for (const s of this.#upstreams) {
+      stats.bytesSent += s.bytesWritten ?? 0;
+      stats.bytesReceived += s.bytesRead;
+    }
+    return stats;
   }
 
   /** Tells `observer` of each change from now on (one observer). */
@@ -158,10 +179,42 @@ export class EgressSession {
     this.#observer?.refusedHost?.(host.toLowerCase(), port);
   }
 
+  /** @internal A name was allowed to a public address for this request. */
+  answeredPublic(host: string): void {
+    if (this.#publicNames.size < MAX_FAILURES) this.#publicNames.add(host.toLowerCase());
+  }
+
+  /** Whether a name answered a public address earlier in this request. */
+  hasAnsweredPublic(host: string): boolean {
+    return this.#publicNames.has(host.toLowerCase());
+  }
+
   /** @internal A failure of this request's upstream proxy, counted by kind. */
   countProxyFailure(kind: ProxyFailureKind): void {
     const key = PROXY_FAILURE_STATS[kind];
     this.#stats[key] = (this.#stats[key] ?? 0) + 1;
+    this.#observer?.stats?.(this.stats());
+  }
+
+  /**
+   * @internal An upstream connection the guard opened for this request: counted,
+   * its bytes counted as they flow, and cut when the session ends.
+   */
+  account(upstream: Socket): void {
+    this.count('connections');
+    this.track(upstream);
+    this.#upstreams.add(upstream);
+    upstream.once('close', () => this.#settle(upstream));
+    // Opened as the session ended (a dial that was under way): cut, and counted now.
+    if (this.#state === 'ended') upstream.destroy();
+  }
+
+  /** An upstream connection is cut or closed: its bytes go into the counts, once. */
+  #settle(upstream: Socket): void {
+    if (!this.#upstreams.delete(upstream)) return;
+    upstream.destroy();
+    this.#stats.bytesSent += upstream.bytesWritten ?? 0;
+    this.#stats.bytesReceived += upstream.bytesRead;
     this.#observer?.stats?.(this.stats());
   }
 

@@ -20,11 +20,16 @@ import type { EgressSupervisor } from './children/egress-supervisor.js';
 import type { KernelLockStatus } from './children/kernel-lock.js';
 import type { Supervisor } from './children/supervisor.js';
 import { UsageLog } from './usage.js';
+import { SecurityMonitor } from './tenancy/security-monitor.js';
+import { MemorySecurityStore, type SecurityStore } from './tenancy/security-store.js';
+import { FileSecurityStore, securityStatePath } from './tenancy/file-security-store.js';
 
 /** Keys and the store limits are counted in; the service builds them from the config (file, Redis). */
 export interface Tenancy {
   readonly keys: KeyRing;
   readonly store: LimitStore;
+  /** Keys' security points and blocks; this instance's memory when absent. */
+  readonly security?: SecurityStore;
   mode(): LimitsMode;
 }
 
@@ -32,7 +37,18 @@ export interface Tenancy {
 export interface AppDeps {
   readonly config: Config;
   readonly logger: Logger;
-  readonly executors: Pick<Supervisor, 'run' | 'browser' | 'restarts' | 'chromiumSandbox' | 'memory'> & {
+  readonly executors: Pick<
+    Supervisor,
+    | 'run'
+    | 'browser'
+    | 'restarts'
+    | 'chromiumSandbox'
+    | 'memory'
+    | 'slotCgroups'
+    | 'slotNonDumpable'
+    | 'slotPrivateTmp'
+    | 'users'
+  > & {
     readonly egress: Pick<EgressSupervisor, 'ready' | 'restarts'>;
   };
   readonly tenancy?: Tenancy;
@@ -42,6 +58,8 @@ export interface AppDeps {
 
 export interface App {
   handle(req: IncomingMessage, res: ServerResponse): void;
+  /** Scores keys' security events; the egress process's refusals are given to it (service.ts). */
+  readonly security: SecurityMonitor;
   readonly scheduler: FairScheduler;
   readonly metrics: Metrics;
   /**
@@ -58,7 +76,22 @@ export interface App {
 
 /** The configuration's keys, limits in this process's memory: one instance without Redis, and tests. */
 export function localTenancy(config: AppDeps['config'], logger: AppDeps['logger']): Tenancy {
-  return { keys: KeyRing.fromConfig(config, logger), store: new MemoryStore(), mode: () => 'memory' };
+  return {
+    keys: KeyRing.fromConfig(config, logger),
+    store: new MemoryStore(),
+    // Blocks beside the key file, so the key tool can read and end them and a restart keeps them.
+    ...(config.apiKeysFile === undefined
+      ? {}
+      : {
+          security: new FileSecurityStore(securityStatePath(config.apiKeysFile), Date.now, (e) =>
+            logger.warn(
+              { err: String(e), file: securityStatePath(config.apiKeysFile ?? '') },
+              "the security state file cannot be written; keys' blocks are kept in memory only",
+            ),
+          ),
+        }),
+    mode: () => 'memory',
+  };
 }
 
 const SCRAPE_PATH = '/api/scrape';
@@ -107,6 +140,12 @@ export function buildApp(deps: AppDeps): App {
     pageMemoryKills: () => executors.memory.pageLimitKills,
   });
   metrics.maxLabelledKeys = config.usageMetricsKeys;
+  const security = new SecurityMonitor({
+    settings: config.security,
+    store: tenancy.security ?? new MemorySecurityStore(),
+    logger,
+    metrics,
+  });
   const running = new Set<AbortController>();
   let draining = false;
   let inFlight = 0;
@@ -118,6 +157,7 @@ export function buildApp(deps: AppDeps): App {
     metrics,
     running,
     draining: () => draining,
+    security,
     usage: new UsageLog(config, deps.logger, { onDropped: () => metrics.usageRecordsDropped.inc() }),
   });
   const info = infoRoutes({
@@ -129,8 +169,18 @@ export function buildApp(deps: AppDeps): App {
     limitsMode: () => tenancy.mode(),
     keyFileStatus: () => tenancy.keys.fileStatus,
     draining: () => draining,
+    fail: (res, e) => failed(res, e),
   });
-  const playground = config.playground ? playgroundRoutes() : undefined;
+  const playground = config.playground ? playgroundRoutes((res, e) => failed(res, e)) : undefined;
+
+  /** A request other than a scrape that failed inside the service: one error line, counted, 500. */
+  function failed(res: ServerResponse, e: unknown): void {
+    const requestId = res.getHeader('X-Request-Id');
+    logger.error({ requestId, path: targetPath(res.req.url), cause: 'unexpected', err: String(e) }, 'request failed');
+    metrics.internalErrors.inc({ cause: 'unexpected' });
+    if (res.headersSent) res.destroy();
+    else sendError(res, new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: e }));
+  }
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
     const given = req.headers['x-request-id'];
@@ -151,13 +201,20 @@ export function buildApp(deps: AppDeps): App {
       background(scrape(req, res, requestId), 'scrape request', logger);
       return;
     }
-    if (info.handle(path, req, res)) return;
-    if (playground?.handle(path, req, res)) return;
+    try {
+      if (info.handle(path, req, res)) return;
+      if (playground?.handle(path, req, res)) return;
+    } catch (e) {
+      // SECURITY: a defect in one of these routes fails its request, never the front.
+      failed(res, e);
+      return;
+    }
     sendError(res, new ApiError('NOT_FOUND', `Not found: ${req.method ?? 'GET'} ${path.slice(0, 200)}`));
   }
 
   return {
     handle,
+    security,
     scheduler,
     metrics,
     get inFlight() {

@@ -31,11 +31,16 @@ export interface MemorySource {
   readonly memory: ExecutorMemory;
 }
 
-/** The budget and what is in use now, in MiB. */
-export function memoryReport(config: Config, running: number, executors: MemorySource): MemoryReport {
+const NOTHING_READ = { executorBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 };
+
+/**
+ * The budget and what is in use now, in MiB. `inUse` false (a caller who may
+ * not see it) reads nothing: the in-use figures are 0, and no /proc is walked.
+ */
+export function memoryReport(config: Config, running: number, executors: MemorySource, inUse = true): MemoryReport {
   const plan = config.memory;
-  const m = executors.memory;
-  const front = residentBytes('self');
+  const m = inUse ? executors.memory : NOTHING_READ;
+  const front = inUse ? residentBytes('self') : 0;
   return {
     serviceMb: config.serviceMemoryMb,
     plannedMb: plan.plannedMb,

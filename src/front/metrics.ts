@@ -65,6 +65,23 @@ export class Metrics {
     help: 'Requests ended with MEMORY_LIMIT_EXCEEDED (SCRIPT_MEMORY_MB or PAGE_MEMORY_MB).',
     registers: [this.registry],
   });
+  readonly slotPreparationCpu = new Counter({
+    name: 'pagescript_slot_preparation_cpu_seconds_total',
+    help: "CPU the slots spent after a request's answer closing its context and preparing the next (spare context, isolate, a relaunch): the service's, billed to no key.",
+    registers: [this.registry],
+  });
+  readonly internalErrors = new Counter({
+    name: 'pagescript_internal_errors_total',
+    help: 'Requests answered 500 INTERNAL_SERVER_ERROR, by internal cause (a closed set, docs/operations.md).',
+    labelNames: ['cause'] as const,
+    registers: [this.registry],
+  });
+  readonly notPrepared = new Counter({
+    name: 'pagescript_not_prepared_total',
+    help: 'Requests answered 503 because no slot could prepare for them within their queue time, by the step that failed.',
+    labelNames: ['cause'] as const,
+    registers: [this.registry],
+  });
   readonly timeouts = new Counter({
     name: 'pagescript_timeouts_total',
     help: 'Scripts or navigations ended by their time limit.',
@@ -152,8 +169,38 @@ export class Metrics {
     help: 'Usage records dropped because the usage file was not written fast enough (docs/keys-and-limits.md).',
     registers: [this.registry],
   });
+  readonly securityEvents = new Counter({
+    name: 'pagescript_security_events_total',
+    help: 'Security events of each key\'s requests, by class (docs/security.md "Monitoring and blocking").',
+    labelNames: ['key', 'class'] as const,
+    registers: [this.registry],
+  });
+  readonly keyBlocks = new Counter({
+    name: 'pagescript_key_blocks_total',
+    help: 'Keys blocked for their security events (403 KEY_BLOCKED until the block ends).',
+    labelNames: ['key'] as const,
+    registers: [this.registry],
+  });
   readonly #labelledKeys = new Set<string>();
   #maxLabelledKeys = 0;
+
+  /** The key's label: its name for the first maxLabelledKeys keys, '_other' past them (bounded series). */
+  #keyLabel(keyName: string): string {
+    if (!this.#labelledKeys.has(keyName) && this.#labelledKeys.size < this.#maxLabelledKeys)
+      this.#labelledKeys.add(keyName);
+    return this.#labelledKeys.has(keyName) ? keyName : '_other';
+  }
+
+  /** A request's security events by class (src/protocol/security.ts: a closed set), under its key's label. */
+  countSecurityEvents(keyName: string, byClass: Partial<Record<string, number>>): void {
+    const key = this.#keyLabel(keyName);
+    for (const [cls, n] of Object.entries(byClass))
+      if (n !== undefined && n > 0) this.securityEvents.inc({ key, class: cls }, n);
+  }
+
+  countKeyBlock(keyName: string): void {
+    this.keyBlocks.inc({ key: this.#keyLabel(keyName) });
+  }
 
   /** How many key names the per-key series carry (USAGE_METRICS_KEYS). */
   set maxLabelledKeys(n: number) {
@@ -171,9 +218,7 @@ export class Metrics {
     u: { cpuMs?: number; browserMs?: number; bytesReceived?: number; bytesSent?: number },
   ): void {
     if (this.#maxLabelledKeys === 0) return;
-    if (!this.#labelledKeys.has(keyName) && this.#labelledKeys.size < this.#maxLabelledKeys)
-      this.#labelledKeys.add(keyName);
-    const key = this.#labelledKeys.has(keyName) ? keyName : '_other';
+    const key = this.#keyLabel(keyName);
     this.keyRequests.inc({ key, code });
     const pos = (v: number | undefined): number => (v !== undefined && Number.isFinite(v) && v > 0 ? v : 0);
     if (pos(u.cpuMs) > 0) this.keyCpu.inc({ key }, pos(u.cpuMs) / 1000);

@@ -224,6 +224,7 @@ export function openApiDocument(config: Config): Json {
               },
             }),
             '401': errorResponse(401, ['MISSING_API_KEY', 'INVALID_API_KEY', 'INVALID_GATEWAY_HOST']),
+            '403': errorResponse(403, undefined, { ...RATE_HEADERS, ...USAGE_HEADERS, ...retryAfter }),
             '405': errorResponse(405, undefined, {
               Allow: { description: 'POST', required: true, schema: { type: 'string' } },
             }),
@@ -241,7 +242,14 @@ export function openApiDocument(config: Config): Json {
             '415': errorResponse(415, undefined, { ...RATE_HEADERS, ...USAGE_HEADERS }),
             '429': errorResponse(429, undefined, { ...RATE_HEADERS, ...USAGE_HEADERS, ...retryAfter }),
             '500': errorResponse(500, undefined, { ...RATE_HEADERS, ...USAGE_HEADERS }),
-            '503': errorResponse(503, undefined, { ...RATE_HEADERS, ...USAGE_HEADERS }),
+            '503': errorResponse(503, undefined, {
+              ...RATE_HEADERS,
+              ...USAGE_HEADERS,
+              'Retry-After': {
+                ...int('Seconds to wait before trying again: sent when no browser context could be prepared in time.'),
+                required: false,
+              },
+            }),
           },
         },
       },
@@ -470,7 +478,18 @@ export function openApiDocument(config: Config): Json {
         },
         Health: {
           type: 'object',
-          required: ['status', 'browser', 'chromium', 'kernelLock', 'limits', 'keys'],
+          required: [
+            'status',
+            'browser',
+            'chromium',
+            'kernelLock',
+            'slotCgroups',
+            'slotNonDumpable',
+            'slotPrivateTmp',
+            'slotUsers',
+            'limits',
+            'keys',
+          ],
           description:
             'browserRestarts, browserRecycles, executorRestarts, egress, egressRestarts, running and queued are given only with Authorization: Bearer <METRICS_TOKEN>.',
           properties: {
@@ -491,9 +510,41 @@ export function openApiDocument(config: Config): Json {
             egressRestarts: { type: 'integer', minimum: 0 },
             chromiumSandbox: { type: ['boolean', 'null'] },
             kernelLock: {
-              enum: ['on', 'off: not root', 'off: EGRESS_KERNEL_LOCK=off'],
+              enum: [
+                'on',
+                'off: not root',
+                'off: EGRESS_KERNEL_LOCK=off',
+                'off: no NET_ADMIN',
+                'off: no NET_ADMIN over this network namespace',
+              ],
               description:
-                "on: the kernel refuses the slots' users every connection but to the egress guard's ports (EGRESS_KERNEL_LOCK, docs/network.md).",
+                "on: the kernel refuses the slots' users every connection but to the egress guard's ports (EGRESS_KERNEL_LOCK, docs/network.md); in a container, off where the runtime gave no CAP_NET_ADMIN over the container's own network namespace (docs/container.md).",
+            },
+            slotCgroups: {
+              type: 'string',
+              pattern: '^(on|off: .+)$',
+              description:
+                "on: the kernel holds each slot's CPU weight, memory limit and tasks (SLOT_CGROUPS, docs/budgets.md); off: why not.",
+            },
+            slotNonDumpable: {
+              type: 'string',
+              pattern: '^(on|off: .+)$',
+              description:
+                "on: no process of a slot's user can read the memory or environment of the slot's processes, its Chromium's included, nor ptrace them (docs/security.md); off: why not.",
+            },
+            slotUsers: {
+              oneOf: [
+                { type: 'array', items: { type: 'string' } },
+                { type: 'string', pattern: '^off: .+$' },
+              ],
+              description:
+                "The user each request slot runs as, slot i's at index i, each its own (as root, on a host or in a container's own user namespace); off: why every slot shares the front's user.",
+            },
+            slotPrivateTmp: {
+              type: 'string',
+              pattern: '^(on|off: .+)$',
+              description:
+                'on: each slot has its own bounded /tmp, /var/tmp and /dev/shm, emptied after each request (docs/security.md); off: why not.',
             },
             running: { type: 'integer', minimum: 0 },
             queued: { type: 'integer', minimum: 0 },

@@ -1,6 +1,8 @@
 // The process shell: read the configuration, start the service, print the
 // generated key, and shut down cleanly on SIGTERM/SIGINT. The only file that
 // touches process signals.
+// SECURITY: first, before anything else runs: the machine's root never serves (src/front/host-root-drop.ts).
+import { droppedFromHostRoot } from './host-root-drop.js';
 import { ConfigError, loadConfig } from '../common/config.js';
 import { createLogger } from '../common/log.js';
 import { startService } from './service.js';
@@ -23,6 +25,11 @@ async function main(): Promise<void> {
     throw e;
   }
   const logger = createLogger(config.logLevel);
+  if (droppedFromHostRoot !== undefined)
+    logger.warn(
+      { user: droppedFromHostRoot.user, uid: droppedFromHostRoot.uid },
+      "started as the machine's root (no user namespace of its own): dropped to the image's one user, so slots share it and the kernel lock is off; run the container with a user namespace to keep them apart (docs/container.md)",
+    );
   // No error ends the front silently. An error nobody caught is a bug of the
   // front (scripts, pages and upstreams are handled in the executors): it is
   // logged with its stack, and the process exits for its supervisor to restart

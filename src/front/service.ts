@@ -18,6 +18,7 @@ import { Supervisor } from './children/supervisor.js';
 import { setKernelLock, type KernelLockStatus } from './children/kernel-lock.js';
 import { slotUsers } from './children/users.js';
 import { FallbackStore } from './tenancy/fallback-store.js';
+import { FallbackSecurityStore } from './tenancy/fallback-security-store.js';
 import { KeyRing } from './tenancy/keyring.js';
 import { RedisStore } from './tenancy/redis-store.js';
 
@@ -90,7 +91,9 @@ async function startTenancy(config: Config, logger: Logger): Promise<Tenancy> {
     throw e;
   }
   const store = new FallbackStore(redis, logger);
-  return { keys, store, mode: () => store.mode };
+  // Scores and blocks shared through the same Redis; this instance's own while it is away.
+  const security = new FallbackSecurityStore(redis);
+  return { keys, store, security, mode: () => store.mode };
 }
 
 /** A close step that logs its failure instead of skipping the steps after it. */
@@ -176,7 +179,12 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     logger,
     servicePort,
     events: {
-      egressRefused: () => app?.metrics.egressRefusals.inc(),
+      egressRefused: (r) => {
+        app?.metrics.egressRefusals.inc();
+        // A refusal of a request's page by address: a security event of its key (docs/security.md).
+        if (r.requestId !== undefined && r.kind !== undefined)
+          app?.security.egressRefused(r.requestId, r.kind, r.host ?? '', r.port ?? 0);
+      },
       stopped: () => executors?.egressStopped(),
       ready: () => executors?.egressReady(),
       executorMisbehaved: (index) => executors?.executorMisbehaved(index),
@@ -202,9 +210,11 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
     config,
     logger,
     egress,
+    kernelLock,
     events: {
       observe: (metric, seconds) => app?.metrics[metric].observe(seconds),
       egressRefused: () => app?.metrics.egressRefusals.inc(),
+      preparationCpu: (seconds) => app?.metrics.slotPreparationCpu.inc(seconds),
     },
     ...(seam
       ? {
@@ -213,6 +223,9 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
             reportDials: false,
             faults: seam.faults ?? false,
             ...(seam.heapMb === undefined ? {} : { heapMb: seam.heapMb }),
+            ...(seam.trustedSpki ? { trustedSpki: seam.trustedSpki } : {}),
+            ...(seam.clipboardFailures ? { clipboardFailures: seam.clipboardFailures } : {}),
+            ...(seam.clipboardHangs ? { clipboardHangs: seam.clipboardHangs } : {}),
           },
         }
       : {}),
@@ -293,6 +306,9 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
           { running: theApp.scheduler.running, queued: theApp.scheduler.queued, graceMs },
           'shutting down: not ready, no new requests; finishing the admitted ones',
         );
+        // At once, before anything is awaited: a SIGTERM to the whole group reaches the children too.
+        theExecutors.stopping();
+        egress.stopping();
         theApp.drain();
         server.close();
         server.closeIdleConnections();

@@ -1,13 +1,17 @@
 // The channel between an executor and the egress process: a Unix socket the
-// front makes and hands to both (each end as an IPC handle), so the per-context
+// front connects to the egress process and gives the executor at its spawn
+// (stdio, EGRESS_CHANNEL_FD), so the per-context
 // questions (open a port, bind it to a request, check a URL) take one hop, not
 // two through the front, and cost the front nothing. Messages are JSON, one per
 // line. The egress process reads what an executor sends as hostile (an executor
 // runs hostile scripts): every message is checked against its shape, lines are
 // bounded, and an executor reaches only the sessions it opened on its own channel.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { isEgressRefusalKind } from './security.js';
 import type { Socket } from 'node:net';
 import { PROXY_FAILURE_STATS } from './egress.js';
 import { type EgressDecision, type EgressStats } from './egress.js';
+import { WireEnd, type WireLimits } from './wire.js';
 
 /** The longest line either side sends; a longer one ends the channel. */
 export const MAX_CHANNEL_LINE = 16 * 1024;
@@ -46,6 +50,8 @@ export type ExecutorToEgress =
     }
   /** The request is over: the session's connections are cut, new ones refused (no answer). */
   | { readonly op: 'end'; readonly s: number }
+  /** As `end`, answered with the session's counts taken once its connections are cut: the request's bill. */
+  | { readonly op: 'finish'; readonly q: number; readonly s: number }
   /** The context is gone: the port is closed; answered once it is. */
   | { readonly op: 'close'; readonly q: number; readonly s: number }
   /** The policy's decision for host:port (a URL a script or the request navigates to). */
@@ -60,6 +66,7 @@ export type EgressToExecutor =
       readonly s?: number;
       readonly port?: number;
       readonly decision?: EgressDecision;
+      readonly stats?: EgressStats;
     }
   /** A session's counts changed (sent before the page hears of what changed them). */
   | { readonly op: 'stats'; readonly s: number; readonly stats: EgressStats }
@@ -98,6 +105,7 @@ export function checkFromExecutorChannel(msg: unknown): ExecutorToEgress {
         );
       case 'end':
         return isId(msg.s);
+      case 'finish':
       case 'close':
         return isId(msg.q) && isId(msg.s);
       case 'check':
@@ -133,7 +141,12 @@ function isStats(v: unknown): v is EgressStats {
 function isDecision(v: unknown): v is EgressDecision {
   if (!isObject(v)) return false;
   if (v.ok === true) return typeof v.address === 'string' && (v.family === 4 || v.family === 6);
-  return v.ok === false && typeof v.reason === 'string' && (v.code === 'NOT_ALLOWED' || v.code === 'NAME_NOT_RESOLVED');
+  return (
+    v.ok === false &&
+    typeof v.reason === 'string' &&
+    (v.code === 'NOT_ALLOWED' || v.code === 'NAME_NOT_RESOLVED') &&
+    (v.kind === undefined || isEgressRefusalKind(v.kind))
+  );
 }
 
 /** What the executor takes from the egress process: checked too, so a bug there fails a request, not the executor. */
@@ -148,7 +161,8 @@ export function checkFromEgressChannel(msg: unknown): EgressToExecutor {
           (msg.error === undefined || typeof msg.error === 'string') &&
           (msg.s === undefined || isId(msg.s)) &&
           (msg.port === undefined || isPort(msg.port)) &&
-          (msg.decision === undefined || isDecision(msg.decision))
+          (msg.decision === undefined || isDecision(msg.decision)) &&
+          (msg.stats === undefined || isStats(msg.stats))
         );
       case 'stats':
         return isId(msg.s) && isStats(msg.stats);
@@ -165,91 +179,60 @@ export function checkFromEgressChannel(msg: unknown): EgressToExecutor {
 }
 
 /**
- * One end of a channel: writes messages as JSON lines, and hands each line it
- * reads, parsed and checked by `check`, to `onMessage`. A line that is too long,
- * not JSON or not of a known shape calls `onBad` and ends the channel.
+ * The first line of every channel, written by the front before the executor is given it: which executor
+ * it is (its slot's uid, as root), and `mac`, the HMAC-SHA256 of those names under the egress process's
+ * key (channelMac). SECURITY: only the front and the egress process hold the key; a connection whose
+ * hello does not carry its mark is closed.
  */
-export class ChannelEnd<In, Out> {
-  readonly #socket: Socket;
-  readonly #onBad: (e: unknown) => void;
-  #buffer = '';
-  #closed = false;
-  #paused = false;
-  readonly #onClose = new Set<() => void>();
+export interface ChannelHello {
+  readonly op: 'hello';
+  readonly executor: number;
+  readonly channel: number;
+  readonly uid?: number;
+  readonly mac: string;
+}
 
+/** The mark of a channel's hello: HMAC-SHA256 of its names under `key`, hex. */
+export function channelMac(key: Buffer, executor: number, channel: number, uid: number | undefined): string {
+  return createHmac('sha256', key)
+    .update(`${executor}:${channel}:${uid ?? ''}`)
+    .digest('hex');
+}
+
+/** SECURITY: the hello `msg` if it is one and carries the mark of `key`; throws otherwise. */
+export function checkChannelHello(msg: unknown, key: Buffer): ChannelHello {
+  if (
+    !isObject(msg) ||
+    msg.op !== 'hello' ||
+    !isId(msg.executor) ||
+    !isId(msg.channel) ||
+    !(msg.uid === undefined || isId(msg.uid)) ||
+    typeof msg.mac !== 'string' ||
+    msg.mac.length !== 64
+  )
+    throw new Error('a channel did not begin with a hello');
+  const want = Buffer.from(channelMac(key, msg.executor, msg.channel, msg.uid as number | undefined), 'hex');
+  const got = Buffer.from(msg.mac, 'hex');
+  if (got.length !== want.length || !timingSafeEqual(got, want))
+    throw new Error("a channel's hello is not the front's");
+  return msg as unknown as ChannelHello;
+}
+
+/** The bounds of a channel's ends (wire.ts): lines of MAX_CHANNEL_LINE, questions read as they come. */
+export const CHANNEL_LIMITS: WireLimits = {
+  maxLineBytes: MAX_CHANNEL_LINE,
+  pauseBytes: CHANNEL_PAUSE_BYTES,
+  maxUnsentBytes: CHANNEL_MAX_UNSENT_BYTES,
+  messagesPerWindow: Number.POSITIVE_INFINITY,
+};
+
+/**
+ * One end of a channel: the service's wire (wire.ts) with the channel's bounds. SECURITY: a slot process that
+ * asked and never read grew the egress process, which every slot's traffic goes through: what it does not
+ * read is bounded (CHANNEL_MAX_UNSENT_BYTES), and past CHANNEL_PAUSE_BYTES its questions wait.
+ */
+export class ChannelEnd<In, Out> extends WireEnd<In, Out> {
   constructor(socket: Socket, check: (msg: unknown) => In, onMessage: (msg: In) => void, onBad: (e: unknown) => void) {
-    this.#socket = socket;
-    this.#onBad = onBad;
-    socket.setEncoding('utf8');
-    socket.setNoDelay?.(true);
-    socket.on('data', (chunk: string) => {
-      if (this.#closed) return;
-      this.#buffer += chunk;
-      for (let nl = this.#buffer.indexOf('\n'); nl >= 0; nl = this.#buffer.indexOf('\n')) {
-        const line = this.#buffer.slice(0, nl);
-        this.#buffer = this.#buffer.slice(nl + 1);
-        let msg: In;
-        try {
-          if (line.length > MAX_CHANNEL_LINE) throw new Error('a channel line is too long');
-          msg = check(JSON.parse(line));
-        } catch (e) {
-          onBad(e);
-          this.close();
-          return;
-        }
-        onMessage(msg);
-        if (this.#closed) return;
-      }
-      // SECURITY: a line without end is not kept beyond the longest line allowed.
-      if (this.#buffer.length > MAX_CHANNEL_LINE) {
-        onBad(new Error('a channel line is too long'));
-        this.close();
-      }
-    });
-    socket.on('error', () => this.close());
-    socket.once('close', () => this.close());
-    // A socket the front made is paused (socketPair): reading starts here, with the reader in place.
-    socket.resume();
-  }
-
-  get closed(): boolean {
-    return this.#closed;
-  }
-
-  /**
-   * SECURITY: what the other side has not read is bounded. Past CHANNEL_PAUSE_BYTES unsent, this end stops
-   * reading the other's questions until they drain; past CHANNEL_MAX_UNSENT_BYTES (events it did not ask for
-   * pile up too), the channel is closed as misbehaving. A slot process that asked and never read grew the
-   * egress process, which every slot's traffic goes through, by ~270 MB a second (helper-31).
-   */
-  send(msg: Out): void {
-    if (this.#closed) return;
-    this.#socket.write(`${JSON.stringify(msg)}\n`);
-    const unsent = this.#socket.writableLength;
-    if (unsent > CHANNEL_MAX_UNSENT_BYTES) {
-      this.#onBad(new Error(`the other end of the channel did not read ${unsent} bytes sent to it`));
-      this.close();
-    } else if (unsent > CHANNEL_PAUSE_BYTES && !this.#paused) {
-      this.#paused = true;
-      this.#socket.pause();
-      this.#socket.once('drain', () => {
-        this.#paused = false;
-        if (!this.#closed) this.#socket.resume();
-      });
-    }
-  }
-
-  onClose(fn: () => void): void {
-    if (this.#closed) fn();
-    else this.#onClose.add(fn);
-  }
-
-  close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#buffer = '';
-    this.#socket.destroy();
-    for (const fn of this.#onClose) fn();
-    this.#onClose.clear();
+    super(socket, check, onMessage, onBad, CHANNEL_LIMITS);
   }
 }

@@ -1,11 +1,12 @@
-// The messages between the front and the egress process, over the IPC channel
-// of child_process.fork (structured clone: plain data only), and the check the
-// front makes of each message it sends. The socket of an executor's channel to
-// the egress process is the one handle that crosses (see egress-channel.ts).
+// The messages between the front and the egress process, over the front's wire
+// (wire.ts: JSON lines on the socket pair given at its spawn), and the check the
+// front makes of each message it sends. No descriptor crosses: each executor's
+// channel is a connection to the egress process's socket (egress-channel.ts).
 import type { Config, UpstreamProxy } from '../common/config.js';
 import { MAX_EXECUTOR_LOG_LINE } from './executor-messages.js';
-import { isCount, isObject, isPort, isSeconds } from './shape.js';
+import { isCount, isObject, isPort } from './shape.js';
 import type { GuardCounts } from './egress.js';
+import { isEgressRefusalKind, type EgressRefusalKind } from './security.js';
 import type { EgressTestSeam, FaultKind } from './test-seams.js';
 
 /**
@@ -71,16 +72,14 @@ export type ToEgress =
        * Absent: from any local process.
        */
       readonly clientUids?: readonly number[];
+      /**
+       * Where it listens for the executors' channels (in its own directory), and the key (hex) of their hellos
+       * (egress-channel.ts ChannelHello). SECURITY: the key is sent to this process alone.
+       */
+      readonly channelPath: string;
+      readonly channelKey: string;
       readonly seam?: EgressTestSeam;
     }
-  /**
-   * The egress end of a new channel for executor `executor`, sent with the socket
-   * as its handle; `channel` is the front's number for it (channel-closed names it).
-   * An executor has one channel at a time: its previous one is closed.
-   * SECURITY: `uid` (as root) is the executor's slot user: the context ports
-   * opened over this channel take connections from sockets of that user only.
-   */
-  | { readonly type: 'attach'; readonly executor: number; readonly channel: number; readonly uid?: number }
   /**
    * SECURITY: executor `executor` may bind one session to request `requestId`,
    * leaving through `proxy` (by name; absent: no proxy). Sent when the front
@@ -106,17 +105,28 @@ export type ToEgress =
   | { readonly type: 'fault'; readonly kind: FaultKind; readonly message?: unknown }
   | { readonly type: 'shutdown' };
 
+/** The longest request id and host an egress-refused message carries (ids are UUIDs; a DNS name is at most 253). */
+const MAX_REQUEST_ID_CHARS = 128;
+const MAX_HOST_CHARS = 260;
+
 /** The longest message the front takes from the egress process (its longest, a log line, is far shorter). */
 export const MAX_EGRESS_MESSAGE_BYTES = 2 ** 20;
 
 export type FromEgress =
   | { readonly type: 'ready'; readonly guardPort: number }
   | { readonly type: 'log'; readonly line: string }
-  /** A refusal of a request's traffic (counted in pagescript_egress_refusals_total). */
-  | { readonly type: 'egress-refused' }
+  /**
+   * A refusal of a request's traffic (counted in pagescript_egress_refusals_total):
+   * of which request, what kind of address (a security event's class) and which host:port.
+   */
+  | {
+      readonly type: 'egress-refused';
+      readonly requestId?: string;
+      readonly kind?: EgressRefusalKind;
+      readonly host?: string;
+      readonly port?: number;
+    }
   | { readonly type: 'dial'; readonly address: string; readonly port: number }
-  /** What the egress process holds now (read from /proc every second), in bytes. */
-  | { readonly type: 'memory'; readonly bytes: number }
   /**
    * An executor sent what the egress process cannot read on its channel: the
    * channel is closed, and the front kills that executor as it would for a
@@ -125,9 +135,8 @@ export type FromEgress =
   | { readonly type: 'executor-misbehaved'; readonly executor: number }
   /**
    * A channel is closed on the egress side (the executor closed it, or it was
-   * replaced or misbehaved), every session of it with it. SECURITY: only this
-   * lets the front hand that executor another channel; an executor's own word
-   * (egress-drained) is not enough.
+   * replaced or misbehaved), every session of it with it: an executor still up
+   * without it cannot serve, and the front replaces it.
    */
   | { readonly type: 'channel-closed'; readonly executor: number; readonly channel: number }
   | { readonly type: 'guard-closed'; readonly ask: number }
@@ -146,9 +155,12 @@ function isGuardCounts(c: unknown): boolean {
 const EGRESS_SHAPES: Record<FromEgress['type'], (m: Record<string, unknown>) => boolean> = {
   ready: (m) => isPort(m.guardPort),
   log: (m) => typeof m.line === 'string' && m.line.length <= MAX_EXECUTOR_LOG_LINE,
-  'egress-refused': () => true,
+  'egress-refused': (m) =>
+    (m.requestId === undefined || (typeof m.requestId === 'string' && m.requestId.length <= MAX_REQUEST_ID_CHARS)) &&
+    (m.kind === undefined || isEgressRefusalKind(m.kind)) &&
+    (m.host === undefined || (typeof m.host === 'string' && m.host.length <= MAX_HOST_CHARS)) &&
+    (m.port === undefined || isPort(m.port)),
   dial: (m) => typeof m.address === 'string' && m.address.length <= 64 && isPort(m.port),
-  memory: (m) => isSeconds(m.bytes),
   'executor-misbehaved': (m) => isCount(m.executor),
   'channel-closed': (m) => isCount(m.executor) && isCount(m.channel),
   'guard-closed': (m) => isCount(m.ask),

@@ -1,6 +1,7 @@
 // What the egress process and a slot both know of the guard: a check's
 // decision, a request's counts through it, the error names it reports and the
 // header that marks a refusal. Data and types only.
+import type { EgressRefusalKind } from './security.js';
 
 /** What can go wrong with a request's upstream proxy: each a label of pagescript_proxy_failures_total. */
 export const PROXY_FAILURE_KINDS = ['unreachable', 'auth', 'refused', 'socks', 'protocol'] as const;
@@ -24,7 +25,13 @@ export type ProxyFailureStat = (typeof PROXY_FAILURE_STATS)[ProxyFailureKind];
  */
 export type EgressDecision =
   | { ok: true; address: string; family: 4 | 6; allowlisted: boolean }
-  | { ok: false; reason: string; code: 'NOT_ALLOWED' | 'NAME_NOT_RESOLVED' };
+  | {
+      ok: false;
+      reason: string;
+      code: 'NOT_ALLOWED' | 'NAME_NOT_RESOLVED';
+      /** What kind of address a NOT_ALLOWED refused (a security event's class); absent: the key's hosts refused it. */
+      kind?: EgressRefusalKind;
+    };
 
 /** Asks the egress policy about host:port (the guard's checker, or a slot's client of it). */
 export interface EgressCheck {

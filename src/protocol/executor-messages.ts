@@ -1,7 +1,8 @@
 // The messages between the front and an executor (a slot process), over the
-// IPC channel of child_process.fork (structured clone: plain data only), and
+// front's wire (wire.ts: JSON lines on the socket pair given at its spawn), and
 // the check the front makes of each message an executor sends.
 import type { Config } from '../common/config.js';
+import { JOB_PHASES, type JobPhase } from '../common/errors.js';
 import { isOutcome, isWireError } from './jobs.js';
 import type { JobOutcome, JobRequest, WireError } from './jobs.js';
 import { hasOnly, isCount, isList, isObject, isSeconds } from './shape.js';
@@ -45,11 +46,15 @@ export interface BrowserStatus {
 }
 
 /** What an executor holds now (read from /proc every second), in bytes. */
-export interface ExecutorMemory {
-  /** The executor's own process: Node, the isolates, the egress guard. */
+export interface ExecutorMemory extends SlotMemoryReport {
+  /** The slot processes themselves: Node, the isolates. */
   readonly executorBytes: number;
-  /** Every Chromium process of its lanes. */
+  /** Every Chromium process of the slots. */
   readonly chromiumBytes: number;
+}
+
+/** What a slot says of its page memory: sent while a job runs and when it ends (the front reads the rest itself). */
+export interface SlotMemoryReport {
   /** What the running requests' pages hold, as counted against PAGE_MEMORY_MB. */
   readonly pageBytes: number;
   /** Requests whose pages were ended for PAGE_MEMORY_MB (or whose renderer died of memory). */
@@ -64,13 +69,20 @@ export type ToExecutor =
       readonly logLevel: string;
       /** The egress guard's browser-wide port (Chromium's --proxy-server), the same across its restarts. */
       readonly guardPort: number;
+      /**
+       * The cgroup.procs file of the memory group the slot puts its Chromium in,
+       * where the kernel holds its page memory: its page memory is then read at
+       * the lease and the end only. Absent: the watchdog polls.
+       */
+      readonly chromiumCgroup?: string;
+      /**
+       * Execute-only copies of Chromium and of the shell that puts it in its
+       * cgroup, exec'd instead of the readable ones: its processes are then
+       * non-dumpable (src/front/children/slot-privacy.ts).
+       */
+      readonly execOnly?: { readonly chromium: string; readonly shell: string };
       readonly seam?: ExecutorTestSeam;
     }
-  /**
-   * A channel to the (new) egress process: sent with the socket as its handle.
-   * Sent only once the executor holds no context of a previous one (egress-drained).
-   */
-  | { readonly type: 'egress-channel' }
   | { readonly type: 'run'; readonly id: number; readonly request: JobRequest }
   /** The job's request was cancelled; `error` is the reason when it is a public error (shutdown). */
   | { readonly type: 'abort'; readonly id: number; readonly error?: WireError }
@@ -80,50 +92,41 @@ export type ToExecutor =
    * an executor that escaped our code could send).
    */
   | { readonly type: 'fault'; readonly kind: FaultKind; readonly message?: unknown }
-  /**
-   * Whether a request of another slot runs that this slot's request, once past
-   * its CPU budget, yields to (src/front/children/cpu-share.ts): sent on change.
-   */
-  | { readonly type: 'others'; readonly running: boolean }
   /** Close everything and exit 0. */
   | { readonly type: 'shutdown' };
 
 export type FromExecutor =
   | { readonly type: 'ready'; readonly chromiumSandbox: boolean }
   | { readonly type: 'status'; readonly browser: BrowserStatus }
-  | { readonly type: 'memory'; readonly memory: ExecutorMemory }
+  | { readonly type: 'memory'; readonly memory: SlotMemoryReport }
   /** One log line of the executor's logger (pino JSON), for the front to write. */
   | { readonly type: 'log'; readonly line: string }
   | { readonly type: 'observe'; readonly metric: 'navigation' | 'script'; readonly seconds: number }
   | { readonly type: 'egress-refused' }
-  /** Its request now: within its CPU budget and working (others yield to it), past the budget (it yields); on change. */
-  | { readonly type: 'activity'; readonly activity: SlotActivity }
   | { readonly type: 'done'; readonly id: number; readonly outcome: JobOutcome }
   | { readonly type: 'failed'; readonly id: number; readonly error: WireError }
+  /** The job got its context and isolate (navigation), or its script began (script): for a 500's log line. */
+  | { readonly type: 'phase'; readonly id: number; readonly phase: JobPhase }
   /** The job's context and isolate are closed: its slot may be given to the next job. */
-  | { readonly type: 'closed'; readonly id: number }
-  /**
-   * Its channel to the egress process is gone, and every context that used a
-   * port of that process is closed: it may be given a channel to the next one.
-   */
-  | { readonly type: 'egress-drained' };
+  | { readonly type: 'closed'; readonly id: number };
 
-/** What a slot says of the request it runs, for the CPU pause between slots (a claim the front checks). */
-export interface SlotActivity {
-  /** It runs a request within its CPU budget that uses the CPU (or is being set up): others yield to it. */
-  readonly worthy: boolean;
-  /** Its request is past its CPU budget: it yields to the worthy requests of other slots. */
-  readonly heavy: boolean;
+/**
+ * The longest message (bytes of its JSON line) the front takes from a slot process (wire.ts). JSON escapes
+ * a character in at most 6 bytes (a control character or a lone surrogate as \uXXXX): a page's HTML of
+ * MAX_RESULT_BYTES and logs of MAX_LOG_BYTES characters, each at 6 bytes; a script's result is JSON text
+ * already, at most 2 bytes a byte (`"` and `\` escaped again). 8 MiB for the rest (an error's Base64
+ * screenshot of up to 1 MiB, its calls, the timings).
+ */
+export function maxSlotMessageBytes(maxResultBytes: number, maxLogBytes: number): number {
+  return 6 * (maxResultBytes + maxLogBytes) + 8 * 2 ** 20;
 }
 
 /**
- * The longest message the front takes from a slot process (src/front/children/message-bound.ts): a result
- * of MAX_RESULT_BYTES and logs of MAX_LOG_BYTES, each at two bytes a character as V8 may serialize them, and
- * 8 MiB for the rest (an error's Base64 screenshot of up to 1 MiB, its calls, the timings). Within the host
- * memory the memory plan reserves per request (hostRequestMb: 64 MiB and three times the result's).
+ * The most the front may have sent a slot process that it has not read: a job's request (its script of at
+ * most MAX_BODY_BYTES characters, at most 6 bytes each as JSON) and 16 MiB for the rest (its options, an abort).
  */
-export function maxSlotMessageBytes(maxResultBytes: number, maxLogBytes: number): number {
-  return 2 * (maxResultBytes + maxLogBytes) + 8 * 2 ** 20;
+export function maxToSlotBytes(maxBodyBytes: number): number {
+  return 6 * maxBodyBytes + 16 * 2 ** 20;
 }
 
 /** The longest log line the front takes from an executor (its own lines are far shorter). */
@@ -154,8 +157,7 @@ const SHAPES: Record<FromExecutor['type'], { fields: readonly string[]; is: (m: 
       fields: ['memory'],
       is: (m) =>
         isObject(m.memory) &&
-        isSeconds(m.memory.executorBytes) &&
-        isSeconds(m.memory.chromiumBytes) &&
+        hasOnly(m.memory, ['pageBytes', 'pageLimitKills']) &&
         isSeconds(m.memory.pageBytes) &&
         isCount(m.memory.pageLimitKills),
     },
@@ -165,15 +167,13 @@ const SHAPES: Record<FromExecutor['type'], { fields: readonly string[]; is: (m: 
       is: (m) => (m.metric === 'navigation' || m.metric === 'script') && isSeconds(m.seconds),
     },
     'egress-refused': { fields: [], is: () => true },
-    activity: {
-      fields: ['activity'],
-      is: (m) =>
-        isObject(m.activity) && typeof m.activity.worthy === 'boolean' && typeof m.activity.heavy === 'boolean',
-    },
     done: { fields: ['id', 'outcome'], is: (m) => isCount(m.id) && isOutcome(m.outcome) },
     failed: { fields: ['id', 'error'], is: (m) => isCount(m.id) && isWireError(m.error) },
     closed: { fields: ['id'], is: (m) => isCount(m.id) },
-    'egress-drained': { fields: [], is: () => true },
+    phase: {
+      fields: ['id', 'phase'],
+      is: (m) => isCount(m.id) && (JOB_PHASES as readonly unknown[]).includes(m.phase),
+    },
   };
 
 /**

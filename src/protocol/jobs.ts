@@ -1,8 +1,20 @@
 // One job as it crosses between the front and an executor: the request, the
 // outcome or the error, and the checks the front makes of what comes back.
-import { ERRORS, MAX_PAGE_CALLS, type ErrorCode, type FailureDetails } from '../common/errors.js';
+import {
+  ERRORS,
+  HOUSEKEEPING_CAUSES,
+  INTERNAL_CAUSES,
+  JOB_PHASES,
+  MAX_PAGE_CALLS,
+  type ErrorCode,
+  type FailureDetails,
+  type HousekeepingCause,
+  type InternalCause,
+  type JobPhase,
+} from '../common/errors.js';
 import { MAX_REFUSED_HOSTS } from './egress.js';
 import type { RequestOptions } from './request-options.js';
+import { isSecurityReport, type SecurityReport } from './security.js';
 import { hasOnly, isCount, isList, isLogs, isObject, isOptional, isSeconds, isString } from './shape.js';
 
 /** One job, as POST /api/scrape describes it once it is validated. */
@@ -77,6 +89,8 @@ export interface JobOutcome {
   /** What the request's context did through the egress guard (EgressStats), for the request's log line. */
   readonly egress?: Readonly<Record<string, number>>;
   readonly usage?: JobUsage;
+  /** What the slot saw the request try that looks like a probe; it can only raise its own key's score. */
+  readonly security?: SecurityReport;
 }
 
 /** An error as it crosses: its public code and message, and what the reply and metrics need. */
@@ -94,6 +108,13 @@ export interface WireError {
   /** Where the job's time went before it failed, for the front's log line. */
   readonly timings?: JobTimings;
   readonly usage?: JobUsage;
+  /** A 503: the service's own work before the request (HOUSEKEEPING_CAUSES) failed; another slot may serve it. */
+  readonly housekeeping?: HousekeepingCause;
+  /** A 500: why, from a closed set (INTERNAL_CAUSES), for the front's log line and metrics only. */
+  readonly internal?: InternalCause;
+  /** A 500: what the job was doing, for the front's log line. */
+  readonly phase?: JobPhase;
+  readonly security?: SecurityReport;
 }
 
 /** The fail message of a job whose executor stopped under it. */
@@ -204,14 +225,15 @@ function isPageValue(v: unknown): boolean {
 export function isOutcome(o: unknown): boolean {
   return (
     isObject(o) &&
-    hasOnly(o, ['json', 'value', 'logs', 'executionTimeMs', 'timings', 'egress', 'usage']) &&
+    hasOnly(o, ['json', 'value', 'logs', 'executionTimeMs', 'timings', 'egress', 'usage', 'security']) &&
     isOptional(o.json, isString) &&
     isOptional(o.value, isPageValue) &&
     isLogs(o.logs) &&
     isSeconds(o.executionTimeMs) &&
     isTimings(o.timings) &&
     isOptional(o.egress, isEgress) &&
-    isOptional(o.usage, isUsage)
+    isOptional(o.usage, isUsage) &&
+    isOptional(o.security, isSecurityReport)
   );
 }
 
@@ -221,7 +243,21 @@ export function isOutcome(o: unknown): boolean {
 export function isWireError(e: unknown): boolean {
   return (
     isObject(e) &&
-    hasOnly(e, ['code', 'message', 'logs', 'timeout', 'detail', 'egress', 'failure', 'timings', 'usage']) &&
+    hasOnly(e, [
+      'code',
+      'message',
+      'logs',
+      'timeout',
+      'detail',
+      'egress',
+      'failure',
+      'timings',
+      'usage',
+      'housekeeping',
+      'internal',
+      'phase',
+      'security',
+    ]) &&
     isString(e.code) &&
     Object.hasOwn(ERRORS, e.code) &&
     isString(e.message) &&
@@ -231,6 +267,11 @@ export function isWireError(e: unknown): boolean {
     isOptional(e.egress, isEgress) &&
     isOptional(e.failure, isFailure) &&
     isOptional(e.timings, isTimings) &&
-    isOptional(e.usage, isUsage)
+    isOptional(e.usage, isUsage) &&
+    // SECURITY: label values and log fields from a closed set only.
+    isOptional(e.housekeeping, (v) => (HOUSEKEEPING_CAUSES as readonly unknown[]).includes(v)) &&
+    isOptional(e.internal, (v) => (INTERNAL_CAUSES as readonly unknown[]).includes(v)) &&
+    isOptional(e.phase, (v) => (JOB_PHASES as readonly unknown[]).includes(v)) &&
+    isOptional(e.security, isSecurityReport)
   );
 }

@@ -33,6 +33,22 @@ export interface ExecutorTestSeam {
   readonly guardLimits?: Partial<GuardLimits>;
   /** The executor's V8 heap limit (--max-old-space-size), where a test makes it run out. */
   readonly heapMb?: number;
+  /**
+   * SPKI hashes (base64 SHA-256) of throw-away certificates the slots' Chromium
+   * takes as valid (BrowserHost's testTrustedSpki): an https fixture on loopback.
+   */
+  readonly trustedSpki?: readonly string[];
+  /**
+   * The first this many emptyings of the clipboard in each slot process fail
+   * (a Chromium whose clipboard cannot be emptied, or not in time): a test of
+   * the service's own preparation failing before a request.
+   */
+  readonly clipboardFailures?: number;
+  /**
+   * The first this many emptyings of the clipboard in each slot process never
+   * answer (a Chromium frozen in it): its lease is late past the front's deadline.
+   */
+  readonly clipboardHangs?: number;
 }
 
 /** The data-only test seam of the egress process: the part of ExecutorTestSeam that is the guard's. */

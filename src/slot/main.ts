@@ -2,46 +2,50 @@
 // per request slot (src/front/children/supervisor.ts) and gives it one job at a
 // time. It holds its slot's Chromium (through Puppeteer) and the isolates, and no
 // secret; the egress guard Chromium's traffic goes through runs in a process of
-// its own (src/egress/main.ts), reached over a channel the front hands both
-// (src/slot/egress-client/remote.ts); the upstream proxies' credentials are there, never
-// here. Its configuration comes over IPC with the keys, key file, Redis URL,
+// its own (src/egress/main.ts), reached over a channel the front gives it at its
+// spawn (src/slot/egress-client/remote.ts); the upstream proxies' credentials are there, never
+// here. Its configuration comes over the front's wire (src/protocol/wire.ts) with the keys, key file, Redis URL,
 // metrics token and proxies taken out, its environment is an allow-list,
 // and as root it runs as its slot's unprivileged user. Whatever a script or a
 // page does here can end this process, never the front or another slot; the
 // front fails this process's job and starts another.
 //
 // Nothing here imports from the front (http/, tenancy/, app, metrics, openapi).
+// SECURITY: first of all, as root, to its slot's user (src/slot/drop-user.ts), before it reads a message.
+import './drop-user.js';
 // SECURITY: first, before any script isolate is made: each keeps its own young generation and memory limit.
+import type { SecurityReport } from '../protocol/security.js';
 import './young-generation.js';
-import { writeSync } from 'node:fs';
-import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { pino } from 'pino';
 import { background } from '../common/background.js';
 import { BrowserHost } from './browser/browser-host.js';
+import { emptyClipboard, type EmptyClipboard } from './browser/clipboard.js';
 import { rendererHeapMb } from './browser/chromium-flags.js';
 import { BrowserLanes } from './browser/lanes.js';
-import { PageMemoryWatchdog } from './browser/page-memory.js';
+import { liveProfiles } from './browser/chromium-process.js';
+import { emptyTmp } from './tmp-empty.js';
+import { cgroupSource, PageMemoryWatchdog } from './browser/page-memory.js';
 import { RemoteGuard } from './egress-client/remote.js';
-import { ApiError, ERRORS } from '../common/errors.js';
+import { ApiError, ERRORS, internalFailure } from '../common/errors.js';
 import { type FromExecutor, type ToExecutor } from '../protocol/executor-messages.js';
 import { EGRESS_STOPPED, type WireError } from '../protocol/jobs.js';
 import type { RawFault } from '../protocol/test-seams.js';
+import { EGRESS_CHANNEL_FD, FRONT_WIRE_FD, WireEnd, inheritedSocket } from '../protocol/wire.js';
 import { collectWhenIdle } from '../common/idle-gc.js';
 import type { Logger } from '../common/log.js';
 import { releaseBundleCache } from './membrane/bundle.js';
 import { SandboxPool } from './membrane/pool.js';
-import { residentBytes } from '../common/service-memory.js';
 import { runScrape, type ScrapeDeps } from './scrape/job.js';
 
 /** Extra time Puppeteer's protocol calls get beyond the request's own budget. */
 const PROTOCOL_TIMEOUT_MARGIN_MS = 10_000;
-/** How often the browser's state is compared with what the front was last told. */
-const STATUS_EVERY_MS = 100;
-/** How often the executor's and its Chromium's memory is read from /proc and sent to the front. */
+/** How often, while a job runs, its page memory (and the slot's) is sent to the front. */
 const MEMORY_EVERY_MS = 1_000;
 /**
- * How long a fresh process waits, at most, for its spare context and isolate
- * before it says it is ready (a spare that cannot be made is no reason not to serve).
+ * How long a slot waits, at most, for its spare context and isolate before it
+ * says it is ready or that its job is closed (a spare that cannot be made is no
+ * reason not to serve).
  */
 const WARM_WAIT_MS = 5_000;
 /** After a fatal error, how long the last messages (the log line) get to leave before the exit. */
@@ -49,9 +53,52 @@ const FATAL_FLUSH_MS = 200;
 /** Exit status after a fatal error (EX_SOFTWARE). */
 const EXIT_FATAL = 70;
 
+/**
+ * The front's wire (given at the spawn, FRONT_WIRE_FD). What the front sends is trusted; the bounds are
+ * the front's to hold on what this process sends it.
+ */
+const frontSocket = inheritedSocket(FRONT_WIRE_FD);
+const front = new WireEnd<ToExecutor, FromExecutor>(
+  frontSocket,
+  (m) => {
+    if (typeof m !== 'object' || m === null || typeof (m as { type?: unknown }).type !== 'string')
+      throw new Error('the front sent a message of no type');
+    return m as ToExecutor;
+  },
+  (m) => onFront(m),
+  (e) => fatal('the front sent what the executor cannot read', e),
+  {
+    maxLineBytes: 2 ** 30,
+    pauseBytes: Number.POSITIVE_INFINITY,
+    maxUnsentBytes: Number.POSITIVE_INFINITY,
+    messagesPerWindow: Number.POSITIVE_INFINITY,
+  },
+);
+
 function send(msg: FromExecutor): void {
-  // The channel is gone when the front is: 'disconnect' below ends this process.
-  if (process.connected) process.send?.(msg);
+  // The wire is gone when the front is: its close below ends this process.
+  front.send(msg);
+}
+
+/** What the front's messages go to once the executor has started (start()). */
+let onStarted: ((msg: ToExecutor) => void) | undefined;
+let initSeen = false;
+
+function onFront(msg: ToExecutor): void {
+  if (!initSeen) {
+    initSeen = true;
+    if (msg.type !== 'init') {
+      fatal('the first message was not init', new Error(msg.type));
+      return;
+    }
+    start(msg).catch((e: unknown) => fatal('the executor could not start', e));
+    return;
+  }
+  if (onStarted) onStarted(msg);
+  // Asked to stop while still starting (the front's start failed elsewhere, or it
+  // is shutting down): nothing runs yet, so exit now; Chromium, if it is being
+  // launched, exits when its pipe closes.
+  else if (msg.type === 'shutdown') process.exit(0);
 }
 
 /** The executor's logger: pino lines, sent to the front, which writes them with its own. */
@@ -62,7 +109,7 @@ function ipcLogger(level: string): Logger {
   );
 }
 
-/** Writes to stderr: for the moments the IPC channel may already be gone. */
+/** Writes to stderr: for the moments the front's wire may already be gone. */
 function stderr(what: string, e: unknown): void {
   process.stderr.write(
     `pagescript executor ${process.pid}: ${what}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`,
@@ -92,8 +139,8 @@ function fatal(what: string, e: unknown, hard = false): void {
 // parser, Puppeteer) ends this process loudly, never silently, and never the front.
 process.on('uncaughtException', (e) => fatal('uncaught exception', e));
 process.on('unhandledRejection', (e) => fatal('unhandled rejection', e));
-// The front is gone (or closed the channel): nothing will read our replies.
-process.on('disconnect', () => {
+// The front is gone (or closed the wire): nothing will read our replies.
+front.onClose(() => {
   if (!exiting) process.exit(0);
 });
 
@@ -110,11 +157,17 @@ function toWire(e: unknown): WireError {
       ...(e.failure === undefined ? {} : { failure: e.failure }),
       ...(e.timings === undefined ? {} : { timings: e.timings }),
       ...(e.usage === undefined ? {} : { usage: e.usage }),
+      ...(e.housekeeping === undefined ? {} : { housekeeping: e.housekeeping }),
+      ...(e.code === 'INTERNAL_SERVER_ERROR' ? { internal: e.internal ?? 'unexpected' } : {}),
+      ...(e.phase === undefined ? {} : { phase: e.phase }),
+      // Made by the job's SecurityRecord (src/slot/scrape/job.ts).
+      ...(e.security === undefined ? {} : { security: e.security as SecurityReport }),
     };
   return {
     code: 'INTERNAL_SERVER_ERROR',
     message: ERRORS.INTERNAL_SERVER_ERROR.message,
     detail: e instanceof Error ? (e.stack ?? e.message) : String(e),
+    internal: 'unexpected',
   };
 }
 
@@ -124,29 +177,40 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
   logger = log;
   const jobs = new Map<number, AbortController>();
   let lanes: BrowserLanes | undefined;
+  /** Tells the front of the browser's state when it changed (set once the browser exists). */
+  let statusChanged = (): void => undefined;
   const remote = new RemoteGuard({
     logger: log,
     onLost: () => {
       // SECURITY: the requests whose traffic went through it fail (the front has
       // failed them already), and no context that used a port of it is used again.
-      for (const a of jobs.values()) a.abort(new ApiError('INTERNAL_SERVER_ERROR', EGRESS_STOPPED));
+      for (const a of jobs.values()) a.abort(internalFailure('egress-stopped', EGRESS_STOPPED));
       lanes?.dropSpares();
     },
-    onDrained: () => send({ type: 'egress-drained' }),
+    // The front replaces this process once its egress process is gone: nothing more to say.
+    onDrained: () => undefined,
   });
-  // Before the first await: the front sends the channel right after init.
-  process.on('message', (msg: ToExecutor, handle: unknown) => {
-    if (msg.type === 'egress-channel' && handle && typeof (handle as Socket).write === 'function')
-      remote.attach(handle as Socket);
-  });
+  // Its one channel, given at the spawn.
+  remote.attach(inheritedSocket(EGRESS_CHANNEL_FD));
   const { guardPort } = init;
+  // Tests (seam.clipboardFailures): the first emptyings fail, as in a Chromium whose clipboard cannot be emptied.
+  let clipboardFailures = init.seam?.clipboardFailures ?? 0;
+  let clipboardHangs = init.seam?.clipboardHangs ?? 0;
+  const failingClipboard: EmptyClipboard = (page, selection) =>
+    clipboardHangs-- > 0
+      ? new Promise<boolean>(() => undefined)
+      : clipboardFailures-- > 0
+        ? Promise.resolve(false)
+        : emptyClipboard(page, selection);
   // One Chromium, this slot's (src/slot/browser/lanes.ts), so that its request's
   // page memory can be counted and bounded (PAGE_MEMORY_MB).
   const browser = new BrowserLanes({
     count: 1,
     makeHost: (lane, onOutput, onSpares) =>
       new BrowserHost({
-        executablePath: config.executablePath,
+        // SECURITY: its execute-only copy where there is one: Chromium's processes are then non-dumpable.
+        executablePath: init.execOnly?.chromium ?? config.executablePath,
+        ...(init.execOnly === undefined ? {} : { readablePath: config.executablePath }),
         chromium: config.chromium,
         guardPort,
         openEgress: () => remote.openSession(),
@@ -155,15 +219,22 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         prewarmedContexts: Math.min(1, config.prewarmedContexts),
         recycleAfterContexts: config.browserRecycleContexts,
         rendererHeapMb: rendererHeapMb(config.pageMemoryMb),
+        ...(init.chromiumCgroup === undefined ? {} : { cgroupProcs: init.chromiumCgroup }),
+        ...(init.execOnly === undefined ? {} : { shellPath: init.execOnly.shell }),
+        ...(init.seam?.trustedSpki ? { testTrustedSpki: init.seam.trustedSpki } : {}),
+        ...(clipboardFailures > 0 || clipboardHangs > 0 ? { emptyClipboard: failingClipboard } : {}),
         onOutput,
         onSpares,
         logger: log.child({ lane }),
       }),
-    watchdog: new PageMemoryWatchdog({ limitBytes: config.pageMemoryMb * 2 ** 20 }),
+    // Where the kernel holds the page's memory (its Chromium's cgroup), nothing is polled during a request.
+    watchdog: new PageMemoryWatchdog({
+      limitBytes: config.pageMemoryMb * 2 ** 20,
+      ...(init.chromiumCgroup === undefined ? {} : { pollMs: 0, source: cgroupSource(init.chromiumCgroup) }),
+    }),
     // The front closes an idle slot's whole process (IDLE_SLOT_CLOSE_MS), its Chromium with it.
     idleCloseMs: 0,
-    // For the CPU pause between slots: the front relays it to the others (src/front/children/cpu-share.ts).
-    onActivity: (activity) => send({ type: 'activity', activity }),
+    onChange: () => statusChanged(),
     logger: log,
   });
   const sandboxes = new SandboxPool(
@@ -188,12 +259,15 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
   // made before its first job, whose CPU is its slot group's (slot-job.ts): a
   // slot replaced because of one key's job does not bill the next key for it.
   // Bounded, and never a failure: a spare that cannot be made is made again later.
-  let warmTimer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.all([browser.warm(), sandboxes.made()]).catch(() => undefined),
-    new Promise<void>((resolve) => (warmTimer = setTimeout(resolve, WARM_WAIT_MS))),
-  ]);
-  clearTimeout(warmTimer);
+  const prepared = async (): Promise<void> => {
+    let warmTimer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all([browser.warm(), sandboxes.made()]).catch(() => undefined),
+      new Promise<void>((resolve) => (warmTimer = setTimeout(resolve, WARM_WAIT_MS))),
+    ]);
+    clearTimeout(warmTimer);
+  };
+  await prepared();
 
   const deps: ScrapeDeps = {
     config,
@@ -222,19 +296,20 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
     lastStatus = text;
     send({ type: 'status', browser: status });
   };
-  const statusTimer = setInterval(reportStatus, STATUS_EVERY_MS);
+  statusChanged = reportStatus;
+  /** The page memory kills last told to the front. */
+  let killsSent = 0;
   const reportMemory = (): void => {
     send({
       type: 'memory',
       memory: {
-        executorBytes: residentBytes('self'),
-        chromiumBytes: browser.memoryBytes(),
         pageBytes: browser.pageMemoryBytes,
-        pageLimitKills: browser.memoryKills,
+        pageLimitKills: (killsSent = browser.memoryKills),
       },
     });
   };
-  const memoryTimer = setInterval(reportMemory, MEMORY_EVERY_MS);
+  // Only while a job runs: at rest nothing changes that the front does not read itself.
+  let memoryTimer: NodeJS.Timeout | undefined;
   const stopCollecting = collectWhenIdle(() => jobs.size > 0);
   reportStatus();
   reportMemory();
@@ -242,7 +317,6 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
-      clearInterval(statusTimer);
       clearInterval(memoryTimer);
       stopCollecting();
       for (const a of jobs.values()) a.abort(new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down'));
@@ -267,24 +341,58 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
   const run = async (id: number, request: Extract<ToExecutor, { type: 'run' }>['request']): Promise<void> => {
     const aborter = new AbortController();
     jobs.set(id, aborter);
+    // Where the kernel holds the page's memory, the front reads it (and counts its kills) itself.
+    if (init.chromiumCgroup === undefined) memoryTimer ??= setInterval(reportMemory, MEMORY_EVERY_MS);
     let closingJob: Promise<void> = Promise.resolve();
     try {
-      const outcome = await runScrape(request, deps, aborter.signal, (p) => {
-        closingJob = p;
-      });
+      const outcome = await runScrape(
+        request,
+        deps,
+        aborter.signal,
+        (p) => {
+          closingJob = p;
+        },
+        (phase) => send({ type: 'phase', id, phase }),
+      );
       send({ type: 'done', id, outcome });
     } catch (e) {
       const error = toWire(e);
-      if (error.code === 'INTERNAL_SERVER_ERROR') log.error({ err: e, id }, 'job failed');
+      // The front logs the one error line of a 500 (its request, key, slot, phase, cause); this is its stack.
+      if (error.code === 'INTERNAL_SERVER_ERROR' || error.housekeeping) log.warn({ err: e, id }, 'job failed');
       send({ type: 'failed', id, error });
     } finally {
       jobs.delete(id);
       await closingJob.catch((e: unknown) => log.error({ err: e, id }, 'closing a context failed'));
-      send({ type: 'closed', id });
+      // The slot's own work after the reply (its next context and isolate, a discarded Chromium's relaunch)
+      // is done before the front offers the slot again: the next request waits for it in the queue, where
+      // fairness is decided and no key is billed, rather than beside its own work. Bounded, never a failure.
+      await prepared();
+      // SECURITY: nothing this job's page or processes wrote is there for the next one; what cannot be
+      // emptied ends this process, and the front starts a fresh one.
+      // Only the directory the front gave it (TMPDIR): never the machine's own, which the default would be.
+      const emptied =
+        jobs.size > 0 ||
+        process.env.TMPDIR === undefined ||
+        (await emptyTmp(tmpdir(), liveProfiles).then(
+          () => true,
+          (e: unknown) => {
+            fatal('the temporary directory could not be emptied', e);
+            return false;
+          },
+        ));
+      if (jobs.size === 0) {
+        clearInterval(memoryTimer);
+        memoryTimer = undefined;
+      }
+      // A renderer's own out-of-memory death is this slot's count to tell, with or without the kernel's limit.
+      if (init.chromiumCgroup === undefined || browser.memoryKills !== killsSent) reportMemory();
+      reportStatus();
+      // Not closed: the process is exiting, and its slot will not be offered again until it is replaced.
+      if (emptied) send({ type: 'closed', id });
     }
   };
 
-  process.on('message', (msg: ToExecutor) => {
+  onStarted = (msg: ToExecutor): void => {
     switch (msg.type) {
       case 'run':
         background(run(msg.id, msg.request), 'job', log);
@@ -294,9 +402,6 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         jobs.get(msg.id)?.abort(e ? new ApiError(e.code, e.message) : undefined);
         break;
       }
-      case 'others':
-        browser.setOthersRunning(msg.running === true);
-        break;
       case 'shutdown':
         close().then(
           () => process.exit(0),
@@ -312,17 +417,15 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         else if (msg.kind === 'oom') setImmediate(exhaustHeap);
         else if (msg.kind === 'hang') setImmediate(hang);
         else if (msg.kind === 'bloat') setImmediate(bloat);
-        else if (msg.kind === 'send') process.send?.(msg.message);
+        else if (msg.kind === 'send') front.send(msg.message as FromExecutor);
         else if (msg.kind === 'raw') writeRaw(msg.message as RawFault);
         // eslint-disable-next-line @typescript-eslint/no-floating-promises -- the point: a rejection nobody handles
         else Promise.reject(new Error('a fault the test asked for'));
         break;
       case 'init':
-      case 'egress-channel':
         break;
     }
-  });
-  started = true;
+  };
   send({ type: 'ready', chromiumSandbox: browser.sandboxed });
   log.info(
     { guardPort, chromiumPids: browser.pids, lanes: browser.lanes, chromiumSandbox: browser.sandboxed },
@@ -352,47 +455,13 @@ function bloat(): void {
 }
 
 /**
- * Tests (seam.faults): writes bytes to the IPC channel's descriptor as they are, past Node's framing (what code
- * that escaped into this process could write). The descriptor is non-blocking: a full pipe is waited for.
+ * Tests (seam.faults): writes bytes to the front's wire's descriptor as they are, past its framing (what code
+ * that escaped into this process could write).
  */
 function writeRaw(fault: RawFault): void {
-  const fd = (process.channel as unknown as { fd?: number } | undefined)?.fd;
-  if (typeof fd !== 'number') return;
   const chunks = [Buffer.from(fault.bytes, 'base64')];
   const filler = Buffer.alloc(2 ** 20, 0x41);
   for (let i = 0; i < (fault.thenMiB ?? 0); i++) chunks.push(filler);
-  let offset = 0;
-  const next = (): void => {
-    while (chunks.length > 0) {
-      const chunk = chunks[0] as Buffer;
-      try {
-        offset += writeSync(fd, chunk, offset);
-      } catch (e) {
-        // The pipe is full: the front reads on. Anything else (the front closed it): stop.
-        if ((e as NodeJS.ErrnoException).code === 'EAGAIN') setTimeout(next, 1);
-        return;
-      }
-      if (offset >= chunk.length) {
-        chunks.shift();
-        offset = 0;
-      }
-    }
-  };
-  next();
+  // Queued at once (the filler is one buffer): nothing this process sends meanwhile lands inside them.
+  for (const chunk of chunks) frontSocket.write(chunk);
 }
-
-let started = false;
-// Asked to stop while still starting (the front's start failed elsewhere, or it
-// is shutting down): nothing runs yet, so exit now; Chromium, if it is being
-// launched, exits when its pipe closes.
-process.on('message', (msg: ToExecutor) => {
-  if (!started && msg.type === 'shutdown') process.exit(0);
-});
-
-process.once('message', (msg: ToExecutor) => {
-  if (msg.type !== 'init') {
-    fatal('the first message was not init', new Error(msg.type));
-    return;
-  }
-  start(msg).catch((e: unknown) => fatal('the executor could not start', e));
-});

@@ -74,6 +74,9 @@ export function runArgs(
       case 'cap_drop':
         for (const c of value as string[]) options.push(`--cap-drop=${str(c)}`);
         break;
+      case 'cap_add':
+        for (const c of value as string[]) options.push(`--cap-add=${str(c)}`);
+        break;
       case 'security_opt':
         for (const o of value as string[]) {
           const [name, arg = ''] = str(o).split(/:(.*)/s);

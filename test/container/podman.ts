@@ -5,7 +5,7 @@
 // kept inside a child of the test's own memory cgroup (--cgroup-parent), so
 // podman never makes groups at the root of a hierarchy. What a run creates it
 // removes: containers, its cgroups, its temporary files.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import {
   chownSync,
   existsSync,
@@ -44,8 +44,16 @@ const PROVIDED = [
   '/usr/libexec/podman/catatonit',
 ] as const;
 
-/** The image's user (Dockerfile: USER 10001), who must be able to read the key file. */
+/** The image's one unprivileged user (Dockerfile: 10001), which the machine's root drops to. */
 export const IMAGE_UID = 10001;
+/**
+ * The test's user namespaces: the container's uid 0 is this machine's uid USERNS_BASE, and it maps the
+ * 65,536 uids a Kubernetes pod's namespace does (the slot users' 59000+ among them). None is a user here.
+ */
+export const USERNS_BASE = 1_000_000;
+export const USERNS_SIZE = 65_536;
+/** The start of the names of what the tests make (images, containers): CONTAINER_TEST_PREFIX, or pagescript. */
+export const NAME_PREFIX = process.env.CONTAINER_TEST_PREFIX || 'pagescript';
 
 /** A free TCP port on 127.0.0.1 (for a container on the host network). */
 export async function freePort(): Promise<number> {
@@ -58,15 +66,17 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * A key file in a directory of its own under dir, owned by the image's user: mounted read-only as a
- * directory, as docs/container.md says (the file is replaced by a rename when keys change).
+ * A key file in a directory of its own under dir (named `name`), owned by the image's user as this machine
+ * sees it (`owner`: IMAGE_UID, or USERNS_BASE + IMAGE_UID for a container in the test's user namespace, whose
+ * root reads it with DAC_OVERRIDE only if its owner is mapped there): mounted read-only as a directory, as
+ * docs/container.md says (the file is replaced by a rename when keys change).
  */
-export function keysDirectory(dir: string, keys: readonly KeyRecord[]): string {
-  const keysDir = join(dir, 'keys');
+export function keysDirectory(dir: string, keys: readonly KeyRecord[], owner = IMAGE_UID, name = 'keys'): string {
+  const keysDir = join(dir, name);
   mkdirSync(keysDir);
   writeKeyFile(join(keysDir, 'pagescript-keys.json'), { version: 1, keys });
-  chownSync(keysDir, IMAGE_UID, IMAGE_UID);
-  chownSync(join(keysDir, 'pagescript-keys.json'), IMAGE_UID, IMAGE_UID);
+  chownSync(keysDir, owner, owner);
+  chownSync(join(keysDir, 'pagescript-keys.json'), owner, owner);
   return keysDir;
 }
 
@@ -296,12 +306,57 @@ export class Podman {
     this.cgroup = new CgroupParent(`pagescript-container-test-${process.pid}`);
   }
 
+  /** The process holding the mount namespace podman runs in, when it needs subordinate ids (see below). */
+  #holder: ChildProcess | undefined;
+
+  /**
+   * From here on, podman runs in a mount namespace of this run's own where /etc is a copy with a range of
+   * USERNS_SIZE subordinate ids from USERNS_BASE for podman's `containers` user: what `--userns=auto` (and so
+   * a pod's `hostUsers: false`) allocates from. SECURITY: this machine's /etc is never edited; the copy and its
+   * mounts go with the namespace.
+   */
+  async withSubordinateIds(): Promise<void> {
+    const etc = join(this.dir, 'etc');
+    const range = `containers:${USERNS_BASE}:${USERNS_SIZE}\n`;
+    const holder = spawn(
+      'unshare',
+      [
+        '--mount',
+        '--propagation',
+        'slave',
+        '--',
+        '/bin/sh',
+        '-c',
+        'cp -a /etc "$1" && printf %s "$2" > "$1/subuid" && printf %s "$2" > "$1/subgid" && mount --bind "$1" /etc && echo ready && exec sleep infinity',
+        'holder',
+        etc,
+        range,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    this.#holder = holder;
+    await new Promise<void>((resolve, reject) => {
+      let err = '';
+      holder.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+      holder.stdout?.once('data', () => resolve());
+      holder.once('exit', (code) => reject(new Error(`the mount namespace for podman ended (${code}): ${err}`)));
+    });
+  }
+
+  #command(args: readonly string[]): [string, string[]] {
+    return this.#holder?.pid === undefined
+      ? ['podman', [...args]]
+      : ['nsenter', [`--mount=/proc/${this.#holder.pid}/ns/mnt`, '--', 'podman', ...args]];
+  }
+
   podman(args: readonly string[], opts: Omit<RunOptions, 'env'>): Promise<RunResult> {
-    return run('podman', args, { ...opts, env: this.env });
+    const [cmd, full] = this.#command(args);
+    return run(cmd, full, { ...opts, env: this.env });
   }
 
   mustPodman(args: readonly string[], opts: Omit<RunOptions, 'env'>): Promise<string> {
-    return mustRun('podman', args, { ...opts, env: this.env });
+    const [cmd, full] = this.#command(args);
+    return mustRun(cmd, full, { ...opts, env: this.env });
   }
 
   /** Makes BASE_IMAGE from Debian's archive unless a base of the same recipe is there. */
@@ -369,6 +424,12 @@ export class Podman {
 
   /** Removes the containers.conf directory and this run's cgroups; returns cgroups it could not remove. */
   async close(): Promise<string[]> {
+    const holder = this.#holder;
+    if (holder && holder.exitCode === null) {
+      const gone = new Promise((r) => holder.once('exit', r));
+      holder.kill('SIGKILL');
+      await gone;
+    }
     rmSync(this.dir, { recursive: true, force: true });
     return this.cgroup.remove();
   }

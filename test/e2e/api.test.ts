@@ -1,6 +1,8 @@
 // POST /api/scrape end to end: real Chromium, real isolates, fixture pages on 127.0.0.1.
 import assert from 'node:assert/strict';
 import { realpathSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { EXEC_ONLY_DIR } from '../../src/front/children/slot-privacy.js';
 import { describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { TEST_KEY, serviceFor, startTestService, type TestService } from '../helpers/service.js';
@@ -45,6 +47,13 @@ describe('success', () => {
     const r = await svc.post({ url: fixtures.url('/example'), script: 'await page.title()' });
     assert.equal(r.status, 200);
     assert.equal('data' in r.body, false);
+  });
+
+  test('a script that returns null yields data null, kept apart from undefined across the slot process wire', async () => {
+    const r = await svc.post({ url: fixtures.url('/example'), script: 'await page.title(); return null' });
+    assert.equal(r.status, 200);
+    assert.equal('data' in r.body, true);
+    assert.equal(r.body.data, null);
   });
 
   test('console.log lines come back in order, formatted like Node', async () => {
@@ -355,7 +364,12 @@ describe('authentication and routing', () => {
     if (process.env.CHROMIUM) assert.equal(chromium, process.env.CHROMIUM);
     const pid = svc.service.browser.pid;
     assert.ok(pid);
-    assert.equal(realpathSync(`/proc/${pid}/exe`), realpathSync(executablePath));
+    // As root with its SUID sandbox helper, its execute-only copy (src/front/children/slot-privacy.ts).
+    const exe = realpathSync(`/proc/${pid}/exe`);
+    if (r.body.slotNonDumpable === 'on') {
+      assert.equal(dirname(dirname(exe)), EXEC_ONLY_DIR);
+      assert.equal(basename(exe), basename(realpathSync(executablePath)));
+    } else assert.equal(exe, realpathSync(executablePath));
     assert.equal(/headless[-_]shell/.test(executablePath), chromium === 'shell');
   });
 

@@ -1,14 +1,11 @@
-// A page's console flood after its request: Chromium keeps what the executor's
+// A page's console flood after its request: Chromium keeps what the slot's
 // transport does not take (cdp-transport.ts QUEUE_PAUSE_BYTES) and would send
-// all of it before the answer to closing the request's context (~25 MB, ~2 s
-// of its browser process and of the executor's one thread, measured beside
-// another tenant's requests). A Chromium still backed up when a heavy request's
-// context closes, and that sends more than BACKLOG_DRAIN_BYTES of its events
-// before answering, is killed and replaced instead (browser-host.ts #discard, lease.ts).
-// Whether a flood through the service leaves its Chromium backed up depends on
-// the machine (its renderer runs at nice 19 and its lane is paused while the
-// other request works; a fast machine's executor keeps up with what is left):
-// the discard itself is tested where the backlog is made for certain,
+// all of it before the answer to closing the request's context. A Chromium
+// still backed up when a request's context closes, and that sends more than
+// BACKLOG_DRAIN_BYTES of its events before answering, is killed and replaced
+// instead (browser-host.ts #discard, lease.ts). Whether a flood through the
+// service leaves its Chromium backed up depends on the machine: the discard
+// itself is tested where the backlog is made for certain,
 // backlog-discard.test.ts. Here: everyone is served, and a burst or one large
 // answer that was all read never costs a relaunch.
 import assert from 'node:assert/strict';
@@ -24,7 +21,7 @@ const svc = serviceFor(fixtures, { MAX_CONCURRENCY: '2', SCRIPT_TIMEOUT_MS: '800
 
 const discarded = (): number => log.lines.filter((l) => String(l.msg).startsWith('chromium discarded')).length;
 
-test('a request past its CPU budget whose large answers were all read (one 8 MB message) leaves its Chromium in place', async () => {
+test('a request whose large answers were all read (one 8 MB message) leaves its Chromium in place', async () => {
   await until(() => svc.service.browser.ready, 'the browser to be ready', { timeoutMs: 60_000 });
   const recycles = svc.service.browser.recycles;
   const seen = discarded();
@@ -50,7 +47,7 @@ test('a request past its CPU budget whose large answers were all read (one 8 MB 
 // request ended (the evaluate's answer comes after its events) and Chromium had nothing left to send. On the old
 // code this test failed in 1 of 3 runs here (whether the executor fell behind the burst depends on the machine);
 // with the fix it cannot fail that way: nothing of the request's is left to drop after it ends.
-test('a request past its CPU budget whose console burst was all read before it ended does not get its Chromium relaunched', async () => {
+test('a request whose console burst was all read before it ended does not get its Chromium relaunched', async () => {
   const recycles = svc.service.browser.recycles;
   const seen = discarded();
   const r = await svc.post({

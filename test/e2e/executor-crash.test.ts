@@ -37,6 +37,15 @@ const run = (script: string): Promise<Reply> => svc.post({ url: fixtures.url('/e
 /** /health shows the counts (running, queued, restarts) only with the metrics token. */
 const AUTH = { headers: { authorization: `Bearer ${TOKEN}` } };
 
+/** The key's slot-died security events, as /metrics counts them. */
+async function slotDeaths(): Promise<number> {
+  const metrics = await svc.raw('GET', '/metrics', AUTH);
+  const line = metrics.text
+    .split('\n')
+    .find((l) => l.startsWith('pagescript_security_events_total{key="env-1",class="slot-died"} '));
+  return Number(line?.split(' ').pop() ?? 0);
+}
+
 async function restartsCounted(): Promise<{ health: number; metrics: number }> {
   const health = await svc.raw('GET', '/health', AUTH);
   const metrics = await svc.raw('GET', '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
@@ -58,6 +67,7 @@ async function failWhileRunning(
   },
 ): Promise<void> {
   const before = svc.service.executors.restarts;
+  const deathsBefore = await slotDeaths();
   const [pid] = svc.service.executors.pids;
   assert.ok(pid);
   const chromium = svc.service.browser.pid;
@@ -78,12 +88,52 @@ async function failWhileRunning(
   const [fresh] = svc.service.executors.pids;
   assert.ok(fresh !== undefined && fresh !== pid, 'a new executor served it');
   assert.deepEqual(await restartsCounted(), { health: before + 1, metrics: before + 1 });
+  // A slot process that died under its request is a security event of its key; a memory kill is not.
+  assert.equal(await slotDeaths(), deathsBefore + (expected.code === 'INTERNAL_SERVER_ERROR' ? 1 : 0));
   await until(() => !alive(pid) && !alive(chromium), 'the old executor and its Chromium to be gone');
 }
 
 describe('an executor that dies', () => {
   test('killed (SIGKILL) mid-request: that request is 500, the queued one is served by a fresh executor', async () => {
     await failWhileRunning((pid) => process.kill(pid, 'SIGKILL'));
+  });
+
+  test('a 500 says why once: one error line with its request id, key, slot and cause, and a count by cause', async () => {
+    const counted = async (): Promise<number> => {
+      const text = (await svc.raw('GET', '/metrics', AUTH)).text;
+      const line = text
+        .split('\n')
+        .find((l) => l.startsWith('pagescript_internal_errors_total{cause="runner-stopped"} '));
+      return Number(line?.split(' ').pop() ?? 0);
+    };
+    const before = await counted();
+    const [pid] = svc.service.executors.readyPids;
+    assert.ok(pid);
+    const hits = fixtures.hits.get('/phase-script') ?? 0;
+    const running = run(
+      "await page.evaluate(() => fetch('/phase-script')); await new Promise((r) => setTimeout(r, 15000)); return 1",
+    );
+    // The script runs in the slot (and said so before its first page call).
+    await until(() => (fixtures.hits.get('/phase-script') ?? 0) > hits, 'the script to run');
+    process.kill(pid, 'SIGKILL');
+    const r = await running;
+    assert.equal(r.status, 500, r.text);
+    const requestId = String(r.headers['x-request-id']);
+    const errors = log.lines.filter((l) => l.level === 50 && l.requestId === requestId);
+    assert.equal(errors.length, 1, JSON.stringify(errors));
+    assert.equal(errors[0]?.keyName, 'env-1');
+    assert.equal(errors[0]?.slot, 0);
+    assert.equal(errors[0]?.cause, 'runner-stopped');
+    // The slot said its job's script had begun; the front, which answered, logs it.
+    assert.equal(errors[0]?.phase, 'script');
+    assert.doesNotMatch(r.text, /runner-stopped/, 'the internal cause reached the caller');
+    assert.equal(await counted(), before + 1);
+    // The next test starts on its replacement, ready and with its Chromium up.
+    await until(
+      () =>
+        !alive(pid) && svc.service.executors.readyPids.some((p) => p !== pid) && svc.service.browser.pid !== undefined,
+      'a fresh executor',
+    );
   });
 
   test('a native abort (SIGABRT) mid-request: that request is 500, the queued one is served by a fresh executor', async () => {

@@ -13,7 +13,10 @@ import { alive } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
 import { jobDeadlineMs } from '../../src/front/children/job-deadline.js';
 
-const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const fixtures = new FixtureServer({
+  '/example': html(EXAMPLE_DOMAIN_HTML),
+  '/script-running': html('ok'),
+});
 const log = capturingLogger();
 let svc: TestService;
 /** Every process this file stopped is killed in the end, whatever failed. */
@@ -27,7 +30,8 @@ before(async () => {
     {
       EGRESS_ALLOWLIST: fixtures.allowEntry,
       MAX_CONCURRENCY: '1',
-      SCRIPT_TIMEOUT_MS: '1000',
+      // Room for the script to reach its fetch on a loaded machine before its own limit ends it.
+      SCRIPT_TIMEOUT_MS: '3000',
       NAVIGATION_TIMEOUT_MS: '1000',
     },
     { egressSeam: {} },
@@ -92,19 +96,28 @@ describe('an egress process that hangs without dying', () => {
 });
 
 describe('an executor that hangs without dying', () => {
-  test('a request given to it is answered 400 at its deadline by the front; the slot process is killed and replaced', async () => {
+  test('a request whose script runs in it is answered 400 at its deadline by the front; the slot process is killed and replaced', async () => {
     await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
-    // Its spare context made through the egress process the tests above replaced: it holds the new one's
-    // channel (stopped while still closing the old one's contexts, it would be killed for that instead).
-    await until(() => svc.service.browser.contextsReady >= 1, 'a spare context', { timeoutMs: 30_000 }).catch(
-      (e: unknown) => {
-        for (const l of log.lines.slice(-60)) console.log('service log:', JSON.stringify(l).slice(0, 300));
-        throw e;
-      },
-    );
+    // Served once first: a slot is given a job only with the current egress process's channel (the tests
+    // above replaced that process), so the next request goes to this process.
+    const warm = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+    assert.equal(warm.status, 200, warm.text);
     const restarts = svc.service.executors.restarts;
+    const hits = fixtures.hits.get('/script-running') ?? 0;
+    const pending = svc.post({
+      url: fixtures.url('/example'),
+      script:
+        "await page.evaluate(() => fetch('/script-running')); await new Promise((r) => setTimeout(r, 10000)); return 1",
+    });
+    // Stopped once its script runs: past its preparation, the request is the caller's own work. Answered
+    // before that (its preparation late on a loaded machine), the failure says how.
+    const ran = until(() => (fixtures.hits.get('/script-running') ?? 0) > hits, 'the script to run', {
+      timeoutMs: 60_000,
+    });
+    const first = await Promise.race([ran.then(() => undefined), pending]);
+    if (first !== undefined) assert.fail(`answered before its script ran: ${first.status} ${first.text}`);
     const pid = stop();
-    const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+    const r = await pending;
     assert.equal(r.status, 400, r.text);
     assert.equal(r.body.code, 'SCRAPING_FAILED');
     const deadlineMs = jobDeadlineMs(svc.service.config);
@@ -119,5 +132,19 @@ describe('an executor that hangs without dying', () => {
     const next = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
     assert.equal(next.status, 200, next.text);
     assert.equal(next.body.data, 'Example Domain');
+  });
+
+  test('a request given to it before it prepared is the service’s lateness: served by its replacement, never 400', async () => {
+    await until(() => svc.service.browser.contextsReady >= 1, 'a spare context', { timeoutMs: 30_000 });
+    const warm = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+    assert.equal(warm.status, 200, warm.text);
+    const restarts = svc.service.executors.restarts;
+    const pid = stop();
+    const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+    // Its lease never answered by the deadline: a 503 another slot makes good within the queue time.
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.data, 'Example Domain');
+    await until(() => svc.service.executors.restarts === restarts + 1, 'the hung slot process to be replaced');
+    await until(() => !alive(pid), 'the hung slot process to be gone');
   });
 });

@@ -1,9 +1,10 @@
 // Attack (H15, compromised executor): a `failed` message whose `failure` passes
 // the front's checks (src/protocol/jobs.ts isFailure: every known field of the right kind)
 // but carries one more field, which errorBody (src/front/http/reply.ts) copies into
-// the reply. Structured clone ('advanced' serialization) carries values JSON
-// cannot write (a BigInt, a cycle): the reply must still be sent (a 500, or the
-// message refused and the executor killed), never leave the client waiting.
+// the reply. A value JSON cannot write (a BigInt, a cycle) cannot cross the
+// front's wire (JSON lines) at all: the executor that tries fails, and the reply
+// must still be sent (a 500, or the message refused and the executor killed),
+// never leave the client waiting.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
@@ -26,7 +27,7 @@ test('a forged failure whose extra field JSON cannot write still gets its client
   svc.service.executors.fault('send', {
     type: 'failed',
     id: 1,
-    error: { code: 'SCRAPING_FAILED', message: 'x', failure: { phase: 'script', extra: 10n } },
+    error: { code: 'SCRAPING_FAILED', message: 'x', failure: { phase: 'script', extra: [{ toJSON: null }, 10] } },
   });
   const r = await Promise.race([
     slow,

@@ -150,7 +150,8 @@ test("a key's lower page memory ends its request with MEMORY_LIMIT_EXCEEDED; ano
   assert.equal(lean.status, 400, lean.text);
   assert.equal(lean.body.code, 'MEMORY_LIMIT_EXCEEDED');
   assert.equal(lean.body.error, "Memory limit exceeded: the page used more than 64 MiB (this key's page memory limit)");
-  assert.ok(mib(lean, 'x-usage-page-memory-peak-mib') > 64, String(lean.headers['x-usage-page-memory-peak-mib']));
+  // At the limit at least: where the kernel holds it (slot cgroups) the page never gets past it; the watchdog sees it past.
+  assert.ok(mib(lean, 'x-usage-page-memory-peak-mib') >= 64, String(lean.headers['x-usage-page-memory-peak-mib']));
   const free = await svc.post({ url: shop.url('/item'), script: PAGE_HOG }, as(FREE));
   assert.equal(free.status, 200, free.text);
   assert.equal(free.body.data, 'held');

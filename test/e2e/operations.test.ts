@@ -93,7 +93,7 @@ describe('health', () => {
     await until(async () => (await health()).running === 1, 'the job to start');
     const anyone = await svc.raw('GET', '/health');
     assert.equal(anyone.status, 200);
-    // chromium, chromiumSandbox and kernelLock are how the service is set up, not anyone's work: shown to all.
+    // chromium, chromiumSandbox, kernelLock and the slots' cgroups and privacy are how the service is set up: shown to all.
     assert.deepEqual(Object.keys(anyone.body).sort(), [
       'browser',
       'chromium',
@@ -102,6 +102,10 @@ describe('health', () => {
       'keys',
       'limits',
       'memory',
+      'slotCgroups',
+      'slotNonDumpable',
+      'slotPrivateTmp',
+      'slotUsers',
       'status',
     ]);
     // The memory budget is how the service is set up; what is in use is other tenants' work.

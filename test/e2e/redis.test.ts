@@ -2,6 +2,8 @@
 // instances, one concurrency cap across instances, and what happens while
 // Redis is away and once it is back.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +20,7 @@ const SHARED = 'ps_shared_0123456789abcdefghijklmnopqr';
 const AFTER_OUTAGE = 'ps_after_outage_0123456789abcdefghijkl';
 const DURING_OUTAGE = 'ps_during_outage_0123456789abcdefghijk';
 const CAPPED = 'ps_capped_0123456789abcdefghijklmnopqr';
+const PROBER = 'ps_prober_0123456789abcdefghijklmnopqr';
 const logA = capturingLogger();
 let redis: RedisServer;
 let a: TestService;
@@ -29,7 +32,11 @@ before(async () => {
   const keyFile = join(dir, 'keys.json');
   writeKeyFile(keyFile, {
     version: 1,
-    keys: [{ name: 'capped', sha256: hashKey(CAPPED), active: true, maxConcurrency: 1 }],
+    keys: [
+      { name: 'capped', sha256: hashKey(CAPPED), active: true, maxConcurrency: 1 },
+      // One refused navigation (10 points) blocks it.
+      { name: 'prober', sha256: hashKey(PROBER), active: true, policy: { securityThreshold: 10 } },
+    ],
   });
   const env = {
     EGRESS_ALLOWLIST: fixtures.allowEntry,
@@ -38,6 +45,7 @@ before(async () => {
     API_KEYS_FILE: keyFile,
     RATE_LIMIT: '4',
     RATE_LIMIT_WINDOW_MS: '600000',
+    SECURITY_BLOCKING: 'on',
   };
   a = await startTestService(env, {}, logA.logger);
   b = await startTestService(env);
@@ -90,6 +98,30 @@ test("a key's concurrency cap holds across instances: its scripts never overlap"
   for (let i = 1; i < spans.length; i++) {
     assert.ok(spans[i]![0] >= spans[i - 1]![1], `scripts overlapped: ${JSON.stringify(spans)}`);
   }
+});
+
+test('a key blocked on one instance is blocked on the other; npm run key reads and ends the block in Redis', async () => {
+  const probe = await a.post(
+    { url: 'http://169.254.169.254/latest/meta-data/', script: 'return 1' },
+    { 'x-gateway-key': PROBER },
+  );
+  assert.equal(probe.status, 400, probe.text.slice(0, 300));
+  const onB = await b.post({ url: fixtures.url('/example'), script: 'return 1' }, { 'x-gateway-key': PROBER });
+  assert.equal(onB.status, 403, onB.text.slice(0, 300));
+  assert.equal(onB.body.code, 'KEY_BLOCKED');
+  const key = (...args: string[]) =>
+    promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/key.ts', ...args], {
+      env: { ...process.env, REDIS_URL: redis.url },
+    });
+  const events = JSON.parse((await key('events', '--name', 'prober')).stdout) as {
+    blockedUntil?: string;
+    requests: { requestId: string }[];
+  };
+  assert.match(String(events.blockedUntil), /^\d{4}-/);
+  assert.equal(events.requests.length, 1);
+  assert.match((await key('unblock', '--name', 'prober')).stdout, /prober: block ended/);
+  const served = await b.post({ url: fixtures.url('/example'), script: 'return 1' }, { 'x-gateway-key': PROBER });
+  assert.equal(served.status, 200, served.text.slice(0, 300));
 });
 
 test('Redis stopped mid-run: requests are still served on local limits, the log and /health say so; back on Redis once it returns', async () => {

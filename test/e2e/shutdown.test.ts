@@ -23,9 +23,11 @@ interface Running {
   child: ChildProcess;
   base: string;
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The JSON log lines written to stdout so far (LOG_LEVEL decides which). */
+  lines(): Array<Record<string, unknown>>;
 }
 
-async function startProcess(env: Record<string, string>): Promise<Running> {
+async function startProcess(env: Record<string, string>, opts: { detached?: boolean } = {}): Promise<Running> {
   const child = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'src/front/server.ts'], {
     env: {
       ...process.env,
@@ -38,7 +40,11 @@ async function startProcess(env: Record<string, string>): Promise<Running> {
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own, as a service manager starts it: a signal to the group reaches every process.
+    detached: opts.detached ?? false,
   });
+  let all = '';
+  child.stdout?.on('data', (d: Buffer) => (all += d.toString()));
   // Kept for the failure message (a start that fails says why on stderr), and passed on.
   let err = '';
   child.stderr?.on('data', (d: Buffer) => {
@@ -61,7 +67,12 @@ async function startProcess(env: Record<string, string>): Promise<Running> {
       reject,
     );
   });
-  return { child, base, exit };
+  const lines = (): Array<Record<string, unknown>> =>
+    all
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { child, base, exit, lines };
 }
 
 async function post(base: string, script: string): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -152,6 +163,105 @@ test('SIGTERM: a script still running after SHUTDOWN_GRACE_MS is ended with 503,
     assert.match(String(r.body.error), /shutting down/);
   }
   assert.deepEqual(await svc.exit, { code: 0, signal: null });
+  await until(async () => family.every((p) => !alive(p)), 'every process of the service to be gone', {
+    timeoutMs: 15_000,
+  });
+});
+
+test('SIGTERM to the whole process group (kill -- -PGID, systemd KillMode=control-group): nothing restarted, nothing logged as an error, exit 0, nothing left', async () => {
+  const svc = await startProcess({ LOG_LEVEL: 'info' }, { detached: true });
+  const warm = await post(svc.base, 'return await page.title()');
+  assert.equal(warm.status, 200, JSON.stringify(warm.body));
+  // One request running when the signal comes: the shutdown ends it (503), not a crash of its slot (500).
+  const running = post(svc.base, 'await new Promise((r) => setTimeout(r, 30000)); return 1');
+  await until(async () => (await health(svc.base)).running === 1, 'the script to run');
+  const family = descendants(svc.child.pid ?? 0);
+  // Every process of the group at once: the front, its egress process and its slot processes.
+  process.kill(-(svc.child.pid ?? 0), 'SIGTERM');
+  const ended = await running;
+  assert.equal(ended.status, 503, JSON.stringify(ended.body));
+  assert.match(String(ended.body.error), /shutting down/);
+  const exit = await svc.exit;
+  const lines = svc.lines();
+  const errors = lines.filter((l) => typeof l.level === 'number' && l.level >= 50);
+  assert.deepEqual(errors, [], 'lines at error level');
+  const restarts = lines.filter((l) => /starting another|replacement|did not start/.test(String(l.msg)));
+  assert.deepEqual(restarts, [], 'a process was restarted');
+  assert.ok(
+    lines.some((l) => l.msg === 'shut down'),
+    'the shutdown did not finish',
+  );
+  assert.deepEqual(exit, { code: 0, signal: null });
+  await until(async () => family.every((p) => !alive(p)), 'every process of the service to be gone', {
+    timeoutMs: 15_000,
+  });
+});
+
+test('SIGTERM to the whole process group with a request queued behind a running one: it is answered 503 at once, no slot process started', async () => {
+  // A grace the test would notice: the queued request waited for all of it while a slot was started for it.
+  const svc = await startProcess({ LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '60000' }, { detached: true });
+  const warm = await post(svc.base, 'return await page.title()');
+  assert.equal(warm.status, 200, JSON.stringify(warm.body));
+  const running = post(svc.base, 'await new Promise((r) => setTimeout(r, 30000)); return 1');
+  await until(async () => (await health(svc.base)).running === 1, 'the script to run');
+  const queued = post(svc.base, 'return await page.title()');
+  await until(async () => (await health(svc.base)).queued === 1, 'the second request to wait for the slot');
+  const family = descendants(svc.child.pid ?? 0);
+  const mark = svc.lines().length;
+  process.kill(-(svc.child.pid ?? 0), 'SIGTERM');
+  const [a, b] = await Promise.all([running, queued]);
+  assert.equal(a.status, 503, JSON.stringify(a.body));
+  assert.equal(b.status, 503, JSON.stringify(b.body));
+  const exit = await svc.exit;
+  const lines = svc.lines().slice(mark);
+  assert.deepEqual(
+    lines.filter((l) => typeof l.level === 'number' && l.level >= 50),
+    [],
+    'lines at error level',
+  );
+  assert.deepEqual(
+    lines.filter((l) => /starting|replacement|did not start/.test(String(l.msg))),
+    [],
+    'a process was started during the shutdown',
+  );
+  // Answered by the shutdown itself, not at the end of SHUTDOWN_GRACE_MS.
+  assert.ok(!lines.some((l) => /grace period over/.test(String(l.msg))), 'the grace period ran out');
+  assert.deepEqual(exit, { code: 0, signal: null });
+  await until(async () => family.every((p) => !alive(p)), 'every process of the service to be gone', {
+    timeoutMs: 15_000,
+  });
+});
+
+test("SIGTERM to each process of the service in turn, Chromium's too (KillMode=control-group), a request running: nothing restarted, nothing logged as an error", async () => {
+  const svc = await startProcess({ LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '10000' }, { detached: true });
+  const warm = await post(svc.base, 'return await page.title()');
+  assert.equal(warm.status, 200, JSON.stringify(warm.body));
+  const running = post(svc.base, 'await new Promise((r) => setTimeout(r, 30000)); return 1');
+  await until(async () => (await health(svc.base)).running === 1, 'the script to run');
+  // systemd reads the unit's cgroup.procs and signals each process in turn, not a process group.
+  const family = [svc.child.pid ?? 0, ...descendants(svc.child.pid ?? 0)];
+  for (const p of family) {
+    try {
+      process.kill(p, 'SIGTERM');
+    } catch {
+      // gone already
+    }
+  }
+  const ended = await running;
+  const exit = await svc.exit;
+  const lines = svc.lines();
+  assert.deepEqual(
+    lines.filter((l) => typeof l.level === 'number' && l.level >= 50),
+    [],
+    'lines at error level',
+  );
+  assert.deepEqual(
+    lines.filter((l) => /starting another|replacement|did not start|relaunch/.test(String(l.msg))),
+    [],
+    'a process was restarted',
+  );
+  assert.equal(ended.status, 503, JSON.stringify(ended.body));
+  assert.deepEqual(exit, { code: 0, signal: null });
   await until(async () => family.every((p) => !alive(p)), 'every process of the service to be gone', {
     timeoutMs: 15_000,
   });

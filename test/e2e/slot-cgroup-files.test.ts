@@ -1,10 +1,10 @@
 // Forging a slot's counts and caps from inside it. Code that escaped into a
 // slot process (or its Chromium) runs as the slot's user, in the slot's groups:
 // the CPU group (its weight), the cpuacct group (the count its jobs are billed
-// and weighed by: X-Usage-Cpu-Ms, LOW_WEIGHT_AFTER_CPU_MS) and the pids group
+// by: X-Usage-Cpu-Ms), the memory group (its limit) and the pids group
 // (SLOT_MAX_TASKS). Were any of their files its to write, it could reset its
-// count before its job's end (billed nothing, never at the low weight), raise
-// its cap or weight, or move itself out of its groups (uncounted, uncapped).
+// count before its job's end (billed nothing), raise its cap, limit or weight,
+// or move itself out of its groups (uncounted, uncapped).
 // Each attempt is made here as escaped code would make it: a process of the
 // slot's user, in the slot's groups.
 import assert from 'node:assert/strict';
@@ -15,6 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import type { TestService } from '../helpers/service.js';
 import { SLOT_GROUPS_SKIP as skip, slotGroups, spawnInSlot, startSlotsService } from '../helpers/slot-groups.js';
+import { until } from '../helpers/wait.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 
@@ -59,7 +60,7 @@ const files = (dir: string): string[] =>
     .filter((p) => statSync(p).isFile());
 
 describe('a slot user and its own groups’ files', { skip }, () => {
-  test('it cannot reset its cpuacct.usage: its jobs stay billed and weighed by what they used', async () => {
+  test('it cannot reset its cpuacct.usage: its jobs stay billed by what they used', async () => {
     const acct = svc.service.executors.cpuAcctGroupDir(0);
     assert.ok(acct !== undefined, 'slot 0 has a cpuacct count');
     const usage = join(acct, 'cpuacct.usage');
@@ -76,11 +77,18 @@ describe('a slot user and its own groups’ files', { skip }, () => {
   });
 
   test('it can write no file of its groups nor of the service’s groups above them (caps, weights, counts)', async () => {
+    // A job's limits are written back at rest once its context is closed, after its reply.
+    await until(() => !svc.service.executors.busySlots.some(Boolean), 'the slots to be free');
     for (const slot of [0, 1]) {
       const dirs = slotGroups(svc, slot);
-      const paths = [...dirs, ...dirs.map((d) => dirname(d))].flatMap(files);
+      // Its Chromium's memory group within its slot's: only cgroup.procs and tasks are the slot user's (to join it).
+      const chromium = dirs.map((d) => join(d, 'chromium')).filter((d) => existsSync(d));
+      const paths = [
+        ...[...dirs, ...dirs.map((d) => dirname(d))].flatMap(files),
+        ...chromium.flatMap(files).filter((p) => !/\/(cgroup\.procs|tasks)$/.test(p)),
+      ];
       const caps = paths
-        .filter((p) => /pids\.max$|cpu\.shares$|cpu\.weight$/.test(p))
+        .filter((p) => /pids\.max$|cpu\.shares$|cpu\.weight$|memory\.limit_in_bytes$|memory\.max$/.test(p))
         .map((p) => [p, readFileSync(p, 'utf8')]);
       // "0" in cgroup.procs or tasks moves the writer itself; in a count, resets it.
       const out = await asSlot(slot, tryWrites(paths, '0'));
@@ -88,12 +96,22 @@ describe('a slot user and its own groups’ files', { skip }, () => {
       assert.deepEqual(written, [], `slot ${slot}'s user wrote ${written.join(', ')}`);
       assert.equal(out.split('\n').filter((l) => l.startsWith('no ')).length, paths.length, 'every file was tried');
       assert.ok(paths.some((p) => p.endsWith('cpuacct.usage')) && paths.some((p) => p.endsWith('pids.max')));
+      assert.ok(
+        paths.some((p) => /memory\.(limit_in_bytes|max)$/.test(p)),
+        'its memory limit was tried',
+      );
       for (const [p, v] of caps) assert.equal(readFileSync(p as string, 'utf8'), v);
     }
   });
 
   test('it cannot move itself out of its groups: to the groups above, the other slot’s or the hierarchy’s root', async () => {
-    const targets = [0, 1].flatMap((slot) => slotGroups(svc, slot));
+    // Its own Chromium's memory group is its to join (within its slot's); the other slot's is not.
+    const targets = [
+      ...[0, 1].flatMap((slot) => slotGroups(svc, slot)),
+      ...slotGroups(svc, 1)
+        .map((d) => join(d, 'chromium'))
+        .filter((d) => existsSync(d)),
+    ];
     const above = slotGroups(svc, 0).flatMap((d) => {
       const up: string[] = [];
       for (let p = dirname(d); p !== dirname(p) && readdirSync(p).includes('cgroup.procs'); p = dirname(p)) up.push(p);

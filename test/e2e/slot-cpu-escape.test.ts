@@ -1,10 +1,10 @@
-// Attacks on the CPU share by processes that left their slot's tree. Code that
+// Attacks on the slot's budgets by processes that left their slot's tree. Code that
 // escaped into a slot process (or its Chromium) runs as the slot's user and can
 // double-fork: the orphan is reparented out of the slot process's tree, so the
 // front's count of the job's CPU (treeCpuMs) no longer sees it, but the kernel
-// keeps it in the slot's CPU cgroup. Unchecked, it spins at the full weight
-// whatever its job used, competes with the next tenant of the slot in the same
-// group, outlives the service and keeps its group from being removed. The
+// keeps it in the slot's cgroups. Unchecked, it competes with the next tenant
+// of the slot in the same group, outlives the service and keeps its group from
+// being removed. The
 // orphan is made here as a double fork leaves it: a process of the slot's
 // user, in the slot's group, whose parent is not in the slot's tree.
 import assert from 'node:assert/strict';
@@ -16,10 +16,7 @@ import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js
 import { inItsOwnSlot, startTestService, type TestService } from '../helpers/service.js';
 import {
   CPU_CGROUP as found,
-  FULL_WEIGHT as ONE,
-  LOW_WEIGHT as LOW,
   SLOT_GROUPS_SKIP as skip,
-  slotWeight,
   spawnInSlot,
   startSlotsService,
 } from '../helpers/slot-groups.js';
@@ -47,7 +44,6 @@ after(async () => {
 });
 
 const group = (slot: number): string => svc.service.executors.cpuGroupDir(slot) as string;
-const weight = (slot: number): number => slotWeight(svc, slot);
 
 /**
  * A CPU-bound process of slot `slot`'s user in the slot's group, outside its
@@ -60,27 +56,12 @@ async function orphanIn(slot: number): Promise<{ child: ChildProcess; gone: () =
 }
 
 describe('a process that left its slot’s tree', { skip }, () => {
-  test('a double-forked spinner beside its job is killed, and its job runs at the low weight', async () => {
-    const { reply: long, slot } = await inItsOwnSlot(svc, {
-      url: fixtures.url('/example'),
-      script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 4000))); return 1',
-    });
-    const orphan = await orphanIn(slot);
-    // A request in the other slot: the front looks at the long one's slot then, and on each check while both run.
-    const other = svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
-    await until(orphan.gone, 'the orphan to be killed');
-    assert.equal(weight(slot), LOW, 'a job whose slot holds an escaped process runs at the low weight');
-    assert.equal((await other).status, 200);
-    assert.equal((await long).status, 200);
-    await until(() => weight(slot) === ONE, 'its slot’s weight back once its job ended');
-  });
-
   test('a process that left the tree is billed to its job: X-Usage-Cpu-Ms is the slot group’s count', async () => {
     const { reply: long, slot } = await inItsOwnSlot(svc, {
       url: fixtures.url('/example'),
       script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 2500))); return 1',
     });
-    // Alone, the job is not checked while it runs: the spinner is killed only at its end, and spins until then.
+    // The group is swept as a job starts and ends: the spinner is killed at its job's end, and spins until then.
     const orphan = await orphanIn(slot);
     const r = await long;
     assert.equal(r.status, 200, r.text);
@@ -105,12 +86,9 @@ describe('a process that left its slot’s tree', { skip }, () => {
     // Two spinners had ~1.5 s of a core each during the job; a page that waits uses tens of ms.
     const billed = Number(r.headers['x-usage-cpu-ms']);
     assert.ok(billed < 500, `billed ${billed} ms: the job is not charged for what its slot's group held before it`);
-    // The weights: this key's last job used a core (the test before), so this one may have run
-    // low (cpu-share.ts LOW_WEIGHT_CARRY_MS); neither slot keeps the low weight once it ended.
-    await until(() => weight(0) === ONE && weight(1) === ONE, 'both slots at the full weight once the job ended');
   });
 
-  test('a slot process SIGKILLed while its job has the low weight leaves neither the low weight nor its Chromium to the next', async () => {
+  test('a slot process SIGKILLed during its job leaves neither an escaped process nor its Chromium to the next', async () => {
     const { reply: long, slot } = await inItsOwnSlot(svc, {
       url: fixtures.url('/example'),
       script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 4000))); return 1',
@@ -118,8 +96,6 @@ describe('a process that left its slot’s tree', { skip }, () => {
     const pid = svc.service.executors.slotPids[slot] as number;
     const orphan = await orphanIn(slot);
     const other = svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
-    await until(orphan.gone, 'the orphan to be killed');
-    assert.equal(weight(slot), LOW);
     // Its Chromium, orphaned by the kill, is still in the slot's group for a moment.
     const before = readFileSync(join(group(slot), 'cgroup.procs'), 'utf8')
       .split('\n')
@@ -128,7 +104,7 @@ describe('a process that left its slot’s tree', { skip }, () => {
     process.kill(pid, 'SIGKILL');
     assert.equal((await long).status, 500);
     assert.equal((await other).status, 200);
-    await until(() => weight(slot) === ONE, 'its slot’s weight back');
+    await until(orphan.gone, 'the orphan to be killed with its slot process');
     await until(
       () => before.every((p) => p === pid || !existsSync(`/proc/${p}`)),
       'what the killed process left in its group to be gone',

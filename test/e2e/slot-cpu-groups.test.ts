@@ -1,35 +1,35 @@
-// A CPU cgroup per slot (src/front/children/cpu-groups.ts): each slot's whole
-// tree — its process, its Chromium, every renderer — is in its slot's group,
-// so the kernel weighs a slot as one however many processes its page makes;
-// a slot user cannot leave its group or change its weight; nothing is left
-// behind. Where the front may not make groups (not root, no writable cpu
-// hierarchy) the tests are skipped, as the service then runs without them.
+// Cgroups per slot (src/front/children/slot-groups.ts): each slot's whole tree
+// — its process, its Chromium, every renderer — is in its slot's groups, so
+// the kernel weighs a slot as one and holds its memory however many processes
+// its page makes; a slot user cannot leave its group or change its weight or
+// limit; a page past its request's share is killed by the kernel, its request
+// alone failing; nothing is left behind. Where the front may not make groups
+// the tests are skipped (by what they detect), as the service then runs without them.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import type { ServerResponse } from 'node:http';
 import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
-import { inItsOwnSlot, startTestService, TEST_KEY, type TestService } from '../helpers/service.js';
+import { inItsOwnSlot, startTestService, type TestService } from '../helpers/service.js';
 import { descendants } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
-import {
-  CPU_CGROUP as found,
-  FULL_WEIGHT as one,
-  LOW_WEIGHT as low,
-  SLOT_GROUPS_SKIP as skip,
-  slotWeight,
-  startSlotsService,
-} from '../helpers/slot-groups.js';
-import { findV1Cgroup } from '../../src/front/children/cpu-groups.js';
+import { CPU_CGROUP as found, SLOT_GROUPS_SKIP as skip, startSlotsService } from '../helpers/slot-groups.js';
+import { findV1Cgroup } from '../../src/front/children/slot-groups.js';
 
-const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const MB = 2 ** 20;
+/** Replies to /hold, held until the test ends them. */
+const holding: ServerResponse[] = [];
+const fixtures = new FixtureServer({
+  '/example': html(EXAMPLE_DOMAIN_HTML),
+  '/hold': (_req, res) => void holding.push(res),
+  '/bomb': html('<title>bomb</title>'),
+});
 
 /** A group a dead service left: made before the service starts, removed by it. */
 let stale: string | undefined;
 let svc: TestService;
-/** A second tenant: a key's jobs beside its own job at the low weight start low (cpu-share.ts). */
-const OTHER_KEY = 'other-tenant-key-0123456789';
 let closed = false;
 
 before(async () => {
@@ -40,11 +40,12 @@ before(async () => {
   stale = join(found?.dir ?? '', `pagescript-${gone.stdout}`);
   mkdirSync(stale);
   mkdirSync(join(stale, 'slot-0'));
-  svc = await startSlotsService({ EGRESS_ALLOWLIST: fixtures.allowEntry, API_KEYS: `${TEST_KEY},${OTHER_KEY}` });
+  svc = await startSlotsService({ EGRESS_ALLOWLIST: fixtures.allowEntry });
 });
 
 after(async () => {
   if (skip) return;
+  for (const res of holding.splice(0)) res.end('');
   if (!closed) await svc?.close();
   // SECURITY (of the machine): whatever a failed test left is removed.
   for (const dir of [join(stale ?? '', 'slot-0'), stale ?? '']) if (existsSync(dir)) rmdirSync(dir);
@@ -121,6 +122,14 @@ describe('a CPU cgroup per slot', { skip }, () => {
           ] as const)
         : ([[join(dir0, 'cpu.max'), 'max']] as const)),
       [join(dirname(dir0), weight), '262144'],
+      // Its memory limit, and the one of the slots together.
+      [
+        join(
+          svc.service.executors.memoryGroupDir(0) as string,
+          found?.version === 1 ? 'memory.limit_in_bytes' : 'memory.max',
+        ),
+        '-1',
+      ],
     ] as const) {
       // As the slot's own user, as code that escaped into the slot process would be.
       const r = spawnSync(
@@ -147,55 +156,44 @@ describe('a CPU cgroup per slot', { skip }, () => {
     assert.match(r.stdout.trim(), /^E(ACCES|PERM)$/, `${sub}: ${r.stdout}${r.stderr}`);
   });
 
-  test('a request past its share of CPU has the low weight beside a fresh one, and its slot gets its weight back', async () => {
-    const weight = (i: number): number => slotWeight(svc, i);
-    const { reply: busy, slot: heavy } = await inItsOwnSlot(svc, {
+  test("each slot's memory group holds its tree: its share of the plan at rest, its level and the request's share during a job", async () => {
+    const x = svc.service.executors;
+    const { config } = svc.service;
+    const plan = config.memory;
+    const rest = (plan.slotBaseMb + plan.laneBaseMb + plan.perRequestMb) * MB;
+    const file = found?.version === 1 ? 'memory.limit_in_bytes' : 'memory.max';
+    const limit = (slot: number, sub = ''): number =>
+      Number(readFileSync(join(x.memoryGroupDir(slot) as string, sub, file), 'utf8'));
+    await until(() => !x.busySlots.some(Boolean), 'the slots to be free (a context is closed after its reply)');
+    for (const [i, pid] of x.slotPids.entries()) {
+      assert.ok(pid !== undefined);
+      assert.ok(members(x.memoryGroupDir(i) as string).has(pid), `slot ${i}'s process is in its memory group`);
+      assert.equal(limit(i), rest, `slot ${i} at rest`);
+      if (found?.version !== 1) continue;
+      // Its Chromium in a group of its own within the slot's: the page's limit is the kernel's.
+      const chromium = members(join(x.memoryGroupDir(i) as string, 'chromium'));
+      const tree = descendants(pid).filter((p) => existsSync(`/proc/${p}`));
+      assert.ok(tree.length > 3 && tree.every((p) => chromium.has(p)), `slot ${i}'s Chromium is in its Chromium group`);
+      assert.ok(!chromium.has(pid), 'the slot process is not');
+      assert.equal(limit(i, 'chromium'), (plan.laneBaseMb + config.pageMemoryMb) * MB);
+    }
+    const held = fixtures.hits.get('/hold') ?? 0;
+    const { reply, slot } = await inItsOwnSlot(svc, {
       url: fixtures.url('/example'),
-      script: 'await page.evaluate(() => { const t = Date.now(); while (Date.now() - t < 4000) {} }); return 1',
+      script: "return await page.evaluate(() => fetch('/hold').then((r) => r.text()))",
     });
-    // Past its share of CPU (LOW_WEIGHT_AFTER_CPU_MS: its renderer's loop), then a fresh request beside it.
-    await new Promise((r) => setTimeout(r, 1500));
-    const fresh = svc.post(
-      {
-        url: fixtures.url('/example'),
-        script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 1500))); return 2',
-      },
-      { 'x-gateway-key': OTHER_KEY },
-    );
-    await until(() => weight(heavy) === low, 'the heavy slot to have the low weight');
-    assert.equal(weight(1 - heavy), one, 'the fresh request (another key) keeps its weight');
-    assert.equal((await busy).status, 200);
-    // The job ends once its context is closed, after the answer: its clean-up still runs at the low weight.
-    await until(() => weight(heavy) === one, 'its weight back when its job ended');
-    assert.equal((await fresh).status, 200);
-  });
-
-  test('a key whose request just used its share starts its next one at the low weight; another key does not', async () => {
-    const weight = (i: number): number => slotWeight(svc, i);
-    // A short heavy request (LOW_WEIGHT_AFTER_CPU_MS of its renderer's loop), then, back to back, one that only waits.
-    const heavy = await svc.post({
-      url: fixtures.url('/example'),
-      script: 'await page.evaluate(() => { const t = Date.now(); while (Date.now() - t < 800) {} }); return 1',
-    });
-    assert.equal(heavy.status, 200, heavy.text);
-    const { reply: next, slot } = await inItsOwnSlot(svc, {
-      url: fixtures.url('/example'),
-      script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 1500))); return 2',
-    });
-    // It uses next to no CPU: only its key's last request can have lowered it.
-    assert.equal(weight(slot), low, 'the same key, back to back: low from its start (LOW_WEIGHT_CARRY_MS)');
-    const other = svc.post(
-      {
-        url: fixtures.url('/example'),
-        script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 500))); return 3',
-      },
-      { 'x-gateway-key': OTHER_KEY },
-    );
-    await until(() => svc.service.executors.busySlots.every(Boolean), 'the other key’s request to have the other slot');
-    assert.equal(weight(1 - slot), one, 'another key keeps its own weight');
-    assert.equal((await next).status, 200);
-    assert.equal((await other).status, 200);
-    await until(() => weight(slot) === one && weight(1 - slot) === one, 'both weights back once the jobs ended');
+    await until(() => (fixtures.hits.get('/hold') ?? 0) > held, 'the request to wait on its page');
+    // The slot's level when the job began is somewhere under its limit at rest; above it, the request's share.
+    const above = limit(slot) - plan.perRequestMb * MB;
+    assert.ok(above > 0 && above <= rest, `the job's limit is its slot's level (${above} bytes) and its share`);
+    if (found?.version === 1) {
+      const page = limit(slot, 'chromium') - config.pageMemoryMb * MB;
+      assert.ok(page > 0 && page < above, `its Chromium's limit is its level (${page} bytes) and the page memory`);
+    }
+    assert.equal(limit(1 - slot), rest, 'the other slot is at rest');
+    for (const res of holding.splice(0)) res.end('done');
+    assert.equal((await reply).status, 200);
+    await until(() => limit(slot) === rest, "the slot's limit at rest once its job ended");
   });
 
   test('a second service in the same process has groups of its own, and closing it leaves the first’s', async () => {
@@ -222,11 +220,70 @@ describe('a CPU cgroup per slot', { skip }, () => {
 
   test('the groups are gone when the service is closed', async () => {
     const base = dirname(svc.service.executors.cpuGroupDir(0) as string);
+    const memory = dirname(svc.service.executors.memoryGroupDir(0) as string);
     const acct = acctDir();
     assert.ok(existsSync(base));
     closed = true;
     await svc.close();
     assert.equal(existsSync(base), false);
+    assert.equal(existsSync(memory), false, 'the memory groups too');
     if (acct !== undefined) assert.equal(existsSync(acct), false, 'the cpuacct groups too');
+  });
+});
+
+describe("a page past its request's share of memory, with slot cgroups", { skip }, () => {
+  // The smallest shares the settings allow: a page bomb passes its slot's limit within ~200 MB.
+  let small: TestService;
+  before(async () => {
+    if (skip) return;
+    small = await startSlotsService({
+      EGRESS_ALLOWLIST: fixtures.allowEntry,
+      PAGE_MEMORY_MB: '64',
+      SCRIPT_MEMORY_MB: '16',
+      METRICS_TOKEN: 'metrics-token-0123456789abcdef',
+    });
+  });
+  after(async () => {
+    if (!skip) await small?.close();
+  });
+
+  test('is killed by the kernel: 400 MEMORY_LIMIT_EXCEEDED for its request alone; the other slot and the next request are served', async () => {
+    const x = small.service.executors;
+    const file = found?.version === 1 ? 'memory.oom_control' : 'memory.events';
+    // The slot's group and, on v1, its Chromium's within it (v1 counts a kill where the limit was passed).
+    const kills = (slot: number): number =>
+      ['', found?.version === 1 ? 'chromium' : undefined]
+        .filter((sub) => sub !== undefined)
+        .map((sub) => readFileSync(join(x.memoryGroupDir(slot) as string, sub, file), 'utf8'))
+        .reduce((n, text) => n + Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0), 0);
+    const held = fixtures.hits.get('/hold') ?? 0;
+    const { reply: other, slot: otherSlot } = await inItsOwnSlot(small, {
+      url: fixtures.url('/example'),
+      script: "return await page.evaluate(() => fetch('/hold').then((r) => r.text()))",
+    });
+    await until(() => (fixtures.hits.get('/hold') ?? 0) > held, 'the other request to wait on its page');
+    const before = kills(1 - otherSlot);
+    const r = await small.post({
+      url: fixtures.url('/bomb'),
+      script:
+        'await page.evaluate(() => { const a = []; for (;;) a.push(new Uint8Array(16 << 20).fill(1)) }); return 1',
+    });
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.body.code, 'MEMORY_LIMIT_EXCEEDED', r.text);
+    assert.match(String(r.body.error), /the page used more than 64 MiB \(PAGE_MEMORY_MB\)/);
+    assert.ok(kills(1 - otherSlot) > before, "the kernel killed a process of the bomb's slot");
+    assert.equal(kills(otherSlot), 0, "and none of the other slot's");
+    for (const res of holding.splice(0)) res.end('served');
+    const answered = await other;
+    assert.equal(answered.status, 200, answered.text);
+    assert.equal(answered.body.data, 'served');
+    const metrics = await small.raw('GET', '/metrics', {
+      headers: { authorization: 'Bearer metrics-token-0123456789abcdef' },
+    });
+    assert.match(metrics.text, /^pagescript_page_memory_kills_total [1-9]/m, 'counted as a page memory kill');
+    for (let i = 0; i < 2; i++) {
+      const next = await small.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
+      assert.equal(next.status, 200, next.text);
+    }
   });
 });

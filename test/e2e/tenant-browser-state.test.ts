@@ -11,19 +11,15 @@
 // with 127.0.0.1. (Shared dictionaries need a certificate with a known root or
 // localhost: their test is in tenant-channels.test.ts, over localhost.)
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { createHash, createPublicKey } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import type { BrowserHost } from '../../src/slot/browser/browser-host.js';
 import type { PageLease } from '../../src/slot/browser/lease.js';
 import { startGuardedHost, type GuardedHost } from '../helpers/guarded-host.js';
+import { testCertificate } from '../helpers/tls.js';
 
 /** A name, not an address or localhost: Chromium keeps HSTS only for names. */
 const HOST = 'tenants.pagescript.test';
@@ -42,7 +38,6 @@ interface Seen {
  */
 class DualFixture {
   readonly seen: Seen[] = [];
-  readonly #dir = mkdtempSync(join(tmpdir(), 'pagescript-tls-'));
   readonly #connections = new WeakMap<object, number>();
   #nextConnection = 1;
   #front: Server | undefined;
@@ -51,39 +46,10 @@ class DualFixture {
   spki = '';
 
   async start(): Promise<void> {
-    const key = join(this.#dir, 'key.pem');
-    const cert = join(this.#dir, 'cert.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        `/CN=${HOST}`,
-        '-addext',
-        `subjectAltName=DNS:${HOST}`,
-      ],
-      { stdio: 'ignore' },
-    );
-    const keyPem = readFileSync(key);
-    this.spki = createHash('sha256')
-      .update(createPublicKey(keyPem).export({ type: 'spki', format: 'der' }))
-      .digest('base64');
+    const made = testCertificate(HOST, `DNS:${HOST}`);
+    this.spki = made.spki;
     const http = createHttpServer((req, res) => this.#serve('http', req, res));
-    const https = createHttpsServer({ key: keyPem, cert: readFileSync(cert) }, (req, res) =>
-      this.#serve('https', req, res),
-    );
+    const https = createHttpsServer({ key: made.key, cert: made.cert }, (req, res) => this.#serve('https', req, res));
     this.#front = createTcpServer((s) => {
       this.#sockets.add(s);
       s.once('close', () => this.#sockets.delete(s));
@@ -145,7 +111,6 @@ class DualFixture {
   async close(): Promise<void> {
     for (const s of this.#sockets) s.destroy();
     await new Promise<void>((r) => (this.#front ? this.#front.close(() => r()) : r()));
-    rmSync(this.#dir, { recursive: true, force: true });
   }
 }
 

@@ -12,6 +12,7 @@ import type { PageLease } from '../../src/slot/browser/lease.js';
 import { emptyClipboard, type EmptyClipboard } from '../../src/slot/browser/clipboard.js';
 import { EgressSession } from '../../src/egress/session.js';
 import { silentLogger } from '../../src/common/log.js';
+import { ApiError } from '../../src/common/errors.js';
 import { FixtureServer, html } from '../helpers/fixtures.js';
 import { TEST_KEY, startTestService, type Reply, type TestService } from '../helpers/service.js';
 import { until } from '../helpers/wait.js';
@@ -401,9 +402,16 @@ describe('the clipboard', () => {
       } finally {
         await a.close();
       }
-      // Never emptied: no page is given at all.
+      // Never emptied: no page is given at all, and the request is told so with 503 (the service's own
+      // preparation failed, not the caller's work), never 500.
       failures = 2;
-      await assert.rejects(host.lease('clipboard-never'), /clipboard could not be emptied/);
+      await assert.rejects(host.lease('clipboard-never'), (e: unknown) => {
+        assert.ok(e instanceof ApiError, String(e));
+        assert.equal(e.code, 'SERVICE_UNAVAILABLE');
+        assert.equal(e.housekeeping, 'clipboard');
+        assert.match(String(e.cause), /clipboard could not be emptied/);
+        return true;
+      });
     } finally {
       await host.close();
     }

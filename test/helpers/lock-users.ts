@@ -8,17 +8,21 @@ import { lookupUser } from '../../src/front/children/users.js';
 export const LOCK_USER_PREFIX = 'pagescript-lock-';
 /** Above the slot users' 59000-59255 (scripts/bootstrap.mjs). */
 const LOCK_UID_BASE = 59_900;
+/** The slot users of test/e2e/slot-escape.test.ts, whose counts of refused packets no other test moves. */
+export const ESCAPE_USER_PREFIX = 'pagescript-esc-';
+const ESCAPE_UID_BASE = 59_950;
 
 /** Creates the lock tests' users as scripts/bootstrap.mjs creates the slot users (once; they stay). */
-export function ensureLockUsers(count: number): void {
+export function ensureLockUsers(count: number, prefix = LOCK_USER_PREFIX): void {
+  const base = prefix === ESCAPE_USER_PREFIX ? ESCAPE_UID_BASE : LOCK_UID_BASE;
   for (let i = 0; i < count; i++) {
-    const user = `${LOCK_USER_PREFIX}${i}`;
+    const user = `${prefix}${i}`;
     if (lookupUser(user)) continue;
     const r = spawnSync(
       'useradd',
       ['--system', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin'].concat([
         '--uid',
-        String(LOCK_UID_BASE + i),
+        String(base + i),
         '--user-group',
         user,
       ]),

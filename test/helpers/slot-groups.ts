@@ -4,9 +4,9 @@
 // placed in its slot's groups (what code that escaped a slot process can be).
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findCpuCgroup } from '../../src/front/children/cpu-groups.js';
+import { findCpuCgroup } from '../../src/front/children/slot-groups.js';
 import { startTestService, type TestService } from './service.js';
 import { until } from './wait.js';
 
@@ -16,29 +16,40 @@ export const CPU_CGROUP = findCpuCgroup(
   readFileSync('/proc/self/mountinfo', 'utf8'),
 );
 
-/** node:test's `skip` for these files: why the slots have no groups here, or false. */
+/**
+ * node:test's `skip` for these files: why the slots have no groups here, or
+ * false. Detected as the service detects it: a cgroup hierarchy this process
+ * can make a group in (root in a user namespace without delegation, a
+ * read-only cgroup file system and a non-root user all fail here).
+ */
 export const SLOT_GROUPS_SKIP: string | false =
-  process.getuid?.() !== 0 ? 'not root: no slot cgroups' : CPU_CGROUP === undefined ? 'no CPU cgroup hierarchy' : false;
+  CPU_CGROUP === undefined ? 'no cgroup hierarchy' : canMakeGroup(CPU_CGROUP.dir) ? false : 'cannot make cgroups here';
 
-/** A slot group's full weight and its low one (cpu-groups.ts), in the hierarchy's own unit. */
-export const [FULL_WEIGHT, LOW_WEIGHT] = CPU_CGROUP?.version === 1 ? [1024, 64] : [100, 6];
+function canMakeGroup(dir: string): boolean {
+  const probe = join(dir, `pagescript-probe-${process.pid}`);
+  try {
+    mkdirSync(probe);
+    rmdirSync(probe);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Two slots whose processes stay up (a test asks for slot 1 when it likes), with `env` on top. */
 export function startSlotsService(env: Record<string, string>): Promise<TestService> {
   return startTestService({ MAX_CONCURRENCY: '2', IDLE_SLOT_CLOSE_MS: '0', ...env });
 }
 
-/** Slot `slot`'s CPU weight now (cpu.shares or cpu.weight). */
-export function slotWeight(svc: TestService, slot: number): number {
-  const file = CPU_CGROUP?.version === 1 ? 'cpu.shares' : 'cpu.weight';
-  return Number(readFileSync(join(svc.service.executors.cpuGroupDir(slot) as string, file), 'utf8'));
-}
-
-/** Slot `slot`'s groups: CPU, cpuacct and pids (one directory where the controllers are mounted together). */
+/** Slot `slot`'s groups: CPU, cpuacct, memory and pids (one directory where the controllers are mounted together). */
 export function slotGroups(svc: TestService, slot: number): string[] {
   const x = svc.service.executors;
   return [
-    ...new Set([x.cpuGroupDir(slot), x.cpuAcctGroupDir(slot), x.tasksGroupDir(slot)].filter((d) => d !== undefined)),
+    ...new Set(
+      [x.cpuGroupDir(slot), x.cpuAcctGroupDir(slot), x.memoryGroupDir(slot), x.tasksGroupDir(slot)].filter(
+        (d) => d !== undefined,
+      ),
+    ),
   ];
 }
 

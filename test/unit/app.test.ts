@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import { request } from 'undici';
 import { buildApp } from '../../src/front/app.js';
 import { loadConfig } from '../../src/common/config.js';
-import { silentLogger } from '../../src/common/log.js';
+import { createLogger, silentLogger } from '../../src/common/log.js';
 import { until } from '../helpers/wait.js';
 
 const KEY = 'unit-key-0123456789abcdef';
@@ -23,6 +23,10 @@ const executors = {
     throw new Error('secret internal detail /srv/app/src/browser.ts:42');
   },
   memory: { executorBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 },
+  slotCgroups: 'off: SLOT_CGROUPS=off',
+  slotNonDumpable: 'off: the service is not root',
+  slotPrivateTmp: 'off: the service is not root',
+  users: undefined,
 };
 let server: Server;
 let base = '';
@@ -106,6 +110,55 @@ test('GET /ready says starting, ready, then draining at once when the drain begi
     assert.equal(((await r.body.json()) as { code: string }).code, 'SERVICE_UNAVAILABLE');
     // Counted until its reply is done: a drain would wait for nothing more.
     await until(() => app.inFlight === 0, 'the refused request to leave the count');
+  } finally {
+    own.closeAllConnections();
+    await new Promise<void>((r) => own.close(() => r()));
+  }
+});
+
+test('a defect in /health or /metrics is 500, one error line and a count: the front keeps serving', async () => {
+  const raw: string[] = [];
+  const broken = {
+    ...executors,
+    get slotCgroups(): string {
+      throw new Error('health defect');
+    },
+    get memory(): never {
+      throw new Error('metrics defect');
+    },
+  };
+  const app = buildApp({
+    config: loadConfig({ API_KEYS: KEY, LOG_LEVEL: 'silent' }),
+    executors: broken,
+    logger: createLogger('info', { write: (line: string) => void raw.push(line) }),
+    kernelLock: { on: false, why: 'not root' },
+  });
+  const own = createServer((req, res) => app.handle(req, res));
+  await new Promise<void>((r) => own.listen(0, '127.0.0.1', r));
+  const at = `http://127.0.0.1:${(own.address() as { port: number }).port}`;
+  try {
+    for (const path of ['/health', '/metrics']) {
+      const r = await request(`${at}${path}`, { headers: { 'x-request-id': `defect${path.replace('/', '-')}` } });
+      assert.equal(r.statusCode, 500, path);
+      const text = await r.body.text();
+      assert.equal(JSON.parse(text).code, 'INTERNAL_SERVER_ERROR');
+      assert.ok(!text.includes('defect'), 'the cause stays in the log');
+    }
+    const lines = raw.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request failed');
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.requestId, l.path, l.cause]),
+      [
+        [50, 'defect-health', '/health', 'unexpected'],
+        [50, 'defect-metrics', '/metrics', 'unexpected'],
+      ],
+    );
+    assert.match(String(lines[0]?.err), /health defect/);
+    assert.match(String(lines[1]?.err), /metrics defect/);
+    const counted = (await app.metrics.internalErrors.get()).values.find((v) => v.labels.cause === 'unexpected');
+    assert.equal(counted?.value, 2);
+    const live = await request(`${at}/live`);
+    assert.equal(live.statusCode, 200);
+    await live.body.dump();
   } finally {
     own.closeAllConnections();
     await new Promise<void>((r) => own.close(() => r()));

@@ -36,12 +36,11 @@ function membrane(
     maxHostCpuMs?: number;
     maxHandles?: number;
     now?: () => number;
-    whenRunning?: () => Promise<void> | undefined;
   } = {},
 ): { m: Membrane; sent: Sent[]; call: (m: string, a?: unknown[]) => string } {
   const sent: Sent[] = [];
   let id = 0;
-  const { expired, now, whenRunning, ...limits } = opts;
+  const { expired, now, ...limits } = opts;
   const m = new Membrane({
     page: { on: () => undefined, off: () => undefined, ...page } as unknown as Page,
     clock: { remainingMs: () => 10_000 },
@@ -49,7 +48,6 @@ function membrane(
     checkUrl: async () => undefined,
     ...(expired ? { expired } : {}),
     ...(now ? { now } : {}),
-    ...(whenRunning ? { whenRunning } : {}),
     // A busy isolate: nothing it is given is ever taken.
     toIsolate: (json) => {
       sent.push({ json, msg: JSON.parse(json) as Sent['msg'] });
@@ -316,63 +314,6 @@ describe('the outcome the isolate reports is checked on the host', () => {
       const o = readOutcome(raw, 1024);
       assert.equal(o.ok ? 'ok' : o.code, 'UNREADABLE', String(raw));
     }
-  });
-});
-
-describe('a request whose Chromium is paused', () => {
-  // Measured: beside another tenant, a flood of evaluate calls with 1 MB arguments kept the
-  // executor's one thread serializing and writing them to a stopped Chromium's pipe.
-  test('its calls start only when it runs again; calls made while it runs start at once', async () => {
-    let started = 0;
-    let paused: { promise: Promise<void>; resolve: () => void } | undefined;
-    const { call } = membrane(
-      {
-        evaluate: () => {
-          started++;
-          return Promise.resolve(1);
-        },
-      },
-      { whenRunning: () => paused?.promise },
-    );
-    let resolve = (): void => undefined;
-    paused = { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
-    for (let i = 0; i < 3; i++) assert.equal(call('evaluate', ['() => 1']), '');
-    await settled();
-    await settled();
-    assert.equal(started, 0, 'nothing starts while it is paused');
-    paused.resolve();
-    paused = undefined;
-    await settled();
-    assert.equal(started, 3, 'all start when it runs again');
-    call('evaluate', ['() => 1']);
-    await settled();
-    assert.equal(started, 4);
-  });
-});
-
-describe('a request whose Chromium is paused, and calls it aborts', () => {
-  // Attack: while paused, queue calls with large arguments and abort each at once (freeing its place
-  // in flight); without the check, all of them started in the lane's next run window regardless.
-  test('a call the script aborted while its Chromium was paused never starts when it runs again', async () => {
-    let started = 0;
-    let resolve = (): void => undefined;
-    const paused = new Promise<void>((r) => (resolve = r));
-    const { m, call } = membrane(
-      {
-        evaluate: () => {
-          started++;
-          return Promise.resolve(1);
-        },
-      },
-      { whenRunning: () => paused },
-    );
-    assert.equal(call('evaluate', ['() => 1']), '');
-    assert.equal(call('evaluate', ['() => 2']), '');
-    m.onHost(JSON.stringify({ op: 'cancel', id: 1 }));
-    resolve();
-    await settled();
-    await settled();
-    assert.equal(started, 1, 'only the call still awaited starts');
   });
 });
 

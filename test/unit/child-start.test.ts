@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { PassThrough } from 'node:stream';
+import { Duplex, PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import {
   MAX_OUTPUT_LINE,
@@ -13,6 +13,7 @@ import {
   childEntry,
   logChildOutput,
   removeChildDir,
+  sendToChild,
   stopChild,
   writeChildLine,
   type ReadyWatch,
@@ -25,26 +26,37 @@ type Msg = { readonly type: 'ready' } | { readonly type: 'note'; readonly n: num
 function fakeChild() {
   const emitter = new EventEmitter();
   const kills: string[] = [];
-  // The IPC channel's pipe as Node keeps it, which awaitReady bounds (message-bound.ts; a real one in message-bound.test.ts).
-  const pipe = {
-    onread: (): void => undefined,
-    readStop: () => 0,
-    readStart: () => 0,
-    close: () => undefined,
-    buffering: false,
-    [Symbol('kMessageBuffer')]: [],
-    [Symbol('kMessageBufferSize')]: 0,
-  };
+  const sent: string[] = [];
+  // The front's end of the child's wire (FRONT_WIRE_FD): what the test pushes is what the child said.
+  const wire = new Duplex({
+    read: () => undefined,
+    write: (chunk: Buffer, _enc, done) => {
+      sent.push(String(chunk));
+      done();
+    },
+  });
   const child = Object.assign(emitter, {
     pid: 4242,
     stdout: new PassThrough(),
     stderr: new PassThrough(),
-    connected: false,
-    _handleQueue: null,
+    stdio: [null, null, null, wire],
     kill: (signal: string) => kills.push(signal),
-    [Symbol('kChannelHandle')]: pipe,
   });
-  return { child: child as unknown as ChildProcess, emitter, kills, stdout: child.stdout, stderr: child.stderr, pipe };
+  /** The child says `msg` (a line of JSON); resolves once the front has read it. */
+  const say = async (msg: unknown): Promise<void> => {
+    wire.push(`${JSON.stringify(msg)}\n`);
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return {
+    child: child as unknown as ChildProcess,
+    emitter,
+    kills,
+    stdout: child.stdout,
+    stderr: child.stderr,
+    wire,
+    say,
+    sent,
+  };
 }
 
 function logLines() {
@@ -81,10 +93,8 @@ function watch(logger: ReturnType<typeof logLines>['logger'], kill: () => void) 
 }
 
 /** A stand-in child being awaited, whose kills through the caller are counted. */
-function awaited(read?: () => void) {
+function awaited() {
   const fake = fakeChild();
-  // What Node's read callback does, before awaitReady wraps it.
-  if (read) fake.pipe.onread = read;
   const log = logLines();
   let killed = 0;
   const { w, seen } = watch(log.logger, () => void killed++);
@@ -110,11 +120,11 @@ test('a child that never says ready is killed at its deadline, and the wait fail
 
 test('ready ends the wait: the deadline passes without a kill, and a later exit is handed on, not a failure', async (t) => {
   t.mock.timers.enable({ apis: ['setTimeout'] });
-  const { child, emitter, kills } = fakeChild();
+  const { child, emitter, kills, say } = fakeChild();
   const { w, seen, exits } = watch(logLines().logger, () => assert.fail('no bad message was sent'));
   const waiting = awaitReady(child, w);
-  emitter.emit('message', { type: 'note', n: 1 });
-  emitter.emit('message', { type: 'ready' });
+  await say({ type: 'note', n: 1 });
+  await say({ type: 'ready' });
   await waiting;
   t.mock.timers.tick(5_000);
   assert.deepEqual(kills, []);
@@ -124,8 +134,8 @@ test('ready ends the wait: the deadline passes without a kill, and a later exit 
 });
 
 test('a message the front cannot read kills the child (through the caller), is logged, and is not handed on', async () => {
-  const { emitter, log, seen, waiting, killed } = awaited();
-  emitter.emit('message', { type: 'constructor' });
+  const { emitter, log, seen, waiting, killed, say } = awaited();
+  await say({ type: 'constructor' });
   assert.equal(killed(), 1);
   assert.deepEqual(seen, []);
   assert.ok(log.lines().some((l) => l.msg === 'child bad' && l.pid === 4242));
@@ -134,23 +144,35 @@ test('a message the front cannot read kills the child (through the caller), is l
 });
 
 test('a child that says ready a second time is killed: each was logged, or had every grant sent again', async () => {
-  const { emitter, seen, waiting, killed } = awaited();
-  emitter.emit('message', { type: 'ready' });
+  const { seen, waiting, killed, say } = awaited();
+  await say({ type: 'ready' });
   await waiting;
-  emitter.emit('message', { type: 'ready' });
+  await say({ type: 'ready' });
   assert.equal(killed(), 1);
   assert.deepEqual(seen, [{ type: 'ready' }], 'the second is not handed on');
 });
 
-test('awaitReady bounds what the child sends: a message that cannot be deserialized kills the child, not the front', async () => {
-  // As Node's reader throws for bytes V8 cannot deserialize.
-  const { emitter, pipe, log, waiting, killed } = awaited(() => {
-    throw new Error('Unable to deserialize cloned data.');
+test('awaitReady bounds what the child sends: a line that is not JSON, or longer than its bound, kills the child, not the front', async () => {
+  for (const line of ['\u0000\u0005\u00ff{\n', `${JSON.stringify({ type: 'note', n: 'x'.repeat(2000) })}\n`]) {
+    const { emitter, wire, log, waiting, killed } = awaited();
+    wire.push(line);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(killed(), 1);
+    assert.ok(log.lines().some((l) => l.msg === 'child bad' && l.pid === 4242 && typeof l.reason === 'string'));
+    emitter.emit('exit', null, 'SIGKILL');
+    await assert.rejects(waiting, /exited before it was ready/);
+  }
+});
+
+test('the front writes a child its messages as JSON lines, an undefined field left out', async () => {
+  const { child, emitter, sent } = fakeChild();
+  const { w } = watch(logLines().logger, () => assert.fail('no bad message was sent'));
+  const waiting = awaitReady(child, {
+    ...w,
+    begin: () => sendToChild(child, { type: 'init', a: undefined, b: null, c: [1] }),
   });
-  assert.doesNotThrow(() => pipe.onread());
-  assert.equal(killed(), 1);
-  assert.ok(log.lines().some((l) => l.msg === 'child bad' && /cannot be read/.test(String(l.reason))));
-  emitter.emit('exit', null, 'SIGKILL');
+  assert.deepEqual(sent, ['{"type":"init","b":null,"c":[1]}\n']);
+  emitter.emit('exit', 0, null);
   await assert.rejects(waiting, /exited before it was ready/);
 });
 
@@ -230,4 +252,12 @@ test('a child given a heap gets its old-space limit and a bounded young generati
   assert.ok(slot.includes('--max-semi-space-size=16'), slot.join(' '));
   const egress = childEntry('egress-process').execArgv;
   assert.ok(!egress.some((a) => /^--max-(old|semi)-space-size=/.test(a)), egress.join(' '));
+});
+
+test('a child given a profile directory writes a CPU profile there; one given none is not profiled', () => {
+  const profiled = childEntry('egress-process', undefined, '/tmp/profiles/egress').execArgv;
+  assert.ok(profiled.includes('--cpu-prof'), profiled.join(' '));
+  assert.ok(profiled.includes('--cpu-prof-dir=/tmp/profiles/egress'), profiled.join(' '));
+  const plain = childEntry('executor', { oldMb: 94, semiSpaceMb: 16 }).execArgv;
+  assert.ok(!plain.some((a) => a.startsWith('--cpu-prof')), plain.join(' '));
 });

@@ -208,3 +208,9 @@ test("the egress process's user may not be a slot's", () => {
   );
   assert.throws(() => loadConfig({ SLOT_USER_PREFIX: 'Bad Prefix' }), /SLOT_USER_PREFIX/);
 });
+
+test("CPU_PROFILE_DIR is an absolute directory for the children's CPU profiles; unset, none", () => {
+  assert.equal(loadConfig({ CPU_PROFILE_DIR: ' /tmp/profiles ' }).cpuProfileDir, '/tmp/profiles');
+  assert.equal(loadConfig({}).cpuProfileDir, undefined);
+  assert.throws(() => loadConfig({ CPU_PROFILE_DIR: 'profiles' }), /CPU_PROFILE_DIR: must be an absolute path/);
+});

@@ -52,6 +52,8 @@ let hangupPort = 0;
 let resetter: ReturnType<typeof createTcpServer>;
 let hanger: ReturnType<typeof createTcpServer>;
 const seenHosts: string[] = [];
+/** What the guard told of each refusal (the egress process sends it to the front as a security event). */
+const refusals: { host: string; requestId: string | undefined; kind: string | undefined }[] = [];
 let guard: EgressGuard;
 /** The tests' requests go through the port of a session bound to a request, as a leased context's do. */
 let session: EgressSession;
@@ -99,6 +101,7 @@ before(async () => {
     connector: recordingConnector,
     logger: silentLogger(),
     limits: { maxBytesPerConnection: 1000, idleTimeoutMs: 300 },
+    events: { onRefused: (host, _port, _reason, requestId, kind) => refusals.push({ host, requestId, kind }) },
   });
   await guard.listen();
   session = await guard.openSession();
@@ -173,6 +176,23 @@ describe('CONNECT tunnels', () => {
       'the loopback answer was never dialled',
     );
     assert.deepEqual(lookups, ['rebind.test', 'rebind.test'], 'one lookup per connection, none after the check');
+    // A name that answered public earlier in the request and loopback now is told as rebinding, for its request.
+    assert.deepEqual(refusals.at(-1), { host: 'rebind.test', requestId: 'unit-request', kind: 'rebinding' });
+  });
+
+  test('each refusal is told with its request and the kind of address refused', async () => {
+    refusals.length = 0;
+    await exchange('CONNECT internal.test:443 HTTP/1.1\r\n\r\n');
+    await exchange('GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\nHost: 169.254.169.254\r\n\r\n');
+    await exchange('CONNECT 127.0.0.1:22 HTTP/1.1\r\n\r\n');
+    assert.deepEqual(
+      refusals.map((r) => [r.host, r.requestId, r.kind]),
+      [
+        ['internal.test', 'unit-request', 'private'],
+        ['169.254.169.254', 'unit-request', 'link-local'],
+        ['127.0.0.1', 'unit-request', 'loopback'],
+      ],
+    );
   });
 
   test('an allow-listed loopback upstream is tunnelled', async () => {

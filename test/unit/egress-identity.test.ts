@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { EgressChecker } from '../../src/egress/checker.js';
 import { EgressGuard, type Connector, type UpstreamTarget } from '../../src/egress/guard.js';
 import { capturingLogger } from '../helpers/service.js';
+import { until } from '../helpers/wait.js';
 import { MAX_REFUSALS_LOGGED_PER_REQUEST } from '../../src/protocol/egress.js';
 
 const attempts: UpstreamTarget[] = [];
@@ -140,8 +141,6 @@ describe("a live request's traffic", () => {
       const r = await exchange(a.port, CONNECT_UPSTREAM());
       assert.match(r, /upstream saw \/x/);
       assert.match(await exchange(a.port, 'CONNECT 169.254.169.254:80 HTTP/1.1\r\n\r\n'), /^HTTP\/1\.1 403/);
-      // Bytes are counted when the upstream connection closes.
-      await new Promise((r) => setImmediate(r));
       const stats = a.stats();
       assert.equal(stats.connections, 1);
       assert.equal(stats.refused, 1);
@@ -150,6 +149,53 @@ describe("a live request's traffic", () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  test('a tunnel still open is counted as its bytes flow; ending the request cuts it and counts it once', async () => {
+    const SENT = 2 ** 20;
+    const held = new Set<Socket>();
+    const streamer = createTcpServer((s) => {
+      held.add(s);
+      s.once('close', () => held.delete(s));
+      s.on('error', () => undefined);
+      s.write(Buffer.alloc(SENT, 0x61));
+    });
+    await new Promise<void>((r) => streamer.listen(0, '127.0.0.1', r));
+    const port = (streamer.address() as { port: number }).port;
+    const own: EgressGuard = new EgressGuard({
+      checker: new EgressChecker({
+        allowlist: [{ host: '127.0.0.1', port }],
+        protectedPorts: () => own.ports(),
+        resolve: async () => [],
+        localAddresses: () => [],
+      }),
+      connector,
+      logger: log.logger,
+    });
+    await own.listen();
+    const a = await own.openSession();
+    a.bind('req-kept-open');
+    const client = connect({ host: '127.0.0.1', port: a.port });
+    let got = 0;
+    let closed = false;
+    client.on('data', (d: Buffer) => (got += d.length));
+    client.on('error', () => undefined);
+    client.once('close', () => (closed = true));
+    try {
+      client.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\n`);
+      await until(() => got >= SENT, 'the streamed bytes through the tunnel');
+      assert.ok(a.stats().bytesReceived >= SENT, `counted while open: ${JSON.stringify(a.stats())}`);
+      a.end();
+      const billed = a.stats();
+      assert.ok(billed.bytesReceived >= SENT, JSON.stringify(billed));
+      assert.equal(billed.connections, 1);
+      await until(() => closed && held.size === 0, 'both ends of the tunnel to be cut');
+      assert.deepEqual(a.stats(), billed, 'the cut connection is counted once');
+    } finally {
+      client.destroy();
+      await own.close();
+      await new Promise<void>((r) => streamer.close(() => r()));
     }
   });
 

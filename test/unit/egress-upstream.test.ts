@@ -3,11 +3,7 @@
 // answer wrongly. The real proxies (tinyproxy, microsocks) are in
 // test/e2e/proxies.test.ts; these are the answers a real proxy rarely gives.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createServer as createTlsServer } from 'node:tls';
 import { after, test } from 'node:test';
 import type { UpstreamProxy } from '../../src/common/config.js';
@@ -15,6 +11,7 @@ import { EgressChecker } from '../../src/egress/checker.js';
 import { EgressGuard, type Connector, type UpstreamTarget } from '../../src/egress/guard.js';
 import { dialThroughProxy, ProxyError, type ProxyDialer, type TunnelTarget } from '../../src/egress/upstream.js';
 import { silentLogger } from '../../src/common/log.js';
+import { testCertificate, type TestCertificate } from '../helpers/tls.js';
 
 const PASSWORD = 'up-Secret-3e9a';
 const servers: Server[] = [];
@@ -255,38 +252,16 @@ test('SOCKS5 replies: 2 (not allowed by ruleset) is the proxy refusing the targe
 });
 
 test('an https:// proxy: CONNECT inside TLS, the certificate checked; one not trusted fails as unreachable', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'pagescript-tls-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const made = spawnSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=proxy.test',
-      '-addext',
-      'subjectAltName=DNS:proxy.test',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-    ],
-    { stdio: 'ignore' },
-  );
-  if (made.status !== 0) {
+  let made: TestCertificate;
+  try {
+    made = testCertificate('proxy.test', 'DNS:proxy.test');
+  } catch {
     t.skip('openssl is not available to make a certificate');
     return;
   }
-  const cert = readFileSync(join(dir, 'cert.pem'));
+  const { cert } = made;
   let request = '';
-  const server = createTlsServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (s) =>
+  const server = createTlsServer({ key: made.key, cert }, (s) =>
     collect(s as unknown as Socket, headEnd, (b) => {
       request = b.toString('latin1');
       s.write('HTTP/1.1 200 OK\r\n\r\n');

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkFromExecutor } from '../../src/protocol/executor-messages.js';
+import { HOUSEKEEPING_CAUSES, INTERNAL_CAUSES } from '../../src/common/errors.js';
 
 const OUTCOME = { logs: ['a'], executionTimeMs: 12, timings: { lease: 1.5, navigation: 30 } };
 const ERROR = { code: 'SCRAPING_FAILED', message: 'Script execution failed: no' };
@@ -48,6 +49,20 @@ test('well-formed outcomes and failures are taken, with every optional field', (
 test('a failure whose timeout is not one of the two phases is refused (it would become a metric label)', () => {
   assert.throws(() => checkFromExecutor(failed({ timeout: 'phase-0001' })), /failed message the front cannot read/);
   assert.throws(() => checkFromExecutor(failed({ timeout: 1 })));
+});
+
+test('a failure whose internal cause, housekeeping step or phase is not of its closed set is refused (metric labels)', () => {
+  for (const internal of INTERNAL_CAUSES)
+    assert.doesNotThrow(() => checkFromExecutor(failed({ code: 'INTERNAL_SERVER_ERROR', internal, phase: 'script' })));
+  for (const housekeeping of HOUSEKEEPING_CAUSES)
+    assert.doesNotThrow(() => checkFromExecutor(failed({ code: 'SERVICE_UNAVAILABLE', housekeeping, phase: 'lease' })));
+  assert.throws(() => checkFromExecutor(failed({ internal: 'cause-0001' })), /failed message the front cannot read/);
+  assert.throws(() => checkFromExecutor(failed({ housekeeping: 'step-0001' })));
+  assert.throws(() => checkFromExecutor(failed({ phase: 'phase-0001' })));
+  assert.throws(() => checkFromExecutor(failed({ internal: 1 })));
+  for (const phase of ['lease', 'navigation', 'script']) checkFromExecutor({ type: 'phase', id: 1, phase });
+  assert.throws(() => checkFromExecutor({ type: 'phase', id: 1, phase: 'phase-0001' }));
+  assert.throws(() => checkFromExecutor({ type: 'phase', id: -1, phase: 'script' }));
 });
 
 test('egress figures that are not counts are refused, in a failure and in an outcome', () => {

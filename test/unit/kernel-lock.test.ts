@@ -3,25 +3,30 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadConfig, DEFAULT_EGRESS_PORTS } from '../../src/common/config.js';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lockScript, runNft } from '../../src/front/children/kernel-lock.js';
+import { NftReader } from '../../src/front/children/nft-reader.js';
+import { silentLogger } from '../../src/common/log.js';
 
 const TABLE = 'pagescript_1234_5678_1';
 
-test('the lock script replaces its own table and lets the slots reach only the guard ports on 127.0.0.1', () => {
+test('the lock script replaces its own table, lets the slots reach only the guard ports on 127.0.0.1, and counts each slot user’s refusals apart', () => {
   assert.equal(
     lockScript(TABLE, [59001, 59000, 59001], { first: 28000, last: 28999 }),
     [
       'table inet pagescript_1234_5678_1',
       'delete table inet pagescript_1234_5678_1',
       'table inet pagescript_1234_5678_1 {',
+      '  counter slot_59000 {}',
+      '  counter slot_59001 {}',
+      '  map slot_drops { type uid : counter; elements = { 59000 : "slot_59000", 59001 : "slot_59001" } }',
       '  chain output {',
       '    type filter hook output priority filter; policy accept;',
       '    meta skuid { 59000, 59001 } ip daddr 127.0.0.1 tcp dport 28000-28999 accept',
-      '    meta skuid { 59000, 59001 } meta l4proto tcp counter reject with tcp reset',
-      '    meta skuid { 59000, 59001 } counter reject with icmpx type admin-prohibited',
+      '    meta skuid { 59000, 59001 } meta l4proto tcp counter counter name meta skuid map @slot_drops reject with tcp reset',
+      '    meta skuid { 59000, 59001 } counter counter name meta skuid map @slot_drops reject with icmpx type admin-prohibited',
       '  }',
       '}',
       '',
@@ -82,4 +87,47 @@ test('an nft that exits before reading its input is reported by its exit, not th
 test('an nft that cannot be started is reported at once, not waited on for its input pipe', async () => {
   await assert.rejects(runNft('/nonexistent/nft', ['list', 'tables']), /ENOENT/);
   await assert.rejects(runNft('/nonexistent/nft', ['-f', '-'], 'x'.repeat(1 << 20)), /ENOENT/);
+});
+
+/** A stand-in for `nft -j -i`: answers each line with a counter of `packets` read from a file, or fails as told. */
+function fakeInteractiveNft(dir: string): { nft: string; set(text: string): void; starts(): number } {
+  const nft = join(dir, 'nft');
+  const answer = join(dir, 'answer');
+  const starts = join(dir, 'starts');
+  writeFileSync(starts, '');
+  writeFileSync(
+    nft,
+    `#!/bin/sh\necho x >> ${starts}\nwhile read -r line; do a=$(cat ${answer}); case "$a" in err*) echo "Error: $a" >&2;; hang) sleep 60;; *) echo "{\\"nftables\\": [{\\"counter\\": {\\"name\\": \\"slot_59000\\", \\"packets\\": $a}}]}";; esac; done\n`,
+    { mode: 0o755 },
+  );
+  return {
+    nft,
+    set: (text) => writeFileSync(answer, text),
+    starts: () => readFileSync(starts, 'utf8').split('\n').filter(Boolean).length,
+  };
+}
+
+test('the counter reader reads counters through one kept nft, and starts another after a failure', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pagescript-nft-'));
+  const fake = fakeInteractiveNft(dir);
+  const reader = new NftReader(fake.nft, silentLogger());
+  try {
+    fake.set('3');
+    assert.equal(await reader.counterPackets(TABLE, 'slot_59000'), 3);
+    fake.set('7');
+    assert.equal(await reader.counterPackets(TABLE, 'slot_59000'), 7);
+    assert.equal(fake.starts(), 1, 'one nft answered both');
+    // A counter of another name in the answer is no answer.
+    assert.equal(await reader.counterPackets(TABLE, 'slot_59001'), undefined);
+    fake.set('error: no such counter');
+    assert.equal(await reader.counterPackets(TABLE, 'slot_59000'), undefined);
+    fake.set('9');
+    assert.equal(await reader.counterPackets(TABLE, 'slot_59000'), 9);
+    assert.equal(fake.starts(), 3, 'each failure ended its nft, and the next query started another');
+    await reader.close();
+    assert.equal(await reader.counterPackets(TABLE, 'slot_59000'), undefined);
+  } finally {
+    await reader.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

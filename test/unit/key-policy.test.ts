@@ -228,3 +228,21 @@ test('npm run key -- policy: written and listed; a value above the service, or a
   );
   assert.equal(parseKeyFile(readFileSync(file, 'utf8')).keys[0]?.policy, undefined);
 });
+
+test('npm run key -- policy --security-threshold: lowers the threshold; above SECURITY_THRESHOLD is refused', async () => {
+  const file = join(dir, 'tool-security.json');
+  const key = (...args: string[]) =>
+    run(process.execPath, ['--import', 'tsx', 'scripts/key.ts', ...args, '--file', file], {
+      env: { ...process.env, SECURITY_THRESHOLD: '200', SERVICE_MEMORY_MB: '4096' },
+    });
+  await key('create', '--name', 'acme');
+  assert.match((await key('policy', '--name', 'acme', '--security-threshold', '50')).stdout, /securityThreshold=50/);
+  await assert.rejects(key('policy', '--name', 'acme', '--security-threshold', '500'), (e: { stderr: string }) =>
+    /--security-threshold 500 is above the service's SECURITY_THRESHOLD \(200\)/.test(e.stderr),
+  );
+  assert.equal(parseKeyFile(readFileSync(file, 'utf8')).keys[0]?.policy?.securityThreshold, 50);
+  // No block yet: events says so, and unblock has nothing to end.
+  const events = JSON.parse((await key('events', '--name', 'acme')).stdout) as { blocks: number; score: number };
+  assert.deepEqual([events.blocks, events.score], [0, 0]);
+  assert.match((await key('unblock', '--name', 'acme')).stdout, /acme: was not blocked/);
+});

@@ -1,9 +1,9 @@
 // How the front starts a child process (an executor, the egress process): the
-// fork with nothing of the front's but the IPC channel, the child's stdout and
-// stderr logged line by line, and its first `ready` awaited within a deadline;
-// and how it stops one.
+// spawn with nothing of the front's but its wire (wire.ts, on FRONT_WIRE_FD),
+// the child's stdout and stderr logged line by line, and its first `ready`
+// awaited within a deadline; and how it stops one.
 // Shared by supervisor.ts (executors) and egress-supervisor.ts.
-import { fork, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { Socket } from 'node:net';
@@ -11,33 +11,44 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../common/log.js';
-import type { ToEgress } from '../../protocol/egress-messages.js';
-import type { ToExecutor } from '../../protocol/executor-messages.js';
+import { FRONT_WIRE_FD, WireEnd } from '../../protocol/wire.js';
 import type { RunAs } from './users.js';
 import { LogBudget } from './log-budget.js';
-import { boundChildMessages } from './message-bound.js';
 import { readBoundedLines } from './output-lines.js';
 
 /** What is kept of one line a child writes to stdout or stderr (a native crash's report). */
 export const MAX_OUTPUT_LINE = 4096;
 
+/** How many of a child's messages the front reads each PACE_WINDOW_MS (wire.ts): 10,000 a second; a slot sends a few dozen a request. */
+export const MESSAGES_PER_WINDOW = 1_000;
+/** What the front may have sent a child that it has not read, by default, before it is taken as misbehaving. */
+export const MAX_UNSENT_TO_CHILD_BYTES = 64 * 2 ** 20;
+
 /**
- * Forks `file` with exactly `env` and, when `runAs` is given, as that user.
+ * Starts node on `file` with exactly `env` and, when `runAs` is given, as that user.
+ * `through`: node is started by that command (`execPath`, then `prefix`, then
+ * node and its arguments), and the child gets `args`.
  * SECURITY: no descriptor of the front: stdin closed, stdout and stderr pipes of
  * the child's own (logChildOutput reads them: what a native crash prints is
- * logged), and the IPC channel. Node opens every other descriptor close-on-exec.
+ * logged), the front's wire (a socket pair of its own, FRONT_WIRE_FD), and
+ * `egressChannel` (a slot's channel to the egress process, EGRESS_CHANNEL_FD).
+ * No Node IPC: Node opens every other descriptor close-on-exec.
  */
 export function forkChild(
   file: string,
   execArgv: string[],
   env: Record<string, string>,
   runAs: { readonly uid: number; readonly gid: number } | undefined,
+  through?: { readonly execPath: string; readonly prefix: readonly string[] },
+  args: string[] = [],
+  egressChannel?: Socket,
 ): ChildProcess {
-  return fork(file, [], {
-    execArgv,
+  const argv = through ? [...through.prefix, process.execPath, ...execArgv] : execArgv;
+  const stdio: Array<'ignore' | 'pipe' | Socket> = ['ignore', 'pipe', 'pipe', 'pipe'];
+  if (egressChannel) stdio.push(egressChannel);
+  return spawn(through?.execPath ?? process.execPath, [...argv, file, ...args], {
     env,
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    serialization: 'advanced',
+    stdio,
     ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
   });
 }
@@ -74,10 +85,12 @@ export interface ReadyWatch<M extends { readonly type: string }> {
   readonly logger: Logger;
   /** How long the child may take to say `ready` before it is killed (SIGKILL). */
   readonly timeoutMs: number;
-  /** The longest message the child may send; a longer one (or one that cannot be read) kills it (message-bound.ts). */
+  /** The longest message the child may send (bytes of its line); a longer one (or one that cannot be read) kills it. */
   readonly maxMessageBytes: number;
-  /** How many of its messages the front reads each 100 ms (message-bound.ts); its default when absent. */
+  /** How many of its messages the front reads each PACE_WINDOW_MS (wire.ts); MESSAGES_PER_WINDOW when absent. */
   readonly messagesPerWindow?: number;
+  /** What the front may send it that it has not read before it is killed; MAX_UNSENT_TO_CHILD_BYTES when absent. */
+  readonly maxUnsentBytes?: number;
   /** Sends the child its first message, once every listener is in place; a throw rejects the wait. */
   begin(): void;
   /** Reads a raw message against its shape; throws for one it cannot read. */
@@ -121,33 +134,44 @@ export function awaitReady<M extends { readonly type: string }>(
     }, watch.timeoutMs);
     startTimer.unref();
     let saidReady = false;
-    // SECURITY: a message without end, or one V8 cannot deserialize, ends the child, not the front.
-    boundChildMessages(
-      child,
-      watch.maxMessageBytes,
-      (reason) => {
-        logger.error({ pid: child.pid, reason }, words.badMessage);
-        watch.kill();
-      },
-      watch.messagesPerWindow === undefined ? {} : { messagesPerWindow: watch.messagesPerWindow },
-    );
-    child.on('message', (raw: unknown) => {
-      try {
+    // SECURITY: a message over its bound, one that does not parse or breaks its shape ends the child, not the front.
+    const bad = (e: unknown): void => {
+      logger.error({ err: e, pid: child.pid, ...(e instanceof Error ? { reason: e.message } : {}) }, words.badMessage);
+      watch.kill();
+    };
+    const socket = child.stdio[FRONT_WIRE_FD] as Socket | null | undefined;
+    if (!socket) throw new Error(`${words.who} has no wire`);
+    const maxUnsent = watch.maxUnsentBytes ?? MAX_UNSENT_TO_CHILD_BYTES;
+    const wire = new WireEnd<M, unknown>(
+      socket,
+      (raw) => {
         const msg = watch.check(raw);
         // SECURITY: a child is ready once. Each `ready` was logged (the slot's) or had every grant sent again (the egress's).
         if (msg.type === 'ready' && saidReady) throw new Error(`${words.who} said it was ready a second time`);
-        watch.onMessage(msg);
+        return msg;
+      },
+      (msg) => {
+        try {
+          watch.onMessage(msg);
+        } catch (e) {
+          bad(e);
+          return;
+        }
         if (msg.type === 'ready') {
           saidReady = true;
           clearTimeout(startTimer);
           resolve();
         }
-      } catch (e) {
-        // SECURITY: a malformed message from a child ends the child, not the front.
-        logger.error({ err: e, pid: child.pid }, words.badMessage);
-        watch.kill();
-      }
-    });
+      },
+      bad,
+      {
+        maxLineBytes: watch.maxMessageBytes,
+        pauseBytes: maxUnsent,
+        maxUnsentBytes: maxUnsent,
+        messagesPerWindow: watch.messagesPerWindow ?? MESSAGES_PER_WINDOW,
+      },
+    );
+    wires.set(child, wire);
     child.once('error', (e) => logger.error({ err: e, pid: child.pid }, words.error));
     child.once('exit', (code, signal) => {
       clearTimeout(startTimer);
@@ -211,42 +235,29 @@ export function childEnv(dir: string): Record<string, string> {
   return env;
 }
 
-/**
- * Sends `socket` to `child` as an IPC handle and closes the front's copy as soon
- * as it is written (`done` is then called, with the error if it could not be).
- * Node would otherwise keep its copy open until the child acknowledges it, and
- * for ever if the child dies first (its disconnect waits for that
- * acknowledgement): the socket's other end, handed to another child, would then
- * never see this one close, and wait on it. A child that dies before the message
- * is even written gets its copy closed at its exit.
- */
-export function sendSocket(
-  child: ChildProcess,
-  msg: ToExecutor | ToEgress,
-  socket: Socket,
-  done: (e: Error | null) => void = () => undefined,
-): void {
-  let pending = unwritten.get(child);
-  if (pending === undefined) {
-    // One 'exit' listener per child, however many sockets wait to be written to it.
-    const sockets = new Set<Socket>();
-    child.once('exit', () => {
-      for (const s of sockets) s.destroy();
-      sockets.clear();
-    });
-    unwritten.set(child, sockets);
-    pending = sockets;
-  }
-  pending.add(socket);
-  child.send(msg, socket, { keepOpen: true }, (e) => {
-    pending.delete(socket);
-    socket.destroy();
-    done(e);
-  });
+/** Each child's end of the front's wire, from awaitReady on. */
+const wires = new WeakMap<ChildProcess, WireEnd<unknown, unknown>>();
+
+/** Sends `msg` to `child` over the front's wire; a message to a child whose wire is closed is lost (its exit says the rest). */
+export function sendToChild(child: ChildProcess, msg: unknown): void {
+  wires.get(child)?.send(msg);
 }
 
-/** Each child's sockets sent and not yet written (sendSocket). */
-const unwritten = new WeakMap<ChildProcess, Set<Socket>>();
+/** Whether the front's wire to `child` is open. */
+export function wireOpen(child: ChildProcess): boolean {
+  const wire = wires.get(child);
+  return wire !== undefined && !wire.closed;
+}
+
+/** Calls `fn` once the front's wire to `child` is closed (by either side). */
+export function onWireClosed(child: ChildProcess, fn: () => void): void {
+  wires.get(child)?.onClose(fn);
+}
+
+/** The pace at which the front has read `child` (tests). */
+export function wirePauses(child: ChildProcess): number {
+  return wires.get(child)?.pace.pauses ?? 0;
+}
 
 /** A private home for a child (mode 0700), given to its user when it has one of its own. */
 export function childDir(prefix: string, runAs: RunAs | undefined): string {
@@ -282,10 +293,12 @@ export const CHILDREN_FROM_DIST_ENV = 'PAGESCRIPT_CHILDREN_FROM_DIST';
  * A child's entry: dist/<name>.js next to dist/server.js, or its main.ts in
  * src/ run through tsx; from source with CHILDREN_FROM_DIST_ENV=1, the built
  * dist/<name>.js with its source maps (stack traces and coverage name src/).
+ * With `cpuProfileDir` (CPU_PROFILE_DIR), the child writes a V8 CPU profile there when it exits.
  */
 export function childEntry(
   name: keyof typeof CHILD_SOURCES,
   heap?: { readonly oldMb: number; readonly semiSpaceMb: number },
+  cpuProfileDir?: string,
 ): { file: string; execArgv: string[] } {
   const fromSource = import.meta.url.endsWith('.ts');
   const built = fromSource && process.env[CHILDREN_FROM_DIST_ENV] === '1';
@@ -297,6 +310,7 @@ export function childEntry(
     execArgv.push(`--max-old-space-size=${heap.oldMb}`, `--max-semi-space-size=${heap.semiSpaceMb}`);
   if (built) execArgv.push('--enable-source-maps');
   else if (fromSource) execArgv.push('--import', import.meta.resolve('tsx'));
+  if (cpuProfileDir !== undefined) execArgv.push('--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`);
   return { file, execArgv };
 }
 
@@ -318,7 +332,7 @@ function logBudgetOf(child: ChildProcess, logger: Logger, who: Record<string, un
  * front's words: a child cannot pass its lines off as the front's (a forged
  * "scrape done"); and its level is at most error: pino writes a fatal line
  * synchronously, and a child's flood of them froze the front for seconds
- * while its stdout was full.
+ * while its stdout was full. `stopping`: the service shuts down (at most warn).
  */
 export function writeChildLine(
   child: ChildProcess,
@@ -326,6 +340,7 @@ export function writeChildLine(
   line: string,
   who: Record<string, unknown>,
   what: string,
+  stopping = false,
 ): void {
   if (!logBudgetOf(child, logger, who).admit(line.length)) return;
   let parsed: unknown;
@@ -340,6 +355,12 @@ export function writeChildLine(
   }
   const { level, msg, time: _time, pid: _pid, hostname: _host, ...fields } = parsed as Record<string, unknown>;
   const named = Object.hasOwn(LEVELS, String(level)) ? LEVELS[level as keyof typeof LEVELS] : 'info';
+  // While the service shuts down its processes end in any order (a whole group's SIGTERM): what a child
+  // says of a peer gone meanwhile is expected then, and written as a warning that says so.
+  if (stopping && (named === 'error' || named === 'fatal')) {
+    logger.warn({ ...fields, ...who, duringShutdown: true }, typeof msg === 'string' ? msg : what);
+    return;
+  }
   // A child's fatal line is written as an error that says it was fatal.
   if (named === 'fatal') logger.error({ ...fields, ...who, fatal: true }, typeof msg === 'string' ? msg : what);
   else logger[named]({ ...fields, ...who }, typeof msg === 'string' ? msg : what);

@@ -1,5 +1,5 @@
-// The kernel's count of the CPU each slot's group has used, for weighing its
-// job (cpu-share.ts): cgroup v2's cpu.stat in the slot's own CPU group; with
+// The kernel's count of the CPU each slot's group has used, for billing its
+// job (slot-job.ts): cgroup v2's cpu.stat in the slot's own CPU group; with
 // cgroup v1, cpuacct.usage in the slot's group of the `cpuacct` hierarchy (the
 // CPU group's own when both controllers are mounted together, else a parallel
 // `<cpuacct cgroup>/pagescript-<pid>-<n>/slot-<i>` the slot process is placed in
@@ -82,7 +82,7 @@ export class CpuAccounting {
     return Number.isFinite(us) ? us / 1000 : undefined;
   }
 
-  /** Removes the groups the front made (their processes are gone: CpuGroups.close killed what was left). */
+  /** Removes the groups the front made (their processes are gone: SlotGroups.close killed what was left). */
   close(): void {
     if (this.#own && !removeTree(this.#base))
       this.#logger.warn({ cgroup: this.#base }, 'a slot cpuacct cgroup still has processes; the next start removes it');

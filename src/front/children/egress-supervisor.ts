@@ -1,15 +1,18 @@
 // The front's side of the egress process (src/egress/main.ts): forks it with
 // an allow-listed environment, a home of its own and, as root, a user of its own
 // (EGRESS_USER, not the executors'); gives it its configuration (and nothing of
-// the front's secrets); makes each executor's channel to it; reads every message
+// the front's secrets); connects each executor's channel to it (given to the
+// executor at its spawn); reads every message
 // it sends against its shape and kills it for one it cannot read; and when it
 // dies, tells the supervisor (whose requests in flight fail with 500) and starts
 // another after a backoff, on the same browser-wide port.
 import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { background } from '../../common/background.js';
+import { residentBytes } from '../../common/service-memory.js';
 import type { Config } from '../../common/config.js';
 import {
   checkFromEgress,
@@ -20,6 +23,7 @@ import {
   type ToEgress,
 } from '../../protocol/egress-messages.js';
 import type { GuardCounts } from '../../protocol/egress.js';
+import { channelMac } from '../../protocol/egress-channel.js';
 import { type EgressTestSeam, type FaultKind } from '../../protocol/test-seams.js';
 import type { Logger } from '../../common/log.js';
 import {
@@ -29,12 +33,14 @@ import {
   childDir,
   childEntry,
   childEnv,
+  onWireClosed,
   restartBackoffMs,
-  sendSocket,
+  sendToChild,
+  wireOpen,
   writeChildLine,
 } from './child-start.js';
 import { awaitReady, forkChild, logChildOutput, removeChildDir, stopChild } from './child-start.js';
-import { lookupUser, slotUsers, type RunAs } from './users.js';
+import { lookupUser, slotUsers, whyNoUsers, type RunAs } from './users.js';
 
 /**
  * As root, the egress process's user: it must exist (scripts/bootstrap.mjs
@@ -45,7 +51,7 @@ import { lookupUser, slotUsers, type RunAs } from './users.js';
 export function egressUser(
   config: Pick<Config, 'egressUser' | 'slotUserPrefix' | 'maxConcurrency'>,
 ): RunAs | undefined {
-  if (process.getuid?.() !== 0) return undefined;
+  if (whyNoUsers() !== undefined) return undefined;
   const found = lookupUser(config.egressUser);
   if (found === undefined || found.uid === 0)
     throw new Error(
@@ -71,6 +77,7 @@ export function egressInitMessage(
   port: number,
   seam: EgressTestSeam | undefined,
   clientUids?: readonly number[],
+  channels?: { readonly path: string; readonly key: string },
 ): Extract<ToEgress, { type: 'init' }> {
   return {
     type: 'init',
@@ -78,6 +85,8 @@ export function egressInitMessage(
     logLevel,
     servicePort,
     port,
+    channelPath: channels?.path ?? '',
+    channelKey: channels?.key ?? '',
     egress: egressInit(config),
     ...(clientUids === undefined ? {} : { clientUids }),
     ...(seam
@@ -97,16 +106,9 @@ export function egressInitMessage(
 }
 
 /**
- * Two connected Unix sockets: a listener in a directory only the front may
- * enter, one connection to it, and the listener closed and removed at once.
- * (Node has no socketpair(); the ends are handed to two children as handles.)
- *
- * Neither end is ever read here. Node keeps the front's copy of a sent socket
- * open until the child acknowledges it (NODE_HANDLE_ACK), and a copy that was
- * reading keeps reading, its data thrown away: what one child wrote in that
- * window (the executor's first question, the egress process's answer) was
- * swallowed by the front, and the executor waited EGRESS_ASK_TIMEOUT_MS for an
- * answer that never came (the ~10 s after an egress process was replaced).
+ * Two connected Unix sockets: a listener in directory `dir`, one connection to
+ * it, and the listener closed and removed at once (Node has no socketpair()).
+ * Both ends come paused: neither reads until its reader is in place.
  */
 export async function socketPair(dir: string): Promise<[Socket, Socket]> {
   const path = join(dir, `channel-${process.pid}-${Math.random().toString(36).slice(2)}`);
@@ -134,8 +136,8 @@ export async function socketPair(dir: string): Promise<[Socket, Socket]> {
 
 export interface EgressEvents {
   /** A refusal of a request's traffic. */
-  egressRefused?(): void;
-  /** The egress process died: the requests in flight fail; the executors' channels are gone. */
+  egressRefused?(refusal: Extract<FromEgress, { type: 'egress-refused' }>): void;
+  /** The egress process died: the requests in flight fail; the executors' channels are gone (they are replaced). */
   stopped?(): void;
   /** A (new) egress process is ready: channels can be made. */
   ready?(): void;
@@ -166,10 +168,13 @@ interface Asking {
 export class EgressSupervisor {
   readonly #opts: EgressSupervisorOptions;
   readonly #runAs: RunAs | undefined;
-  /** Where the channels' sockets are made (the front's own, 0700). */
-  readonly #dir: string;
   #child: ChildProcess | undefined;
   #childDir: string | undefined;
+  /** The current process's socket for the executors' channels (in its own directory), and the key of their hellos. */
+  #channelPath = '';
+  #channelKey: Buffer = Buffer.alloc(0);
+  /** Those waiting for a (new) process to be ready (channel()). */
+  readonly #waitingReady = new Set<{ resolve: () => void; reject: (e: Error) => void }>();
   #ready = false;
   /** The current process said it was ready once (whether or not it still is). */
   #wasReady = false;
@@ -177,7 +182,6 @@ export class EgressSupervisor {
   #guardPort = 0;
   #restarts = 0;
   #failedStarts = 0;
-  #memoryBytes = 0;
   #nextAsk = 1;
   /** The front's number for the next channel: unique across egress processes. */
   #nextChannel = 1;
@@ -187,12 +191,12 @@ export class EgressSupervisor {
   #channelsMade = 0;
   readonly #asking = new Set<Asking>();
   #closed = false;
+  #stopping = false;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(opts: EgressSupervisorOptions) {
     this.#opts = opts;
     this.#runAs = egressUser(opts.config);
-    this.#dir = childDir('pagescript-channels-', undefined);
   }
 
   /** Starts the egress process and waits until it listens. */
@@ -228,35 +232,56 @@ export class EgressSupervisor {
     return this.#runAs;
   }
 
-  /** What it holds now (read from /proc every second), in bytes. */
+  /** What it holds now, read from /proc as it is asked (a scrape of /metrics, /health), in bytes. */
   get memoryBytes(): number {
-    return this.#ready ? this.#memoryBytes : 0;
+    const pid = this.#ready ? this.#child?.pid : undefined;
+    return pid === undefined ? 0 : residentBytes(pid);
   }
 
   /**
-   * A new channel for executor `executor`: one end is handed to the egress
-   * process now, the other is returned for the executor. Only when it is ready.
+   * A new channel for executor `executor` (as root, slot user `uid`), once a process is ready: a connection
+   * to its socket, which the front opens with a hello only it can make (HMAC of the process's own key, which
+   * no executor holds), for the executor to be given at its spawn. SECURITY: the socket is in the egress
+   * process's own directory (0700, its user's): as root, no slot's user can reach it; where every process
+   * shares one uid, the hello's key is what makes a connection an executor's channel.
    */
-  async channel(executor: number, uid?: number): Promise<{ socket: Socket; channel: number }> {
+  async channel(executor: number, uid?: number): Promise<{ socket: Socket; channel: number; generation: number }> {
+    await this.#whenReady();
     const child = this.#child;
-    if (!this.#ready || !child?.connected) throw new Error('the egress process is not ready');
-    const [egressEnd, executorEnd] = await socketPair(this.#dir);
-    if (child !== this.#child || !child.connected) {
-      egressEnd.destroy();
-      executorEnd.destroy();
+    const generation = this.#generation;
+    const channel = this.#nextChannel++;
+    const hello = {
+      op: 'hello',
+      executor,
+      channel,
+      ...(uid === undefined ? {} : { uid }),
+      mac: channelMac(this.#channelKey, executor, channel, uid),
+    };
+    const socket = connect(this.#channelPath);
+    // Never read here: what the egress process answers is the executor's.
+    socket.pause();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('error', reject);
+        socket.once('connect', () => socket.write(`${JSON.stringify(hello)}\n`, (e) => (e ? reject(e) : resolve())));
+      });
+    } catch (e) {
+      socket.destroy();
+      throw e;
+    }
+    if (child !== this.#child || !this.#ready) {
+      socket.destroy();
       throw new Error('the egress process stopped while a channel was made');
     }
-    // The front's copy of the egress end is closed once it is written (sendSocket):
-    // from then on only the egress process holds it, and when that process dies
-    // (before or after it took it) the executor's end sees the channel close, and the
-    // executor drains and is handed another. One that could not be written at all
-    // (a process already gone) closes both ends, with the same effect.
-    const channel = this.#nextChannel++;
     this.#channelsMade++;
-    sendSocket(child, { type: 'attach', executor, channel, ...(uid === undefined ? {} : { uid }) }, egressEnd, (e) => {
-      if (e) executorEnd.destroy();
-    });
-    return { socket: executorEnd, channel };
+    return { socket, channel, generation };
+  }
+
+  /** Resolves once a process is ready; rejects once the supervisor is closed. */
+  #whenReady(): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error('the egress supervisor is closed'));
+    if (this.#ready && this.#child && wireOpen(this.#child)) return Promise.resolve();
+    return new Promise((resolve, reject) => this.#waitingReady.add({ resolve, reject }));
   }
 
   /**
@@ -308,7 +333,7 @@ export class EgressSupervisor {
   }
 
   #send(msg: ToEgress): void {
-    if (this.#child?.connected) this.#child.send(msg, (e) => void e);
+    if (this.#child) sendToChild(this.#child, msg);
   }
 
   #ask<T extends Answer['type']>(
@@ -317,7 +342,7 @@ export class EgressSupervisor {
     timeoutMs: number,
   ): Promise<Extract<Answer, { type: T }>> {
     return new Promise((resolve, reject) => {
-      if (!this.#ready || !this.#child?.connected) {
+      if (!this.#ready || !this.#child || !wireOpen(this.#child)) {
         reject(new Error(`the egress process is not ready; it cannot answer ${question}`));
         return;
       }
@@ -350,20 +375,20 @@ export class EgressSupervisor {
     const { config, logger, seam } = this.#opts;
     // SECURITY: a home and temporary directory of its own, which only its user may enter.
     const dir = childDir('pagescript-egress-', this.#runAs);
-    const { file, execArgv } = childEntry('egress-process');
+    const profileDir = config.cpuProfileDir === undefined ? undefined : join(config.cpuProfileDir, 'egress');
+    const { file, execArgv } = childEntry('egress-process', undefined, profileDir);
     const child = forkChild(file, execArgv, childEnv(dir), this.#runAs);
     this.#child = child;
     this.#childDir = dir;
+    this.#channelPath = join(dir, 'channels.sock');
+    this.#channelKey = randomBytes(32);
+    const channels = { path: this.#channelPath, key: this.#channelKey.toString('hex') };
     this.#ready = false;
     this.#wasReady = false;
     this.#generation++;
     logChildOutput(child, logger, { egress: child.pid }, 'egress process output');
-    // Its channel is gone before its exit is seen: no channel is made for it from now on.
-    child.once('disconnect', () => {
-      if (this.#child === child) this.#ready = false;
-    });
     const wasReady = (): boolean => this.#wasReady && this.#child === child;
-    return awaitReady(child, {
+    const ready = awaitReady(child, {
       logger,
       timeoutMs: EXECUTOR_START_TIMEOUT_MS,
       maxMessageBytes: MAX_EGRESS_MESSAGE_BYTES,
@@ -371,7 +396,8 @@ export class EgressSupervisor {
       // would grow the one process all traffic goes through. It runs no script; a slot is paced.
       messagesPerWindow: Number.POSITIVE_INFINITY,
       begin: () => {
-        child.send(
+        sendToChild(
+          child,
           egressInitMessage(
             config,
             logger.level,
@@ -381,6 +407,7 @@ export class EgressSupervisor {
             // SECURITY: as root, each slot (its process and Chromium) runs as a user of its
             // own: only the slots' sockets are served on a context's port, each its own slot's.
             slotUsers(config)?.map((u) => u.uid),
+            channels,
           ),
         );
       },
@@ -396,6 +423,11 @@ export class EgressSupervisor {
         who: 'the egress process',
       },
     });
+    // Its wire is gone before its exit is seen: no channel is made to it from now on.
+    onWireClosed(child, () => {
+      if (this.#child === child) this.#ready = false;
+    });
+    return ready;
   }
 
   /**
@@ -423,8 +455,10 @@ export class EgressSupervisor {
         }
         this.#guardPort = msg.guardPort;
         // Before any channel is made to it (events.ready): the requests in flight may bind.
-        for (const grant of this.#grants.values()) child.send(grant, (e) => void e);
+        for (const grant of this.#grants.values()) sendToChild(child, grant);
         this.#ready = true;
+        for (const waiting of [...this.#waitingReady]) waiting.resolve();
+        this.#waitingReady.clear();
         this.#wasReady = true;
         this.#failedStarts = 0;
         logger.info(
@@ -434,16 +468,13 @@ export class EgressSupervisor {
         events?.ready?.();
         return;
       case 'log':
-        writeChildLine(child, logger, msg.line, { egress: child.pid }, 'egress process');
+        writeChildLine(child, logger, msg.line, { egress: child.pid }, 'egress process', this.#stopping);
         return;
       case 'egress-refused':
-        events?.egressRefused?.();
+        events?.egressRefused?.(msg);
         return;
       case 'dial':
         this.#opts.seam?.onDial?.(msg.address, msg.port);
-        return;
-      case 'memory':
-        this.#memoryBytes = msg.bytes;
         return;
       case 'executor-misbehaved':
         events?.executorMisbehaved?.(msg.executor);
@@ -469,10 +500,16 @@ export class EgressSupervisor {
     background(removeChildDir(dir, this.#opts.logger), 'removing the egress process directory', this.#opts.logger);
     if (this.#child !== child) return;
     this.#ready = false;
-    this.#memoryBytes = 0;
     for (const asking of [...this.#asking])
       asking.fail(new Error(`the egress process exited (${code ?? signal}) before it answered`));
     if (this.#closed) return;
+    if (this.#stopping) {
+      // A SIGTERM to the whole group (systemd's KillMode=control-group, kill -- -PGID) reaches it with the
+      // front: no failure of its own, and no replacement for a service that is going away.
+      this.#opts.logger.info({ pid: child.pid, code, signal }, 'egress process exited while the service shuts down');
+      this.#opts.events?.stopped?.();
+      return;
+    }
     this.#restarts++;
     if (!wasReady) this.#failedStarts++;
     const backoff = restartBackoffMs(this.#failedStarts);
@@ -489,14 +526,23 @@ export class EgressSupervisor {
     this.#timer.unref();
   }
 
+  /**
+   * The service began to shut down (the front got SIGTERM, maybe with every
+   * process of its group): an exit from now on is not replaced or logged as an error.
+   */
+  stopping(): void {
+    this.#stopping = true;
+  }
+
   /** Asks the egress process to close its guard and exit; kills it if it does not in time. Idempotent. */
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
+    for (const waiting of [...this.#waitingReady]) waiting.reject(new Error('the egress supervisor is closed'));
+    this.#waitingReady.clear();
     const child = this.#child;
     if (child && child.exitCode === null && child.signalCode === null)
       await stopChild(child, () => this.#send({ type: 'shutdown' }), EXECUTOR_CLOSE_TIMEOUT_MS);
     if (this.#childDir) await removeChildDir(this.#childDir, this.#opts.logger);
-    await removeChildDir(this.#dir, this.#opts.logger);
   }
 }

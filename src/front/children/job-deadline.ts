@@ -5,7 +5,7 @@
 // does not close the job's context soon after is taken for hung and replaced
 // too. The slot's own limits (navigation, script) answer first when it works.
 import type { Config } from '../../common/config.js';
-import { ApiError } from '../../common/errors.js';
+import { ApiError, notPrepared } from '../../common/errors.js';
 import type { Logger } from '../../common/log.js';
 import type { JobRequest } from '../../protocol/jobs.js';
 import { clampNavigationTimeoutMs } from '../../protocol/request-options.js';
@@ -79,7 +79,13 @@ export function armDeadline(job: DeadlineJob): () => void {
         { pid: proc.child.pid, slot: proc.slot.index, job: id, requestId, deadlineMs },
         'a request reached its deadline in its slot process; answering it and replacing the process',
       );
-      answer(pending, deadlineError(deadlineMs));
+      // Still leasing (the service's own preparation was late): a 503 another slot may make good, not the caller's.
+      answer(
+        pending,
+        pending.phase === 'lease'
+          ? notPrepared('lease', new Error(`the slot's preparation passed the job's deadline (${deadlineMs} ms)`))
+          : deadlineError(deadlineMs),
+      );
       kill(proc);
       return;
     }

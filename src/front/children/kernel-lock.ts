@@ -12,11 +12,19 @@ import { existsSync } from 'node:fs';
 import type { Config } from '../../common/config.js';
 import type { Logger } from '../../common/log.js';
 import { parseStat, readOr } from '../../common/proc.js';
+import { hasCap, privileges, type Privileges } from '../privileges.js';
+import { NftReader } from './nft-reader.js';
 
 /** Whether the kernel lock holds, and why not when it does not (/health, the start's log line). */
 export type KernelLockStatus =
-  | { readonly on: true; readonly table: string }
-  | { readonly on: false; readonly why: 'not root' | 'EGRESS_KERNEL_LOCK=off' };
+  { readonly on: true; readonly table: string } | { readonly on: false; readonly why: KernelLockOff };
+
+/**
+ * Why the lock is off: the front is not root, the operator turned it off, or (root of a user namespace of
+ * its own, a container) the runtime gave no CAP_NET_ADMIN over the network namespace it runs in.
+ */
+export type KernelLockOff =
+  'not root' | 'EGRESS_KERNEL_LOCK=off' | 'no NET_ADMIN' | 'no NET_ADMIN over this network namespace';
 
 /** Where Debian's nftables puts nft (root's PATH may lack /usr/sbin under some supervisors). */
 const NFT_PATHS = ['/usr/sbin/nft', '/sbin/nft', '/usr/bin/nft'];
@@ -24,6 +32,11 @@ const NFT_PATHS = ['/usr/sbin/nft', '/sbin/nft', '/usr/bin/nft'];
 const NFT_TIMEOUT_MS = 10_000;
 /** The service's tables: pagescript_<pid>_<the pid's start time in ticks>_<n>. */
 const TABLE_NAME = /^pagescript_(\d+)_(\d+)_(\d+)$/;
+
+/** The table's map from a slot's uid to its counter of refused packets. */
+const DROPS_MAP = 'slot_drops';
+/** The name of the counter of uid `uid`'s refused packets in a lock table. */
+export const dropCounter = (uid: number): string => `slot_${uid}`;
 
 /** This process's start, in clock ticks since boot: with the pid, names one process for ever (pids are reused). */
 function startTicks(pid: number): number | undefined {
@@ -60,20 +73,25 @@ export function lockScript(
     throw new Error(`the kernel lock needs the slots' unprivileged uids, got [${uids.join(', ')}]`);
   if (!(Number.isSafeInteger(ports.first) && Number.isSafeInteger(ports.last) && ports.first <= ports.last))
     throw new Error(`not a port range: ${ports.first}-${ports.last}`);
-  const slots = `meta skuid { ${[...new Set(uids)].sort((a, b) => a - b).join(', ')} }`;
+  const sorted = [...new Set(uids)].sort((a, b) => a - b);
+  const slots = `meta skuid { ${sorted.join(', ')} }`;
+  // Each uid's refusals are also counted apart (dropCounter), read once when a job of its slot ends.
+  const byUid = `counter name meta skuid map @${DROPS_MAP}`;
   return [
     // Made empty then removed: the script replaces a table of this name, whether there is one or not.
     `table inet ${table}`,
     `delete table inet ${table}`,
     `table inet ${table} {`,
+    ...sorted.map((u) => `  counter ${dropCounter(u)} {}`),
+    `  map ${DROPS_MAP} { type uid : counter; elements = { ${sorted.map((u) => `${u} : "${dropCounter(u)}"`).join(', ')} } }`,
     `  chain output {`,
     `    type filter hook output priority filter; policy accept;`,
     // The guard's ports on loopback: Chromium's proxy connections, every context's and the browser-wide one.
     `    ${slots} ip daddr 127.0.0.1 tcp dport ${ports.first}-${ports.last} accept`,
     // SECURITY: anything else, of any protocol, to any address (loopback and this
     // machine's own included): refused at once (ECONNREFUSED, EPERM), counted.
-    `    ${slots} meta l4proto tcp counter reject with tcp reset`,
-    `    ${slots} counter reject with icmpx type admin-prohibited`,
+    `    ${slots} meta l4proto tcp counter ${byUid} reject with tcp reset`,
+    `    ${slots} counter ${byUid} reject with icmpx type admin-prohibited`,
     `  }`,
     `}`,
     '',
@@ -149,6 +167,11 @@ function removeOnExit(nft: string): void {
 
 export interface KernelLock {
   readonly status: KernelLockStatus;
+  /**
+   * Packets of slot user `uid` the lock refused since the last call for it (undefined: the lock is
+   * off, or the count could not be read). One nft query (nft-reader.ts); call it once per job.
+   */
+  drops(uid: number): Promise<number | undefined>;
   /** Removes the table (once; again is a no-op). Call it after every slot process has stopped. */
   close(): Promise<void>;
 }
@@ -163,19 +186,24 @@ export async function setKernelLock(
   config: Pick<Config, 'egressKernelLock' | 'egressPorts'>,
   uids: readonly number[] | undefined,
   logger: Logger,
-  opts: { readonly nftPaths?: readonly string[] } = {},
+  opts: { readonly nftPaths?: readonly string[]; readonly privileges?: Privileges } = {},
 ): Promise<KernelLock> {
-  const off = (why: 'not root' | 'EGRESS_KERNEL_LOCK=off'): KernelLock => {
+  const off = (why: KernelLockOff, err?: unknown): KernelLock => {
     logger.warn(
-      { kernelLock: 'off', why },
+      { kernelLock: 'off', why, ...(err === undefined ? {} : { err }) },
       why === 'not root'
         ? 'the kernel lock is off: the service is not root (the slots cannot be told apart from it); only the egress guard holds the slots to their requests (docs/container.md)'
-        : 'the kernel lock is off (EGRESS_KERNEL_LOCK=off): only the egress guard holds the slots to their requests',
+        : why === 'EGRESS_KERNEL_LOCK=off'
+          ? 'the kernel lock is off (EGRESS_KERNEL_LOCK=off): only the egress guard holds the slots to their requests'
+          : `the kernel lock is off: the container has ${why === 'no NET_ADMIN' ? 'no CAP_NET_ADMIN' : 'no CAP_NET_ADMIN over the network namespace it runs in (one it shares, such as the host network)'}; only the egress guard and the orchestrator's network policy hold the slots (docs/container.md)`,
     );
-    return { status: { on: false, why }, close: async () => undefined };
+    return { status: { on: false, why }, drops: async () => undefined, close: async () => undefined };
   };
   if (uids === undefined) return off('not root');
   if (!config.egressKernelLock) return off('EGRESS_KERNEL_LOCK=off');
+  // Root of a user namespace of its own (a container): the lock where the runtime gave what it needs, else said.
+  const p = opts.privileges ?? privileges();
+  if (!p.hostRoot && !hasCap(p.effective, 'NET_ADMIN')) return off('no NET_ADMIN');
   const nft = findNft(opts.nftPaths);
   if (nft === undefined)
     throw new Error(
@@ -191,6 +219,8 @@ export async function setKernelLock(
   } catch (e) {
     live.delete(table);
     await runNft(nft, ['delete', 'table', 'inet', table]).catch(() => undefined);
+    // A container's root with NET_ADMIN in its own user namespace, on a network namespace it does not own.
+    if (!p.hostRoot) return off('no NET_ADMIN over this network namespace', e);
     throw new Error(
       `EGRESS_KERNEL_LOCK is on and the service runs as root, but the kernel lock could not be set ` +
         `(${e instanceof Error ? e.message : String(e)}); or set EGRESS_KERNEL_LOCK=off`,
@@ -203,12 +233,25 @@ export async function setKernelLock(
     "the kernel lock is on: the slots' users may reach only the egress guard's ports",
   );
   let closing: Promise<void> | undefined;
+  const reader = new NftReader(nft, logger);
+  /** Each uid's count as last read: the table is made with every counter at 0. */
+  const seen = new Map<number, number>();
   return {
     status: { on: true, table },
+    async drops(uid) {
+      if (closing || !uids.includes(uid)) return undefined;
+      const n = await reader.counterPackets(table, dropCounter(uid));
+      if (n === undefined) return undefined;
+      const before = seen.get(uid) ?? 0;
+      seen.set(uid, n);
+      return Math.max(0, n - before);
+    },
     close() {
-      closing ??= runNft(nft, ['delete', 'table', 'inet', table]).then(() => {
-        live.delete(table);
-      });
+      closing ??= reader.close().then(() =>
+        runNft(nft, ['delete', 'table', 'inet', table]).then(() => {
+          live.delete(table);
+        }),
+      );
       return closing;
     },
   };

@@ -4,27 +4,38 @@
 // request used. SECURITY: that CPU is what the kernel counted while the job
 // ran for the slot's CPU group where it has one (every process in it, whoever
 // reaped it), else for the slot process's tree (the slot and its Chromium),
-// never the slot's word; the CPU pause between slots (cpu-share.ts) is told it runs.
+// never the slot's word. Where slots have cgroups, the job's memory limit is set
+// as it starts (the slot's level then, plus the request's share) and a kernel
+// OOM kill in its slot's group while it ran is its answer, 400 MEMORY_LIMIT_EXCEEDED.
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../common/config.js';
 import { ApiError } from '../../common/errors.js';
 import type { Logger } from '../../common/log.js';
 import { treeCpuMs } from '../../common/proc.js';
-import type { JobOutcome, JobRequest } from '../../protocol/jobs.js';
-import type { CpuShare } from './cpu-share.js';
+import type { JobOutcome, JobRequest, JobUsage } from '../../protocol/jobs.js';
+import { SecurityRecord } from '../../protocol/security.js';
 import type { EgressSupervisor } from './egress-supervisor.js';
+import { lookForEscape } from './escape-signs.js';
+import type { KernelLock } from './kernel-lock.js';
 import { armDeadline, jobDeadlineMs } from './job-deadline.js';
+import { kernelMemoryError, limitJobMemory, type JobMemory } from './job-memory.js';
+import type { SlotGroups } from './slot-groups.js';
 import type { SlotProcess } from './slot-process.js';
 
 export interface SlotJobOptions {
   readonly config: Config;
   readonly logger: Logger;
   readonly egress: EgressSupervisor;
-  readonly share: CpuShare;
   /** Ends a slot process now (its exit frees its slot for a replacement). */
   readonly kill: (e: SlotProcess) => void;
-  /** The kernel's count of slot `index`'s CPU group, ms; undefined where slots have no count (CpuGroups.usageMs). */
-  readonly groupCpuMs: (index: number) => number | undefined;
+  /** The slots' cgroups, when the front could make them. */
+  readonly groups: () => SlotGroups | undefined;
+  /** The pids of slot `index`'s live processes (their trees are kept by a sweep of its groups). */
+  readonly rootsOf: (index: number) => number[];
+  /** CPU (s) a slot spent from a job's answer to its `closed` (the context closed, the next prepared): no key's. */
+  readonly preparationCpu?: (seconds: number) => void;
+  /** The kernel lock's count of each slot user's refused packets, when it is on. */
+  readonly kernelLock?: Pick<KernelLock, 'drops'>;
 }
 
 /**
@@ -41,9 +52,11 @@ export async function runInSlot(
   signal?: AbortSignal,
   deferClose?: (closing: Promise<void>) => void,
   client?: string,
+  record: SecurityRecord = new SecurityRecord(),
 ): Promise<JobOutcome> {
-  const { config, logger, egress, share } = opts;
+  const { config, logger, egress } = opts;
   const slot = proc.slot;
+  const groups = opts.groups();
   // SECURITY: the egress process lets this slot process bind one session to this
   // request, through this proxy (checked against the key by the front) and no other.
   const requestId = request.requestId ?? randomUUID();
@@ -60,14 +73,20 @@ export async function runInSlot(
   const closing = new Promise<void>(
     (resolve) =>
       (closed = () => {
-        if (pid !== undefined) share.jobEnded(slot.index, pid);
+        // The slot closed the job's context and prepared its next (slot/main.ts prepared) since the answer.
+        const after = answeredAt && !proc.gone ? cpuNow() : undefined;
+        if (answeredAt !== undefined && after !== undefined)
+          opts.preparationCpu?.(Math.max(0, after - answeredAt) / 1000);
+        // SECURITY: what the job left in its slot's groups outside the slot's tree (a double fork) ends with it,
+        // and its slot process is replaced before the next job (escape-signs.ts).
+        if ((groups?.sweep(slot.index, opts.rootsOf(slot.index)) ?? 0) > 0 && !proc.gone) proc.escaped = true;
         disarm();
         egress.revoke(grant);
         resolve();
       }),
   );
   const result = new Promise<JobOutcome>((resolve, reject) => {
-    proc.jobs.set(id, { resolve, reject, closed, answered: false });
+    proc.jobs.set(id, { resolve, reject, closed, answered: false, phase: 'lease' });
   });
   const onAbort = (): void => {
     const reason: unknown = signal?.reason;
@@ -78,36 +97,94 @@ export async function runInSlot(
     });
   };
   signal?.addEventListener('abort', onAbort, { once: true });
+  // SECURITY: what an earlier job left in the slot's groups outside its process's tree is killed first, so
+  // that neither its CPU nor its memory is this job's.
+  groups?.sweep(slot.index, opts.rootsOf(slot.index));
+  const memory = groups ? limitJobMemory(config, groups.memory, slot.index, request) : undefined;
+  proc.jobMemory = memory;
   // SECURITY: the request's CPU is the kernel's count for the slot's group, or its process's tree, never the slot's word.
   const pid = proc.child.pid;
-  const cpuBefore = pid === undefined ? undefined : treeCpuMs(pid);
-  let groupBefore: number | undefined;
-  const cpuMs = (): number | undefined => {
-    const group = groupBefore === undefined ? undefined : opts.groupCpuMs(slot.index);
-    if (group !== undefined && groupBefore !== undefined) return Math.max(0, group - groupBefore);
-    const now = pid === undefined || cpuBefore === undefined ? undefined : treeCpuMs(pid);
-    return now === undefined || cpuBefore === undefined ? undefined : Math.max(0, now - cpuBefore);
+  const groupBefore = groups?.usageMs(slot.index);
+  /** The slot's CPU count now (ms): its group's where it was read at the start, else its process tree's. */
+  const cpuNow = (): number | undefined =>
+    groupBefore !== undefined ? groups?.usageMs(slot.index) : pid === undefined ? undefined : treeCpuMs(pid);
+  const cpuBefore = groupBefore ?? cpuNow();
+  /** The count when the job was answered: what follows until `closed` is the slot's preparation. */
+  let answeredAt: number | undefined;
+  const measured = (usage: JobUsage | undefined): JobUsage => {
+    const { cpuMs: _claimed, ...rest } = usage ?? {};
+    const now = cpuNow();
+    answeredAt = now;
+    const cpuMs = now !== undefined && cpuBefore !== undefined ? now - cpuBefore : undefined;
+    // The Chromium group's peak above its level at the start: what the page took, as the kernel counted it.
+    const peak = memory?.chromium && groups?.memory.peakBytes(slot.index, 'chromium');
+    return {
+      ...rest,
+      ...(cpuMs === undefined ? {} : { cpuMs: Math.max(0, cpuMs) }),
+      ...(memory?.chromium && peak !== undefined
+        ? { pageMemoryPeakMb: Math.round((Math.max(0, peak - memory.chromium.startBytes) / 2 ** 20) * 10) / 10 }
+        : {}),
+    };
   };
-  const withCpu = <U extends { readonly cpuMs?: number }>(
-    usage: U | undefined,
-  ): Omit<U, 'cpuMs'> & { cpuMs?: number } => {
-    const { cpuMs: _claimed, ...rest } = usage ?? ({} as U);
-    const measured = cpuMs();
-    return measured === undefined ? rest : { ...rest, cpuMs: measured };
-  };
-  // Read after jobStarted's sweep: what an earlier job left in the group is not this one's.
-  if (pid !== undefined && cpuBefore !== undefined) groupBefore = share.jobStarted(slot.index, pid, cpuBefore, client);
+  /** SECURITY: a kernel OOM kill in the slot's group while the job ran is its answer, whatever the slot said. */
+  const killedForMemory = (): boolean =>
+    memory !== undefined &&
+    groups !== undefined &&
+    (groups.memory.oomKills(slot.index) > memory.oomKills ||
+      (memory.chromium !== undefined && groups.memory.oomKills(slot.index, 'chromium') > memory.chromium.oomKills));
+  let looked!: () => void;
+  proc.escapeLook = new Promise<void>((resolve) => (looked = resolve));
   logger.debug({ requestId, slot: slot.index, pid, client }, 'job given to a slot process');
   proc.send({ type: 'run', id, request: { ...request, requestId } });
   try {
-    const outcome = await result;
-    return { ...outcome, usage: withCpu(outcome.usage) };
-  } catch (e) {
-    if (e instanceof ApiError) e.usage = withCpu(e.usage);
-    throw e;
+    return await answered(result, memory, measured, killedForMemory, proc);
   } finally {
+    // SECURITY: signs of an escape into the slot go in the request's record (its key's score) and replace the slot.
+    await lookForEscape(
+      { logger, groups, kernelLock: opts.kernelLock, rootsOf: opts.rootsOf },
+      proc,
+      record,
+      requestId,
+    ).finally(looked);
     signal?.removeEventListener('abort', onAbort);
     if (deferClose) deferClose(closing);
     else await closing;
   }
+}
+
+/**
+ * The job's answer as the caller gets it: the slot's, with the CPU and memory
+ * the front measured; or, where the kernel killed a process of the slot for
+ * memory while it ran, 400 MEMORY_LIMIT_EXCEEDED with the slot's logs and forensics.
+ */
+async function answered(
+  result: Promise<JobOutcome>,
+  memory: JobMemory | undefined,
+  measured: (usage: JobUsage | undefined) => JobUsage,
+  killedForMemory: () => boolean,
+  proc: SlotProcess,
+): Promise<JobOutcome> {
+  let outcome: JobOutcome;
+  try {
+    outcome = await result;
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    if (memory && e.code !== 'MEMORY_LIMIT_EXCEEDED' && killedForMemory()) {
+      const error = kernelMemoryError(memory, proc.gone);
+      proc.memoryKills++;
+      Object.assign(error, { logs: e.logs, egress: e.egress, failure: e.failure, timings: e.timings });
+      error.usage = { ...measured(e.usage) };
+      throw error;
+    }
+    e.usage = { ...measured(e.usage) };
+    throw e;
+  }
+  if (memory && killedForMemory()) {
+    const error = kernelMemoryError(memory, false);
+    proc.memoryKills++;
+    error.logs = outcome.logs;
+    error.usage = { ...measured(outcome.usage) };
+    throw error;
+  }
+  return { ...outcome, usage: measured(outcome.usage) };
 }

@@ -1,7 +1,9 @@
-// The memory ceilings of a slot's host side, held by the front. SECURITY: its
-// resident memory is read by the front from /proc every SLOT_MEMORY_POLL_MS,
-// never taken from the process's word; past the plan's ceiling its request is
-// answered 400 MEMORY_LIMIT_EXCEEDED and the process killed and replaced. Its
+// The memory ceilings of a slot's host side, held by the front where slots have
+// no memory cgroup (where they have, the kernel holds it: slot-groups.ts).
+// SECURITY: its resident memory is read by the front from /proc every
+// SLOT_MEMORY_POLL_MS while jobs run, never taken from the process's word;
+// past the plan's ceiling its request is answered 400 MEMORY_LIMIT_EXCEEDED
+// and the process killed and replaced. Its
 // V8 heap has a hard limit (childEntry's flag): Node's own words on exhausting
 // it choose the answer of that process's request alone.
 import { ApiError } from '../../common/errors.js';

@@ -1,32 +1,30 @@
 // What a slot process's messages change, once checkFromExecutor has read them.
 // SECURITY: a process's word reaches only what is its own: `done`, `failed`
-// and `closed` name its own jobs (another process's ids mean nothing here),
-// `activity` counts only while the front runs a job in it (and is checked
-// against the kernel's count, cpu-share.ts), and `egress-drained` alone frees
-// no channel (slot-channels.ts). What it reports of its memory is shown, never
-// used to judge it (slot-memory.ts reads /proc).
+// and `closed` name its own jobs (another process's ids mean nothing here). What it
+// reports of its memory is shown, never used to judge it (the kernel's limit,
+// or slot-memory.ts's reading of /proc, is).
 import type { Logger } from '../../common/log.js';
 import type { FromExecutor } from '../../protocol/executor-messages.js';
 import { writeChildLine } from './child-start.js';
-import type { CpuShare } from './cpu-share.js';
-import type { SlotChannels } from './slot-channels.js';
 import { answer, type SlotProcess } from './slot-process.js';
 import { fromWire } from './wire-error.js';
 
 export interface SlotEvents {
   observe?(metric: 'navigation' | 'script', seconds: number): void;
   egressRefused?(): void;
+  /** CPU a slot spent after a job's answer closing its context and preparing its next (slot-job.ts): the service's. */
+  preparationCpu?(seconds: number): void;
 }
 
 export interface SlotMessageHooks {
   readonly logger: Logger;
   readonly events: SlotEvents | undefined;
-  readonly share: CpuShare;
-  readonly channels: SlotChannels;
   /** Slot process `e` said it is ready (its Chromium launched). */
   readonly ready: (e: SlotProcess) => void;
   /** A job's context in slot process `e` is closed. */
   readonly jobEnded: (e: SlotProcess) => void;
+  /** The service shuts down: its processes end in any order, and what they say of it is no error. */
+  readonly stopping: () => boolean;
 }
 
 /** Takes message `msg` of slot process `e`. */
@@ -34,7 +32,14 @@ export function onSlotMessage(e: SlotProcess, msg: FromExecutor, hooks: SlotMess
   switch (msg.type) {
     case 'log':
       // Written by the front's logger with the process's pid.
-      writeChildLine(e.child, hooks.logger, msg.line, { executor: e.child.pid, slot: e.slot.index }, 'executor');
+      writeChildLine(
+        e.child,
+        hooks.logger,
+        msg.line,
+        { executor: e.child.pid, slot: e.slot.index },
+        'executor',
+        hooks.stopping(),
+      );
       return;
     case 'status':
       e.browser = msg.browser;
@@ -53,10 +58,6 @@ export function onSlotMessage(e: SlotProcess, msg: FromExecutor, hooks: SlotMess
     case 'egress-refused':
       hooks.events?.egressRefused?.();
       return;
-    case 'activity':
-      // A claim, checked against the kernel's count before another slot yields to it (cpu-share.ts).
-      if (e.slot.proc === e && e.jobs.size > 0) hooks.share.said(e.slot.index, msg.activity);
-      return;
     case 'done': {
       const job = e.jobs.get(msg.id);
       if (job) answer(job, msg.outcome);
@@ -67,6 +68,11 @@ export function onSlotMessage(e: SlotProcess, msg: FromExecutor, hooks: SlotMess
       if (job) answer(job, fromWire(msg.error));
       return;
     }
+    case 'phase': {
+      const job = e.jobs.get(msg.id);
+      if (job) job.phase = msg.phase;
+      return;
+    }
     case 'closed': {
       const job = e.jobs.get(msg.id);
       if (!job) return;
@@ -75,9 +81,5 @@ export function onSlotMessage(e: SlotProcess, msg: FromExecutor, hooks: SlotMess
       hooks.jobEnded(e);
       return;
     }
-    case 'egress-drained':
-      e.drainedSaid = true;
-      hooks.channels.free(e);
-      return;
   }
 }

@@ -4,11 +4,11 @@
 // the egress process). The supervisor (supervisor.ts) makes and owns both; the
 // other files of the slot supervision read and change them.
 import type { ChildProcess } from 'node:child_process';
-import type { Socket } from 'node:net';
-import { ApiError } from '../../common/errors.js';
-import type { BrowserStatus, ExecutorMemory, ToExecutor } from '../../protocol/executor-messages.js';
+import { ApiError, type JobPhase } from '../../common/errors.js';
+import type { BrowserStatus, SlotMemoryReport, ToExecutor } from '../../protocol/executor-messages.js';
 import type { JobOutcome } from '../../protocol/jobs.js';
-import { sendSocket } from './child-start.js';
+import { sendToChild } from './child-start.js';
+import type { JobMemory } from './job-memory.js';
 import type { RunAs } from './users.js';
 
 /** How long an exiting slot process's last stderr lines are waited for before its job's failure is chosen. */
@@ -22,6 +22,8 @@ export interface Pending {
   readonly closed: () => void;
   /** The caller has its answer (from the slot process, or the front's own). */
   answered: boolean;
+  /** What the job was doing, as its slot process last said: the phase of a 500 the front answers itself. */
+  phase?: JobPhase;
 }
 
 /** A request slot: its number, its user, and its process while it has one. */
@@ -34,6 +36,8 @@ export interface Slot {
   busy: boolean;
   /** Its replacement is due (after a backoff). */
   restartTimer: NodeJS.Timeout | undefined;
+  /** Its next process waits for its channel to the egress process (it is spawned with it). */
+  starting: boolean;
   /** Closes its process once it has been idle for IDLE_SLOT_CLOSE_MS. */
   idleTimer: NodeJS.Timeout | undefined;
   /** The key of the last job it ran, and when that job was picked or, once it ended, ended (Date.now()). */
@@ -59,7 +63,8 @@ export function retireAfter(every: number, index: number, slots: number, retired
 /** One slot process. */
 export class SlotProcess {
   readonly child: ChildProcess;
-  readonly dir: string;
+  /** Its home and temporary directory, where it has one outside its mount namespace. */
+  readonly dir: string | undefined;
   readonly slot: Slot;
   readonly jobs = new Map<number, Pending>();
   ready = false;
@@ -70,6 +75,10 @@ export class SlotProcess {
   closedOnPurpose = false;
   /** It wrote that its V8 heap was exhausted (its own words: they can only fail its own request). */
   heapExhausted = false;
+  /** Its last job showed signs of an escape into its slot (escape-signs.ts): it is replaced before the next. */
+  escaped = false;
+  /** Settles when its running job's look for those signs is done: the slot serves again only after. */
+  escapeLook: Promise<void> | undefined;
   /** Requests it has served (SLOT_RECYCLE_REQUESTS). */
   served = 0;
   /** When it was forked (performance.now()), and whether a request asked for it (its slot had none). */
@@ -77,24 +86,25 @@ export class SlotProcess {
   onDemand = false;
   /** Its resident memory as the front last read it from /proc. */
   residentBytes = 0;
-  /**
-   * The egress process whose channel it holds (its generation), 0 for none: it
-   * got none yet, or it lost one and has closed every context that used it.
-   */
+  /** Its last job's memory group at the job's start, where slots have cgroups. */
+  jobMemory: JobMemory | undefined;
+  /** Its jobs answered 400 MEMORY_LIMIT_EXCEEDED for a kernel OOM kill in its group. */
+  memoryKills = 0;
+  /** The egress process whose channel it was given at its spawn (its generation). */
   channelOf = 0;
-  /** The front's number for the channel it holds (0 for none yet). */
+  /** The front's number for that channel. */
   channelId = 0;
   /** Its channel is closed on the egress side: its egress process said so, or died. */
   channelClosed = false;
-  /** It said it holds no context of a closed channel (egress-drained); its word alone frees nothing. */
-  drainedSaid = false;
+  /** Its slot gets a new process at its exit (its egress process died or closed its channel). */
+  replaceAtExit = false;
   chromiumSandbox: boolean | undefined;
   browser: BrowserStatus = { ready: false, pid: undefined, pids: [], restarts: 0, recycles: 0, contextsReady: 0 };
-  memory: ExecutorMemory = { executorBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 };
+  memory: SlotMemoryReport = { pageBytes: 0, pageLimitKills: 0 };
   /** Its name at the egress process (a process's channel is its own; never reused). */
   readonly index: number;
 
-  constructor(child: ChildProcess, dir: string, index: number, slot: Slot) {
+  constructor(child: ChildProcess, dir: string | undefined, index: number, slot: Slot) {
     this.child = child;
     this.dir = dir;
     this.index = index;
@@ -106,11 +116,9 @@ export class SlotProcess {
     return this.ready && !this.gone && !this.retiring;
   }
 
-  send(msg: ToExecutor, handle?: Socket): void {
+  send(msg: ToExecutor): void {
     // A message to a process that is going away is lost; its exit fails its job.
-    if (!this.child.connected) handle?.destroy();
-    else if (handle) sendSocket(this.child, msg, handle);
-    else this.child.send(msg, (e) => void e);
+    sendToChild(this.child, msg);
   }
 
   /**
@@ -137,6 +145,8 @@ export class SlotProcess {
 export function answer(job: Pending, outcome: JobOutcome | ApiError): void {
   if (job.answered) return;
   job.answered = true;
-  if (outcome instanceof ApiError) job.reject(outcome);
-  else job.resolve(outcome);
+  if (outcome instanceof ApiError) {
+    outcome.phase ??= job.phase;
+    job.reject(outcome);
+  } else job.resolve(outcome);
 }

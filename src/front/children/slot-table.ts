@@ -19,6 +19,13 @@ export interface SlotTableOptions {
   readonly closed: () => boolean;
   /** Starts the process of a slot closed while idle (on demand). */
   readonly start: (slot: Slot) => Promise<void>;
+  /** Whether a slot without a process may get one now (not while the service shuts down). */
+  readonly mayStart: () => boolean;
+  /**
+   * Whether a serving slot may take a job now: its channel is the current egress
+   * process's (one still holding a stopped one's would fail the job when it learns).
+   */
+  readonly usable: (slot: Slot) => boolean;
 }
 
 export class SlotTable {
@@ -34,6 +41,7 @@ export class SlotTable {
       proc: undefined,
       busy: false,
       restartTimer: undefined,
+      starting: false,
       idleTimer: undefined,
       retiredOnce: false,
     }));
@@ -44,7 +52,8 @@ export class SlotTable {
    * slot 0, whose process is never closed while idle); else a free slot without
    * a process gets one started, and the request waits for it (or for any slot
    * that frees first) within the request's time. A slot whose process is being
-   * replaced is given nothing. The slot returned is busy (the job's).
+   * replaced, or that has no channel to the current egress process yet, is given
+   * nothing. The slot returned is busy (the job's).
    */
   async pick(signal?: AbortSignal, client?: string): Promise<Slot> {
     const { closed: isClosed, logger } = this.#opts;
@@ -55,11 +64,12 @@ export class SlotTable {
           ? signal.reason
           : new ApiError('SERVICE_UNAVAILABLE', 'The request was cancelled');
       const ready = choose(
-        this.slots.filter((s) => !s.busy && s.proc?.serving === true),
+        this.slots.filter((s) => !s.busy && s.proc?.serving === true && this.#opts.usable(s)),
         client,
         Date.now(),
         this.slots.filter(
-          (s) => !s.busy && s.proc?.serving !== true && (s.proc !== undefined || s.restartTimer !== undefined),
+          (s) =>
+            !s.busy && s.proc?.serving !== true && (s.proc !== undefined || s.restartTimer !== undefined || s.starting),
         ),
       );
       if (ready) {
@@ -69,13 +79,21 @@ export class SlotTable {
         ready.idleTimer = undefined;
         return ready;
       }
-      const closed = this.slots.find((s) => !s.busy && s.proc === undefined && s.restartTimer === undefined);
-      if (closed) {
-        logger.info({ slot: closed.index }, 'starting the process of a slot closed while idle');
-        this.#opts.start(closed).catch((err: unknown) => {
-          // Stopped with the service before it was ready: nothing to say.
-          if (!isClosed()) logger.error({ err, slot: closed.index }, 'a slot process did not start');
-        });
+      // Shutting down, no process is started: a job no live slot process can take is answered now.
+      if (!this.#opts.mayStart()) {
+        if (!this.slots.some((s) => s.proc !== undefined && !s.proc.gone))
+          throw new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down');
+      } else {
+        const closed = this.slots.find(
+          (s) => !s.busy && s.proc === undefined && s.restartTimer === undefined && !s.starting,
+        );
+        if (closed) {
+          logger.info({ slot: closed.index }, 'starting the process of a slot closed while idle');
+          this.#opts.start(closed).catch((err: unknown) => {
+            // Stopped with the service before it was ready: nothing to say.
+            if (!isClosed()) logger.error({ err, slot: closed.index }, 'a slot process did not start');
+          });
+        }
       }
       await new Promise<void>((resolve) => {
         const wake = (): void => {

@@ -16,15 +16,18 @@
 // and its process), slot-start.ts, slot-table.ts and slot-choice.ts (which slot
 // a job takes), slot-job.ts (one job over IPC) and job-deadline.ts,
 // slot-messages.ts and wire-error.ts, slot-channels.ts (the egress channels),
-// slot-memory.ts and slot-status.ts.
+// slot-groups.ts (the kernel's budgets), slot-memory.ts and slot-status.ts.
+import type { Socket } from 'node:net';
+import { join } from 'node:path';
 import type { Config } from '../../common/config.js';
-import { ApiError } from '../../common/errors.js';
+import { ApiError, internalFailure, notPrepared } from '../../common/errors.js';
+import { retryAfter } from '../tenancy/rate-limit.js';
 import type { Logger } from '../../common/log.js';
-import { treeCpuMs } from '../../common/proc.js';
 import {
   checkFromExecutor,
   executorConfig,
   maxSlotMessageBytes,
+  maxToSlotBytes,
   type BrowserStatus,
   type ExecutorMemory,
   type ToExecutor,
@@ -38,10 +41,14 @@ import {
   restartBackoffMs,
   stopChild,
 } from './child-start.js';
-import { CpuGroups } from './cpu-groups.js';
-import { CpuShare } from './cpu-share.js';
+import type { SecurityRecord } from '../../protocol/security.js';
 import type { EgressSupervisor } from './egress-supervisor.js';
+import { killOrphansOf } from './escape-signs.js';
+import type { KernelLock } from './kernel-lock.js';
 import { SlotChannels } from './slot-channels.js';
+import type { RestLimits } from './memory-limits.js';
+import { SlotGroups } from './slot-groups.js';
+import { prepareSlotPrivacy, type ExecOnly, type SlotPrivacy } from './slot-privacy.js';
 import { runInSlot, type SlotJobOptions } from './slot-job.js';
 import { SLOT_MEMORY_POLL_MS, hostMemoryError, watchMemory } from './slot-memory.js';
 import { onSlotMessage, type SlotEvents, type SlotMessageHooks } from './slot-messages.js';
@@ -57,18 +64,39 @@ import { slotUsers, type RunAs } from './users.js';
  * credentials go to the egress process alone (egressInitMessage), and the
  * slot names a request's proxy to it by name.
  */
+/**
+ * The Retry-After of a 503 for a request no slot could prepare for in its queue
+ * time: about what a slot takes to replace its Chromium and prepare again.
+ */
+const NOT_PREPARED_RETRY_MS = 2_000;
+
 export function executorInit(
   config: Config,
   logLevel: string,
   guardPort: number,
   seam: ExecutorTestSeam | undefined,
+  chromiumCgroup?: string,
+  execOnly?: ExecOnly,
 ): Extract<ToExecutor, { type: 'init' }> {
   return {
     type: 'init',
     config: executorConfig(config),
     logLevel,
     guardPort,
-    ...(seam ? { seam: { loopbackOnly: seam.loopbackOnly, reportDials: seam.reportDials, faults: seam.faults } } : {}),
+    ...(chromiumCgroup === undefined ? {} : { chromiumCgroup }),
+    ...(execOnly === undefined ? {} : { execOnly }),
+    ...(seam
+      ? {
+          seam: {
+            loopbackOnly: seam.loopbackOnly,
+            reportDials: seam.reportDials,
+            faults: seam.faults,
+            ...(seam.trustedSpki ? { trustedSpki: seam.trustedSpki } : {}),
+            ...(seam.clipboardFailures ? { clipboardFailures: seam.clipboardFailures } : {}),
+            ...(seam.clipboardHangs ? { clipboardHangs: seam.clipboardHangs } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -83,15 +111,12 @@ export interface SupervisorOptions {
   readonly events?: SupervisorEvents;
   /** Tests only: faults on request, a small heap (the guard's part of the seam is the egress process's). */
   readonly seam?: ExecutorTestSeam;
+  /** The kernel lock, read once per job for signs of an escape (escape-signs.ts). */
+  readonly kernelLock?: Pick<KernelLock, 'drops'>;
 }
 
 export class Supervisor {
   readonly #opts: SupervisorOptions;
-  /** Tells each slot whether another slot's request runs that it yields to (the CPU pause between slots), and weighs their CPU cgroups. */
-  readonly #share = new CpuShare({
-    tell: (index, running) => this.#table.slots[index]?.proc?.send({ type: 'others', running }),
-    cpuMs: treeCpuMs,
-  });
   readonly #users: RunAs[] | undefined;
   readonly #table: SlotTable;
   readonly #procs = new Set<SlotProcess>();
@@ -102,12 +127,19 @@ export class Supervisor {
   #recycles = 0;
   #failedStarts = 0;
   #closed = false;
+  #stopping = false;
   /** The slot processes' V8 heap limit: the plan's (a test may set a smaller one). */
   readonly #heapMb: number;
-  /** A CPU cgroup per slot, when the front may make them (cpu-groups.ts). */
-  #groups: CpuGroups | undefined;
+  /** The cgroups of each slot, when the front may make them (slot-groups.ts). */
+  #groups: SlotGroups | undefined;
+  /** Why slots have no cgroups (/health's slotCgroups), undefined while they do or before start. */
+  #groupsOff: string | undefined;
+  /** What keeps a slot's processes and files from its user's other processes (slot-privacy.ts), once started. */
+  #privacy: SlotPrivacy | undefined;
+  /** Each slot's memory limits at rest: its share of the memory plan, and its Chromium's part of it. */
+  readonly #rest: RestLimits;
   /** The slots' Chromium and memory as one, for /health and /metrics. */
-  readonly #status = new SlotStatus(this.#procs);
+  readonly #status = new SlotStatus(this.#procs, () => this.#groups);
   /** The slot processes' channels to the egress process. */
   readonly #channels: SlotChannels;
   /** What running a job in a slot process needs (slot-job.ts). */
@@ -119,53 +151,77 @@ export class Supervisor {
     this.#opts = opts;
     const { config, logger, egress } = opts;
     this.#heapMb = opts.seam?.heapMb ?? config.memory.slotHeapMb;
+    const plan = config.memory;
+    this.#rest = {
+      slotBytes: (plan.slotBaseMb + plan.laneBaseMb + plan.perRequestMb) * 2 ** 20,
+      chromiumBytes: (plan.laneBaseMb + config.pageMemoryMb) * 2 ** 20,
+    };
     this.#users = slotUsers(config);
-    const closed = (): boolean => this.#closed;
+    // Once the service stops and its egress process is gone (a whole group's SIGTERM), no slot can serve
+    // again: a waiting job is answered 503 at once.
+    const cannotServe = (): boolean => this.#closed || (this.#stopping && !egress.ready);
     const kill = (e: SlotProcess): void => this.#kill(e);
+    const replace = (e: SlotProcess, again: boolean): void => {
+      e.replaceAtExit = again;
+      this.#kill(e);
+    };
     this.#table = new SlotTable({
       count: config.maxConcurrency,
       users: this.#users,
       logger,
-      closed,
+      closed: cannotServe,
       start: (slot) => this.#spawn(slot, true),
+      mayStart: () => !this.#stopping,
+      usable: (slot) => slot.proc !== undefined && this.#channels.current(slot.proc),
     });
-    this.#channels = new SlotChannels({ egress, logger, procs: this.#procs, kill, closed });
+    this.#channels = new SlotChannels({ egress, logger, procs: this.#procs, kill: replace });
     this.#jobOptions = {
       config,
       logger,
       egress,
-      share: this.#share,
       kill,
-      groupCpuMs: (index) => this.#groups?.usageMs(index),
+      groups: () => this.#groups,
+      rootsOf: (index) => this.#rootsOf(index),
+      preparationCpu: (seconds) => opts.events?.preparationCpu?.(seconds),
+      ...(opts.kernelLock ? { kernelLock: opts.kernelLock } : {}),
     };
     this.#hooks = {
       logger,
       events: opts.events,
-      share: this.#share,
-      channels: this.#channels,
       ready: (e) => this.#ready(e),
       jobEnded: (e) => this.#jobEnded(e),
+      stopping: () => this.#stopping,
     };
   }
 
   /** Starts a process for every slot and waits until each is ready (its Chromium launched). */
   async start(): Promise<void> {
     const { config, logger } = this.#opts;
-    this.#memoryTimer = setInterval(
-      () => watchMemory(this.#procs, config.memory.slotHostLimitMb, logger, (e) => this.#kill(e)),
-      SLOT_MEMORY_POLL_MS,
+    const opened = config.slotCgroups
+      ? SlotGroups.open(this.#table.slots.length, config.slotMaxTasks, this.#rest, this.#users, logger)
+      : { off: 'SLOT_CGROUPS=off' };
+    if ('groups' in opened) this.#groups = opened.groups;
+    else this.#groupsOff = opened.off;
+    this.#privacy = prepareSlotPrivacy(
+      { executablePath: config.executablePath, pageMemoryMb: config.pageMemoryMb, asRoot: this.#users !== undefined },
+      logger,
     );
-    this.#memoryTimer.unref();
-    if (config.slotCpuGroups) this.#groups = CpuGroups.open(this.#table.slots.length, config.slotMaxTasks, logger);
-    const groups = this.#groups;
-    if (groups)
-      this.#share.weighWith({
-        weigh: (index, low) => groups.weigh(index, low),
-        // The slot's live processes (a retired one may still be closing its Chromium) keep their trees.
-        sweep: (index) => groups.sweep(index, this.#rootsOf(index)),
-        usageMs: (index) => groups.usageMs(index),
-      });
     await Promise.all(this.#table.slots.map((slot) => this.#spawn(slot)));
+  }
+
+  /** Whether each slot's budgets are the kernel's (/health): `on`, or `off: <why>`. */
+  get slotCgroups(): string {
+    return this.#groups ? 'on' : `off: ${this.#groupsOff ?? 'not started'}`;
+  }
+
+  /** Whether no process of a slot's user can read its processes (/health): `on`, or `off: <why>`. */
+  get slotNonDumpable(): string {
+    return this.#privacy?.nonDumpable ?? 'off: not started';
+  }
+
+  /** Whether each slot has its own bounded /tmp, /var/tmp and /dev/shm (/health): `on`, or `off: <why>`. */
+  get slotPrivateTmp(): string {
+    return this.#privacy?.privateTmp ?? 'off: not started';
   }
 
   /** Slot processes that died or were killed by the front, and were replaced. */
@@ -230,9 +286,21 @@ export class Supervisor {
     return this.#opts.egress;
   }
 
-  /** The egress process died: its requests fail now, and each slot process drains it (slot-channels.ts). */
+  /** The egress process died: its requests fail now, and each slot process is replaced (slot-channels.ts). */
   egressStopped(): void {
-    this.#channels.egressStopped();
+    this.#channels.egressStopped(this.#stopping);
+    // Shutting down, it is not replaced: the jobs waiting for a slot are answered now.
+    if (this.#stopping) this.#table.wake();
+  }
+
+  /**
+   * The service began to shut down (the front got SIGTERM, maybe with every
+   * process of its group): a slot process's exit from now on is not replaced or
+   * logged as an error, and the jobs it ends are answered 503 shutting down.
+   */
+  stopping(): void {
+    this.#stopping = true;
+    this.#table.wake();
   }
 
   /** The egress process closed slot process `index`'s channel `channel` (slot-channels.ts). */
@@ -240,9 +308,9 @@ export class Supervisor {
     this.#channels.egressChannelClosed(index, channel);
   }
 
-  /** A (new) egress process is ready: slot processes without a channel get one, once none holds the old one's. */
+  /** A (new) egress process is ready: the slot processes waiting for it start, and the waiting jobs look again. */
   egressReady(): void {
-    this.#channels.give();
+    this.#table.wake();
   }
 
   /** The egress process says slot process `index` sent it what it cannot read: it is killed, as for a bad message. */
@@ -261,16 +329,92 @@ export class Supervisor {
    * Runs one job in a slot process of its own: runScrape's shape across the
    * process hop. The context is closed after the job; `deferClose` receives that
    * closing (it ends when the process says the context is closed, or when the
-   * process is gone).
+   * process is gone). Signs of an escape into the slot go in `record`, the
+   * request's security record (escape-signs.ts).
    */
   async run(
     request: JobRequest,
     signal?: AbortSignal,
     deferClose?: (closing: Promise<void>) => void,
     client?: string,
+    record?: SecurityRecord,
   ): Promise<JobOutcome> {
-    const slot = await this.#table.pick(signal, client);
-    return runInSlot(this.#jobOptions, slot.proc as SlotProcess, this.#nextId++, request, signal, deferClose, client);
+    // The service's own work before the request (its context, clipboard, egress port, Chromium, isolate) may
+    // fail in one slot: nothing of the request ran, so it waits for another prepared slot within its queue
+    // time (the same one, once it prepared again, may be the next), else it is answered 503 with Retry-After.
+    const until = performance.now() + this.#opts.config.queueTimeoutMs;
+    let last: ApiError | undefined;
+    for (let tries = 1; ; tries++) {
+      const slot = await this.#pickBy(until, last, signal, client);
+      this.#watchHostMemory();
+      let closing: Promise<void> = Promise.resolve();
+      const hold = (p: Promise<void>): void => {
+        closing = p;
+      };
+      try {
+        const out = await runInSlot(
+          this.#jobOptions,
+          slot.proc as SlotProcess,
+          this.#nextId++,
+          request,
+          signal,
+          hold,
+          client,
+          record,
+        );
+        await this.#handOver(closing, deferClose);
+        return out;
+      } catch (e) {
+        if (e instanceof ApiError) e.slot = slot.index;
+        if (!(e instanceof ApiError && e.housekeeping) || signal?.aborted) {
+          await this.#handOver(closing, deferClose);
+          throw e;
+        }
+        last = e;
+        this.#opts.logger.warn(
+          { requestId: request.requestId, slot: slot.index, cause: e.housekeeping, detail: String(e.cause), tries },
+          'a slot could not prepare for the request; it waits for another',
+        );
+        // The slot is free again once its context is closed and its next one prepared.
+        await closing;
+      }
+    }
+  }
+
+  /**
+   * A slot by `until` (performance.now()); else 503 with Retry-After, for the
+   * housekeeping failure `last` (or none: no slot came free in the queue time,
+   * which the scheduler answers first in practice).
+   */
+  async #pickBy(
+    until: number,
+    last: ApiError | undefined,
+    signal: AbortSignal | undefined,
+    client: string | undefined,
+  ): Promise<Slot> {
+    const unprepared = (): ApiError => {
+      const e = notPrepared(last?.housekeeping ?? 'lease', last?.cause, {
+        'Retry-After': retryAfter(NOT_PREPARED_RETRY_MS),
+      });
+      if (last) Object.assign(e, { slot: last.slot, timings: last.timings, usage: last.usage, egress: last.egress });
+      return e;
+    };
+    const left = until - performance.now();
+    if (last && left <= 0) throw unprepared();
+    if (!last) return await this.#table.pick(signal, client);
+    const timeout = AbortSignal.timeout(Math.ceil(left));
+    try {
+      return await this.#table.pick(signal ? AbortSignal.any([signal, timeout]) : timeout, client);
+    } catch (e) {
+      if (!timeout.aborted || signal?.aborted) throw e;
+      throw unprepared();
+    }
+  }
+
+  /** Gives the job's context closing to the caller's deferClose, or waits for it when there is none. */
+  async #handOver(closing: Promise<void>, deferClose?: (closing: Promise<void>) => void): Promise<void> {
+    if (deferClose) deferClose(closing);
+    else await closing;
   }
 
   /** Ends a slot process now: it gets no new work, and its exit frees its slot for a replacement. */
@@ -305,24 +449,66 @@ export class Supervisor {
     stopChild(e.child, () => e.send({ type: 'shutdown' }), EXECUTOR_CLOSE_TIMEOUT_MS).catch(() => undefined);
   }
 
-  /** Starts slot `slot`'s process; resolves once it is ready (rejects if it exits before). */
-  #spawn(slot: Slot, onDemand = false): Promise<void> {
-    const { config, logger } = this.#opts;
+  /**
+   * Starts slot `slot`'s process, once the egress process is ready and its channel to it is made (given at
+   * its spawn); resolves once it is ready (rejects if it exits before).
+   */
+  async #spawn(slot: Slot, onDemand = false): Promise<void> {
+    const { config, logger, egress } = this.#opts;
     clearTimeout(slot.restartTimer);
     slot.restartTimer = undefined;
-    const proc = forkSlot(slot, this.#nextProc++, this.#heapMb, this.#groups, logger);
+    const index = this.#nextProc++;
+    slot.starting = true;
+    let made: Awaited<ReturnType<EgressSupervisor['channel']>>;
+    try {
+      made = await this.#channelFor(index, slot);
+    } finally {
+      slot.starting = false;
+    }
+    let proc: SlotProcess;
+    try {
+      proc = forkSlot(
+        slot,
+        index,
+        this.#heapMb,
+        this.#groups,
+        logger,
+        config.cpuProfileDir,
+        this.#privacy,
+        made.socket,
+      );
+    } finally {
+      // The slot process holds its own copy now: the front's is closed.
+      made.socket.destroy();
+    }
     const child = proc.child;
     proc.onDemand = onDemand;
+    proc.channelOf = made.generation;
+    proc.channelId = made.channel;
     slot.proc = proc;
     this.#procs.add(proc);
     return awaitReady(child, {
       logger,
       timeoutMs: EXECUTOR_START_TIMEOUT_MS,
       maxMessageBytes: maxSlotMessageBytes(config.maxResultBytes, config.maxLogBytes),
+      maxUnsentBytes: maxToSlotBytes(config.maxBodyBytes),
       begin: () => {
-        proc.send(executorInit(config, logger.level, this.#opts.egress.guardPort, this.#opts.seam));
-        // Its channel to the egress process, right after init (or once that process is ready).
-        this.#channels.give();
+        proc.send(
+          executorInit(
+            config,
+            logger.level,
+            egress.guardPort,
+            this.#opts.seam,
+            this.#chromiumGroup(slot),
+            slot.runAs ? this.#privacy?.execOnly : undefined,
+          ),
+        );
+        // The egress process died while it was spawned: its channel is gone; it is replaced at once.
+        if (!this.#channels.current(proc) && !this.#stopping) {
+          proc.channelClosed = true;
+          proc.replaceAtExit = true;
+          this.#kill(proc);
+        }
       },
       check: checkFromExecutor,
       onMessage: (msg) => onSlotMessage(proc, msg, this.#hooks),
@@ -336,6 +522,23 @@ export class Supervisor {
         who: 'the slot process',
       },
     });
+  }
+
+  /**
+   * A channel to the egress process for slot process `index` of `slot`, once that process is ready; tried
+   * again (after a backoff) while it cannot be made, until the supervisor closes.
+   */
+  async #channelFor(index: number, slot: Slot): Promise<{ socket: Socket; channel: number; generation: number }> {
+    for (let failed = 0; ; failed++) {
+      if (this.#closed || this.#stopping) throw new Error('the slots are closed');
+      try {
+        return await this.#opts.egress.channel(index, slot.runAs?.uid);
+      } catch (err) {
+        if (this.#closed || this.#stopping) throw err;
+        this.#opts.logger.warn({ err, slot: slot.index }, 'no channel to the egress process for a slot process yet');
+        await new Promise((resolve) => setTimeout(resolve, restartBackoffMs(failed)).unref());
+      }
+    }
   }
 
   /** Slot process `e` is ready: the waiting jobs look again. */
@@ -358,10 +561,39 @@ export class Supervisor {
     this.#table.wake();
   }
 
+  /**
+   * Without slot cgroups, the front reads each slot process's resident memory
+   * while jobs run (slot-memory.ts); at rest a slot's host side is bounded by
+   * its V8 heap and does nothing, and nothing is read.
+   */
+  #watchHostMemory(): void {
+    if (this.#groups || this.#memoryTimer) return;
+    const { config, logger } = this.#opts;
+    this.#memoryTimer = setInterval(() => {
+      if (!this.#table.slots.some((s) => s.busy)) {
+        clearInterval(this.#memoryTimer);
+        this.#memoryTimer = undefined;
+        return;
+      }
+      watchMemory(this.#procs, config.memory.slotHostLimitMb, logger, (e) => this.#kill(e));
+    }, SLOT_MEMORY_POLL_MS);
+    this.#memoryTimer.unref();
+  }
+
   /** A job's context is closed: its slot serves the next, or its process is retired after SLOT_RECYCLE_REQUESTS. */
   #jobEnded(e: SlotProcess): void {
     const slot = e.slot;
     if (slot.proc !== e || e.jobs.size > 0) return;
+    // Whether it serves again waits for its job's look for signs of an escape (escape-signs.ts).
+    const look = e.escapeLook;
+    if (look) {
+      e.escapeLook = undefined;
+      look.then(
+        () => this.#jobEnded(e),
+        () => this.#jobEnded(e),
+      );
+      return;
+    }
     slot.busy = false;
     // Recent from when its job ended, not began: a long job's key is between two requests now.
     if (slot.last) slot.last = { client: slot.last.client, at: Date.now() };
@@ -372,6 +604,27 @@ export class Supervisor {
       this.#table.slots.length,
       slot.retiredOnce,
     );
+    // SECURITY: back to the slot's limit at rest; a slot that holds more than that now (what its last job left in
+    // shared memory, a process that would not give memory back) is replaced before another key's job meets it.
+    if (this.#groups && !this.#groups.memory.setRest(slot.index, this.#rest) && e.serving && !this.#closed) {
+      this.#opts.logger.info(
+        { pid: e.child.pid, slot: slot.index, bytes: this.#groups.memory.usageBytes(slot.index) },
+        'a slot holds more than its memory limit at rest after its job; replacing its process',
+      );
+      e.closedOnPurpose = true;
+      this.#kill(e);
+      slot.proc = undefined;
+      this.#spawn(slot).catch((err: unknown) => this.#opts.logger.error({ err }, 'slot process replacement failed'));
+      return;
+    }
+    // SECURITY: a slot whose job showed signs of an escape (escape-signs.ts) gets a new process and Chromium first.
+    if (e.escaped && e.serving && !this.#closed) {
+      e.closedOnPurpose = true;
+      this.#kill(e);
+      slot.proc = undefined;
+      this.#spawn(slot).catch((err: unknown) => this.#opts.logger.error({ err }, 'slot process replacement failed'));
+      return;
+    }
     if (recycleAfter > 0 && e.served >= recycleAfter && e.serving && !this.#closed) {
       slot.retiredOnce = true;
       this.#opts.logger.info(
@@ -398,7 +651,9 @@ export class Supervisor {
     this.#status.gone(e);
     // SECURITY: what it left running in its slot's group goes before its directory is removed (and before a
     // replacement of the same user starts): a process of its user could otherwise write on into it, or wait there.
-    this.#groups?.sweep(e.slot.index, this.#rootsOf(e.slot.index));
+    if (this.#groups) this.#groups.sweep(e.slot.index, this.#rootsOf(e.slot.index));
+    // Without groups, what it left of its user's that is no one's child now (its Chromium, orphaned by a kill).
+    else if (e.slot.runAs) killOrphansOf(e.slot.runAs.uid, this.#rootsOf(e.slot.index));
     cleanUpSlot(e, this.#opts.logger);
     // Its last stderr lines (V8's heap exhausted) may arrive after its exit: they choose its job's answer.
     e.afterLastOutput(() => this.#afterExit(e, wasReady, code, signal));
@@ -408,11 +663,12 @@ export class Supervisor {
   #afterExit(e: SlotProcess, wasReady: boolean, code: number | null, signal: NodeJS.Signals | null): void {
     const slot = e.slot;
     if (slot.proc !== e && e.jobs.size === 0) return;
-    const error = e.heapExhausted
-      ? hostMemoryError(this.#heapMb, 'heap')
-      : new ApiError('INTERNAL_SERVER_ERROR', RUNNER_STOPPED, {
-          cause: `slot process ${e.child.pid} exited (${code ?? signal})`,
-        });
+    // Exited with the rest of the service's group as it shuts down: its job ends as the shutdown ends it.
+    const error = this.#stopping
+      ? new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down')
+      : e.heapExhausted
+        ? hostMemoryError(this.#heapMb, 'heap')
+        : internalFailure('runner-stopped', RUNNER_STOPPED, `slot process ${e.child.pid} exited (${code ?? signal})`);
     let failed = 0;
     for (const job of e.jobs.values()) {
       if (!job.answered) failed++;
@@ -420,14 +676,24 @@ export class Supervisor {
       job.closed();
     }
     e.jobs.clear();
-    // It may have been the last to hold a context of a stopped egress process.
-    this.#channels.give();
     if (slot.proc !== e) return;
     slot.proc = undefined;
     slot.busy = false;
     this.#table.wake();
+    // Its egress process died or closed its channel: its replacement starts at once (it waits for the egress process).
+    if (e.replaceAtExit && !this.#closed && !this.#stopping) {
+      this.#spawn(slot).catch((err: unknown) => this.#opts.logger.error({ err }, 'slot process replacement failed'));
+      return;
+    }
     // Closed while idle: the slot starts again on demand.
     if (this.#closed || e.closedOnPurpose) return;
+    if (this.#stopping) {
+      this.#opts.logger.info(
+        { pid: e.child.pid, slot: slot.index, code, signal },
+        'slot process exited while the service shuts down',
+      );
+      return;
+    }
     this.#restarts++;
     if (!wasReady) this.#failedStarts++;
     const backoff = restartBackoffMs(this.#failedStarts);
@@ -445,7 +711,7 @@ export class Supervisor {
     );
     slot.restartTimer = setTimeout(() => {
       slot.restartTimer = undefined;
-      if (this.#closed || slot.proc !== undefined) return;
+      if (this.#closed || slot.proc !== undefined || slot.starting) return;
       this.#spawn(slot).catch((err: unknown) => this.#opts.logger.error({ err }, 'slot process replacement failed'));
     }, backoff);
     slot.restartTimer.unref();
@@ -454,7 +720,6 @@ export class Supervisor {
   /** Asks every slot process to close Chromium and exit; kills those that do not in time. Idempotent. */
   async close(): Promise<void> {
     this.#closed = true;
-    this.#share.stop();
     clearInterval(this.#memoryTimer);
     for (const slot of this.#table.slots) {
       clearTimeout(slot.restartTimer);
@@ -481,6 +746,17 @@ export class Supervisor {
   /** Slot i's CPU cgroup directory, when slots have them (tests). */
   cpuGroupDir(index: number): string | undefined {
     return this.#groups?.dir(index);
+  }
+
+  /** Where slot `slot`'s process puts its Chromium: its Chromium memory group's cgroup.procs (v1 slot cgroups). */
+  #chromiumGroup(slot: Slot): string | undefined {
+    const memory = this.#groups?.memory;
+    return memory?.chromiumGroups ? join(memory.dir(slot.index, 'chromium'), 'cgroup.procs') : undefined;
+  }
+
+  /** Slot i's memory cgroup directory, when slots have them (tests). */
+  memoryGroupDir(index: number): string | undefined {
+    return this.#groups?.memory.dir(index);
   }
 
   /** Slot i's cgroup holding its CPU count, when slots have one (tests). */

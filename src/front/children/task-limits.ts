@@ -119,7 +119,7 @@ export class TaskLimits {
     return Number(/^max (\d+)$/m.exec(text)?.[1] ?? 0);
   }
 
-  /** Removes the groups the front made (their processes are gone: CpuGroups.close killed what was left). */
+  /** Removes the groups the front made (their processes are gone: SlotGroups.close killed what was left). */
   close(): void {
     if (this.#own && !removeTree(this.#base))
       this.#logger.warn({ cgroup: this.#base }, 'a slot pids cgroup still has processes; the next start removes it');

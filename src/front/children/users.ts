@@ -4,6 +4,7 @@
 // process or Chromium cannot ptrace, signal or read the memory of another's.
 import { readFileSync } from 'node:fs';
 import type { Config } from '../../common/config.js';
+import { hasCap, privileges, type Privileges } from '../privileges.js';
 
 /** The unprivileged user a child runs as, when the front runs as root. */
 export interface RunAs {
@@ -30,6 +31,17 @@ export function lookupUser(name: string, passwd = '/etc/passwd'): RunAs | undefi
   return undefined;
 }
 
+/**
+ * Why the front cannot give its children users of their own here, or undefined
+ * when it can: root (of the machine, or of a container's own user namespace)
+ * with CAP_SETUID and CAP_SETGID.
+ */
+export function whyNoUsers(p: Pick<Privileges, 'root' | 'effective'> = privileges()): string | undefined {
+  if (!p.root) return 'not root';
+  const lacks = (['SETUID', 'SETGID'] as const).filter((c) => !hasCap(p.effective, c));
+  return lacks.length > 0 ? `no ${lacks.join(', ')}` : undefined;
+}
+
 /** Slot i's user name. */
 export function slotUserName(config: Pick<Config, 'slotUserPrefix'>, slot: number): string {
   return `${config.slotUserPrefix}${slot}`;
@@ -47,7 +59,7 @@ export function slotUsers(
   config: Pick<Config, 'slotUserPrefix' | 'maxConcurrency'>,
   passwd = '/etc/passwd',
 ): RunAs[] | undefined {
-  if (process.getuid?.() !== 0) return undefined;
+  if (whyNoUsers() !== undefined) return undefined;
   const users: RunAs[] = [];
   const uids = new Set<number>();
   for (let i = 0; i < config.maxConcurrency; i++) {

@@ -14,5 +14,9 @@ export function fromWire(w: WireError): ApiError {
   if (w.failure !== undefined) e.failure = w.failure;
   if (w.timings !== undefined) e.timings = w.timings;
   if (w.usage !== undefined) e.usage = { ...w.usage };
+  if (w.housekeeping !== undefined) e.housekeeping = w.housekeeping;
+  if (w.internal !== undefined) e.internal = w.internal;
+  if (w.phase !== undefined) e.phase = w.phase;
+  if (w.security !== undefined) e.security = w.security;
   return e;
 }

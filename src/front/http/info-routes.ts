@@ -11,6 +11,7 @@ import type { LimitsMode } from '../tenancy/fallback-store.js';
 import type { EgressSupervisor } from '../children/egress-supervisor.js';
 import type { KernelLockStatus } from '../children/kernel-lock.js';
 import type { Supervisor } from '../children/supervisor.js';
+import { whyNoUsers } from '../children/users.js';
 import type { KeyFileStatus } from '../tenancy/keyring.js';
 import type { FairScheduler } from '../tenancy/scheduler.js';
 import { DOCS_CSP, renderDocs } from './docs-page.js';
@@ -19,7 +20,17 @@ import { HTML_TYPE, JSON_TYPE, sendBody, sendError, sendJson } from './reply.js'
 export interface InfoDeps {
   readonly config: Config;
   /** The script executors and their Chromium. */
-  readonly executors: Pick<Supervisor, 'browser' | 'restarts' | 'chromiumSandbox' | 'memory'> & {
+  readonly executors: Pick<
+    Supervisor,
+    | 'browser'
+    | 'restarts'
+    | 'chromiumSandbox'
+    | 'memory'
+    | 'slotCgroups'
+    | 'slotNonDumpable'
+    | 'slotPrivateTmp'
+    | 'users'
+  > & {
     readonly egress: Pick<EgressSupervisor, 'ready' | 'restarts'>;
   };
   readonly scheduler: FairScheduler;
@@ -28,6 +39,8 @@ export interface InfoDeps {
   limitsMode(): LimitsMode;
   keyFileStatus(): KeyFileStatus;
   draining(): boolean;
+  /** Answers a request that failed inside the service: 500, logged and counted once. */
+  fail(res: ServerResponse, e: unknown): void;
 }
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
@@ -42,6 +55,8 @@ export function infoRoutes(deps: InfoDeps): {
   handle(path: string, req: IncomingMessage, res: ServerResponse): boolean;
 } {
   const { config, executors, scheduler, metrics } = deps;
+  /** Why the slots share the front's user, if they do (read once: what the runtime gave does not change). */
+  const noSlotUsers = whyNoUsers();
   // Made at the first request for them, not at start.
   let docs: { json: string; html: string } | undefined;
   const document = (): { json: string; html: string } => {
@@ -73,7 +88,9 @@ export function infoRoutes(deps: InfoDeps): {
         }
       : {};
     // The budget is how the service is set up (shown to all); what is in use is other tenants' work (token only).
-    const m = memoryReport(config, scheduler.running, executors);
+    // SECURITY: what is in use is read (a walk of every slot's processes) only for a caller who may see it,
+    // so that unauthenticated /health calls cost the front nothing another tenant would feel.
+    const m = memoryReport(config, scheduler.running, executors, trusted);
     const memory = {
       serviceMb: m.serviceMb,
       plannedMb: m.plannedMb,
@@ -102,6 +119,13 @@ export function infoRoutes(deps: InfoDeps): {
       chromiumSandbox: executors.chromiumSandbox ?? null,
       // How the service is set up (shown to all): whether the kernel backs the egress guard.
       kernelLock: deps.kernelLock.on ? 'on' : `off: ${deps.kernelLock.why}`,
+      // The user each slot runs as, slot i's at i (how the service is set up, shown to all), or why they share one.
+      slotUsers: executors.users?.map((u) => u.user) ?? `off: ${noSlotUsers ?? 'not started'}`,
+      // Whether the kernel holds each slot's CPU, memory and tasks (docs/budgets.md), shown to all.
+      slotCgroups: executors.slotCgroups,
+      // Whether no process of a slot's user can read the slot's processes, and each slot's tmp is its own (shown to all).
+      slotNonDumpable: executors.slotNonDumpable,
+      slotPrivateTmp: executors.slotPrivateTmp,
       ...counts,
       memory,
       limits,
@@ -129,9 +153,7 @@ export function infoRoutes(deps: InfoDeps): {
     // Liveness: the process answers. Never 503 while starting or draining, so that neither restarts it.
     '/live': (_req, res) => sendJson(res, 200, { status: 'alive' }),
     '/metrics': (req, res) => {
-      metricsText(req, res).catch((e: unknown) =>
-        sendError(res, new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: e })),
-      );
+      metricsText(req, res).catch((e: unknown) => deps.fail(res, e));
     },
     '/openapi.json': (_req, res) => sendBody(res, 200, JSON_TYPE, document().json),
     '/docs': (_req, res) => sendBody(res, 200, HTML_TYPE, document().html, { 'Content-Security-Policy': DOCS_CSP }),

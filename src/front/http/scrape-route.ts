@@ -17,8 +17,11 @@ import { AuthFailureLimiter, RateLimiter, rateHeaders as headersOf } from '../te
 import { HTML_TYPE, JSON_TYPE, internalError, sendBody, sendError, setReplyOwner } from './reply.js';
 import { parseScrapeRequest, requestProxy } from './validate.js';
 import { background } from '../../common/background.js';
-import { checkAgainstPolicy, jobLimits } from '../tenancy/key-policy.js';
+import { checkAgainstPolicy, jobLimits, securityThreshold } from '../tenancy/key-policy.js';
 import { jobUsage, usageHeaders, type RequestUsage, type UsageLog } from '../usage.js';
+import type { SecurityMonitor } from '../tenancy/security-monitor.js';
+import { RUNNER_STOPPED } from '../../protocol/jobs.js';
+import type { SecurityClass, SecurityReport } from '../../protocol/security.js';
 
 export interface ScrapeRouteDeps {
   readonly config: Config;
@@ -35,6 +38,8 @@ export interface ScrapeRouteDeps {
   readonly running: Set<AbortController>;
   /** Where each request's usage record goes (USAGE_LOG). */
   readonly usage: UsageLog;
+  /** Scores each key's security events; refuses a blocked key's requests (403 KEY_BLOCKED). */
+  readonly security: SecurityMonitor;
 }
 
 function contentTypeIsJson(req: IncomingMessage): boolean {
@@ -104,6 +109,8 @@ export function scrapeRoute(
     let keyName: string | undefined;
     let queueMs: number | undefined;
     let proxy: string | undefined;
+    /** The request's security events once it has run (its log line's counts by class). */
+    let security: Partial<Record<SecurityClass, number>> | undefined;
     try {
       if (deps.draining())
         throw new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down', {
@@ -114,6 +121,8 @@ export function scrapeRoute(
       // Its reply counts towards REPLY_MEMORY_BYTES as this key's.
       setReplyOwner(res, client.name);
       rateHeaders = headersOf(await rate.hit(client.name, client.rateLimit, client.rateLimitWindowMs));
+      // SECURITY: a blocked key's request ends here, before its body is read or a slot is touched.
+      await deps.security.check(client.name);
       if (!contentTypeIsJson(req)) throw new ApiError('UNSUPPORTED_MEDIA_TYPE');
       checkContentEncoding(req);
       const parsed = parseScrapeRequest(await readBody(req, config.maxBodyBytes));
@@ -134,6 +143,8 @@ export function scrapeRoute(
       res.once('close', onClose);
       deps.running.add(aborter);
       let out: ScrapeOutcome;
+      const watched = deps.security.begin(requestId, client.name);
+      const threshold = securityThreshold(client.policy?.policy, config);
       try {
         const tQueue = performance.now();
         const release = await scheduler.acquire(
@@ -154,10 +165,31 @@ export function scrapeRoute(
               closing = p;
             },
             client.name,
+            // Signs of an escape into its slot go in the request's own record (escape-signs.ts).
+            watched.record,
           );
         } finally {
           background(closing.finally(release), 'closing a context', logger);
         }
+        security = (
+          await deps.security.finish(requestId, watched, {
+            ...(out.security ? { report: out.security } : {}),
+            threshold,
+          })
+        ).security;
+      } catch (e) {
+        const err = e instanceof ApiError ? e : undefined;
+        // A slot process that died under its request (not a memory kill, not a deadline): a security event.
+        const died = err?.code === 'INTERNAL_SERVER_ERROR' && err.internal === 'runner-stopped';
+        security = (
+          await deps.security.finish(requestId, watched, {
+            // Checked as it crossed from the slot (isWireError): a SecurityReport.
+            ...(err?.security ? { report: err.security as SecurityReport } : {}),
+            ...(died ? { slotDied: String(err.cause ?? RUNNER_STOPPED) } : {}),
+            threshold,
+          })
+        ).security;
+        throw e;
       } finally {
         deps.running.delete(aborter);
         res.off('close', onClose);
@@ -207,6 +239,7 @@ export function scrapeRoute(
           scriptMs: round(out.timings.script),
           executionMs: out.executionTimeMs,
           egress: out.egress,
+          ...(security ? { security } : {}),
         },
         'scrape done',
       );
@@ -245,7 +278,18 @@ export function scrapeRoute(
       metrics.duration.observe(ms / 1000);
       if (err.code === 'MEMORY_LIMIT_EXCEEDED') metrics.memoryKills.inc();
       if (err.timeout !== undefined) metrics.timeouts.inc({ phase: err.timeout });
-      const log = err.status >= 500 ? logger.error.bind(logger) : logger.info.bind(logger);
+      if (err.code === 'INTERNAL_SERVER_ERROR') {
+        err.internal ??= 'unexpected';
+        metrics.internalErrors.inc({ cause: err.internal });
+      }
+      if (err.housekeeping !== undefined) metrics.notPrepared.inc({ cause: err.housekeeping });
+      // A 500 is the one error line of its request; a 503 (shutting down, nothing prepared in time) is no defect.
+      const log =
+        err.status === 500
+          ? logger.error.bind(logger)
+          : err.status >= 500
+            ? logger.warn.bind(logger)
+            : logger.info.bind(logger);
       log(
         {
           requestId,
@@ -260,8 +304,12 @@ export function scrapeRoute(
           isolateMs: round(err.timings?.isolate),
           navigationMs: round(err.timings?.navigation),
           scriptMs: round(err.timings?.script),
+          slot: err.slot,
+          phase: err.phase,
+          cause: err.internal ?? err.housekeeping,
           err: err.status >= 500 ? String(err.cause ?? err) : undefined,
           egress: err.egress,
+          ...(security ? { security } : {}),
         },
         'scrape failed',
       );

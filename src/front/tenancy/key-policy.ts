@@ -30,6 +30,14 @@ export interface KeyPolicy extends Partial<Record<PolicyLimit, number>> {
   readonly outputFormats?: readonly OutputFormat[];
   /** The hosts its requests may reach, as patterns (absent: every public host). */
   readonly hosts?: readonly string[];
+  /** Security points within SECURITY_WINDOW_MS at which the key is blocked: at most SECURITY_THRESHOLD. */
+  readonly securityThreshold?: number;
+}
+
+/** The points at which a key is blocked: its policy's, cut to the service's (a policy only lowers it). */
+export function securityThreshold(policy: KeyPolicy | undefined, config: Config): number {
+  const own = policy?.securityThreshold;
+  return own === undefined ? config.security.threshold : Math.min(own, config.security.threshold);
 }
 
 /** A policy ready to apply: its host patterns parsed. */
@@ -50,7 +58,7 @@ export function parseKeyPolicy(raw: unknown, at: string, problems: string[]): Ke
   const r = raw as Record<string, unknown>;
   const out: { -readonly [K in keyof KeyPolicy]: KeyPolicy[K] } = {};
   for (const k of Object.keys(r))
-    if (!(k in POLICY_LIMITS) && k !== 'options' && k !== 'outputFormats' && k !== 'hosts')
+    if (!(k in POLICY_LIMITS) && k !== 'options' && k !== 'outputFormats' && k !== 'hosts' && k !== 'securityThreshold')
       problems.push(`${at}.${k}: not a policy field`);
   for (const [name, { min, max }] of Object.entries(POLICY_LIMITS) as [PolicyLimit, { min: number; max: number }][]) {
     const v = r[name];
@@ -58,6 +66,12 @@ export function parseKeyPolicy(raw: unknown, at: string, problems: string[]): Ke
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
       problems.push(`${at}.${name}: a whole number from ${min} to ${max}`);
     else out[name] = v;
+  }
+  if (r.securityThreshold !== undefined) {
+    const v = r.securityThreshold;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 1_000_000)
+      problems.push(`${at}.securityThreshold: a whole number from 1 to 1000000`);
+    else out.securityThreshold = v;
   }
   if (r.options !== undefined) {
     const names = REQUEST_OPTION_NAMES as readonly string[];

@@ -65,6 +65,11 @@ export class RedisStore implements LimitStore {
     await this.#redis.connect().catch(() => undefined);
   }
 
+  /** The connection, for the stores that share it (the security scores: redis-security-store.ts). */
+  get client(): Redis {
+    return this.#redis;
+  }
+
   get up(): boolean {
     return this.#up;
   }

@@ -4,6 +4,7 @@
 // context and page, closed afterwards. The parts: launch.ts, chromium-flags.ts,
 // lease.ts, spares.ts, clipboard.ts.
 import { background } from '../../common/background.js';
+import { ApiError, notPrepared } from '../../common/errors.js';
 import { emptyClipboard, type EmptyClipboard } from './clipboard.js';
 import type { ContextEgress } from '../egress-client/remote.js';
 import { Launcher, RELAUNCH_BACKOFF_MS, type Generation, type LaunchOptions } from './launch.js';
@@ -162,7 +163,7 @@ export class BrowserHost {
       await lease.egress.bind(requestId, proxy);
     } catch (e) {
       background(lease.close(), 'closing a context', this.#opts.logger);
-      throw e;
+      throw notPrepared('egress-bind', e);
     }
     return lease;
   }
@@ -174,7 +175,9 @@ export class BrowserHost {
    * request's navigation). Done in the request's own page, not in a page of the
    * service's kept for it, so no other request's clean-up is waited on. A
    * Chromium where that fails or is late is replaced (a new one's clipboard is
-   * empty), and the page comes from the next one.
+   * empty), and the page comes from the next one. Where that fails too, the
+   * request is answered 503 (notPrepared), never 500: nothing of it ran, and the
+   * front gives it to another prepared slot within its queue time if it can.
    */
   async #emptied(lease: PageLease): Promise<PageLease> {
     const empty = this.#opts.emptyClipboard ?? emptyClipboard;
@@ -195,7 +198,9 @@ export class BrowserHost {
     const next = await this.#spares.take();
     if (await emptyIn(next)) return next;
     background(next.close(), 'closing a context', this.#opts.logger);
-    throw new Error("Chromium's clipboard could not be emptied before the request");
+    const gen2 = genOf(next);
+    if (gen2) this.#replace(gen2, 'its clipboard could not be emptied in a leased page');
+    throw notPrepared('clipboard', new Error("Chromium's clipboard could not be emptied before the request"));
   }
 
   /**
@@ -209,12 +214,22 @@ export class BrowserHost {
     this.#spares.refillSoon();
   }
 
+  /** A new context and page; the service's own work, so its failure is a 503 of the request's (notPrepared). */
   async #newLease(): Promise<PageLease> {
-    const gen = await this.#get();
+    let gen: Generation;
+    try {
+      gen = await this.#get();
+    } catch (e) {
+      throw notPrepared('chromium-launch', e);
+    }
     gen.served++;
     gen.live++;
     this.#maybeRecycle(gen);
-    return await openLease(gen, this.#leaseHooks);
+    try {
+      return await openLease(gen, this.#leaseHooks);
+    } catch (e) {
+      throw e instanceof ApiError ? e : notPrepared('lease', e);
+    }
   }
 
   /**

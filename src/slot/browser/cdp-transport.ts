@@ -255,8 +255,6 @@ export class BoundedPipeTransport implements ConnectionTransport {
   #queuedBytes = 0;
   #paused = false;
   #pumping = false;
-  /** Held (hold()): messages wait in the queue, none is handed on. */
-  #held = false;
   readonly #now: () => number;
   /** When the pipe was last paused with BACKLOG_MESSAGES or more queued. */
   #backlogAt = -Infinity;
@@ -357,28 +355,9 @@ export class BoundedPipeTransport implements ConnectionTransport {
     this.#retired.add(contextId);
   }
 
-  /**
-   * Held, no message is handed to Puppeteer: they wait in the queue (bounded as
-   * ever: past QUEUE_PAUSE_BYTES the pipe is not read and Chromium keeps the
-   * rest). SECURITY: a request past its CPU budget has its lane's Chromium
-   * stopped while another request runs (page-memory.ts PAGE_CPU_PAUSE_MS), but
-   * what that Chromium already sent would still cost the executor's one thread
-   * (a page's console flood: Puppeteer parsing each event, the script's
-   * listener): held, it waits for the lane's next run window. A pipe that
-   * closes ends the hold (the Chromium is gone; its last messages and onclose
-   * go on as before).
-   */
-  hold(held: boolean): void {
-    // A pipe that closed stays unheld: a watch can still stop its Chromium's pid (a
-    // zombie until reaped), and its last messages and onclose must not wait for that.
-    if (this.#held === held || (held && this.#ended)) return;
-    this.#held = held;
-    if (!held) this.#schedule();
-  }
-
   /** The pump runs at a next turn if it has anything to do (it is not running and not held). */
   #schedule(): void {
-    if (this.#pumping || this.#held) return;
+    if (this.#pumping) return;
     if (this.#queueStart >= this.#queue.length && !this.#ended) return;
     this.#pumping = true;
     setImmediate(this.#pump);
@@ -460,10 +439,6 @@ export class BoundedPipeTransport implements ConnectionTransport {
    * lost (measured: two conformance cases).
    */
   readonly #pump = (): void => {
-    if (this.#held) {
-      this.#pumping = false; // hold(false) schedules it again
-      return;
-    }
     let message: Buffer | undefined;
     // At most DROPS_PER_TURN drops, then the turn ends (the event after them is
     // not taken: it is dropped in a later turn, never handed on).
@@ -524,7 +499,6 @@ export class BoundedPipeTransport implements ConnectionTransport {
     if (this.#closed) return;
     this.close();
     this.#ended = true;
-    this.#held = false;
     // After the messages already read (each in a turn of its own).
     this.#schedule();
   }

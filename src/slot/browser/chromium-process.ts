@@ -14,6 +14,8 @@ import type { Readable, Writable } from 'node:stream';
 import puppeteer, { type Browser } from 'puppeteer';
 import { BoundedPipeTransport, type DroppedMessage } from './cdp-transport.js';
 
+/** The start of each profile directory's name, in the temporary directory. */
+export const PROFILE_PREFIX = 'pagescript-chromium-';
 /** How long Chromium may take to start and answer its first DevTools call (Puppeteer's launch timeout). */
 export const CHROMIUM_START_TIMEOUT_MS = 30_000;
 /** How long a graceful close (Browser.close, then the process's exit) may take before the group is killed. */
@@ -36,7 +38,28 @@ export interface ChromiumStartOptions {
   /** A DevTools message over the transport's limit was dropped. */
   readonly onDropped?: (d: DroppedMessage) => void;
   readonly startTimeoutMs?: number;
+  /**
+   * A cgroup's cgroup.procs: the process joins that group before it becomes
+   * Chromium, so that every process Chromium starts is born there (the kernel
+   * holds the page's memory: src/front/children/memory-limits.ts). Chromium is
+   * not started when it cannot join.
+   */
+  readonly cgroupProcs?: string;
+  /** The shell that does it: /bin/sh unless given (an execute-only copy keeps it non-dumpable: slot-privacy.ts). */
+  readonly shellPath?: string;
 }
+
+/** Runs `file` with `args` once the shell that becomes it has joined the cgroup of `procs` (exec keeps its pid). */
+export function inCgroup(procs: string, file: string, args: readonly string[], shell = '/bin/sh'): [string, string[]] {
+  return [shell, ['-c', 'echo $$ > "$0" && exec "$@"', procs, file, ...args]];
+}
+
+/**
+ * The profile directories of the Chromiums of this process that are not yet
+ * removed, and how many are being made: what emptying the slot's temporary
+ * directory keeps (src/slot/tmp-empty.ts).
+ */
+export const liveProfiles = { dirs: new Set<string>(), making: 0 };
 
 export interface ChromiumProcess {
   readonly browser: Browser;
@@ -53,8 +76,6 @@ export interface ChromiumProcess {
   takeInputSent(): boolean;
   /** Bytes of retired contexts' events dropped unread so far (BoundedPipeTransport.droppedEventBytes). */
   readonly droppedEventBytes: number;
-  /** Holds the DevTools messages it sends, or lets them go on (BoundedPipeTransport.hold). */
-  holdMessages(held: boolean): void;
 }
 
 /** The process groups of Chromiums running now: killed when the executor exits (as Puppeteer's launch did). */
@@ -97,12 +118,26 @@ function withDeadline<T>(p: Promise<T>, ms: number, message: string): Promise<T>
 }
 
 export async function startChromium(opts: ChromiumStartOptions): Promise<ChromiumProcess> {
-  const profileDir = await mkdtemp(join(tmpdir(), 'pagescript-chromium-'));
+  liveProfiles.making++;
+  let profileDir: string;
+  try {
+    profileDir = await mkdtemp(join(tmpdir(), PROFILE_PREFIX));
+    liveProfiles.dirs.add(profileDir);
+  } finally {
+    liveProfiles.making--;
+  }
   const removeProfile = (): Promise<void> =>
-    rm(profileDir, { recursive: true, force: true, maxRetries: 5 }).catch(() => undefined);
+    rm(profileDir, { recursive: true, force: true, maxRetries: 5 })
+      .catch(() => undefined)
+      .finally(() => liveProfiles.dirs.delete(profileDir));
   let child: ChildProcess;
   try {
-    child = spawn(opts.executablePath, chromiumCommandLine(opts, profileDir), {
+    const args = chromiumCommandLine(opts, profileDir);
+    const [file, argv] =
+      opts.cgroupProcs === undefined
+        ? [opts.executablePath, args]
+        : inCgroup(opts.cgroupProcs, opts.executablePath, args, opts.shellPath);
+    child = spawn(file, argv, {
       // A group of its own: killing -pid reaches the browser and every helper it started.
       detached: true,
       env: process.env,
@@ -186,7 +221,6 @@ export async function startChromium(opts: ChromiumStartOptions): Promise<Chromiu
     kill,
     retireContext: (id) => transport.retireContext(id),
     takeInputSent: () => transport.takeInputSent(),
-    holdMessages: (held) => transport.hold(held),
     get backedUp() {
       return transport.backedUp;
     },

@@ -12,10 +12,6 @@ import type { BrowserHost } from './browser-host.js';
 import type { PageLease } from './lease.js';
 import type { Logger } from '../../common/log.js';
 import type { PageMemoryUse, PageMemoryWatchdog, Watch } from './page-memory.js';
-import type { SlotActivity } from '../../protocol/executor-messages.js';
-
-/** How often a busy slot's activity is read for the front (as often as the watchdog reads the lane). */
-const ACTIVITY_EVERY_MS = 100;
 
 /** How long a request waits for a lane whose previous context is still being closed. */
 export const LANE_WAIT_TIMEOUT_MS = 15_000;
@@ -32,11 +28,6 @@ export interface LaneLease extends PageLease {
   memoryPeakBytes(): number;
   /** Called at most once, when memoryExceeded is set. */
   onMemoryExceeded(fn: () => void): void;
-  /**
-   * While the lane is paused (the request is past its CPU budget and another
-   * runs): a promise that resolves when it runs again; undefined while it runs.
-   */
-  whenRunning(): Promise<void> | undefined;
 }
 
 interface Lane {
@@ -59,8 +50,8 @@ export interface BrowserLanesOptions {
    * are closed (each is relaunched when a request needs its lane); 0 or absent: never.
    */
   readonly idleCloseMs?: number;
-  /** Told of this process's activity whenever it changes (the front relays it to the other slots). */
-  readonly onActivity?: (activity: SlotActivity) => void;
+  /** Told when a lane's spares or Chromium changed (contexts made ahead, a launch): its status may have. */
+  readonly onChange?: () => void;
   readonly logger: Logger;
 }
 
@@ -73,11 +64,6 @@ export class BrowserLanes {
   readonly #idleCloseMs: number;
   #idleTimer: NodeJS.Timeout | undefined;
   #memoryKills = 0;
-  /** Another slot process runs a request this one yields to (the front says so: setOthersRunning). */
-  #othersRunning = false;
-  readonly #onActivity: ((activity: SlotActivity) => void) | undefined;
-  #activity: SlotActivity = { worthy: false, heavy: false };
-  #activityTimer: NodeJS.Timeout | undefined;
 
   constructor(opts: BrowserLanesOptions) {
     this.#lanes = Array.from({ length: Math.max(1, opts.count) }, (_, index) => {
@@ -91,48 +77,14 @@ export class BrowserLanes {
           tail = seen.slice(-200);
           if (OOM_OUTPUT.test(seen)) lane?.onOom?.();
         },
-        // A context made ahead for the next request is work others yield to (yieldsTo, below).
-        () => {
-          for (const w of this.#watches) w.recheck();
-        },
+        () => opts.onChange?.(),
       );
       lane = { index, host, busy: false, watch: undefined, onOom: undefined };
       return lane;
     });
     this.#watchdog = opts.watchdog;
     this.#idleCloseMs = opts.idleCloseMs ?? 0;
-    this.#onActivity = opts.onActivity;
     this.#log = opts.logger;
-  }
-
-  /**
-   * The front says whether another slot process runs a request that this one's,
-   * past its CPU budget, yields to (lanes of other processes are not seen here).
-   */
-  setOthersRunning(running: boolean): void {
-    if (running === this.#othersRunning) return;
-    this.#othersRunning = running;
-    for (const w of this.#watches) w.recheck();
-  }
-
-  /** This process's requests as other slots see them: worth yielding to, past their budget. */
-  #reportActivity(): void {
-    if (!this.#onActivity) return;
-    const busy = this.#lanes.filter((l) => l.busy);
-    const activity = {
-      worthy: busy.some((l) => l.watch === undefined || (!l.watch.overBudget && l.watch.active)),
-      heavy: busy.some((l) => l.watch?.overBudget === true),
-    };
-    if (busy.length > 0) {
-      this.#activityTimer ??= setInterval(() => this.#reportActivity(), ACTIVITY_EVERY_MS);
-      this.#activityTimer.unref();
-    } else {
-      clearInterval(this.#activityTimer);
-      this.#activityTimer = undefined;
-    }
-    if (activity.worthy === this.#activity.worthy && activity.heavy === this.#activity.heavy) return;
-    this.#activity = activity;
-    this.#onActivity(activity);
   }
 
   /** Closes every lane's contexts made ahead (their egress process stopped). */
@@ -217,9 +169,6 @@ export class BrowserLanes {
     this.#idleTimer = undefined;
     const lane = this.#free() ?? (await this.#waitForLane());
     lane.busy = true;
-    // The requests already running share the CPU with this one from now on (page-memory.ts PAGE_CPU_PAUSE_MS).
-    for (const w of this.#watches) w.recheck();
-    this.#reportActivity();
     let lease: PageLease;
     try {
       lease = await lane.host.lease(requestId, proxy);
@@ -265,8 +214,6 @@ export class BrowserLanes {
     if (next) next(lane);
     else {
       lane.busy = false;
-      for (const w of this.#watches) w.recheck();
-      this.#reportActivity();
       this.#closeWhenIdle();
     }
   }
@@ -303,38 +250,7 @@ export class BrowserLanes {
       );
       for (const fn of listeners.splice(0)) fn();
     };
-    // SECURITY: a request past its CPU budget yields to another request only if
-    // that one is within its budget and not idle (or still being set up): two
-    // heavy requests share the cores as they would anyway, and one that sleeps
-    // holding a lane slows nobody (the pause is then only lost time). It yields
-    // too while another lane makes the context its next request will be given:
-    // made between requests, that context was still not ready when the next one
-    // came (measured beside a page's console flood: leases waiting 100-340 ms for it).
-    const yieldsTo = (l: Lane): boolean =>
-      l !== lane &&
-      ((l.busy && (l.watch === undefined || (!l.watch.overBudget && l.watch.active))) || l.host.makingSpares);
-    // Paused, the lane's DevTools messages wait too (cdp-transport.ts hold), and so
-    // do the request's next calls (whenRunning: the membrane waits before it starts one).
-    let running: { promise: Promise<void>; resolve: () => void } | undefined;
-    const watch = this.#watchdog.watch(
-      pid,
-      fire,
-      () => this.#othersRunning || this.#lanes.some(yieldsTo),
-      (paused) => {
-        lease.holdMessages(paused);
-        if (paused) {
-          if (!running) {
-            let resolve = (): void => undefined;
-            const promise = new Promise<void>((r) => (resolve = r));
-            running = { promise, resolve };
-          }
-        } else {
-          running?.resolve();
-          running = undefined;
-        }
-      },
-      limitBytes,
-    );
+    const watch = this.#watchdog.watch(pid, fire, limitBytes);
     this.#watches.add(watch);
     lane.watch = watch;
     // A renderer that died of memory before the watchdog saw it (V8's own heap limit).
@@ -345,7 +261,6 @@ export class BrowserLanes {
       pid: lease.pid,
       context: lease.context,
       egress: lease.egress,
-      holdMessages: (held) => lease.holdMessages(held),
       get memoryExceeded() {
         return exceeded;
       },
@@ -357,18 +272,14 @@ export class BrowserLanes {
         if (exceeded) fn();
         else listeners.push(fn);
       },
-      whenRunning: () => running?.promise,
       close: () => {
-        // Stopped as the context is closed: the request's renderers go with it,
-        // and the next request's blank page, made as soon as this context is
-        // gone, must not be killed for what this request did. A request past its
-        // CPU budget has its renderers killed first: closing a context waits on
-        // a busy renderer (a loop, a flood) for seconds, during which its slot
-        // serves nobody (the neighbour bench: the next request queued ~1 s).
-        watch.stop(watch.overBudget);
+        // The request's own renderers are killed first: closing a context waits
+        // on a busy renderer (a loop, a flood) for seconds, and the next
+        // request's blank page, made once this context is gone, is not among them.
+        watch.stop(true);
         this.#watches.delete(watch);
         if (lane.watch === watch) lane.watch = undefined;
-        closing ??= lease.close(watch.overBudget).finally(() => this.#release(lane));
+        closing ??= lease.close().finally(() => this.#release(lane));
         return closing;
       },
     };

@@ -28,6 +28,11 @@ export interface Generation {
 
 export interface LaunchOptions {
   readonly executablePath: string;
+  /**
+   * Where `executablePath` is Chromium's execute-only copy: the readable binary,
+   * taken (sandboxed, and dumpable) where the copy cannot start with its sandbox.
+   */
+  readonly readablePath?: string;
   /** `shell`: chromium-headless-shell, launched in Puppeteer's `headless: 'shell'`; `full`: the new headless mode. */
   readonly chromium: ChromiumMode;
   /** The guard's browser-wide port, for Chromium's own requests (all refused). */
@@ -38,6 +43,10 @@ export interface LaunchOptions {
   /** Chromium's stderr (where a renderer's out-of-memory death is written), as it comes. */
   readonly onOutput?: (text: string) => void;
   readonly logger: Logger;
+  /** The memory cgroup Chromium is started in (its cgroup.procs), where the kernel holds the page's memory. */
+  readonly cgroupProcs?: string;
+  /** The shell that puts Chromium in that cgroup (an execute-only copy, where there is one); /bin/sh when absent. */
+  readonly shellPath?: string;
   /**
    * Tests only, never from configuration: SPKI hashes (base64 SHA-256) of test
    * certificates Chromium takes as valid, so an https fixture on loopback can
@@ -66,9 +75,12 @@ export class Launcher {
   /** Chromium started once: whether it can run sandboxed here is known. */
   #sandboxTried = false;
   #dropped = 0;
+  /** The Chromium started: the execute-only copy, or the readable binary once the copy could not start sandboxed. */
+  #path: string;
 
   constructor(opts: LaunchOptions) {
     this.#opts = opts;
+    this.#path = opts.executablePath;
   }
 
   /** Chromium runs with its own sandbox on (false only where it could not start with it). */
@@ -93,17 +105,22 @@ export class Launcher {
       // Chromium that cannot set up its sandbox (no user namespaces, as in a
       // container without a seccomp profile that allows them) exits at once; over
       // a pipe Puppeteer then reports only "Target closed". So: one more try with
-      // the sandbox, and if that fails too, a try without it. If that one starts,
+      // the sandbox, then (where it was an execute-only copy) the readable binary
+      // with the sandbox, and if that fails too, a try without it. If that one starts,
       // Chromium runs unsandboxed (the egress guard, the fresh context and the
       // executor's user still hold), a warning is logged once, and /health says so.
       try {
         chromium = await this.#start();
       } catch {
-        chromium = await this.#start(false).catch(() => {
-          throw e;
-        });
-        this.#sandboxed = false;
-        this.#warnUnsandboxed(`Chromium did not start with its sandbox: ${String(e).split('\n')[0]}`);
+        const readable = await this.#startReadable();
+        if (readable) chromium = readable;
+        else {
+          chromium = await this.#start(false).catch(() => {
+            throw e;
+          });
+          this.#sandboxed = false;
+          this.#warnUnsandboxed(`Chromium did not start with its sandbox: ${String(e).split('\n')[0]}`);
+        }
       }
     }
     this.#sandboxTried = true;
@@ -129,7 +146,9 @@ export class Launcher {
     // Started by us rather than puppeteer.launch, for a DevTools pipe with a bound
     // on one message's size (src/slot/browser/chromium-process.ts, cdp-transport.ts).
     return await startChromium({
-      executablePath: this.#opts.executablePath,
+      executablePath: this.#path,
+      ...(this.#opts.cgroupProcs === undefined ? {} : { cgroupProcs: this.#opts.cgroupProcs }),
+      ...(this.#opts.shellPath === undefined ? {} : { shellPath: this.#opts.shellPath }),
       // The shell knows only the old headless mode (--headless); the full browser runs the new one.
       headless: this.#opts.chromium === 'shell' ? 'shell' : true,
       args: [
@@ -147,6 +166,25 @@ export class Launcher {
       ...(this.#opts.onOutput ? { onOutput: this.#opts.onOutput } : {}),
       onDropped: (d) => this.#droppedMessage(d),
     });
+  }
+
+  /**
+   * Where the execute-only copy could not start with Chromium's sandbox (its
+   * SUID helper refused, say): the readable binary with its sandbox, from then
+   * on. Chromium's own sandbox is kept before its processes' privacy from the
+   * slot's user; the warning says so. undefined when there is none, or it failed too.
+   */
+  async #startReadable(): Promise<ChromiumProcess | undefined> {
+    const readable = this.#opts.readablePath;
+    if (readable === undefined || this.#path === readable) return undefined;
+    this.#path = readable;
+    const chromium = await this.#start().catch(() => undefined);
+    if (chromium)
+      this.#opts.logger.warn(
+        { executablePath: readable },
+        "Chromium's execute-only copy did not start with its sandbox: it runs from its readable binary, dumpable by the slot's user",
+      );
+    return chromium;
   }
 
   /**

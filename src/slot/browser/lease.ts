@@ -1,6 +1,6 @@
 // A lease: a fresh incognito context with one blank page in a generation's
 // Chromium, behind its own egress session, and how it is closed after its
-// request (a Chromium left backed up by a heavy request is discarded).
+// request (a Chromium left backed up, or slow to close it, is discarded).
 import type { BrowserContext, Page } from 'puppeteer';
 import { background } from '../../common/background.js';
 import type { Logger } from '../../common/log.js';
@@ -11,22 +11,19 @@ import type { Generation } from './launch.js';
 /** How long closing a context may take before the browser is considered stuck. */
 export const CONTEXT_CLOSE_TIMEOUT_MS = 5_000;
 /**
- * What a heavy request's backed-up Chromium may send of the request's events
- * (dropped unread) before it answers the closing of the context, before it is
- * killed and replaced instead (LeaseHooks.discard). Measured: the e2e console
- * flood had 5-9 MB left to send then; a burst that is over has nothing left.
- * Small beside what a launch costs (~500 ms of CPU).
+ * What a backed-up Chromium may send of the request's events (dropped unread)
+ * before it answers the closing of the context, before it is killed and
+ * replaced instead (LeaseHooks.discard): a burst that is over has nothing
+ * left, a flood has megabytes (docs/performance.md).
  */
 export const BACKLOG_DRAIN_BYTES = 2 * 2 ** 20;
 /**
- * How long closing the context of a request past its CPU budget may take
- * before its Chromium is killed and replaced instead (LeaseHooks.discard): its
- * slot serves nobody meanwhile, and a launch takes ~400 ms (measured). The
- * neighbour bench saw such closes take up to 5 s (CONTEXT_CLOSE_TIMEOUT_MS)
- * after a console flood whose messages were over the size limit, which
+ * How long closing a context may take before its Chromium is killed and
+ * replaced instead (LeaseHooks.discard): its slot serves nobody meanwhile, and
+ * a launch is cheaper than a flood's backlog over the size limit, which
  * BACKLOG_DRAIN_BYTES does not count.
  */
-export const HEAVY_CLOSE_WAIT_MS = 1_000;
+export const SLOW_CLOSE_MS = 1_000;
 /** How often that is looked at while the context closes. */
 const BACKLOG_CHECK_MS = 20;
 
@@ -37,14 +34,8 @@ export interface PageLease {
   readonly context: BrowserContext;
   /** The context's identity at the egress guard: what it did, and the errors it met. */
   readonly egress: ContextEgress;
-  /** Holds the DevTools messages of the page's Chromium, or lets them go on (while its lane is paused: lanes.ts). */
-  holdMessages(held: boolean): void;
-  /**
-   * Closes the context (and its page); safe to call more than once. heavy: the
-   * request used more than its CPU budget (lanes.ts), so a Chromium it left
-   * backed up is replaced rather than drained.
-   */
-  close(heavy?: boolean): Promise<void>;
+  /** Closes the context (and its page); safe to call more than once. */
+  close(): Promise<void>;
 }
 
 /** What a lease asks of the host that made it. */
@@ -54,7 +45,7 @@ export interface LeaseHooks {
   readonly logger: Logger;
   /** A context of gen is gone: closed, or never made. */
   contextGone(gen: Generation): void;
-  /** gen sent more than BACKLOG_DRAIN_BYTES of a heavy request's events while its context closed: replace it. */
+  /** gen sent more than BACKLOG_DRAIN_BYTES of a request's events while its context closed, or was slow to: replace it. */
   discard(gen: Generation): void;
   /** A context is closed: the spare that replaces it may be made now, between requests. */
   refill(): void;
@@ -77,26 +68,18 @@ export async function openLease(gen: Generation, hooks: LeaseHooks): Promise<Pag
   }
   const session = egress;
   let closed: Promise<void> | undefined;
-  const close = (heavy = false): Promise<void> => {
+  const close = (): Promise<void> => {
     if (closed) return closed;
     // SECURITY: what the request's pages still send (a flood of console events
     // queued in Chromium) is dropped unread rather than parsed on the executor's
     // one thread, where other requests wait for their turn.
     if (context.id !== undefined) gen.chromium.retireContext(context.id);
     // SECURITY: a Chromium that still has more for us than the transport queues
-    // (a page's console flood, held back while it was paused) would send all of
-    // it before the answer to closing the context: ~25 MB, ~2 s of its browser
-    // process and of the executor's thread after the request (measured), beside
-    // the other lanes' requests. It is killed instead, and another launched.
-    // Only after a request past its CPU budget, and only once it has sent more
-    // than BACKLOG_DRAIN_BYTES of the request's events since: a launch and its
-    // contexts cost ~500 ms of CPU (measured), which a request must not buy with
-    // a burst of console lines that is over (it did: a burst all read before
-    // the request ended, in a request just past its budget, relaunched its
-    // Chromium whenever the burst had paused the pipe within the last second).
-    // Counted in bytes, not time: a slow machine does not turn a short backlog
-    // into a launch.
-    const drainedFrom = heavy && gen.chromium.backedUp ? gen.chromium.droppedEventBytes : undefined;
+    // (a page's console flood) would send all of it before the answer to closing
+    // the context, on this process's one thread: past BACKLOG_DRAIN_BYTES it is
+    // killed and another launched. Counted in bytes, not time: a slow machine
+    // does not turn a short backlog that is over into a launch.
+    const drainedFrom = gen.chromium.backedUp ? gen.chromium.droppedEventBytes : undefined;
     const draining =
       drainedFrom === undefined
         ? undefined
@@ -115,7 +98,7 @@ export async function openLease(gen: Generation, hooks: LeaseHooks): Promise<Pag
       'closing an egress session',
       hooks.logger,
     );
-    const slow = heavy ? setTimeout(() => hooks.discard(gen), HEAVY_CLOSE_WAIT_MS).unref() : undefined;
+    const slow = setTimeout(() => hooks.discard(gen), SLOW_CLOSE_MS).unref();
     let timer: NodeJS.Timeout | undefined;
     closed = Promise.race([
       contextClosed,
@@ -137,12 +120,15 @@ export async function openLease(gen: Generation, hooks: LeaseHooks): Promise<Pag
   };
   try {
     const page = await context.newPage();
+    // The page is the focused one whatever else Chromium shows: emptying the clipboard (clipboard.ts) needs
+    // a focused document, and a page made beside another, under load, was not always given focus. Set here,
+    // by the host; no method of the membrane reaches it.
+    await page.emulateFocusedPage(true);
     return {
       page,
       pid: gen.chromium.pid,
       context,
       egress: session,
-      holdMessages: (held) => gen.chromium.holdMessages(held),
       close,
     };
   } catch (e) {

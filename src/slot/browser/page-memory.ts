@@ -1,24 +1,13 @@
 // The memory one request's Chromium uses, read from /proc, and the watchdog
-// that ends the request when it goes over PAGE_MEMORY_MB.
+// that ends the request when it goes over PAGE_MEMORY_MB where the kernel does
+// not (no memory cgroup per slot: docs/budgets.md).
 //
-// Why /proc and not something else (measured, see docs/budgets.md): DevTools
-// targets carry no process id, and SystemInfo.getProcessInfo lists renderers
-// with no hint of their context, so a renderer cannot be tied to a request
-// inside one shared Chromium. Each request therefore runs in a lane
-// (src/slot/browser/lanes.ts) whose Chromium serves one request at a time: every
-// process under that lane's browser process is that request's or the lane's
-// own. A V8 flag bounds only the JavaScript heap (canvases, typed arrays,
-// images and Wasm memory are outside it), and with --renderer-cmd-prefix the
-// browser launches renderers itself, outside the zygote in which Chromium's
-// Linux sandbox is set up (observed: their parent becomes the browser); a
-// cgroup per lane would need a delegated hierarchy (see docs/budgets.md) and is not
-// required. This watchdog needs only what the executor's user always has over
-// its own Chromium: reading /proc/<pid>/{stat,status,cmdline,task/*/children}
-// (mode 0444; measured readable for the sandboxed renderers too, which sit in
-// PID namespaces of their own under the zygote and are not dumpable, with both
-// the headless shell and the full browser) and kill().
+// DevTools targets carry no process id, so a renderer is tied to a request by
+// where it sits: a slot's Chromium serves one request at a time, and every
+// process under its browser is that request's or the slot's own. Reading
+// /proc/<pid>/{stat,status,cmdline,task/*/children} and kill() need nothing
+// the slot's user lacks over its own Chromium, sandboxed renderers included.
 import { readdirSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parseStat, readOr } from '../../common/proc.js';
 
 /** One process of a Chromium tree, with the memory it holds of its own. */
@@ -49,60 +38,7 @@ export interface ProcessSource {
   /** The root and all its descendants that still exist. */
   tree(rootPid: number): ProcessMemory[];
   kill(pid: number): void;
-  /** Every thread of the process to the lowest CPU priority (nice BACKGROUND_NICE). */
-  deprioritize(pid: number): void;
-  /** Stops (SIGSTOP) or continues (SIGCONT) the process; one that is gone is ignored. */
-  pause(pid: number, paused: boolean): void;
 }
-
-/**
- * The nice value of a request's renderer that has used more than
- * PAGE_CPU_BUDGET_MS: the lowest. It still gets every cycle nobody else wants;
- * beside other requests it gets a small share (CFS weight 15 against 1024). A
- * process can raise its own nice value, never lower it again without
- * CAP_SYS_NICE, which is why only the request's own renderers are moved (they
- * end with the request), never the browser, GPU or network processes the
- * lane's next request uses.
- */
-export const BACKGROUND_NICE = 19;
-
-/**
- * SECURITY: CPU one request may use before it yields to others, in ms, summed
- * over its lane's processes since the lease (renderers, frames, workers, the
- * GPU and network processes, the browser). A page that loads and answers a few
- * calls uses tens of ms; a busy loop, a memory bomb or a heavy page passes this
- * within a fraction of a second. Then the request's own processes run at nice
- * BACKGROUND_NICE and, while another request runs, the whole lane is paused
- * PAGE_CPU_PAUSE_MS of every poll, so that on a machine of two cores it no
- * longer doubles every other tenant's latency (npm run bench -- --neighbour).
- */
-export const PAGE_CPU_BUDGET_MS = 250;
-
-/**
- * SECURITY: of every PAGE_MEMORY_POLL_MS, how long the lane of a request past
- * PAGE_CPU_BUDGET_MS (every process of it: the lane serves that request alone)
- * is stopped (SIGSTOP, then SIGCONT) while another request runs in the executor: stopped as soon as the other request starts, then let
- * run for the rest of each poll (30 ms), and continued as soon as it ends; all
- * of the time is theirs when they are alone. A nice value alone does not do it
- * here: on two cores a busy renderer at nice 19 slowed another request as much
- * as at nice 0 (measured: docs/budgets.md "CPU between requests"), and what a flooding
- * renderer makes its browser process and the executor do is not lowered by its
- * own nice value. Whatever ends the watch (the request, the memory kill)
- * continues them first; the front continues the stopped processes of an
- * executor that was killed (src/front/children/stopped-chromium.ts).
- */
-export const PAGE_CPU_PAUSE_MS = 70;
-
-/**
- * Polls without any CPU used by a lane after which its request counts as idle
- * (a script that sleeps, a page that waits on the network): nobody is paused
- * for it. One: a request is yielded to only while it uses at least a clock tick
- * (10 ms) of CPU per poll (100 ms), a tenth of a core, so a cheap neighbour
- * holds a heavy request back for at most its own budget's worth (2.5 s), and a
- * neighbour that keeps its lane busier passes its own budget and is no longer
- * yielded to.
- */
-export const IDLE_POLLS = 1;
 
 /** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on every Linux ABI Node runs on). */
 const TICKS_PER_S = 100;
@@ -180,29 +116,63 @@ export function procfsSource(): ProcessSource {
         // already gone
       }
     },
-    pause(pid, paused) {
-      try {
-        process.kill(pid, paused ? 'SIGSTOP' : 'SIGCONT');
-      } catch {
-        // already gone
+  };
+}
+
+/**
+ * Where the kernel holds the page's memory (its Chromium's own cgroup, v1):
+ * the tree read from the group's member list (one read) and each member's
+ * parent, instead of every thread's children file of every process (a
+ * Chromium browser has dozens of threads: measured, most of a walk's CPU).
+ * Memory is not read (bytes 0): there the kernel counts and bounds it, and the
+ * front reads the group's peak. SECURITY: the tree is still the root's: a
+ * member counts only when its chain of parents within the group reaches
+ * `rootPid` (what left the tree, or a previous Chromium's last processes, is
+ * not the lane's), and no descendant can be outside the group: a process of
+ * the slot's user may write only this group's member list, not another's.
+ */
+export function cgroupSource(procsPath: string): ProcessSource {
+  const types = new Map<string, string>();
+  const kill = procfsSource().kill;
+  return {
+    tree(rootPid) {
+      const members = new Map<number, { ppid: number; start: number; cpuMs: number }>();
+      for (const line of (readOr(procsPath) ?? '').split('\n')) {
+        if (line === '' || members.size >= MAX_TREE) continue;
+        const pid = Number(line);
+        const stat = readOr(`/proc/${pid}/stat`);
+        if (stat === undefined) continue;
+        const { ppid, startTicks, cpuTicks } = parseStat(stat);
+        members.set(pid, { ppid, start: startTicks, cpuMs: (cpuTicks * 1000) / TICKS_PER_S });
       }
-    },
-    deprioritize(pid) {
-      // Linux keeps a nice value per thread: each one is moved (threads started later inherit it).
-      let tasks: string[];
-      try {
-        tasks = readdirSync(`/proc/${pid}/task`);
-      } catch {
-        return; // gone
-      }
-      for (const tid of tasks) {
-        try {
-          setPriority(Number(tid), BACKGROUND_NICE);
-        } catch {
-          // the thread ended
+      const depths = new Map<number, number | undefined>([[rootPid, 0]]);
+      const depthOf = (pid: number): number | undefined => {
+        if (depths.has(pid)) return depths.get(pid);
+        // Marked first: a cycle of parents (pids reused while read) ends here, outside the tree.
+        depths.set(pid, undefined);
+        const m = members.get(pid);
+        const parent = m === undefined ? undefined : depthOf(m.ppid);
+        const depth = parent === undefined ? undefined : parent + 1;
+        depths.set(pid, depth);
+        return depth;
+      };
+      const out: ProcessMemory[] = [];
+      for (const [pid, m] of members) {
+        const depth = depthOf(pid);
+        if (depth === undefined) continue;
+        const id = `${pid}:${m.start}`;
+        let type = types.get(id);
+        if (type === undefined) {
+          const cmd = readOr(`/proc/${pid}/cmdline`) ?? '';
+          type = pid === rootPid ? 'browser' : (/[\0 ]--type=([\w-]+)/.exec(cmd)?.[1] ?? 'other');
+          if (types.size >= MAX_TREE) types.clear();
+          types.set(id, type);
         }
+        out.push({ pid, type, start: m.start, depth, cpuMs: m.cpuMs, bytes: 0 });
       }
+      return out;
     },
+    kill,
   };
 }
 
@@ -228,7 +198,7 @@ export interface Watch {
   readonly use: PageMemoryUse;
   /** The most the request's processes held at any reading (PageMemoryUse.bytes), in bytes. */
   readonly peakBytes: number;
-  /** Reads the lane once more for the peak alone (no kill, no pause); returns the peak. */
+  /** Reads the lane once more for the peak alone (no kill; not where nothing is polled); returns the peak. */
   readPeak(): number;
   /** Set once the limit was passed; the renderers were killed then. */
   readonly exceeded: PageMemoryUse | undefined;
@@ -238,25 +208,13 @@ export interface Watch {
    * first, once.
    */
   stop(endOwn?: boolean): void;
-  /**
-   * Another request started or ended beside this one: a request past its CPU
-   * budget is read now and paused or continued (the others wait for their next poll).
-   */
-  recheck(): void;
-  /** The request is past its CPU budget (summed over its lane; at the last reading): it yields, it is not yielded to. */
-  readonly overBudget: boolean;
-  /** The lane used CPU within the last IDLE_POLLS polls, or the watch is that new: others yield to it. */
-  readonly active: boolean;
 }
 
 export interface PageMemoryWatchdogOptions {
   readonly limitBytes: number;
-  /** CPU per renderer of a request before it is moved to the background tier; PAGE_CPU_BUDGET_MS by default. */
-  readonly cpuBudgetMs?: number;
   readonly source?: ProcessSource;
+  /** How often a watched lane is read; 0: only at the lease, readPeak() and stop() (the kernel holds the limit). */
   readonly pollMs?: number;
-  /** Of each poll, how long a request's processes past their CPU budget are stopped while others run. */
-  readonly pauseMs?: number;
 }
 
 const identity = (p: ProcessMemory): string => `${p.pid}:${p.start}`;
@@ -274,17 +232,13 @@ const identity = (p: ProcessMemory): string => `${p.pid}:${p.start}`;
  */
 export class PageMemoryWatchdog {
   readonly limitBytes: number;
-  readonly #cpuBudgetMs: number;
   readonly #source: ProcessSource;
   readonly #pollMs: number;
-  readonly #pauseMs: number;
 
   constructor(opts: PageMemoryWatchdogOptions) {
     this.limitBytes = opts.limitBytes;
-    this.#cpuBudgetMs = opts.cpuBudgetMs ?? PAGE_CPU_BUDGET_MS;
     this.#source = opts.source ?? procfsSource();
     this.#pollMs = opts.pollMs ?? PAGE_MEMORY_POLL_MS;
-    this.#pauseMs = opts.pauseMs ?? PAGE_CPU_PAUSE_MS;
   }
 
   /** Every process of a Chromium now, read once. */
@@ -298,26 +252,14 @@ export class PageMemoryWatchdog {
   }
 
   /**
-   * Watches the lane of rootPid for one request. contended says whether another
-   * request runs beside it now: only then are its over-budget processes paused.
-   * onPause is told when they are stopped (true) and continued (false), each
-   * time, so that what else the lane costs can wait with them (its DevTools
-   * messages: lanes.ts). limitBytes is this request's limit (its key's, when
-   * lower than PAGE_MEMORY_MB).
+   * Watches the lane of rootPid for one request. limitBytes is this request's
+   * limit (its key's, when lower than PAGE_MEMORY_MB).
    */
-  watch(
-    rootPid: number,
-    onExceeded: (use: PageMemoryUse) => void,
-    contended: () => boolean = () => false,
-    onPause: (paused: boolean) => void = () => undefined,
-    limitBytes: number = this.limitBytes,
-  ): Watch {
+  watch(rootPid: number, onExceeded: (use: PageMemoryUse) => void, limitBytes: number = this.limitBytes): Watch {
     // Read before anything of the request's runs in the lane: the types here are Chromium's own.
-    const baseline = new Map<string, { bytes: number; type: string; cpuMs: number }>();
+    const baseline = new Map<string, { bytes: number; type: string }>();
     const first = this.measure(rootPid);
-    for (const p of first) baseline.set(identity(p), { bytes: p.bytes, type: p.type, cpuMs: p.cpuMs });
-    /** The request's own processes moved to nice 19 once it passed its CPU budget. */
-    const lowered = new Set<string>();
+    for (const p of first) baseline.set(identity(p), { bytes: p.bytes, type: p.type });
     // SECURITY: which processes to end is chosen by what they were before the
     // request (a renderer then: the blank page it was given) or by where they
     // started since (what a zygote forked: its renderers and workers), never by
@@ -334,123 +276,16 @@ export class PageMemoryWatchdog {
     let peakBytes = 0;
     let exceeded: PageMemoryUse | undefined;
     let stopped = false;
-    /** The request's over-budget processes stopped now. */
-    const paused: number[] = [];
-    /** Set during a run window: when it ends, the processes are stopped again if others still run. */
-    let windowTimer: NodeJS.Timeout | undefined;
-    const resume = (): void => {
-      clearTimeout(windowTimer);
-      windowTimer = undefined;
-      if (paused.length === 0) return;
-      for (const pid of paused.splice(0)) this.#source.pause(pid, false);
-      onPause(false);
-    };
-    const pause = (pids: readonly number[]): void => {
-      if (pids.length === 0) return;
-      for (const pid of pids) {
-        paused.push(pid);
-        this.#source.pause(pid, true);
-      }
-      onPause(true);
-    };
-    /**
-     * While another request runs, the over-budget processes are stopped, but
-     * for a run window of (poll - pause) ms at each poll; at once when the
-     * other request starts (tick false: a lease, not the timer), not a poll later.
-     */
-    const share = (tree: readonly ProcessMemory[], tick: boolean): void => {
-      // SECURITY: the pids come from the walk just made (or, for the end of a run
-      // window, one made that window earlier), never from an older one: a pid that
-      // ended since could be another's now. A stopped process cannot end on its
-      // own, so the stopped pids are still its own when continued.
-      // The whole lane: one request at a time uses it, so all of its CPU is this
-      // request's (its GPU process compositing an animation, renderers of frames).
-      const over = overBudget ? tree.map((p) => p.pid) : [];
-      if (stopped || exceeded !== undefined || over.length === 0 || this.#pauseMs <= 0 || !contended()) {
-        resume();
-        return;
-      }
-      if (windowTimer !== undefined) return;
-      if (paused.length === 0) {
-        pause(over);
-        return;
-      }
-      if (!tick) return;
-      resume();
-      windowTimer = setTimeout(
-        () => {
-          windowTimer = undefined;
-          if (!stopped && exceeded === undefined && contended()) pause(over);
-        },
-        Math.max(0, this.#pollMs - this.#pauseMs),
-      );
-    };
-    /**
-     * The CPU time last read of each process of the lane during the request, by
-     * identity; one that is gone keeps its entry. SECURITY: a process that exits
-     * takes its CPU time out of /proc, not out of the request's: a page that works
-     * in popups it closes, or in pages it navigates away from, is held to one
-     * budget, and a renderer exiting does not make a working lane look idle.
-     * Bounded: past MAX_TREE entries those of processes gone are dropped (their
-     * CPU is already counted; one read again later would count twice, never less).
-     */
-    const lastCpu = new Map<string, number>();
-    /** CPU the lane's processes used since the lease (processes started since, whole); it only grows. */
-    let requestCpuMs = 0;
-    /** CPU the lane's processes used since the last timed poll. */
-    let sinceTickMs = 0;
-    /** A timed poll was read: the first one is the watch's start, active whatever it read. */
-    let ticked = false;
-    let idlePolls = 0;
-    let overBudget = false;
     /** What the lane's processes grew by since the lease (a process started since, whole). */
     const grown = (p: ProcessMemory): number => Math.max(0, p.bytes - (baseline.get(identity(p))?.bytes ?? 0));
-    const check = (tick = true, read?: readonly ProcessMemory[]): void => {
+    const check = (read?: readonly ProcessMemory[]): void => {
       if (stopped) return;
       const tree = read ?? this.measure(rootPid);
-      // One pass over the readings: memory grown since the lease, CPU used since the last reading.
       let bytes = 0;
-      for (const p of tree) {
-        const id = identity(p);
-        const before = baseline.get(id);
-        bytes += grown(p);
-        const last = lastCpu.get(id) ?? before?.cpuMs ?? 0;
-        const used = Math.max(0, p.cpuMs - last);
-        requestCpuMs += used;
-        sinceTickMs += used;
-        lastCpu.set(id, Math.max(last, p.cpuMs));
-      }
-      if (lastCpu.size > MAX_TREE) {
-        const now = new Set(tree.map(identity));
-        for (const id of lastCpu.keys()) if (!now.has(id)) lastCpu.delete(id);
-      }
-      if (tick) {
-        idlePolls = ticked && sinceTickMs <= 0 ? idlePolls + 1 : 0;
-        sinceTickMs = 0;
-        ticked = true;
-      }
+      for (const p of tree) bytes += grown(p);
       use = { bytes, renderers: tree.filter((p) => p.type === 'renderer').length };
       peakBytes = Math.max(peakBytes, bytes);
-      // SECURITY: the budget is the request's, summed over every process of its
-      // lane since the lease (processes started since count whole, processes
-      // gone since keep what they had used): work spread
-      // over fresh renderers (each cross-site navigation, frame or popup starts at
-      // 0 ms) or pushed onto the GPU process counts as well. Past it the request
-      // yields: its own processes (chosen as the kill is: by history and place)
-      // go to nice 19, and the whole lane is paused while others run.
-      overBudget ||= requestCpuMs > this.#cpuBudgetMs;
-      if (overBudget)
-        for (const p of tree) {
-          const id = identity(p);
-          if (lowered.has(id) || !toEnd(p)) continue;
-          lowered.add(id);
-          this.#source.deprioritize(p.pid);
-        }
-      if (exceeded === undefined && bytes <= limitBytes) {
-        share(tree, tick);
-        return;
-      }
-      resume();
+      if (exceeded === undefined && bytes <= limitBytes) return;
       // SECURITY: the memory goes back now, whatever the job is busy with; a
       // renderer started after that (a reload) is ended too, until the job stops the watch.
       for (const p of tree) if (toEnd(p)) this.#source.kill(p.pid);
@@ -460,9 +295,9 @@ export class PageMemoryWatchdog {
       }
     };
     // The first poll is the baseline's own reading (one walk of the lane at the lease, not two).
-    check(true, first);
-    const timer = setInterval(check, this.#pollMs);
-    timer.unref();
+    check(first);
+    const timer = this.#pollMs > 0 ? setInterval(check, this.#pollMs) : undefined;
+    timer?.unref();
     return {
       get use() {
         return use;
@@ -474,7 +309,8 @@ export class PageMemoryWatchdog {
         return peakBytes;
       },
       readPeak: () => {
-        if (!stopped)
+        // Where the kernel holds the page's memory, the front reads its peak from the page's cgroup.
+        if (!stopped && this.#pollMs > 0)
           peakBytes = Math.max(
             peakBytes,
             this.measure(rootPid).reduce((n, p) => n + grown(p), 0),
@@ -485,22 +321,7 @@ export class PageMemoryWatchdog {
         const ending = endOwn && !stopped;
         stopped = true;
         clearInterval(timer);
-        // Continued first, then killed from a fresh walk: no pid is signalled after its process could be gone.
-        resume();
         if (ending) for (const p of this.measure(rootPid)) if (toEnd(p)) this.#source.kill(p.pid);
-      },
-      // Only a request past its CPU budget is paused or continued when others start
-      // or end: for one within it (nearly all), a recheck would only read the lane
-      // (~1.4 ms of CPU, measured) a poll early, at every other request's lease and
-      // release and at each context made ahead.
-      recheck: () => {
-        if (overBudget) check(false);
-      },
-      get overBudget() {
-        return overBudget;
-      },
-      get active() {
-        return idlePolls < IDLE_POLLS;
       },
     };
   }

@@ -3,7 +3,8 @@
 // its request, ended and closed there, over the executor's channel (channel.ts);
 // URL checks are asked of the same checker the guard uses (one resolver, one
 // policy). A session's counts and failures are sent here as they change, so the
-// job reads them without a round trip.
+// job reads them without a round trip; its final counts (the request's bill,
+// with what the connections still open moved) are asked once, as it ends.
 //
 // When the egress process dies, the channel closes: every session of it is
 // ended here at once (a context leased after that fails rather than using a port
@@ -41,6 +42,11 @@ export interface ContextEgress {
   bind(requestId: string, proxy?: string): void | Promise<void>;
   /** The request is over: its connections are cut, new ones refused. */
   end(): void;
+  /**
+   * end(), then the request's final counts: taken by the guard once the connections
+   * still open are cut, so what they moved until then is in them.
+   */
+  finish(): Promise<EgressStats>;
   /** The context is gone: the port is released. */
   close(): Promise<void>;
   stats(): EgressStats;
@@ -68,6 +74,8 @@ export class RemoteSession implements ContextEgress {
   readonly #failures = new Map<string, { error: string; at: number }>();
   readonly #refusedHosts = new Set<string>();
   #closed: Promise<void> | undefined;
+  /** The final counts are taken (finish()): nothing the egress process sends later changes them. */
+  #final = false;
 
   /** @internal made by RemoteGuard.openSession() */
   constructor(remote: RemoteGuard, id: number, port: number) {
@@ -96,6 +104,19 @@ export class RemoteSession implements ContextEgress {
     this.#remote.tell({ op: 'end', s: this.#id });
   }
 
+  async finish(): Promise<EgressStats> {
+    if (this.#state === 'ended') return this.stats();
+    this.#state = 'ended';
+    try {
+      const a = await this.#remote.ask({ op: 'finish', s: this.#id }, false);
+      if (a.stats) this.#stats = { ...a.stats };
+      this.#final = true;
+    } catch {
+      // The egress process is gone (its requests fail): the counts it sent are all there are.
+    }
+    return this.stats();
+  }
+
   close(): Promise<void> {
     this.end();
     this.#closed ??= this.#remote.release(this, this.#id);
@@ -122,7 +143,7 @@ export class RemoteSession implements ContextEgress {
 
   /** @internal the egress process's counts */
   setStats(stats: EgressStats): void {
-    this.#stats = { ...stats };
+    if (!this.#final) this.#stats = { ...stats };
   }
 
   /** @internal */

@@ -16,7 +16,7 @@ import type { Delivery } from './delivery.js';
 import type { HandleTable } from './handles.js';
 import type { HostCpuBudget } from './host-cpu.js';
 import { lookupMethod, type MethodContext } from './methods/index.js';
-import { MembraneError } from './options.js';
+import { MembraneError, RefusedOptionError } from './options.js';
 import { oversizedAnswerError, refusal, toWireError } from './wire-errors.js';
 
 export interface DispatchDeps {
@@ -32,8 +32,8 @@ export interface DispatchDeps {
   expired?(): boolean;
   /** The guard's memory of upstream failures (see ../egress-client/net-errors.ts). */
   recentFailure?: RecentFailure;
-  /** While the request's Chromium is paused (past its CPU budget, beside others): when it runs again. */
-  whenRunning?(): Promise<void> | undefined;
+  /** An option was refused for what it would do on the server (`path`, `userDataDir`…): a security event. */
+  refusedOption?(detail: string): void;
 }
 
 export class Dispatch {
@@ -104,6 +104,7 @@ export class Dispatch {
       this.#deps.delivery.toIsolate(msg, false);
     };
     const fail = (e: unknown): void => {
+      if (e instanceof RefusedOptionError) this.#deps.refusedOption?.(e.message.slice(0, 100));
       const oversized = oversizedAnswerError(e, typeof m === 'string' ? m : '?');
       if (oversized) {
         settle({ op: 'settle', id: callId, ok: false, e: oversized });
@@ -115,14 +116,9 @@ export class Dispatch {
       settle({ op: 'settle', id: callId, ok: false, e: err });
     };
     end = (): void => fail(budgetError(`${String(m)}: ${this.#deps.cpu.cpuBudgetMessage()}`));
-    // SECURITY: while the request's Chromium is paused (past its CPU budget, beside
-    // other requests), its next calls wait for it to run again rather than cost the
-    // executor's one thread now: a flood of calls with 1 MB arguments is serialized
-    // and written to a stopped pipe otherwise. The script's deadline still runs.
-    (this.#deps.whenRunning?.() ?? Promise.resolve())
+    // Started at a later turn, as every call is: a call the script aborted meanwhile is never started.
+    Promise.resolve()
       .then(() => {
-        // SECURITY: a call the script aborted while it waited is not started when the lane runs again
-        // (its arguments are never serialized: the lane's run window is not spent on them).
         controller.signal.throwIfAborted();
         // Option schemas read it while the method builds its options (synchronously; options.ts).
         this.#startingSignal = controller.signal;
@@ -186,6 +182,7 @@ export class Dispatch {
         );
       return json;
     } catch (e) {
+      if (e instanceof RefusedOptionError) this.#deps.refusedOption?.(e.message.slice(0, 100));
       return JSON.stringify({ ok: false, e: toWireError(e) });
     }
   }

@@ -38,6 +38,12 @@ export interface MembraneDeps {
   readonly limits: MembraneLimits;
   /** The egress policy for a URL a script navigates to; rejects with a readable reason. */
   checkUrl(url: URL): Promise<void>;
+  /**
+   * A security event the membrane saw: a refused scheme of a navigation, or a
+   * method the isolate's stubs refused (reported by the isolate: it can only
+   * raise the request's own key's score).
+   */
+  securityEvent?(cls: 'scheme-or-port' | 'refused-method', detail: string): void;
   /** The guard's memory of upstream failures (see ../egress-client/net-errors.ts). */
   recentFailure?: RecentFailure;
   /** True once the script's deadline has passed: no call starts after it. */
@@ -46,8 +52,6 @@ export interface MembraneDeps {
   now?(): number;
   /** Delivers a message (JSON text) to the isolate's receive(); resolves with its (JSON) answer. */
   toIsolate(json: string, wantAnswer: boolean): Promise<string | undefined>;
-  /** While the request's Chromium is paused (past its CPU budget, beside others): when it runs again. */
-  whenRunning?(): Promise<void> | undefined;
 }
 
 const NAVIGABLE_SCHEMES = new Set(['http:', 'https:', 'data:']);
@@ -99,7 +103,7 @@ export class Membrane implements MethodContext {
       disposed,
       expired: () => deps.expired?.() ?? false,
       recentFailure: deps.recentFailure,
-      whenRunning: () => deps.whenRunning?.(),
+      refusedOption: (detail) => deps.securityEvent?.('refused-method', detail),
     });
     this.#timers = new ScriptTimers(
       deps.limits,
@@ -165,6 +169,10 @@ export class Membrane implements MethodContext {
       case 'clearTimer':
         this.#timers.clear(msg.id);
         return '';
+      case 'refused':
+        // The isolate's stub refused a method; the name is cut, whatever the isolate sent.
+        if (typeof msg.m === 'string') this.#deps.securityEvent?.('refused-method', cut(msg.m, 100));
+        return '';
       default:
         return '{"ok":false}';
     }
@@ -215,6 +223,7 @@ export class Membrane implements MethodContext {
     }
     // SECURITY: file:, view-source:, chrome:, devtools:, javascript: and the rest are refused here.
     if (!NAVIGABLE_SCHEMES.has(url.protocol)) {
+      this.#deps.securityEvent?.('scheme-or-port', `${where}: ${url.href.slice(0, 200)}`);
       throw new MembraneError(
         `${where}: the ${url.protocol} scheme is not allowed (only http:, https:, data: and about:blank)`,
       );

@@ -8,6 +8,9 @@ export class MembraneError extends Error {
   override name = 'Error';
 }
 
+/** An option refused for what it would do on the server (a security event of the request's key). */
+export class RefusedOptionError extends MembraneError {}
+
 /** Options that would touch the server's disk or run programs: refused by name. */
 const DISK_OPTIONS: Readonly<Record<string, string>> = {
   path: 'it would read or write files on the server',
@@ -62,7 +65,7 @@ export function options(v: unknown, schema: Schema, clock: Clock, where: string)
     const why = DISK_OPTIONS[key];
     // A schema that names the key means something else by it (a cookie's URL path).
     if (why !== undefined && !(key in schema) && v[key] !== undefined) {
-      throw new MembraneError(`${where}: the "${key}" option is not available in pagescript (${why})`);
+      throw new RefusedOptionError(`${where}: the "${key}" option is not available in pagescript (${why})`);
     }
   }
   for (const [key, check] of Object.entries(schema)) {

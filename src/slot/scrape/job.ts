@@ -6,7 +6,7 @@ import { TimeoutError, type Browser, type HTTPResponse, type Page } from 'puppet
 import type { BrowserLanes, LaneLease } from '../browser/lanes.js';
 import type { Config } from '../../common/config.js';
 import { defaultPort, unmaskNetError, type RecentFailure } from '../egress-client/net-errors.js';
-import { ApiError, scrapingFailed } from '../../common/errors.js';
+import { ApiError, internalFailure, notPrepared, scrapingFailed, type JobPhase } from '../../common/errors.js';
 import type { Logger } from '../../common/log.js';
 import type { ScriptSandbox } from '../membrane/script-sandbox.js';
 import { Membrane } from '../membrane/membrane.js';
@@ -18,6 +18,8 @@ import type { JobOutcome, JobRequest, JobTimings, JobUsage } from '../../protoco
 import type { RequestOptions } from '../../protocol/request-options.js';
 import { applyOptions, navigationWait, recheckOptions } from './page-setup.js';
 import { describeFailure } from './failure.js';
+import { dismissDialogs, readPage } from './page-read.js';
+import { SecurityRecord } from '../../protocol/security.js';
 import {
   type EgressCheck,
   MAX_REFUSALS_LOGGED_PER_REQUEST,
@@ -82,16 +84,25 @@ async function measuredUsage(
 const MAX_HANDLES = 50_000;
 const MAX_TIMERS = 10_000;
 
+/** Distinct refused methods one request counts (the isolate's refusal stubs are fewer). */
+const MAX_REFUSED_METHODS = 64;
+
 const EGRESS_UNAVAILABLE = 'Internal server error: the egress process did not answer; the request was not completed';
 
 /** Refuses a URL the browser may not reach, before the browser tries. */
-async function checkUrl(deps: ScrapeDeps, url: URL, requestId: string, refusals = { count: 0 }): Promise<void> {
+async function checkUrl(
+  deps: ScrapeDeps,
+  url: URL,
+  requestId: string,
+  refusals = { count: 0 },
+  security?: SecurityRecord,
+): Promise<void> {
   let d;
   try {
     d = await deps.checker.check(url.hostname, defaultPort(url));
   } catch (e) {
     // The egress process could not be asked (it stopped, or did not answer): the service's failure, not the URL's.
-    throw new ApiError('INTERNAL_SERVER_ERROR', EGRESS_UNAVAILABLE, { cause: e });
+    throw internalFailure('egress-unavailable', EGRESS_UNAVAILABLE, e);
   }
   if (d.ok) return;
   if (d.code === 'NAME_NOT_RESOLVED') throw new MembraneError(`${NET_ERRORS.NAME_NOT_RESOLVED} at ${url.href}`);
@@ -99,6 +110,8 @@ async function checkUrl(deps: ScrapeDeps, url: URL, requestId: string, refusals 
   if (++refusals.count <= MAX_REFUSALS_LOGGED_PER_REQUEST)
     deps.logger.warn({ requestId, host: url.hostname, port: defaultPort(url), reason: d.reason }, 'egress refused');
   deps.metrics?.egressRefusals.inc();
+  // A navigation the request or its script chose: weighs much in its key's score.
+  security?.add(d.kind ?? 'reserved', 'navigation', `${url.href.slice(0, 200)}: ${d.reason}`);
   throw new MembraneError(d.reason);
 }
 
@@ -148,10 +161,10 @@ async function navigate(
 
 /** Chromium died under the request; it is relaunched for the next one. */
 function browserGone(cause?: unknown): ApiError {
-  return new ApiError(
-    'INTERNAL_SERVER_ERROR',
+  return internalFailure(
+    'browser-gone',
     'Internal server error: the browser closed unexpectedly; it is being relaunched',
-    { cause },
+    cause,
   );
 }
 
@@ -191,6 +204,7 @@ export async function runScrape(
   deps: ScrapeDeps,
   signal?: AbortSignal,
   deferClose?: (closing: Promise<void>) => void,
+  onPhase?: (phase: JobPhase) => void,
 ): Promise<JobOutcome> {
   const started = performance.now();
   const timings: JobTimings = {};
@@ -204,12 +218,16 @@ export async function runScrape(
   const options = recheckOptions(req.options, req.url);
   /** This request's refusals by the URL check (the guard counts its own). */
   const refusals = { count: 0 };
+  /** What the request tried that looks like a probe, as this slot sees it (the front adds the guard's). */
+  const security = new SecurityRecord();
+  const refusedMethods = new Set<string>();
   try {
-    await checkUrl(deps, url, requestId, refusals);
+    await checkUrl(deps, url, requestId, refusals, security);
   } catch (e) {
     if (e instanceof ApiError && e.status >= 500) throw e;
     const refused = scrapingFailed(cleanMessage(e), e);
     await describeFailure(refused, { phase: 'navigation', screenshot: false });
+    if (!security.empty) refused.security = security.report();
     throw refused;
   }
 
@@ -226,6 +244,8 @@ export async function runScrape(
   };
   signal?.addEventListener('abort', onAbort, { once: true });
   let stopWatchingBrowser: (() => void) | undefined;
+  /** Stops dismissing the dialogs of a page no script answers. */
+  let stopDismissing: (() => void) | undefined;
   /** Set when the page crashed; settles once it is known whether it died of memory. */
   let crashed: Promise<void> | undefined;
   let phase: 'navigation' | 'script' = 'navigation';
@@ -241,9 +261,12 @@ export async function runScrape(
     ]);
     if (made.status === 'fulfilled') sandbox = made.value;
     if (leased.status === 'fulfilled') lease = leased.value;
-    if (leased.status === 'rejected') throw new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: leased.reason });
-    if (made.status === 'rejected') throw new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: made.reason });
+    // The service's own work before the request: its failure is a 503 another slot may make good, never a 500.
+    if (leased.status === 'rejected')
+      throw leased.reason instanceof ApiError ? leased.reason : notPrepared('lease', leased.reason);
+    if (made.status === 'rejected') throw notPrepared('isolate', made.reason);
     if (signal?.aborted) throw cancelled();
+    onPhase?.('navigation');
     const { page, egress } = lease as LaneLease;
     const laneLease = lease as LaneLease;
     // Over PAGE_MEMORY_MB the lane has killed the renderers already: end the script now.
@@ -278,6 +301,8 @@ export async function runScrape(
     if (sandbox && req.script?.includes('cheerio'))
       background(sandbox.loadCheerio(), 'loading cheerio ahead', deps.logger);
 
+    // A dialog blocks the page: without a script to answer it, it is dismissed (the membrane does so for a script).
+    if (sandbox === undefined) stopDismissing = dismissDialogs(page);
     if (options) {
       try {
         await applyOptions(page, options, req.url);
@@ -292,16 +317,21 @@ export async function runScrape(
     });
 
     if (sandbox === undefined) {
-      const value =
-        req.outputFormat === 'html'
-          ? await unlessMemoryGone(page.content())
-          : {
-              url: req.url,
-              finalUrl: page.url(),
-              status: response?.status() ?? null,
-              ok: response?.ok() ?? false,
-              title: await unlessMemoryGone(page.title()),
-            };
+      // The page may navigate itself, spin or grow under the read: the page's doing, never a 500 (page-read.ts).
+      const read = <T>(what: string, r: () => Promise<T>): Promise<T> =>
+        unlessMemoryGone(
+          readPage(r, what, config.scriptTimeoutMs).catch((e: unknown) => {
+            throw page.browser().connected ? e : browserGone(e);
+          }),
+        );
+      let value: string | Record<string, unknown>;
+      if (req.outputFormat === 'html') value = await read('HTML', () => page.content());
+      else {
+        const title = await read('title', () => page.title());
+        // Read after the title: where the page went if it navigated itself.
+        const finalUrl = page.url();
+        value = { url: req.url, finalUrl, status: response?.status() ?? null, ok: response?.ok() ?? false, title };
+      }
       // A frame's or a worker's renderer was ended for memory while the page loaded.
       if (laneLease.memoryExceeded) throw memoryExceeded();
       // SECURITY: the page chooses the size of its HTML (and title); what crosses to the front is capped as a script's result is.
@@ -316,8 +346,10 @@ export async function runScrape(
         logs: [],
         executionTimeMs: Math.round(performance.now() - started),
         timings,
-        egress: egress.stats(),
+        // The bill: the guard cuts what the page left open, then counts, so bytes read on a kept connection are in it.
+        egress: await egress.finish(),
         usage: await measuredUsage(laneLease, undefined),
+        ...(security.empty ? {} : { security: security.report() }),
       };
     }
 
@@ -335,17 +367,24 @@ export async function runScrape(
         maxLogLines: config.maxLogLines,
         maxLogBytes: config.maxLogBytes,
       },
-      checkUrl: (u) => checkUrl(deps, u, requestId, refusals),
+      checkUrl: (u) => checkUrl(deps, u, requestId, refusals, security),
+      securityEvent: (cls, detail) => {
+        // Each refused method counts once per request: a script that retries one in a loop is one attempt.
+        if (cls === 'refused-method') {
+          if (refusedMethods.has(detail) || refusedMethods.size >= MAX_REFUSED_METHODS) return;
+          refusedMethods.add(detail);
+        }
+        security.add(cls, cls === 'refused-method' ? 'script' : 'navigation', detail);
+      },
       recentFailure,
       // SECURITY: no membrane call starts once the script's time is up.
       expired: () => performance.now() >= scriptDeadline,
       toIsolate: (json, wantAnswer) => box.toIsolate(json, wantAnswer),
-      whenRunning: () => laneLease.whenRunning(),
     });
     const m = membrane;
     await box.attach((json) => m.onHost(json), req.url);
     const pageClosed = () =>
-      box.abort(new ApiError('INTERNAL_SERVER_ERROR', 'Internal server error: the browser page closed unexpectedly'));
+      box.abort(internalFailure('page-closed', 'Internal server error: the browser page closed unexpectedly'));
     page.once('close', pageClosed);
     // A page that closed during attach() fired its event before anyone listened.
     if (page.isClosed()) pageClosed();
@@ -354,6 +393,7 @@ export async function runScrape(
 
     let result;
     phase = 'script';
+    onPhase?.('script');
     try {
       result = await timed(box.execute(req.script as string, config.scriptTimeoutMs, config.maxResultBytes), (ms) => {
         timings.script = ms;
@@ -374,8 +414,9 @@ export async function runScrape(
       logs: collectLogs(box, m),
       executionTimeMs: Math.round(performance.now() - started),
       timings,
-      egress: egress.stats(),
+      egress: await egress.finish(),
       usage: await measuredUsage(laneLease, box),
+      ...(security.empty ? {} : { security: security.report() }),
     };
   } catch (caught) {
     let e = caught;
@@ -387,10 +428,12 @@ export async function runScrape(
       if (e instanceof ApiError && e.logs) err.logs = e.logs;
       e = err;
     }
-    if (e instanceof ApiError && lease) e.egress = lease.egress.stats();
+    if (e instanceof ApiError && lease) e.egress = await lease.egress.finish();
     if (e instanceof ApiError) {
+      e.phase ??= lease === undefined ? 'lease' : phase;
       e.timings = timings;
       e.usage = await measuredUsage(lease, sandbox);
+      if (!security.empty) e.security = security.report();
     }
     // Whatever failed once the request was cancelled (client gone, shutdown) failed because of it.
     if (signal?.aborted && !(e instanceof ApiError && e.code === 'SERVICE_UNAVAILABLE')) throw cancelled();
@@ -409,6 +452,7 @@ export async function runScrape(
     throw e;
   } finally {
     stopWatchingBrowser?.();
+    stopDismissing?.();
     signal?.removeEventListener('abort', onAbort);
     // The isolate is disposed a turn later, after the reply is written: nothing of
     // the script runs meanwhile (the membrane is closed at once, and a script still

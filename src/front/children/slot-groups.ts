@@ -1,23 +1,28 @@
-// A CPU cgroup per request slot: the kernel divides the cores between slots,
-// each slot's process tree (its host side, its Chromium and every renderer)
-// weighted as one, however many threads and processes a hostile page makes.
-// The front creates them under its own cgroup when it may (root, a writable
-// cgroup v1 `cpu` hierarchy or a cgroup v2 tree with the `cpu` controller
-// delegated), places each slot process in its slot's group as it is forked
-// (Chromium and its children inherit it), and removes them when it closes.
-// Where it may not (the container's non-root user), slots share the CPU as
-// processes do, and the CPU pause (cpu-share.ts) is what divides it.
+// The cgroups of each request slot: the kernel holds every slot's budgets over
+// its whole process tree (its host side, its Chromium and every renderer),
+// however many threads and processes a hostile page makes: the CPU by equal
+// weights (work-conserving: an idle slot's share goes to the busy ones),
+// memory by a limit (memory-limits.ts), tasks by a cap (task-limits.ts), and
+// the CPU each used by the kernel's count (cpu-accounting.ts). The front makes
+// them under its own cgroups when it may (root, a writable cgroup v1 hierarchy
+// or a cgroup v2 tree with the controllers delegated), places each slot
+// process in its groups as it is forked (Chromium and its children inherit
+// them), and removes them when it closes. Where it may not (the container's
+// non-root user), the watchdogs hold memory and admission alone divides the
+// CPU (docs/budgets.md).
 //
 // SECURITY: the groups' files belong to the front's user (root); a slot
 // process, which runs as a slot user, cannot move itself or its Chromium out
-// of its group nor change its weight.
+// of its groups nor change their limits.
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { parseStat, readOr } from '../../common/proc.js';
 import { CpuAccounting } from './cpu-accounting.js';
+import { MemoryLimits, type RestLimits } from './memory-limits.js';
 import { removeTree, staleServices } from './parallel-groups.js';
 import { TaskLimits } from './task-limits.js';
+import type { RunAs } from './users.js';
 
 /** How the front's own CPU cgroup was found: the hierarchy's version and its directory. */
 export interface CpuCgroup {
@@ -95,21 +100,20 @@ let made = 0;
 /** How long close waits for a slot group's last processes (a killed slot's Chromium) to exit before leaving it. */
 const REMOVE_WAIT_MS = 5000;
 
-/**
- * Each version's weight file, its default (one busy thread's weight), the
- * weight of a slot whose request has had its share of CPU (cpu-share.ts:
- * 1/16 of the default, so that under contention a fresh request's tree gets
- * nearly all it asks), and the largest value.
- */
+/** Each version's weight file and its default (one busy thread's weight). */
 const WEIGHTS = {
-  1: { file: 'cpu.shares', one: 1024, low: 64, max: 262_144 },
-  2: { file: 'cpu.weight', one: 100, low: 6, max: 10_000 },
+  1: { file: 'cpu.shares', one: 1024 },
+  2: { file: 'cpu.weight', one: 100 },
 } as const;
 
-export class CpuGroups {
+/** Slot groups made, or why there are none (/health's slotCgroups). */
+export type SlotGroupsOpened = { readonly groups: SlotGroups } | { readonly off: string };
+
+export class SlotGroups {
   readonly #base: string;
-  readonly #weight: (typeof WEIGHTS)[1 | 2];
   readonly #logger: Logger;
+  /** Each slot's memory limit. */
+  readonly memory: MemoryLimits;
   /** The kernel's count of each slot group's CPU, when it can be read. */
   readonly #acct: CpuAccounting | undefined;
   /** Each slot's cap on tasks, when it could be set. */
@@ -119,14 +123,14 @@ export class CpuGroups {
 
   private constructor(
     base: string,
-    weight: (typeof WEIGHTS)[1 | 2],
     logger: Logger,
+    memory: MemoryLimits,
     acct: CpuAccounting | undefined,
     tasks: TaskLimits | undefined,
   ) {
     this.#base = base;
-    this.#weight = weight;
     this.#logger = logger;
+    this.memory = memory;
     this.#acct = acct;
     this.#tasks = tasks;
   }
@@ -134,20 +138,28 @@ export class CpuGroups {
   /**
    * Makes `slots` groups of equal weight under the front's own CPU cgroup
    * (`<its cgroup>/pagescript-<pid>-<n>/slot-<i>`), after removing what a service
-   * that is gone left there, each slot's tasks capped at `maxTasks`. undefined,
-   * and a line in the log saying why, when the front may not.
+   * that is gone left there, each slot's memory limited to `rest` and its
+   * tasks capped at `maxTasks` (slot i's user `users[i]`, when slots have
+   * users). `off` says why, and a line in the log, when the front may not.
    */
-  static open(slots: number, maxTasks: number, logger: Logger): CpuGroups | undefined {
-    // The front's own cgroups and mounts, read once: the CPU hierarchy's, and v1's cpuacct and pids.
+  static open(
+    slots: number,
+    maxTasks: number,
+    rest: RestLimits,
+    users: readonly RunAs[] | undefined,
+    logger: Logger,
+  ): SlotGroupsOpened {
+    // The front's own cgroups and mounts, read once: the CPU hierarchy's, and v1's cpuacct, memory and pids.
     const self = [readOr('/proc/self/cgroup') ?? '', readOr('/proc/self/mountinfo') ?? ''] as const;
     const found = findCpuCgroup(...self);
     if (!found) {
-      logger.info('no CPU cgroup to divide between slots: the CPU pause alone shares the cores');
-      return undefined;
+      logger.info('no cgroup hierarchy to divide between slots: the watchdogs hold memory');
+      return { off: 'no cgroup hierarchy is mounted where the service can see it' };
     }
     const base = join(found.dir, `${PREFIX}${process.pid}-${++made}`);
     const weight = WEIGHTS[found.version];
     let ours = false;
+    let memory: MemoryLimits;
     try {
       removeStale(found.dir, logger);
       if (found.version === 2) {
@@ -177,24 +189,26 @@ export class CpuGroups {
         // Equal weights (the defaults, written so that a changed default cannot skew them).
         writeFileSync(join(dir, weight.file), String(weight.one));
       }
+      const memoryDir = found.version === 1 ? findV1Cgroup('memory', ...self) : undefined;
+      memory = MemoryLimits.open(slots, rest, users, found.version, base, memoryDir, logger);
     } catch (e) {
       if (ours) removeTree(base);
-      logger.info(
-        { err: e, cgroup: found.dir },
-        'cannot make CPU cgroups for the slots here: the CPU pause alone shares the cores',
-      );
-      return undefined;
+      const why = e instanceof Error ? e.message : String(e);
+      logger.info({ err: e, cgroup: found.dir }, 'cannot make cgroups for the slots here: the watchdogs hold memory');
+      return { off: why };
     }
-    logger.info({ cgroup: base, version: found.version }, 'each slot has a CPU cgroup of its own');
+    logger.info({ cgroup: base, version: found.version }, 'each slot has cgroups of its own (CPU, memory, tasks)');
     const acctDir = found.version === 1 ? findV1Cgroup('cpuacct', ...self) : undefined;
     const pidsDir = found.version === 1 ? findV1Cgroup('pids', ...self) : undefined;
-    return new CpuGroups(
-      base,
-      weight,
-      logger,
-      CpuAccounting.open(slots, found.version, base, acctDir, logger),
-      TaskLimits.open(slots, maxTasks, found.version, base, pidsDir, logger),
-    );
+    return {
+      groups: new SlotGroups(
+        base,
+        logger,
+        memory,
+        CpuAccounting.open(slots, found.version, base, acctDir, logger),
+        TaskLimits.open(slots, maxTasks, found.version, base, pidsDir, logger),
+      ),
+    };
   }
 
   /** The directory of slot `index`'s group. */
@@ -213,6 +227,7 @@ export class CpuGroups {
     } catch (e) {
       this.#logger.warn({ err: e, pid, slot: index }, 'a slot process could not be placed in its CPU cgroup');
     }
+    this.memory.place(index, pid);
     this.#acct?.place(index, pid);
     this.#tasks?.place(index, pid);
   }
@@ -235,16 +250,6 @@ export class CpuGroups {
   /** The kernel's count of the CPU slot `index`'s group has used (ms), every process in it counted; undefined when unread. */
   usageMs(index: number): number | undefined {
     return this.#acct?.usageMs(index);
-  }
-
-  /** Gives slot `index`'s group the low weight, or the default back. A failure is logged: the slot keeps the weight it has. */
-  weigh(index: number, low: boolean): void {
-    try {
-      writeFileSync(join(this.dir(index), this.#weight.file), String(low ? this.#weight.low : this.#weight.one));
-      this.#logger.debug({ slot: index, low }, "a slot's CPU weight changed");
-    } catch (e) {
-      this.#logger.warn({ err: e, slot: index, low }, "a slot's CPU weight could not be changed");
-    }
   }
 
   /**
@@ -278,6 +283,7 @@ export class CpuGroups {
     const until = Date.now() + REMOVE_WAIT_MS;
     for (;;) {
       if (removeTree(this.#base)) {
+        this.memory.close();
         this.#acct?.close();
         this.#tasks?.close();
         return;
@@ -321,7 +327,7 @@ function killOutside(dir: string, rel: string, roots: readonly number[]): number
 }
 
 /** Whether `pid`'s chain of parents reaches a pid `known` says is in a tree (within MAX_TREE_DEPTH generations). */
-function inTree(pid: number, known: Map<number, boolean>): boolean {
+export function inTree(pid: number, known: Map<number, boolean>): boolean {
   const chain: number[] = [];
   let found = false;
   for (let p = pid; chain.length < MAX_TREE_DEPTH;) {

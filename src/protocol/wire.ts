@@ -1,0 +1,213 @@
+// The one wire every process of the service speaks to another over: JSON
+// messages, one per line, on a stream socket (a socket pair the front gives a
+// child at its spawn, or a Unix socket). SECURITY: the reading end takes what
+// the other side sends as hostile: a line is bounded in bytes before it is
+// parsed, a line that does not parse or breaks its shape ends the channel
+// (`onBad`: the caller kills the sender), the messages read are paced, and what
+// the other side does not read is bounded. Plain data only: no descriptor, no
+// Node message, nothing V8 deserializes but JSON.
+import { Socket } from 'node:net';
+
+/** The bounds of one end of a wire. */
+export interface WireLimits {
+  /** The longest line (bytes, its newline excluded) this end reads; a longer one ends the channel. */
+  readonly maxLineBytes: number;
+  /** Unsent bytes at which this end stops reading the other side, until they drain. */
+  readonly pauseBytes: number;
+  /** Unsent bytes at which this end closes the channel: the other side does not read what it is sent. */
+  readonly maxUnsentBytes: number;
+  /** How many messages this end reads in a window of PACE_WINDOW_MS (Infinity: not paced). */
+  readonly messagesPerWindow: number;
+}
+
+/** The window in which the messages read are counted (WireLimits.messagesPerWindow). */
+export const PACE_WINDOW_MS = 100;
+
+/** How often an end stopped reading the other side for sending too many messages (tests). */
+export interface WirePace {
+  pauses: number;
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * One end of a wire: writes messages as JSON lines, and hands each line it
+ * reads, parsed and checked by `check`, to `onMessage`. A line that is too
+ * long, not JSON or not of a known shape calls `onBad` and ends the channel.
+ */
+export class WireEnd<In, Out> {
+  readonly #socket: Socket;
+  readonly #onBad: (e: unknown) => void;
+  readonly #limits: WireLimits;
+  /** What is held of the line being read, and how many of its bytes are there. */
+  #held: Buffer = Buffer.alloc(0);
+  #heldBytes = 0;
+  #closed = false;
+  /** Paused for what the other side has not read, or for its pace: reading resumes when neither holds. */
+  #pausedUnsent = false;
+  #pausedPace = false;
+  #windowStart = performance.now();
+  #inWindow = 0;
+  readonly pace: WirePace = { pauses: 0 };
+  readonly #onClose = new Set<() => void>();
+
+  constructor(
+    socket: Socket,
+    check: (msg: unknown) => In,
+    onMessage: (msg: In) => void,
+    onBad: (e: unknown) => void,
+    limits: WireLimits,
+  ) {
+    this.#socket = socket;
+    this.#onBad = onBad;
+    this.#limits = limits;
+    socket.setNoDelay?.(true);
+    socket.on('data', (chunk: Buffer) => {
+      if (this.#closed) return;
+      let start = 0;
+      for (let nl = chunk.indexOf(NEWLINE); nl >= 0; nl = chunk.indexOf(NEWLINE, start)) {
+        const length = this.#heldBytes + nl - start;
+        const line = this.#take(chunk, start, nl);
+        start = nl + 1;
+        let msg: In;
+        try {
+          if (line === undefined) throw new Error(this.#tooLong(length));
+          msg = check(JSON.parse(line));
+        } catch (e) {
+          this.#bad(e);
+          return;
+        }
+        onMessage(msg);
+        if (this.#closed) return;
+        this.#count();
+      }
+      // SECURITY: a line without end is kept only up to the longest line allowed; what a read holds is its bytes.
+      if (start < chunk.length && !this.#hold(chunk, start)) this.#bad(new Error(this.#tooLong(this.#heldBytes)));
+    });
+    socket.on('error', () => this.close());
+    socket.once('close', () => this.close());
+    socket.resume();
+  }
+
+  /** Line `chunk[start, end)`, after what is held of it; undefined when it is longer than the bound. */
+  #take(chunk: Buffer, start: number, end: number): string | undefined {
+    if (this.#heldBytes + end - start > this.#limits.maxLineBytes) return undefined;
+    if (this.#heldBytes === 0) return chunk.toString('utf8', start, end);
+    this.#hold(chunk, start, end);
+    const line = this.#held.toString('utf8', 0, this.#heldBytes);
+    this.#held = Buffer.alloc(0);
+    this.#heldBytes = 0;
+    return line;
+  }
+
+  /** Keeps `chunk[start, end)` after what is held (one buffer, grown by doubling); false past the bound. */
+  #hold(chunk: Buffer, start: number, end = chunk.length): boolean {
+    const bytes = this.#heldBytes + end - start;
+    if (bytes > this.#limits.maxLineBytes) {
+      this.#heldBytes = bytes;
+      return false;
+    }
+    if (bytes > this.#held.length) {
+      const grown = Buffer.allocUnsafe(
+        Math.min(Math.max(bytes, 2 * this.#held.length, 4096), this.#limits.maxLineBytes),
+      );
+      this.#held.copy(grown, 0, 0, this.#heldBytes);
+      this.#held = grown;
+    }
+    chunk.copy(this.#held, this.#heldBytes, start, end);
+    this.#heldBytes = bytes;
+    return true;
+  }
+
+  #tooLong(held: number): string {
+    return `it sent a message longer than ${this.#limits.maxLineBytes} bytes (${held} held when it was cut)`;
+  }
+
+  #bad(e: unknown): void {
+    this.#onBad(e);
+    this.close();
+  }
+
+  /**
+   * SECURITY: the reader takes at most `messagesPerWindow` messages each PACE_WINDOW_MS (and the rest of
+   * the read that crossed it); past that, the socket is not read until the window ends, and the sender's
+   * writes wait in the sender. A flood of small valid messages cannot hold the reader's core.
+   */
+  #count(): void {
+    const now = performance.now();
+    if (now - this.#windowStart >= PACE_WINDOW_MS) {
+      this.#windowStart = now;
+      this.#inWindow = 0;
+    }
+    if (++this.#inWindow <= this.#limits.messagesPerWindow || this.#pausedPace) return;
+    this.#pausedPace = true;
+    this.pace.pauses++;
+    this.#socket.pause();
+    setTimeout(
+      () => {
+        this.#pausedPace = false;
+        this.#windowStart = performance.now();
+        this.#inWindow = 0;
+        if (!this.#closed && !this.#pausedUnsent) this.#socket.resume();
+      },
+      Math.max(1, PACE_WINDOW_MS - (now - this.#windowStart)),
+    ).unref();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * SECURITY: what the other side has not read is bounded. Past `pauseBytes` unsent, this end stops reading
+   * the other's messages until they drain; past `maxUnsentBytes` (what it did not ask for piles up too), the
+   * channel is closed as misbehaving.
+   */
+  send(msg: Out): void {
+    if (this.#closed) return;
+    this.#socket.write(`${JSON.stringify(msg)}\n`);
+    const unsent = this.#socket.writableLength;
+    if (unsent > this.#limits.maxUnsentBytes) {
+      this.#bad(new Error(`the other end of the channel did not read ${unsent} bytes sent to it`));
+    } else if (unsent > this.#limits.pauseBytes && !this.#pausedUnsent) {
+      this.#pausedUnsent = true;
+      this.#socket.pause();
+      this.#socket.once('drain', () => {
+        this.#pausedUnsent = false;
+        if (!this.#closed && !this.#pausedPace) this.#socket.resume();
+      });
+    }
+  }
+
+  onClose(fn: () => void): void {
+    if (this.#closed) fn();
+    else this.#onClose.add(fn);
+  }
+
+  /** Ends the channel: nothing more is read or sent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#held = Buffer.alloc(0);
+    this.#heldBytes = 0;
+    this.#socket.destroy();
+    for (const fn of this.#onClose) fn();
+    this.#onClose.clear();
+  }
+
+  /** Ends the channel once what was sent is written (a child's last words before it exits). */
+  end(): void {
+    if (this.#closed) return;
+    this.#socket.end();
+  }
+}
+
+/** The descriptor a child reads the front's wire on (stdio[3] of its spawn). */
+export const FRONT_WIRE_FD = 3;
+/** The descriptor a slot process reads its egress channel on (stdio[4] of its spawn). */
+export const EGRESS_CHANNEL_FD = 4;
+
+/** The socket of descriptor `fd` a child was given at its spawn. */
+export function inheritedSocket(fd: number): Socket {
+  return new Socket({ fd, readable: true, writable: true });
+}

@@ -1,0 +1,44 @@
+// Imported first by the slot process's entry point (main.ts). Where the front
+// runs as root it starts each slot process as root (in the slot's own mount
+// namespace, src/front/children/slot-privacy.ts) with `--run-as=<uid>:<gid>`,
+// and the process drops to its slot's user here, before it reads any message.
+// SECURITY: the kernel makes a process that changes its user itself
+// non-dumpable: no process of the slot's user (code a tenant left behind) can
+// read its memory or environment, or ptrace it, as it serves later tenants. A
+// process forked straight as its user (fork's uid option) execs node after the
+// change, and is dumpable.
+import { readFileSync } from 'node:fs';
+
+const RUN_AS = '--run-as=';
+
+/** The uid and gid in a `--run-as=<uid>:<gid>` argument, when the process was given one. */
+export function runAsArgument(argv: readonly string[]): { uid: number; gid: number } | undefined {
+  const arg = argv.find((a) => a.startsWith(RUN_AS));
+  const m = arg === undefined ? null : /^(\d+):(\d+)$/.exec(arg.slice(RUN_AS.length));
+  return m ? { uid: Number(m[1]), gid: Number(m[2]) } : undefined;
+}
+
+const runAs = runAsArgument(process.argv);
+if (runAs !== undefined) {
+  process.setgroups?.([]);
+  process.setgid?.(runAs.gid);
+  process.setuid?.(runAs.uid);
+  // SECURITY: every uid and gid changed and no capability kept; otherwise the process ends here.
+  const status = readFileSync('/proc/self/status', 'utf8');
+  const ids = (field: string): string => new RegExp(`^${field}:[ \\t]*(.*)$`, 'm').exec(status)?.[1]?.trim() ?? '';
+  const same = (field: string, id: number): boolean =>
+    ids(field)
+      .split(/\s+/)
+      .every((x) => Number(x) === id);
+  if (
+    runAs.uid === 0 ||
+    !same('Uid', runAs.uid) ||
+    !same('Gid', runAs.gid) ||
+    ids('Groups') !== '' ||
+    !/^0+$/.test(ids('CapEff')) ||
+    !/^0+$/.test(ids('CapPrm'))
+  ) {
+    process.stderr.write(`pagescript executor ${process.pid}: could not drop to user ${runAs.uid}\n`);
+    process.exit(70);
+  }
+}

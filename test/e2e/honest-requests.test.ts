@@ -1,0 +1,104 @@
+// Issue 49: an honest request never ends in 500. The service's own preparation
+// before a request (here: emptying Chromium's clipboard, made to fail through a
+// test seam) failing in a slot makes the request wait for another prepared slot
+// within its queue time, else 503 with Retry-After; never 500, and no line at
+// error level, for work the caller did not do.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
+import { capturingLogger, startTestService, type TestService } from '../helpers/service.js';
+
+const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
+const SCRIPT = 'return await page.title()';
+
+before(async () => {
+  await fixtures.start();
+});
+after(async () => {
+  await fixtures.close();
+});
+
+/** The level-50 (error) lines a service wrote. */
+const errorLines = (log: ReturnType<typeof capturingLogger>): Array<Record<string, unknown>> =>
+  log.lines.filter((l) => typeof l.level === 'number' && l.level >= 50);
+
+async function metric(svc: TestService, line: string): Promise<number> {
+  const text = (await svc.raw('GET', '/metrics')).text;
+  const found = text.split('\n').find((l) => l.startsWith(`${line} `));
+  return found === undefined ? 0 : Number(found.split(' ').pop());
+}
+
+describe('a slot whose clipboard cannot be emptied before a request', () => {
+  test('the request waits for the slot to prepare again and is served (200), with no error logged', async () => {
+    const log = capturingLogger();
+    // Both tries of the slot's first lease fail (the leased context and the next one): the slot answers
+    // that it could not prepare; the front gives the request to the slot once it prepared again.
+    const svc = await startTestService(
+      { EGRESS_ALLOWLIST: fixtures.allowEntry, MAX_CONCURRENCY: '1', QUEUE_TIMEOUT_MS: '30000' },
+      { egressSeam: { clipboardFailures: 2 } },
+      log.logger,
+    );
+    try {
+      const r = await svc.post({ url: fixtures.url('/example'), script: SCRIPT });
+      assert.equal(r.status, 200, `${r.text} ${JSON.stringify(errorLines(log))}`);
+      assert.equal(r.body.data, 'Example Domain');
+      assert.ok(
+        log.lines.some((l) => l.msg === 'a slot could not prepare for the request; it waits for another'),
+        'the failed preparation was not the one met',
+      );
+      assert.deepEqual(errorLines(log), []);
+    } finally {
+      await svc.close();
+    }
+  });
+
+  test('where no slot can prepare within the queue time: 503 SERVICE_UNAVAILABLE with Retry-After, never 500', async () => {
+    const log = capturingLogger();
+    const svc = await startTestService(
+      { EGRESS_ALLOWLIST: fixtures.allowEntry, MAX_CONCURRENCY: '1', QUEUE_TIMEOUT_MS: '3000' },
+      { egressSeam: { clipboardFailures: 1_000_000 } },
+      log.logger,
+    );
+    try {
+      const r = await svc.post({ url: fixtures.url('/example'), script: SCRIPT });
+      assert.equal(r.status, 503, `${r.text} ${JSON.stringify(errorLines(log))}`);
+      assert.equal(r.body.code, 'SERVICE_UNAVAILABLE');
+      assert.equal(r.body.error, 'Service unavailable: no browser context could be prepared in time');
+      assert.match(String(r.headers['retry-after']), /^[1-9][0-9]*$/);
+      assert.doesNotMatch(r.text, /clipboard/, 'the internal cause reached the caller');
+      assert.equal(await metric(svc, 'pagescript_not_prepared_total{cause="clipboard"}'), 1);
+      assert.equal(await metric(svc, 'pagescript_internal_errors_total{cause="unexpected"}'), 0);
+      assert.deepEqual(errorLines(log), []);
+    } finally {
+      await svc.close();
+    }
+  });
+});
+
+describe('a slot whose preparation is late past the front’s deadline', () => {
+  test('the request is 503 with Retry-After, not the 400 of a request that ran out of time; the slot is replaced', async () => {
+    const log = capturingLogger();
+    // The emptying never answers: the lease is still going when the front's deadline (navigation + grace) comes.
+    const svc = await startTestService(
+      {
+        EGRESS_ALLOWLIST: fixtures.allowEntry,
+        MAX_CONCURRENCY: '1',
+        NAVIGATION_TIMEOUT_MS: '1000',
+        QUEUE_TIMEOUT_MS: '1000',
+      },
+      { egressSeam: { clipboardHangs: 1 } },
+      log.logger,
+    );
+    try {
+      const pids = svc.service.executors.pids;
+      const r = await svc.post({ url: fixtures.url('/example') });
+      assert.equal(r.status, 503, r.text);
+      assert.equal(r.body.code, 'SERVICE_UNAVAILABLE');
+      assert.match(String(r.headers['retry-after']), /^[1-9][0-9]*$/);
+      assert.equal(await metric(svc, 'pagescript_not_prepared_total{cause="lease"}'), 1);
+      assert.notDeepEqual(svc.service.executors.pids, pids, 'the late slot process was replaced');
+    } finally {
+      await svc.close();
+    }
+  });
+});
