@@ -5,13 +5,9 @@
 // wall-clock figures mean nothing but CPU time per request still does.
 //   node scripts/bootstrap.mjs run scripts/bench/cpu-probe.ts [N] [gapMs] [--profile]
 import { createServer } from 'node:http';
-import { CHROMIUM_PATHS } from '../../src/common/config.js';
 import { cpuOwn, egressPids, executorPids } from './proc.js';
 import { makeProfileDir, profileReport, readProfiles } from './profile.js';
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { request } from 'undici';
-import { agent, callService, KEY, ROOT, SCRIPT } from './service.js';
+import { agent, callService, ROOT, SCRIPT, startService } from './service.js';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const N = Number(args[0] ?? 60);
@@ -27,55 +23,8 @@ await new Promise<void>((r) => fixture.listen(0, '127.0.0.1', r));
 const port = (fixture.address() as { port: number }).port;
 const dir = profile ? makeProfileDir() : undefined;
 // PROBE_DIST: another build's dist/ (a copy of it under the repository, so that node_modules resolve), for A/B runs.
-const dist = process.env.PROBE_DIST ?? join(ROOT, 'dist');
-const svcPort = 20000 + Math.floor(Math.random() * 20000);
-const child = spawn(
-  process.execPath,
-  [
-    '--no-node-snapshot',
-    '--expose-gc',
-    ...(dir ? ['--cpu-prof', `--cpu-prof-dir=${join(dir, 'front')}`] : []),
-    join(dist, 'server.js'),
-  ],
-  {
-    env: {
-      ...process.env,
-      PORT: String(svcPort),
-      API_KEYS: KEY,
-      LOG_LEVEL: 'warn',
-      CHROMIUM: 'shell',
-      PUPPETEER_EXECUTABLE_PATH: CHROMIUM_PATHS.shell,
-      RATE_LIMIT: '1000000',
-      QUEUE_LIMIT: '1000',
-      MALLOC_ARENA_MAX: '2',
-      EGRESS_ALLOWLIST: `127.0.0.1:${port}`,
-      ...(dir === undefined ? {} : { CPU_PROFILE_DIR: dir }),
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  },
-);
-process.once('exit', () => child.kill('SIGKILL'));
-const base = `http://127.0.0.1:${svcPort}`;
-for (const until = Date.now() + 180_000; ;) {
-  if (Date.now() > until) throw new Error('the service did not become healthy');
-  try {
-    const r = await request(`${base}/health`);
-    await r.body.dump();
-    if (r.statusCode === 200) break;
-  } catch {
-    // not yet
-  }
-  await new Promise((r) => setTimeout(r, 200));
-}
-const svc = {
-  base,
-  stop: async () => {
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  },
-};
-const front = child.pid as number;
+const svc = await startService('shell', { EGRESS_ALLOWLIST: `127.0.0.1:${port}` }, dir, process.env.PROBE_DIST);
+const front = svc.child.pid as number;
 const body = { url: `http://127.0.0.1:${port}/`, script: SCRIPT };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 for (let i = 0; i < 10; i++) await callService(svc.base, body);

@@ -38,11 +38,13 @@ export async function startService(
   mode: ChromiumMode,
   env: Record<string, string>,
   profileDir?: string,
+  /** Another build's dist/ (a copy under the repository, so that node_modules resolve), for A/B runs. */
+  dist = join(ROOT, 'dist'),
 ): Promise<ServiceHandle> {
   const port = await freePort();
   // As `npm start` runs it (scripts/bootstrap.mjs).
   const profiling = profileDir === undefined ? [] : frontProfileArgs(profileDir);
-  const argv = ['--no-node-snapshot', '--expose-gc', ...profiling, join(ROOT, 'dist', 'server.js')];
+  const argv = ['--no-node-snapshot', '--expose-gc', ...profiling, join(dist, 'server.js')];
   const child = spawn(process.execPath, argv, {
     env: {
       ...process.env,

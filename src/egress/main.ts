@@ -25,7 +25,7 @@ import {
   type EgressToExecutor,
   type ExecutorToEgress,
 } from '../protocol/egress-channel.js';
-import { FRONT_WIRE_FD, WireEnd, inheritedSocket } from '../protocol/wire.js';
+import { FRONT_WIRE_FD, frontWire, inheritedSocket } from '../protocol/wire.js';
 import {
   EgressChecker,
   dnsResolver,
@@ -139,21 +139,10 @@ class Grants {
 }
 
 /** The front's wire (given at the spawn, FRONT_WIRE_FD); what the front sends is trusted. */
-const front = new WireEnd<ToEgress, FromEgress>(
+const front = frontWire<ToEgress, FromEgress>(
   inheritedSocket(FRONT_WIRE_FD),
-  (m) => {
-    if (typeof m !== 'object' || m === null || typeof (m as { type?: unknown }).type !== 'string')
-      throw new Error('the front sent a message of no type');
-    return m as ToEgress;
-  },
   (m) => onFront(m),
   (e) => fatal('the front sent what the egress process cannot read', e),
-  {
-    maxLineBytes: 2 ** 30,
-    pauseBytes: Number.POSITIVE_INFINITY,
-    maxUnsentBytes: Number.POSITIVE_INFINITY,
-    messagesPerWindow: Number.POSITIVE_INFINITY,
-  },
 );
 
 function send(msg: FromEgress): void {

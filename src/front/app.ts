@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../common/errors.js';
-import { infoRoutes } from './http/info-routes.js';
+import { infoRoutes, type InfoDeps } from './http/info-routes.js';
 import { playgroundRoutes } from './http/playground-page.js';
 import { sendError } from './http/reply.js';
 import { scrapeRoute } from './http/scrape-route.js';
@@ -16,7 +16,6 @@ import { MemoryStore, type LimitStore } from './tenancy/store.js';
 import { background } from '../common/background.js';
 import type { Config } from '../common/config.js';
 import type { Logger } from '../common/log.js';
-import type { EgressSupervisor } from './children/egress-supervisor.js';
 import type { KernelLockStatus } from './children/kernel-lock.js';
 import type { Supervisor } from './children/supervisor.js';
 import { UsageLog } from './usage.js';
@@ -37,20 +36,8 @@ export interface Tenancy {
 export interface AppDeps {
   readonly config: Config;
   readonly logger: Logger;
-  readonly executors: Pick<
-    Supervisor,
-    | 'run'
-    | 'browser'
-    | 'restarts'
-    | 'chromiumSandbox'
-    | 'memory'
-    | 'slotCgroups'
-    | 'slotNonDumpable'
-    | 'slotPrivateTmp'
-    | 'users'
-  > & {
-    readonly egress: Pick<EgressSupervisor, 'ready' | 'restarts'>;
-  };
+  /** What /health and /metrics read (InfoDeps), and the jobs' entry. */
+  readonly executors: InfoDeps['executors'] & Pick<Supervisor, 'run'>;
   readonly tenancy?: Tenancy;
   /** Whether the kernel backs the guard (src/front/children/kernel-lock.ts), for /health. */
   readonly kernelLock: KernelLockStatus;
@@ -176,7 +163,9 @@ export function buildApp(deps: AppDeps): App {
   /** A request other than a scrape that failed inside the service: one error line, counted, 500. */
   function failed(res: ServerResponse, e: unknown): void {
     const requestId = res.getHeader('X-Request-Id');
-    logger.error({ requestId, path: targetPath(res.req.url), cause: 'unexpected', err: String(e) }, 'request failed');
+    // The path is the caller's: bounded in the log as in a 404's message.
+    const path = targetPath(res.req.url).slice(0, 200);
+    logger.error({ requestId, path, cause: 'unexpected', err: String(e) }, 'request failed');
     metrics.internalErrors.inc({ cause: 'unexpected' });
     if (res.headersSent) res.destroy();
     else sendError(res, new ApiError('INTERNAL_SERVER_ERROR', undefined, { cause: e }));

@@ -5,7 +5,7 @@
 // root is the machine's: the front drops to the image's one unprivileged user
 // (DROP_HOST_ROOT_TO, which the Dockerfile sets) before anything else runs, and
 // runs as any non-root service does. On a host nothing sets it: root stays root.
-import { readFileSync } from 'node:fs';
+import { dropToUser } from '../common/drop-user.js';
 import { lookupUser, type RunAs } from './children/users.js';
 import { privileges, type Privileges } from './privileges.js';
 
@@ -32,21 +32,8 @@ export let droppedFromHostRoot: RunAs | undefined;
 function dropHostRoot(): void {
   const target = hostRootDropTarget(process.env, privileges());
   if (target === undefined) return;
-  try {
-    process.setgroups?.([]);
-    process.setgid?.(target.gid);
-    process.setuid?.(target.uid);
-  } catch {
-    // Checked below.
-  }
   // SECURITY: every uid changed and no capability kept, or the front does not start.
-  const status = readFileSync('/proc/self/status', 'utf8');
-  const field = (f: string): string => new RegExp(`^${f}:[ \\t]*(.*)$`, 'm').exec(status)?.[1]?.trim() ?? '';
-  const all = (f: string, id: number): boolean =>
-    field(f)
-      .split(/\s+/)
-      .every((x) => Number(x) === id);
-  if (!all('Uid', target.uid) || !all('Gid', target.gid) || !/^0+$/.test(field('CapEff'))) {
+  if (!dropToUser(target.uid, target.gid)) {
     process.stderr.write(
       `pagescript: started as the machine's root (no user namespace) and could not drop to ${target.user} ` +
         `(uid ${target.uid}): give the container CAP_SETUID and CAP_SETGID, or run it as ${target.uid} ` +

@@ -211,3 +211,31 @@ export const EGRESS_CHANNEL_FD = 4;
 export function inheritedSocket(fd: number): Socket {
   return new Socket({ fd, readable: true, writable: true });
 }
+
+/**
+ * A child's end of the front's wire (FRONT_WIRE_FD, `socket`). Unbounded and
+ * not paced: the front is trusted, and the bounds on what the child sends are
+ * the front's to hold. Checks only that each message names its type.
+ */
+export function frontWire<In extends { readonly type: string }, Out>(
+  socket: Socket,
+  onMessage: (msg: In) => void,
+  onBad: (e: unknown) => void,
+): WireEnd<In, Out> {
+  return new WireEnd<In, Out>(
+    socket,
+    (m) => {
+      if (typeof m !== 'object' || m === null || typeof (m as { type?: unknown }).type !== 'string')
+        throw new Error('the front sent a message of no type');
+      return m as In;
+    },
+    onMessage,
+    onBad,
+    {
+      maxLineBytes: 2 ** 30,
+      pauseBytes: Number.POSITIVE_INFINITY,
+      maxUnsentBytes: Number.POSITIVE_INFINITY,
+      messagesPerWindow: Number.POSITIVE_INFINITY,
+    },
+  );
+}

@@ -7,7 +7,7 @@
 // read its memory or environment, or ptrace it, as it serves later tenants. A
 // process forked straight as its user (fork's uid option) execs node after the
 // change, and is dumpable.
-import { readFileSync } from 'node:fs';
+import { dropToUser } from '../common/drop-user.js';
 
 const RUN_AS = '--run-as=';
 
@@ -19,26 +19,8 @@ export function runAsArgument(argv: readonly string[]): { uid: number; gid: numb
 }
 
 const runAs = runAsArgument(process.argv);
-if (runAs !== undefined) {
-  process.setgroups?.([]);
-  process.setgid?.(runAs.gid);
-  process.setuid?.(runAs.uid);
-  // SECURITY: every uid and gid changed and no capability kept; otherwise the process ends here.
-  const status = readFileSync('/proc/self/status', 'utf8');
-  const ids = (field: string): string => new RegExp(`^${field}:[ \\t]*(.*)$`, 'm').exec(status)?.[1]?.trim() ?? '';
-  const same = (field: string, id: number): boolean =>
-    ids(field)
-      .split(/\s+/)
-      .every((x) => Number(x) === id);
-  if (
-    runAs.uid === 0 ||
-    !same('Uid', runAs.uid) ||
-    !same('Gid', runAs.gid) ||
-    ids('Groups') !== '' ||
-    !/^0+$/.test(ids('CapEff')) ||
-    !/^0+$/.test(ids('CapPrm'))
-  ) {
-    process.stderr.write(`pagescript executor ${process.pid}: could not drop to user ${runAs.uid}\n`);
-    process.exit(70);
-  }
+// SECURITY: every uid and gid changed and no capability kept; otherwise the process ends here.
+if (runAs !== undefined && !dropToUser(runAs.uid, runAs.gid)) {
+  process.stderr.write(`pagescript slot process ${process.pid}: could not drop to user ${runAs.uid}\n`);
+  process.exit(70);
 }

@@ -31,7 +31,7 @@ import { ApiError, ERRORS, internalFailure } from '../common/errors.js';
 import { type FromExecutor, type ToExecutor } from '../protocol/executor-messages.js';
 import { EGRESS_STOPPED, type WireError } from '../protocol/jobs.js';
 import type { RawFault } from '../protocol/test-seams.js';
-import { EGRESS_CHANNEL_FD, FRONT_WIRE_FD, WireEnd, inheritedSocket } from '../protocol/wire.js';
+import { EGRESS_CHANNEL_FD, FRONT_WIRE_FD, frontWire, inheritedSocket } from '../protocol/wire.js';
 import { collectWhenIdle } from '../common/idle-gc.js';
 import type { Logger } from '../common/log.js';
 import { releaseBundleCache } from './membrane/bundle.js';
@@ -58,21 +58,10 @@ const EXIT_FATAL = 70;
  * the front's to hold on what this process sends it.
  */
 const frontSocket = inheritedSocket(FRONT_WIRE_FD);
-const front = new WireEnd<ToExecutor, FromExecutor>(
+const front = frontWire<ToExecutor, FromExecutor>(
   frontSocket,
-  (m) => {
-    if (typeof m !== 'object' || m === null || typeof (m as { type?: unknown }).type !== 'string')
-      throw new Error('the front sent a message of no type');
-    return m as ToExecutor;
-  },
   (m) => onFront(m),
   (e) => fatal('the front sent what the executor cannot read', e),
-  {
-    maxLineBytes: 2 ** 30,
-    pauseBytes: Number.POSITIVE_INFINITY,
-    maxUnsentBytes: Number.POSITIVE_INFINITY,
-    messagesPerWindow: Number.POSITIVE_INFINITY,
-  },
 );
 
 function send(msg: FromExecutor): void {

@@ -65,13 +65,32 @@ function kbField(status: string, name: string): number {
 }
 
 /**
- * The real /proc. A process's type is read from its command line when it is
- * first seen, and kept by its identity (pid and start time: a pid the kernel
- * gives again is another process, read again). SECURITY: keeping it also means
- * a process that rewrites its command line later does not change what it was.
+ * A process's type (`browser` for the root, else Chromium's `--type=`), read
+ * from its command line when it is first seen and kept by its identity (pid
+ * and start time: a pid the kernel gives again is another process, read
+ * again). SECURITY: keeping it also means a process that rewrites its command
+ * line later does not change what it was.
  */
-export function procfsSource(): ProcessSource {
+function processTypes(): (pid: number, start: number, rootPid: number) => string {
   const types = new Map<string, string>();
+  return (pid, start, rootPid) => {
+    const id = `${pid}:${start}`;
+    let type = types.get(id);
+    if (type === undefined) {
+      // Chromium rewrites its children's command lines: arguments are separated by spaces there.
+      const cmd = readOr(`/proc/${pid}/cmdline`) ?? '';
+      type = pid === rootPid ? 'browser' : (/[\0 ]--type=([\w-]+)/.exec(cmd)?.[1] ?? 'other');
+      // Bounded: processes that are gone stay until there are MAX_TREE, then all are read again.
+      if (types.size >= MAX_TREE) types.clear();
+      types.set(id, type);
+    }
+    return type;
+  };
+}
+
+/** The real /proc: each process's memory from its status file, the tree from its threads' children files. */
+export function procfsSource(): ProcessSource {
+  const typeOf = processTypes();
   return {
     tree(rootPid) {
       const out: ProcessMemory[] = [];
@@ -87,19 +106,9 @@ export function procfsSource(): ProcessSource {
         const cpuMs = (cpuTicks * 1000) / TICKS_PER_S;
         const status = readOr(`/proc/${pid}/status`);
         if (status === undefined) continue;
-        const id = `${pid}:${start}`;
-        let type = types.get(id);
-        if (type === undefined) {
-          // Chromium rewrites its children's command lines: arguments are separated by spaces there.
-          const cmd = readOr(`/proc/${pid}/cmdline`) ?? '';
-          type = pid === rootPid ? 'browser' : (/[\0 ]--type=([\w-]+)/.exec(cmd)?.[1] ?? 'other');
-          // Bounded: processes that are gone stay until there are MAX_TREE, then all are read again.
-          if (types.size >= MAX_TREE) types.clear();
-          types.set(id, type);
-        }
         out.push({
           pid,
-          type,
+          type: typeOf(pid, start, rootPid),
           start,
           depth,
           cpuMs,
@@ -132,7 +141,7 @@ export function procfsSource(): ProcessSource {
  * the slot's user may write only this group's member list, not another's.
  */
 export function cgroupSource(procsPath: string): ProcessSource {
-  const types = new Map<string, string>();
+  const typeOf = processTypes();
   const kill = procfsSource().kill;
   return {
     tree(rootPid) {
@@ -160,15 +169,7 @@ export function cgroupSource(procsPath: string): ProcessSource {
       for (const [pid, m] of members) {
         const depth = depthOf(pid);
         if (depth === undefined) continue;
-        const id = `${pid}:${m.start}`;
-        let type = types.get(id);
-        if (type === undefined) {
-          const cmd = readOr(`/proc/${pid}/cmdline`) ?? '';
-          type = pid === rootPid ? 'browser' : (/[\0 ]--type=([\w-]+)/.exec(cmd)?.[1] ?? 'other');
-          if (types.size >= MAX_TREE) types.clear();
-          types.set(id, type);
-        }
-        out.push({ pid, type, start: m.start, depth, cpuMs: m.cpuMs, bytes: 0 });
+        out.push({ pid, type: typeOf(pid, m.start, rootPid), start: m.start, depth, cpuMs: m.cpuMs, bytes: 0 });
       }
       return out;
     },
