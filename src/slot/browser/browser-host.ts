@@ -139,7 +139,7 @@ export class BrowserHost {
       this.#restarts++;
       this.#opts.logger.error({ restarts: this.#restarts }, 'chromium disconnected; relaunching');
       setTimeout(() => {
-        this.#get().catch((e: unknown) => this.#opts.logger.error({ err: String(e) }, 'chromium relaunch failed'));
+        this.#get().catch((e: unknown) => this.#relaunchFailed(e));
       }, RELAUNCH_BACKOFF_MS).unref();
     });
   }
@@ -256,6 +256,15 @@ export class BrowserHost {
     this.#replace(gen, 'it had more DevTools messages queued than the transport holds');
   }
 
+  /**
+   * A relaunch made ahead of any request failed: nothing waited on it, and the
+   * next lease launches again (its failure is the request's 503, counted as
+   * `chromium-launch`); a warning, not an error.
+   */
+  #relaunchFailed(e: unknown): void {
+    this.#opts.logger.warn({ err: String(e) }, 'chromium relaunch failed; the next lease launches again');
+  }
+
   /** Kills gen at once (its process group) and launches the next; its contexts die with it. */
   #replace(gen: Generation, reason: string): void {
     if (gen.retiring || this.#closed) return;
@@ -263,7 +272,7 @@ export class BrowserHost {
     this.#recycles++;
     this.#opts.logger.info({ recycles: this.#recycles, pid: gen.chromium.pid, reason }, 'chromium discarded');
     gen.chromium.kill();
-    this.#get().catch((e: unknown) => this.#opts.logger.error({ err: String(e) }, 'chromium relaunch failed'));
+    this.#get().catch((e: unknown) => this.#relaunchFailed(e));
   }
 
   /** Contexts open in gen for requests (its spares not counted). */
