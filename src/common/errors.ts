@@ -200,6 +200,10 @@ export const HOUSEKEEPING_CAUSES = [
   'lease',
   /** The egress guard did not bind the context's port to the request. */
   'egress-bind',
+  /** The egress process did not answer the request's URL check, or stopped before its page was reached. */
+  'egress-check',
+  /** The slot process stopped before the request's page was reached. */
+  'slot-stopped',
   /** The slot's Chromium could not be launched (or relaunched). */
   'chromium-launch',
   /** The request's isolate could not be made. */

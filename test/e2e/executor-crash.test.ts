@@ -73,7 +73,9 @@ async function failWhileRunning(
   const chromium = svc.service.browser.pid;
   assert.ok(chromium);
   const running = run(WAITING);
-  await until(async () => (await svc.raw('GET', '/health', AUTH)).body.running === 1, 'the script to run');
+  await until(async () => (await svc.raw('GET', '/health', AUTH)).body.running === 1, 'the request to be in its slot');
+  // A process that stops while a request is still being prepared gives it to another slot: its script must run.
+  await until(() => svc.service.executors.jobPhases[0] === 'script', 'the script to run');
   const queued = run('return await page.title()');
   await until(async () => (await svc.raw('GET', '/health', AUTH)).body.queued === 1, 'the second request to queue');
 

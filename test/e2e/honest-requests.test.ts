@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { capturingLogger, startTestService, type TestService } from '../helpers/service.js';
+import { until } from '../helpers/wait.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const SCRIPT = 'return await page.title()';
@@ -97,6 +98,65 @@ describe('a slot whose preparation is late past the front’s deadline', () => {
       assert.match(String(r.headers['retry-after']), /^[1-9][0-9]*$/);
       assert.equal(await metric(svc, 'pagescript_not_prepared_total{cause="lease"}'), 1);
       assert.notDeepEqual(svc.service.executors.pids, pids, 'the late slot process was replaced');
+    } finally {
+      await svc.close();
+    }
+  });
+});
+
+/** The key's security events of `cls`, as /metrics counts them (test services have no metrics token). */
+async function securityEvents(svc: TestService, cls: string): Promise<number> {
+  return metric(svc, `pagescript_security_events_total{key="env-1",class="${cls}"}`);
+}
+
+describe('a process that stops while a request is being prepared (nothing of the request ran yet)', () => {
+  /**
+   * A service whose slot's first lease never ends (its clipboard emptying hangs), and a request in it: the
+   * request is in its preparation for as long as the test needs.
+   */
+  async function requestInPreparation(log: ReturnType<typeof capturingLogger>) {
+    const svc = await startTestService(
+      {
+        EGRESS_ALLOWLIST: fixtures.allowEntry,
+        MAX_CONCURRENCY: '1',
+        NAVIGATION_TIMEOUT_MS: '20000',
+        QUEUE_TIMEOUT_MS: '1000',
+      },
+      { egressSeam: { clipboardHangs: 1_000_000 } },
+      log.logger,
+    );
+    const reply = svc.post({ url: fixtures.url('/example'), script: SCRIPT });
+    await until(() => svc.service.executors.busySlots[0] === true, 'the request to be in its slot');
+    return { svc, reply };
+  }
+
+  test('its slot process killed: 503 with Retry-After, never 500, and no security event against the key', async () => {
+    const log = capturingLogger();
+    const { svc, reply } = await requestInPreparation(log);
+    try {
+      const [pid] = svc.service.executors.slotPids;
+      process.kill(pid as number, 'SIGKILL');
+      const r = await reply;
+      assert.equal(r.status, 503, `${r.text} ${JSON.stringify(errorLines(log))}`);
+      assert.equal(r.body.code, 'SERVICE_UNAVAILABLE');
+      assert.match(String(r.headers['retry-after']), /^[1-9][0-9]*$/);
+      assert.equal(await metric(svc, 'pagescript_internal_errors_total{cause="runner-stopped"}'), 0);
+      assert.equal(await securityEvents(svc, 'slot-died'), 0, 'the honest key was charged with its slot’s death');
+    } finally {
+      await svc.close();
+    }
+  });
+
+  test('the egress process killed: 503 with Retry-After, never 500', async () => {
+    const log = capturingLogger();
+    const { svc, reply } = await requestInPreparation(log);
+    try {
+      process.kill(svc.service.egress.pid as number, 'SIGKILL');
+      const r = await reply;
+      assert.equal(r.status, 503, `${r.text} ${JSON.stringify(errorLines(log))}`);
+      assert.equal(r.body.code, 'SERVICE_UNAVAILABLE');
+      assert.match(String(r.headers['retry-after']), /^[1-9][0-9]*$/);
+      assert.equal(await metric(svc, 'pagescript_internal_errors_total{cause="egress-stopped"}'), 0);
     } finally {
       await svc.close();
     }

@@ -78,6 +78,8 @@ async function attackerInSlot0(): Promise<{ reply: Promise<Reply>; pid: number }
   const reply = run(LONG);
   // Its job is handed to slot 0's process; what the test does next reaches that process after it.
   await until(() => svc.service.executors.busySlots[0] === true, 'the attacker’s request to be in slot 0');
+  // Its script runs: a process that stops while a request is still being prepared gives it to another slot.
+  await until(() => svc.service.executors.jobPhases[0] === 'script', 'the attacker’s script to run');
   return { reply, pid };
 }
 

@@ -520,7 +520,8 @@ export class EgressSupervisor {
     this.#opts.events?.stopped?.();
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      if (this.#closed) return;
+      // One that died just before the service began to shut down is not started again as it goes.
+      if (this.#closed || this.#stopping) return;
       this.#spawn().catch((err: unknown) => this.#opts.logger.error({ err }, 'egress process replacement failed'));
     }, backoff);
     this.#timer.unref();

@@ -8,7 +8,7 @@
 // another request's context); a replacement is spawned once a new egress
 // process is ready, with a channel to it. One whose channel the egress
 // process closed is replaced too.
-import { ApiError, internalFailure } from '../../common/errors.js';
+import { ApiError, internalFailure, notPrepared } from '../../common/errors.js';
 import type { Logger } from '../../common/log.js';
 import { EGRESS_STOPPED } from '../../protocol/jobs.js';
 import type { EgressSupervisor } from './egress-supervisor.js';
@@ -45,10 +45,13 @@ export class SlotChannels {
     for (const e of this.#opts.procs) {
       e.channelClosed = true;
       for (const [id, job] of e.jobs) {
-        // As the service shuts down (its whole group signalled), the job ends as the shutdown ends it.
+        // As the service shuts down (its whole group signalled), the job ends as the shutdown ends it; one whose
+        // page was not reached yet waits for another slot (housekeeping), as when its preparation fails.
         const error = shuttingDown
           ? new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down')
-          : internalFailure('egress-stopped', EGRESS_STOPPED, 'the egress process exited');
+          : job.phase === 'lease'
+            ? notPrepared('egress-check', new Error('the egress process exited'))
+            : internalFailure('egress-stopped', EGRESS_STOPPED, 'the egress process exited');
         answer(job, error);
         e.send({ type: 'abort', id, error: { code: error.code, message: error.message } });
       }

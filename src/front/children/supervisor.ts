@@ -20,7 +20,7 @@
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Config } from '../../common/config.js';
-import { ApiError, internalFailure, notPrepared } from '../../common/errors.js';
+import { ApiError, internalFailure, notPrepared, type JobPhase } from '../../common/errors.js';
 import { retryAfter } from '../tenancy/rate-limit.js';
 import type { Logger } from '../../common/log.js';
 import {
@@ -252,6 +252,11 @@ export class Supervisor {
   /** Which slots hold a job now, by slot, for tests. */
   get busySlots(): boolean[] {
     return this.#table.slots.map((s) => s.busy);
+  }
+
+  /** What each slot's unanswered job is doing, as its process last said (tests: `script` once its script runs). */
+  get jobPhases(): (JobPhase | undefined)[] {
+    return this.#table.slots.map((s) => [...(s.proc?.jobs.values() ?? [])].find((j) => !j.answered)?.phase);
   }
 
   /** The users slot processes run as, slot i's at i (undefined: the front's own). */
@@ -541,6 +546,19 @@ export class Supervisor {
     }
   }
 
+  /**
+   * Starts another process for `slot`, unless the service is closing or shutting down: then the slot is left
+   * empty (its waiting jobs are answered as the shutdown answers them), and nothing is logged as a failure.
+   */
+  #replace(slot: Slot): void {
+    if (this.#closed || this.#stopping) return;
+    this.#spawn(slot).catch((err: unknown) => {
+      if (this.#closed || this.#stopping)
+        this.#opts.logger.info({ slot: slot.index }, 'slot left empty: shutting down');
+      else this.#opts.logger.error({ err }, 'slot process replacement failed');
+    });
+  }
+
   /** Slot process `e` is ready: the waiting jobs look again. */
   #ready(e: SlotProcess): void {
     this.#failedStarts = 0;
@@ -614,7 +632,7 @@ export class Supervisor {
       e.closedOnPurpose = true;
       this.#kill(e);
       slot.proc = undefined;
-      this.#spawn(slot).catch((err: unknown) => this.#opts.logger.error({ err }, 'slot process replacement failed'));
+      this.#replace(slot);
       return;
     }
     // SECURITY: a slot whose job showed signs of an escape (escape-signs.ts) gets a new process and Chromium first.
@@ -622,7 +640,7 @@ export class Supervisor {
       e.closedOnPurpose = true;
       this.#kill(e);
       slot.proc = undefined;
-      this.#spawn(slot).catch((err: unknown) => this.#opts.logger.error({ err }, 'slot process replacement failed'));
+      this.#replace(slot);
       return;
     }
     if (recycleAfter > 0 && e.served >= recycleAfter && e.serving && !this.#closed) {
@@ -635,7 +653,7 @@ export class Supervisor {
       this.#retire(e);
       // Its replacement starts at once: a retired process is no failure.
       slot.proc = undefined;
-      this.#spawn(slot).catch((err: unknown) => this.#opts.logger.error({ err }, 'slot process replacement failed'));
+      this.#replace(slot);
       return;
     }
     this.#closeWhenIdle(slot);
@@ -664,15 +682,19 @@ export class Supervisor {
     const slot = e.slot;
     if (slot.proc !== e && e.jobs.size === 0) return;
     // Exited with the rest of the service's group as it shuts down: its job ends as the shutdown ends it.
+    const exited = `slot process ${e.child.pid} exited (${code ?? signal})`;
     const error = this.#stopping
       ? new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down')
       : e.heapExhausted
         ? hostMemoryError(this.#heapMb, 'heap')
-        : internalFailure('runner-stopped', RUNNER_STOPPED, `slot process ${e.child.pid} exited (${code ?? signal})`);
+        : internalFailure('runner-stopped', RUNNER_STOPPED, exited);
     let failed = 0;
     for (const job of e.jobs.values()) {
       if (!job.answered) failed++;
-      answer(job, error);
+      // Nothing of the request ran before its page (whatever ended the process, it was not this request's
+      // doing): it waits for another slot, and is no sign against its key.
+      const lease = !this.#stopping && job.phase === 'lease';
+      answer(job, lease ? notPrepared('slot-stopped', new Error(exited)) : error);
       job.closed();
     }
     e.jobs.clear();
@@ -682,7 +704,7 @@ export class Supervisor {
     this.#table.wake();
     // Its egress process died or closed its channel: its replacement starts at once (it waits for the egress process).
     if (e.replaceAtExit && !this.#closed && !this.#stopping) {
-      this.#spawn(slot).catch((err: unknown) => this.#opts.logger.error({ err }, 'slot process replacement failed'));
+      this.#replace(slot);
       return;
     }
     // Closed while idle: the slot starts again on demand.
@@ -712,7 +734,7 @@ export class Supervisor {
     slot.restartTimer = setTimeout(() => {
       slot.restartTimer = undefined;
       if (this.#closed || slot.proc !== undefined || slot.starting) return;
-      this.#spawn(slot).catch((err: unknown) => this.#opts.logger.error({ err }, 'slot process replacement failed'));
+      this.#replace(slot);
     }, backoff);
     slot.restartTimer.unref();
   }

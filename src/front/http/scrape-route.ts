@@ -218,31 +218,36 @@ export function scrapeRoute(
         ...usageHeaders(usage),
       };
       sendBody(res, 200, type, body, headers);
-      account(client.name, requestId, 'OK', 200, usage, tReply - (tSlot ?? tReply));
-      if (proxy !== undefined) metrics.countProxyEgress(proxy, out.egress);
-      const ms = performance.now() - t0;
-      metrics.requests.inc({ code: 'OK' });
-      metrics.duration.observe(ms / 1000);
-      logger.info(
-        {
-          requestId,
-          keyName,
-          host,
-          ...(proxy === undefined ? {} : { proxy }),
-          status: 200,
-          code: 'OK',
-          ms: Math.round(ms),
-          queueMs: Math.round(queueMs),
-          leaseMs: round(out.timings.lease),
-          isolateMs: round(out.timings.isolate),
-          navigationMs: round(out.timings.navigation),
-          scriptMs: round(out.timings.script),
-          executionMs: out.executionTimeMs,
-          egress: out.egress,
-          ...(security ? { security } : {}),
-        },
-        'scrape done',
-      );
+      // Served: a defect in what follows (accounting, the log line) is the service's, never the caller's 500.
+      try {
+        account(client.name, requestId, 'OK', 200, usage, tReply - (tSlot ?? tReply));
+        if (proxy !== undefined) metrics.countProxyEgress(proxy, out.egress);
+        const ms = performance.now() - t0;
+        metrics.requests.inc({ code: 'OK' });
+        metrics.duration.observe(ms / 1000);
+        logger.info(
+          {
+            requestId,
+            keyName,
+            host,
+            ...(proxy === undefined ? {} : { proxy }),
+            status: 200,
+            code: 'OK',
+            ms: Math.round(ms),
+            queueMs: Math.round(queueMs),
+            leaseMs: round(out.timings.lease),
+            isolateMs: round(out.timings.isolate),
+            navigationMs: round(out.timings.navigation),
+            scriptMs: round(out.timings.script),
+            executionMs: out.executionTimeMs,
+            egress: out.egress,
+            ...(security ? { security } : {}),
+          },
+          'scrape done',
+        );
+      } catch (e) {
+        logger.error({ requestId, keyName, err: String(e) }, 'accounting a served request failed');
+      }
     } catch (e) {
       const ms = performance.now() - t0;
       if (res.destroyed && !res.writableFinished) {
@@ -258,8 +263,20 @@ export function scrapeRoute(
           account(keyName, requestId, code, timedOut ? 408 : 499, u, tSlot === undefined ? undefined : t0 + ms - tSlot);
         }
         metrics.duration.observe(ms / 1000);
+        // A failure of the service's own under it still counts, though no 500 could be sent.
+        const cause = e instanceof ApiError ? e.internal : undefined;
+        if (cause !== undefined) metrics.internalErrors.inc({ cause });
         logger.info(
-          { requestId, keyName, host, status: timedOut ? 408 : 499, code, ms: Math.round(ms), queueMs: round(queueMs) },
+          {
+            requestId,
+            keyName,
+            host,
+            status: timedOut ? 408 : 499,
+            code,
+            ms: Math.round(ms),
+            queueMs: round(queueMs),
+            ...(cause === undefined ? {} : { cause }),
+          },
           timedOut ? 'scrape failed: request not received in time' : 'scrape abandoned: the client went away',
         );
         return;

@@ -224,6 +224,8 @@ export async function runScrape(
   try {
     await checkUrl(deps, url, requestId, refusals, security);
   } catch (e) {
+    // Nothing of the request ran: the egress process's silence is the service's own preparation failing.
+    if (e instanceof ApiError && e.internal === 'egress-unavailable') throw notPrepared('egress-check', e.cause);
     if (e instanceof ApiError && e.status >= 500) throw e;
     const refused = scrapingFailed(cleanMessage(e), e);
     await describeFailure(refused, { phase: 'navigation', screenshot: false });
@@ -382,7 +384,12 @@ export async function runScrape(
       toIsolate: (json, wantAnswer) => box.toIsolate(json, wantAnswer),
     });
     const m = membrane;
-    await box.attach((json) => m.onHost(json), req.url);
+    try {
+      await box.attach((json) => m.onHost(json), req.url);
+    } catch (e) {
+      // Chromium died as the script was being set up: that cause, not a defect of ours.
+      throw page.browser().connected ? e : browserGone(e);
+    }
     const pageClosed = () =>
       box.abort(internalFailure('page-closed', 'Internal server error: the browser page closed unexpectedly'));
     page.once('close', pageClosed);
