@@ -111,9 +111,9 @@ let exiting = false;
 /**
  * A fatal error: logged with its stack; the process exits so the front starts a
  * clean one. `hard`: an isolate's thread is stuck in native code, and exit()
- * would wait for ever to join it (isolated-vm's thread pool, measured: still
- * there 30 s later), so the process kills itself instead, as isolated-vm's
- * README advises (it says abort(), which may write a core of gigabytes).
+ * would wait for ever to join it (isolated-vm's thread pool), so the process
+ * kills itself instead, as isolated-vm's README advises (it says abort(), which
+ * may write a core of gigabytes).
  */
 function fatal(what: string, e: unknown, hard = false): void {
   if (logger) logger.fatal({ err: e }, `${what}; the executor exits`);

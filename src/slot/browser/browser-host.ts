@@ -206,8 +206,7 @@ export class BrowserHost {
   /**
    * Closes every context made ahead (their egress sessions are gone) and makes
    * new ones: a spare whose session was still being opened has no context to
-   * close, and nothing else would replace it until a request came (seen: a test
-   * waited 30 s for a spare after the egress process was killed twice in a row).
+   * close, and nothing else would replace it until a request came.
    */
   dropSpares(): void {
     this.#spares.drop();

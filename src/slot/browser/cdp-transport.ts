@@ -1,11 +1,11 @@
 // The DevTools protocol between Puppeteer and Chromium (--remote-debugging-pipe:
 // NUL-separated JSON messages on fds 3 and 4), read with a bound on the size of
 // one message. Puppeteer's own pipe transport gathers a message whole, decodes
-// it and parses it before anything of ours can look at it: one page.evaluate of
-// 'x'.repeat(100e6) took the executor from 119 to 696 MB and blocked its event
-// loop ~11 s, and four at once made another tenant's navigation time out. Nothing
-// in the page can prevent such a message (getters, toJSON, console arguments,
-// exception messages, the DOM's HTML), so the bound is here, on the wire.
+// it and parses it before anything of ours can look at it: one huge result
+// costs the executor several times its size in memory and blocks its event loop,
+// and with it every other tenant's request. Nothing in the page can prevent such
+// a message (getters, toJSON, console arguments, exception messages, the DOM's
+// HTML), so the bound is here, on the wire.
 //
 // A message over the bound is dropped as it streams in, never held whole: only
 // its first and last EDGE_BYTES are kept, enough to read who waits for it.
@@ -17,13 +17,11 @@
 //
 // Messages are then handed to Puppeteer one per turn of the event loop, from a
 // queue of bounded size (the pipe is not read while it is full), and the events
-// of a request's context stop being decoded once the request is over. A page
-// that logs 2e5 lines of 1 kB (200 MB of events) kept the executor's one thread
-// busy for seconds, batch after batch, and another tenant's request beside it
-// waited up to 16 s (npm run bench -- --neighbour --attacks console): now the
-// other lane's messages take turns with it, the flood waits in its own
-// Chromium (whose memory is the request's, PAGE_MEMORY_MB), and what is left of
-// it when the request ends is dropped unread.
+// of a request's context stop being decoded once the request is over. So a
+// page's flood of events cannot keep the executor's one thread from another
+// tenant's request: the other lane's messages take turns with it, the flood
+// waits in its own Chromium (whose memory is the request's, PAGE_MEMORY_MB),
+// and what is left of it when the request ends is dropped unread.
 import type { Readable, Writable } from 'node:stream';
 import type { ConnectionTransport } from 'puppeteer';
 import { MAX_CDP_MESSAGE_BYTES, OVERSIZED_MESSAGE } from '../limits.js';
@@ -366,10 +364,8 @@ export class BoundedPipeTransport implements ConnectionTransport {
   /**
    * Messages sent in this turn of the event loop go to Chromium in one write at
    * its end: Puppeteer often sends several at once (a new page sends ~10), and
-   * each write wakes Chromium's I/O thread — on 2 busy cores, a context switch
-   * per message (measured: the pipe's writes were ~3 ms of the executor's time
-   * per request with a write per message and a second for its terminator).
-   * Small messages only: at most MAX_BATCH_CHARS are joined.
+   * each write wakes Chromium's I/O thread — on busy cores, a context switch
+   * per message. Small messages only: at most MAX_BATCH_CHARS are joined.
    */
   send(message: string): void {
     if (this.#closed || this.#write.destroyed) return;
@@ -435,8 +431,8 @@ export class BoundedPipeTransport implements ConnectionTransport {
    * the executor's own work. Each message in a turn of its own, in order, is
    * also what Puppeteer's own pipe transport does and needs: it sets up a new
    * target's session and execution contexts in the turns between messages, and
-   * a console event handed on in the same turn as its context's creation was
-   * lost (measured: two conformance cases).
+   * a console event handed on in the same turn as its context's creation is
+   * lost.
    */
   readonly #pump = (): void => {
     let message: Buffer | undefined;

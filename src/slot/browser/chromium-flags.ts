@@ -4,9 +4,8 @@
 /**
  * The V8 heap of each renderer, in MiB, when no page memory limit says otherwise.
  * With PAGE_MEMORY_MB the heap limit is set above it (see rendererHeapMb): near its
- * own limit V8 collects garbage for a long time before it gives up (a 64 MiB heap
- * took 112 s to die, measured), while the page memory watchdog ends the page within
- * a poll once the lane's memory passes PAGE_MEMORY_MB.
+ * own limit V8 collects garbage for a long time before it gives up, while the page
+ * memory watchdog ends the page within a poll once the lane's memory passes PAGE_MEMORY_MB.
  */
 export const RENDERER_HEAP_MB = 512;
 
@@ -16,16 +15,16 @@ export function rendererHeapMb(pageMemoryMb: number): number {
 }
 
 /**
- * Chromium features that cost every new context work no one sees (each measured
- * with npm run bench):
+ * Chromium features that cost every new context work no one sees (figures in
+ * docs/performance.md):
  * - WebUIOmniboxPopup, WebUIOmniboxAimPopup: every new context opens a window,
- *   and each window loaded the address bar's two popups (chrome://omnibox-popup.
- *   top-chrome) in a renderer of its own, ~400 ms of CPU per context. Without
- *   them a fresh context costs one renderer.
+ *   and each window loads the address bar's two popups (chrome://omnibox-popup.
+ *   top-chrome) in a renderer of its own. Without them a fresh context costs
+ *   one renderer.
  * - SpareRendererForSitePerProcess: Chromium keeps a renderer started ahead for
  *   the browser context used last, which here is the one about to be closed, so
- *   it is started and thrown away per request. Off: ~12% more requests per
- *   second at 4 clients, and the count of Chromium processes at rest is steady.
+ *   it is started and thrown away per request. Off, the count of Chromium
+ *   processes at rest is steady.
  */
 export const PER_CONTEXT_FEATURES_OFF = [
   'WebUIOmniboxPopup',
@@ -46,10 +45,10 @@ export function contextProxy(port: number): { proxyServer: string; proxyBypassLi
  * GPU) and its network service run as the browser process does: the same user,
  * its namespaces, no seccomp filter (read in /proc here; only renderers are
  * sandboxed). Run in the browser process, they cross no privilege boundary and
- * save two processes per lane: ~45 MB of PSS and ~12 ms of CPU per request
- * (their IPC with the browser; measured under 4 clients). The cost is crash
- * isolation: a crash in either is the lane's Chromium crashing, which fails its
- * one request and is relaunched (docs/chromium.md). The full browser keeps them apart.
+ * save two processes per lane, their memory and their IPC with the browser on
+ * every request (docs/performance.md). The cost is crash isolation: a crash in
+ * either is the lane's Chromium crashing, which fails its one request and is
+ * relaunched (docs/chromium.md). The full browser keeps them apart.
  */
 export const SHELL_IN_PROCESS_ARGS = ['--in-process-gpu', '--enable-features=NetworkServiceInProcess2'] as const;
 

@@ -7,8 +7,7 @@ import type { Page } from 'puppeteer';
  * How long emptying the clipboard in a leased page may take before its
  * Chromium is taken for stuck and replaced (a new Chromium's clipboard is
  * empty). A blank page of a context made ahead answers in a few ms; this
- * is for a stuck Chromium, not a loaded machine (the janitor before it waited
- * as long).
+ * is for a stuck Chromium, not a loaded machine.
  */
 export const CLIPBOARD_EMPTY_TIMEOUT_MS = 5_000;
 

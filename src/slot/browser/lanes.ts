@@ -184,8 +184,7 @@ export class BrowserLanes {
    * free lane whose Chromium is up (a lone request on an idle service takes lane
    * 0), else any free one. A lane just released may still be closing its last
    * context and making the next: after a page's console flood, whose backlog
-   * Chromium sends before the answer to closing it, that took ~1.9 s (measured),
-   * while the other lane had its context ready.
+   * Chromium sends before the answer to closing it, that can take seconds.
    */
   #free(): Lane | undefined {
     const free = this.#lanes.filter((l) => !l.busy);
@@ -220,10 +219,10 @@ export class BrowserLanes {
 
   /**
    * Once every lane has been free for idleCloseMs, the Chromiums of lanes past
-   * the first are closed: each is ~120 MB of PSS with its context made ahead
-   * (measured, headless shell), most of the service's memory at rest. Lane 0
-   * stays up, so a lone request is served as before; a request that needs
-   * another lane later waits for its Chromium's launch (~0.5 s), once per idle spell.
+   * the first are closed: with its context made ahead, each is most of the
+   * service's memory at rest (docs/performance.md). Lane 0 stays up, so a lone
+   * request is served as before; a request that needs another lane later waits
+   * for its Chromium's launch, once per idle spell.
    */
   #closeWhenIdle(): void {
     if (this.#idleCloseMs <= 0 || this.#lanes.some((l) => l.busy)) return;

@@ -161,7 +161,7 @@ export class Launcher {
       // SECURITY: keep Chromium's popup blocker on.
       ignoreDefaultArgs: ['--disable-popup-blocking'],
       protocolTimeoutMs: this.#opts.protocolTimeoutMs,
-      // Puppeteer's own default, so pasted Puppeteer code sees the page it expects (issue 37).
+      // Puppeteer's own default, so pasted Puppeteer code sees the page it expects.
       defaultViewport: { width: 800, height: 600 },
       ...(this.#opts.onOutput ? { onOutput: this.#opts.onOutput } : {}),
       onDropped: (d) => this.#droppedMessage(d),

@@ -51,10 +51,8 @@ export class Spares {
 
   /**
    * A spare if one is usable, else a new lease. The newest ready spare is
-   * taken, not the oldest (measured when Chromium still kept its own spare
-   * renderer for the context used last: p50 ~80 → ~63 ms with two spares, 300
-   * ms apart; not measured again since that renderer and the omnibox popups
-   * were turned off, see PER_CONTEXT_FEATURES_OFF).
+   * taken, not the oldest: it was the faster choice (docs/performance.md says
+   * under which Chromium flags).
    */
   async take(): Promise<PageLease> {
     while (this.#spares.length > 0) {

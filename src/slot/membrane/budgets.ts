@@ -76,9 +76,8 @@ const SELECTOR_STRING = /(['"])([^\\\n]*?)\1/g;
 
 /**
  * Refuses, before Puppeteer parses it, a selector whose size its parser
- * (parsel-js, on the host's main thread) handles in quadratic time: measured
- * on this machine, 1 kB of "[a=" took 0.2 s and 10 kB 3.9 s; 10 kB of "a,"
- * or ".a" took 0.3 s. Within these bounds every shape tried parses in a few
+ * (parsel-js, on the host's main thread) handles in quadratic time (figures in
+ * docs/performance.md). Within these bounds every shape tried parses in a few
  * milliseconds (test/unit/budgets.test.ts). Only size is judged, read as the
  * parser reads it (escapes and strings first, then parentheses): syntax is
  * the parser's to refuse, so every selector it accepts within the bounds

@@ -84,8 +84,7 @@ export class Delivery {
    * SECURITY: decided before the event is encoded: with events waiting or the queue
    * full, it is never encoded and registers no handle. One that does not fit once
    * encoded has the handles it registered taken out again at once: a dropped event
-   * keeps nothing of the page's on the host (a console flood beside a busy script
-   * grew the executor by 500 MB through the handles of events never delivered).
+   * keeps nothing of the page's on the host, however long a flood lasts.
    */
   deliverEvent(h: number, event: string, payload: unknown): void {
     if (this.#deps.disposed()) return;
@@ -139,8 +138,8 @@ export class Delivery {
     args: readonly unknown[],
   ): Promise<{ ok: boolean; v?: unknown; e?: WireError; thrown?: unknown }> {
     if (this.#deps.disposed()) throw new Error('the script has ended');
-    // SECURITY: decided before the arguments are encoded: a page calling 100,000 times while the
-    // script is busy had each call wait on the host (+220 MB); past the bound a call fails at once.
+    // SECURITY: decided before the arguments are encoded, else each call of a page calling in a loop
+    // while the script is busy would wait on the host; past the bound a call fails at once.
     if (this.#waitingExposedCalls >= MAX_WAITING_EXPOSED_CALLS || this.#queuedChars >= MAX_QUEUED_CHARS) {
       this.droppedExposedCalls++;
       throw new Error(`too many calls are waiting for the script (at most ${MAX_WAITING_EXPOSED_CALLS})`);

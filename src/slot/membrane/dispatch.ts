@@ -77,7 +77,7 @@ export class Dispatch {
     let abandoned = false;
     // The call's place is given back when it settles or when the script stops waiting for it;
     // SECURITY: its characters only when it settles on the host: an aborted evaluate still holds
-    // and sends its arguments (measured: 60 aborted 12 MiB calls held 1.3 GB after the request).
+    // and sends its arguments.
     const abandon = (): void => {
       if (abandoned || settled) return;
       abandoned = true;

@@ -93,8 +93,7 @@ export class Registrations {
     if (name === 'dialog') this.#dialogHandled = true;
     // SECURITY: one host listener per event, whatever the isolate asks. The isolate's own check (a
     // Set in the runtime) is the script's to change: with Set.prototype.has replaced, every page.on
-    // added a listener here, each encoding and queueing every event again (measured: 100,000 of them
-    // made one event cost the executor 261 ms, and 5 s of membrane calls buy ~700,000).
+    // would add a listener here, each encoding and queueing every event again, without bound.
     if (this.#subscribed.has(name)) return;
     this.#subscribed.add(name);
     const fn = (payload?: unknown): void => this.#delivery.deliverEvent(1, name, payload);
@@ -176,8 +175,8 @@ export class Registrations {
     const values = this.#handles.pageArgs(args, where);
     // What Puppeteer keeps (evaluationString: the source, or `(source)(arguments as JSON)`), counted as it is
     // written to each frame. SECURITY: counted as written, not as kept: 16 Mi control characters are kept
-    // as 16 Mi, but each frame of another site the page attaches cost the executor 96 Mi characters of
-    // JSON, made on its one thread (measured: 1.3-1.8 s of JSON.stringify per frame on a loaded 2-core machine).
+    // as 16 Mi, but each frame of another site the page attaches costs the executor 96 Mi characters of
+    // JSON (\uXXXX each), made on its one thread.
     let chars = messageChars(String(source));
     // Puppeteer refuses a string with arguments, or an argument it cannot write, before it sends or keeps anything.
     let writable = typeof source !== 'string' || values.length === 0;

@@ -171,11 +171,9 @@ function browserGone(cause?: unknown): ApiError {
 /**
  * Calls `gone` when the Chromium disconnects; returns the function that stops
  * watching. on(), not once(): Puppeteer's once() registers a wrapper, so off()
- * with the function given to once() removes nothing. Each request's listener
- * stayed on the slot's Browser, and with it the request's page, membrane and
- * sandbox: ~75 KB of the slot process a request, until it was retired
- * (SLOT_RECYCLE_REQUESTS; measured: 36 MB at rest after 30 requests, 81 MB
- * after 630, flat once fixed).
+ * with the function given to once() removes nothing: each request's listener
+ * would stay on the slot's Browser, and with it the request's page, membrane and
+ * sandbox, until the slot process is retired.
  */
 export function whenDisconnected(browser: Pick<Browser, 'on' | 'off' | 'connected'>, gone: () => void): () => void {
   browser.on('disconnected', gone);

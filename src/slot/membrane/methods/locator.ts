@@ -29,9 +29,8 @@ export const MAX_RACED_LOCATORS = 32;
 
 /**
  * How many locators each race polls (absent: 1). SECURITY: a race may hold races,
- * so without the count three levels of 32 poll 32,768 locators (measured: 13.7 s of
- * the executor's CPU and 700 MB, past the request's deadline). Weak: it keeps no
- * locator alive.
+ * so without the count three levels of 32 poll 32,768 locators, on the executor's
+ * CPU and memory. Weak: it keeps no locator alive.
  */
 const racedCount = new WeakMap<Locator<unknown>, number>();
 const countOf = (l: Locator<unknown>): number => racedCount.get(l) ?? 1;
