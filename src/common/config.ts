@@ -194,12 +194,10 @@ const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debu
 
 /**
  * The service's own memory, before any request, in MiB (anonymous + shared
- * resident memory, with room). Measured at rest after a dozen requests with
- * scratch runs of the service (docs/performance.md): the front ~70-90 MB, a
- * slot process (Node, Puppeteer, its prepared isolate) ~60-80 MB, the egress
- * process (Node and the guard's connections) EGRESS_BASE_MB, one slot's
- * Chromium with its spare context ~130-150 MB for the headless shell and
- * ~280 MB for the full browser.
+ * resident memory): the front, a slot process (Node, Puppeteer, its prepared
+ * isolate), and one slot's Chromium with its spare context (LANE_BASE_MB, by
+ * Chromium mode), each what it holds at rest with room (docs/performance.md,
+ * "Why the constants are what they are"); the egress process's is EGRESS_BASE_MB.
  */
 export const FRONT_BASE_MB = 128;
 export const SLOT_BASE_MB = 128;
@@ -207,21 +205,16 @@ export const SLOT_BASE_MB = 128;
 export const SLOT_HEAP_BASE_MB = 64;
 /**
  * A slot process's V8 semi-space limit (--max-semi-space-size), in MiB: its
- * young generation is at most three of these. Left to V8, the young generation
- * of a slot process serving requests one after another grew to 64 MiB
- * semi-spaces within ~250 requests, and from then on the old space (30 MB
- * live, under a --max-old-space-size of ~100-170) was collected back to back,
- * ~15 full collections a second on the main thread and all four V8 workers:
- * the slot's host side used 1.0-1.4 cores instead of 0.2 and each request
- * took 3-5 times as long, until the process was retired (measured with
- * --trace-gc: 882 full collections in 450 requests, 94.6 s; with this bound
- * 9 full collections, 53.8 s; docs/performance.md).
+ * young generation is at most three of these. Left to V8, a long-lived slot
+ * process's young generation grows until it squeezes the old space under
+ * --max-old-space-size, which is then collected back to back (docs/performance.md,
+ * "Why the constants are what they are").
  */
 export const SLOT_SEMI_SPACE_MB = 16;
 /**
- * The egress process: Node and the guard. Measured at rest ~45 MB resident and
- * ~55 MB with two pages loading through it (docs/architecture.md); its
- * connections' buffers are bounded by the guard's limits per connection.
+ * The egress process: Node and the guard, with room over what it holds at rest and
+ * with pages loading through it (docs/performance.md); its connections' buffers
+ * are bounded by the guard's limits per connection.
  */
 export const EGRESS_BASE_MB = 64;
 export const LANE_BASE_MB: Readonly<Record<ChromiumMode, number>> = { shell: 192, full: 320 };
@@ -300,10 +293,9 @@ export const MAX_CONCURRENCY_LIMIT = 256;
 
 /**
  * The default concurrency: one script per core (at least two), and no more than
- * fits in SERVICE_MEMORY_MB (concurrencyByMemory). Chromium's work per request is CPU-bound: on 2
- * cores, 2 at once served 4.0–4.6 req/s where 4 at once served 3.6–3.7 (npm run
- * bench's page, 4 clients). Sites that keep scripts waiting on the network gain
- * from a higher MAX_CONCURRENCY.
+ * fits in SERVICE_MEMORY_MB (concurrencyByMemory). Chromium's work per request is
+ * CPU-bound, so more scripts than cores serve fewer requests a second (docs/performance.md).
+ * Sites that keep scripts waiting on the network gain from a higher MAX_CONCURRENCY.
  */
 export function defaultConcurrency(byMemory: number, cores: number = cpus().length): number {
   return Math.min(Math.max(2, cores), byMemory);

@@ -8,11 +8,9 @@
  * container and the bench pass; without it nothing is done.
  *
  * The collection is V8's last-resort kind (what V8 does before giving up on
- * memory): it compacts and hands pooled and emptied pages back. A plain full
- * collection frees objects but keeps the pages: measured after a soak, heap
- * used 40 MB with 173 MB committed and RSS 261 MB; the last-resort kind brought
- * them to 47 MB committed and RSS 169 MB. It takes ~30 ms on a 70 MB heap
- * (measured), once, while nothing runs.
+ * memory): it compacts and hands pooled and emptied pages back, where a plain
+ * full collection frees objects but keeps the pages. It is a short pause, once,
+ * while nothing runs (docs/performance.md, "Why the constants are what they are").
  */
 const IDLE_GC_MS = 5_000;
 

@@ -100,9 +100,9 @@ export interface EgressCheckerOptions {
 }
 
 /**
- * How long a reading of the interfaces is used. Reading them costs ~0.1–0.7 ms
- * (getifaddrs; measured on the 2-core test machine, idle and loaded), and a page
- * opens dozens of connections; an address that appears is refused within this time.
+ * How long a reading of the interfaces is used. Each reading is a getifaddrs
+ * call, and a page opens dozens of connections; an address that appears is
+ * refused within this time (docs/performance.md, "Why the constants are what they are").
  */
 export const LOCAL_ADDRESSES_TTL_MS = 1_000;
 

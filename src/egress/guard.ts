@@ -325,9 +325,9 @@ export class EgressGuard {
   #refuse(session: EgressSession, host: string, port: number, reason: string, kind?: EgressRefusalKind): void {
     session.count('refused');
     const requestId = session.requestId;
-    // SECURITY: a page chooses how often it is refused (measured: ~220 a second
-    // from one page's fetch loop); past the first few, a request's refusals are
-    // only counted, on its own log line (egress.refused), not logged one by one.
+    // SECURITY: a page chooses how often it is refused (a fetch loop: hundreds a
+    // second); past the first few, a request's refusals are only counted, on its
+    // own log line (egress.refused), not logged one by one.
     const refused = session.stats().refused;
     if (refused <= MAX_REFUSALS_LOGGED_PER_REQUEST)
       this.#log.warn({ requestId, host, port, reason, ...(kind ? { kind } : {}) }, 'egress refused');

@@ -430,10 +430,10 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
   guard = theGuard;
   // The previous egress process's port when there was one: Chromium was started with it.
   const guardPort = await theGuard.listen(init.port);
-  // The guard's heap grows with traffic (parsers, buffers) and stayed at its
-  // high-water mark: ~22 MB of anonymous memory at rest after a bench (measured).
-  // Idle: no connection open and none made since the last look (requests'
-  // connections last less than the 1 s between looks).
+  // The guard's heap grows with traffic (parsers, buffers) and would stay at its
+  // high-water mark: it is collected once idle (idle-gc.ts). Idle: no connection
+  // open and none made since the last look (requests' connections last less than
+  // the 1 s between looks).
   let seen = -1;
   const stopCollecting = collectWhenIdle(() => {
     const made = theGuard.counts().clientConnections;

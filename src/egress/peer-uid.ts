@@ -2,7 +2,7 @@
 // kernel's socket tables (/proc/net/tcp and /proc/net/tcp6: one line per socket
 // of this network namespace, with its owner's uid). The egress process uses it
 // to take connections on a context's port only from the executors' user (their
-// Chromium), not from any other local process (issue 23, B3).
+// Chromium), not from any other local process.
 import { open } from 'node:fs/promises';
 import { background } from '../common/background.js';
 
@@ -61,8 +61,8 @@ function wanted(peer: Endpoint, local: Endpoint): Wanted {
 
 /** The owner's uid when `line` (of a socket table) is the wanted socket; null when it is another (or no socket). */
 function ownerOnLine(line: string, want: Wanted): number | undefined | null {
-  // Most lines are other sockets (TIME_WAIT ones pile up: thousands under load); a
-  // line without the port is not parsed (measured: the parse was most of a pass's own CPU).
+  // Most lines are other sockets (TIME_WAIT ones pile up under load), and parsing
+  // them would be most of a pass's CPU: a line without the port is not parsed.
   if (!line.includes(want.portTag)) return null;
   const f = line.trim().split(/\s+/);
   if (f.length < 10) return null;
@@ -104,10 +104,9 @@ interface Lookup {
 /**
  * One pass over a table for a batch of lookups, stopping as soon as each has
  * found its line. SECURITY-neutral, for cost: the kernel lists a table by
- * walking its whole connection hash (262,144 buckets here), a little more with
- * each page read; the walk to the end and the read that finds the end cost most
- * (measured: ~5.4 ms of system CPU for a whole read of /proc/net/tcp, ~0.2 ms
- * for its first page). A connection's socket is somewhere in that walk; the
+ * walking its whole connection hash, a little more with each page read, so the
+ * walk to the end and the read that finds the end cost most (docs/performance.md,
+ * "What makes it fast"). A connection's socket is somewhere in that walk; the
  * rest of the table is not read. Each lookup is answered once, with its line's
  * owner, or undefined at the end of the table.
  */

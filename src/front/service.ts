@@ -233,10 +233,10 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
   executors = theExecutors;
   opened.defer(step(logger, 'script executors', () => theExecutors.close()));
   // SECURITY: the app exists before anything is awaited after the listen: the
-  // server accepts connections from then on, and a request that arrived while the
-  // egress process started used to find no app and was never answered (the bench's
-  // first /health poll hung for ever). Until the executors are ready, /health says
-  // "starting" and scrapes wait in the queue like any other.
+  // server accepts connections from then on, and a request that arrives while the
+  // egress process starts would otherwise find no app and never be answered.
+  // Until the executors are ready, /health says "starting" and scrapes wait in the
+  // queue like any other.
   app = buildApp({ config, executors: theExecutors, tenancy, logger, kernelLock: kernelLock.status });
   const theApp = app;
   await egress.start();

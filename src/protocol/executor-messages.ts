@@ -146,8 +146,8 @@ function isBrowserStatus(b: unknown): boolean {
 
 /**
  * Each kind of message: the fields it has besides `type`, and whether they are of the types the front reads
- * them as. SECURITY: no other field. One of 10 million empty objects, never read, cost the front 833 MB and
- * 2.2 s to deserialize: a child that sends one is killed for it, not believed and left to send it again.
+ * them as. SECURITY: no other field. A field never read still costs the front its deserialization (a huge
+ * array of empty objects: hundreds of MB, seconds): a child that sends one is killed, not left to send it again.
  */
 const SHAPES: Record<FromExecutor['type'], { fields: readonly string[]; is: (m: Record<string, unknown>) => boolean }> =
   {

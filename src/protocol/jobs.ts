@@ -176,7 +176,7 @@ function isFailure(f: unknown): boolean {
     isOptional(f.line, isCount) &&
     isOptional(f.column, isCount) &&
     isOptional(f.stack, isString) &&
-    // SECURITY: at most the MAX_PAGE_CALLS the slot keeps: 200,000 of them, one object sent by reference, wrote a reply of 793 MB.
+    // SECURITY: at most the MAX_PAGE_CALLS the slot keeps: an object shared by reference is copied per call.
     isOptional(f.pageCalls, (v) => Array.isArray(v) && v.length <= MAX_PAGE_CALLS && isList(v, isPageCall)) &&
     isOptional(f.screenshot, isString) &&
     isOptional(f.screenshotOmitted, isString) &&
@@ -206,8 +206,8 @@ function isUsage(u: unknown): boolean {
 
 /**
  * What a job without a script answers (JobOutcome.value): the page's HTML, or its summary. SECURITY: nothing
- * else: the front hands it to JSON.stringify, and a message of 1.2 KB that nests one array in pairs 19 deep
- * wrote a reply of 528 million characters (structured clone sends an object seen before by reference).
+ * else: the front hands it to JSON.stringify, and structured clone sends an object seen before by reference,
+ * so a message of a kilobyte that nests one array in pairs expands exponentially in the reply.
  */
 function isPageValue(v: unknown): boolean {
   return (

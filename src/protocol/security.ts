@@ -34,7 +34,7 @@ export const SECURITY_CLASSES = [
 export type SecurityClass = (typeof SECURITY_CLASSES)[number];
 
 /**
- * The classes that are signs of code escaped into the request's slot (issue 48): after a
+ * The classes that are signs of code escaped into the request's slot (docs/security.md): after a
  * request whose record has one, its slot process and Chromium are replaced before the next.
  */
 export const SLOT_ESCAPE_CLASSES = ['slot-died', 'kernel-lock', 'stray-process'] as const;

@@ -6,8 +6,8 @@ import type { GuardLimits } from './egress.js';
 /**
  * A data-only test seam: names answered from a table instead of DNS, upstream
  * connections limited to loopback, and faults on request. Functions cannot
- * cross a process hop, so the tests that used to inject a resolver and a
- * connector describe them here. The front sends it only when a test asks.
+ * cross a process hop, so tests describe a resolver and a connector here as
+ * data. The front sends it only when a test asks.
  */
 export interface ExecutorTestSeam {
   /**

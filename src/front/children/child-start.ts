@@ -269,8 +269,8 @@ export function childDir(prefix: string, runAs: RunAs | undefined): string {
 /**
  * Removes a child's home once it has exited, off the event loop. SECURITY: the
  * directory is the child's user's, and what that user left running may still
- * write into it: rmSync in an exit handler threw ENOTEMPTY there, uncaught,
- * and ended the front (and 200,000 files held its event loop for 2 s). A
+ * write into it: rmSync in an exit handler could throw ENOTEMPTY, uncaught,
+ * and end the front, and a directory of many files would hold its event loop. A
  * failure is logged; the directory is under the system's temporary directory.
  */
 export function removeChildDir(dir: string, logger: Logger): Promise<void> {
@@ -331,8 +331,8 @@ function logBudgetOf(child: ChildProcess, logger: Logger, who: Record<string, un
  * (log-budget.ts). SECURITY: the line says which child wrote it, in the
  * front's words: a child cannot pass its lines off as the front's (a forged
  * "scrape done"); and its level is at most error: pino writes a fatal line
- * synchronously, and a child's flood of them froze the front for seconds
- * while its stdout was full. `stopping`: the service shuts down (at most warn).
+ * synchronously, and a child's flood of them would freeze the front while its
+ * stdout is full. `stopping`: the service shuts down (at most warn).
  */
 export function writeChildLine(
   child: ChildProcess,

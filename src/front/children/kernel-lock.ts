@@ -118,7 +118,7 @@ export function runNft(nft: string, args: readonly string[], input?: string): Pr
     stdinClosed = stdin ? new Promise((r) => stdin.once('close', () => r())) : Promise.resolve();
     // nft may exit before reading its input (`list` reads none; a bad rule ends it early): the
     // write then fails with EPIPE, which is no error of its own — the exit status above says what happened.
-    // (CI saw the EPIPE thrown as an uncaught error into an unrelated test.)
+    // Unhandled, the EPIPE would be thrown as an uncaught error.
     stdin?.on('error', () => {});
     if (input === undefined) stdin?.end();
     else stdin?.end(input);

@@ -1,8 +1,8 @@
 // SECURITY: how much a child may have the front log. Every line a child logs
 // (its log messages, its stdout and stderr) is written by the front's logger,
-// whose output buffer has no bound: a slot process that escaped our code and
-// sent 64 KiB lines as fast as it could grew the front from 80 MB to 2.5 GB in
-// 8 s while the front's stdout was read at a few MB/s (helper-31). Each child
+// whose output buffer has no bound: a slot process that escaped our code could
+// log faster than the front's stdout is read and grow the front's memory without
+// limit (docs/performance.md, "Why the constants are what they are"). Each child
 // gets a budget of lines and bytes a second; what is past it is dropped and
 // counted, and the count is logged once a second while it grows.
 import type { Logger } from '../../common/log.js';

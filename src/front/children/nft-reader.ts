@@ -1,9 +1,9 @@
 // Reads the kernel lock's counters once per job without an nft process per read:
 // one `nft -j -i` (interactive, JSON) kept for the lock's life answers each query
-// on a line of its own. A process per read cost ~40 ms of CPU (mostly the
-// kernel's, loading nft and its cache); a query to the kept one ~1 ms (the
-// commit that made this file has the figures). Queries go one at a time; one
-// that fails or takes too long ends the process, and the next query starts another.
+// on a line of its own: a process per read costs far more CPU (mostly the
+// kernel's, loading nft and its cache) than a query to the kept one. Queries go
+// one at a time; one that fails or takes too long ends the process, and the next
+// query starts another.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Logger } from '../../common/log.js';
 

@@ -50,9 +50,9 @@ export interface Slot {
  * How many requests a process of slot `index` (of `slots`) serves before it is
  * retired, for SLOT_RECYCLE_REQUESTS = `every` (0: never). Until its slot has had
  * one retired, slot i's retires early, by i/slots of `every`: the slots start
- * together and serve at like rates, so every slot's replacement fell at once,
- * the whole tree's memory dropped together and every slot was starting at the
- * same moment. After that the slots stay that far apart.
+ * together and serve at like rates, so without this every slot's replacement
+ * would fall at once, the whole tree's memory would drop together and every slot
+ * would be starting at the same moment. After that the slots stay that far apart.
  */
 export function retireAfter(every: number, index: number, slots: number, retiredOnce: boolean): number {
   if (every <= 0) return 0;

@@ -45,7 +45,7 @@ export function forkSlot(
   const env = childEnv(dir ?? '/tmp');
   // Puppeteer makes a `debug` logger for every protocol message it sends or
   // receives, and each asks whether stderr is a terminal (a system call)
-  // unless this says: ~2 ms of the process's CPU per request (profiled).
+  // unless this says (docs/performance.md, "Why the constants are what they are").
   env.DEBUG_COLORS = 'no';
   // SECURITY: the V8 heap of a slot's host side has a hard limit from the memory plan,
   // and its young generation a bound (config.ts SLOT_SEMI_SPACE_MB: unbounded, it ate the old space's room).

@@ -430,8 +430,8 @@ export class Supervisor {
 
   /**
    * After IDLE_SLOT_CLOSE_MS with no job, the process of a slot past the first is
-   * closed, its Chromium with it (~200 MB of PSS together, most of the service's
-   * memory at rest); the next request that needs the slot waits for its start.
+   * closed, its Chromium with it (together most of the service's memory at rest,
+   * docs/performance.md); the next request that needs the slot waits for its start.
    */
   #closeWhenIdle(slot: Slot): void {
     const ms = this.#opts.config.idleSlotCloseMs;

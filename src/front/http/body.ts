@@ -41,9 +41,10 @@ const wasteful = (): ApiError =>
  *
  * SECURITY: the cap on bytes is not enough on its own. A chunked body costs the
  * front an event and a buffer per chunk, and up to 16 KiB of chunk extensions
- * each that never count as body: 1 MiB sent as 1-byte chunks once held ~500 MB
- * and the event loop for 13 s, and 16 KiB extensions had 1.2 GB read in 5 s.
- * So the pieces are counted (past BODY_FREE_PIECES they must average
+ * each that never count as body: tiny chunks cost the front far more memory and
+ * time than their bytes, and extensions have it read far more than the body
+ * (docs/performance.md, "Why the constants are what they are"). So the pieces
+ * are counted (past BODY_FREE_PIECES they must average
  * BODY_MIN_AVERAGE_PIECE_BYTES) and so are the bytes read off the socket (at
  * most 2 × maxBytes + 64 KiB since the request arrived, so that what was read
  * while it was authenticated counts too), and each piece is copied into one

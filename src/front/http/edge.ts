@@ -117,9 +117,9 @@ export function createEdgeServer(
     readAtArrival.set(req, socket.bytesRead);
     const waiting = (unanswered.get(socket) ?? 0) + 1;
     // SECURITY: Node parses every request a client pipelines, whether or not
-    // it reads the replies: one connection that never read had ~1,100
-    // requests in flight (22 KB each), eight had 200 MB, with no key. Past
-    // MAX_UNANSWERED_REQUESTS, the connection is closed and its requests dropped.
+    // it reads the replies, so a client that never reads holds the front's
+    // memory, with no key. Past MAX_UNANSWERED_REQUESTS, the connection is
+    // closed and its requests dropped.
     if (waiting > MAX_UNANSWERED_REQUESTS) {
       logger.debug({ code: 'TOO_MANY_PIPELINED' }, 'too many unanswered pipelined requests; connection closed');
       socket.destroy();

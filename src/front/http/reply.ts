@@ -95,7 +95,7 @@ export const LINGER_MS = 1_000;
  * close does: the reply and a FIN first, then the socket itself LINGER_MS
  * later. Closing at once with the client's unread body in the kernel's buffer
  * sends a reset, and a client still writing its body then loses the reply it
- * had not read yet (seen under load: no 413 at all, only ECONNRESET).
+ * had not read yet (it sees ECONNRESET, never the 413).
  */
 function lingerAfterReply(res: ServerResponse): void {
   const socket = res.socket as Socket | null;
