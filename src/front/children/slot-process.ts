@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { ApiError, type JobPhase } from '../../common/errors.js';
 import type { BrowserStatus, SlotMemoryReport, ToExecutor } from '../../protocol/executor-messages.js';
 import type { JobOutcome } from '../../protocol/jobs.js';
-import { sendToChild } from './child-start.js';
+import { onWireClosed, sendToChild, wireOpen } from './child-start.js';
 import type { JobMemory } from './job-memory.js';
 import type { RunAs } from './users.js';
 
@@ -122,22 +122,41 @@ export class SlotProcess {
   }
 
   /**
-   * Once it has exited: calls `then` when its last stderr lines are read (V8's
-   * heap exhausted may arrive after its exit, and chooses its job's answer), or
-   * after EXIT_OUTPUT_WAIT_MS; at once when it has no job or they cannot come.
+   * Once it has exited: calls `then` (once) when its last words are read, or
+   * after EXIT_OUTPUT_WAIT_MS; at once when it has no job. Both choose its
+   * job's answer: its stderr (V8's heap exhausted may arrive after its exit),
+   * and its wire. SECURITY: the wire's last messages say how far its job got
+   * (a job still in `lease` is given to another slot and charged to no key):
+   * read before the answer, a process cannot die ahead of its own phase.
    */
   afterLastOutput(then: () => void): void {
-    const stderr = this.child.stderr;
-    if (this.jobs.size === 0 || this.heapExhausted || stderr === null || stderr.readableEnded) {
+    if (this.jobs.size === 0 || this.heapExhausted) {
       then();
       return;
     }
-    const timer = setTimeout(then, EXIT_OUTPUT_WAIT_MS);
-    timer.unref();
-    stderr.once('end', () => {
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
       clearTimeout(timer);
       then();
-    });
+    };
+    const timer = setTimeout(finish, EXIT_OUTPUT_WAIT_MS);
+    timer.unref();
+    let waiting = 0;
+    const ended = (): void => {
+      if (--waiting === 0) finish();
+    };
+    const stderr = this.child.stderr;
+    if (stderr !== null && !stderr.readableEnded) {
+      waiting++;
+      stderr.once('end', ended);
+    }
+    if (wireOpen(this.child)) {
+      waiting++;
+      onWireClosed(this.child, ended);
+    }
+    if (waiting === 0) finish();
   }
 }
 
