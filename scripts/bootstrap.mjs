@@ -351,6 +351,8 @@ const ALONE = {
   'test/e2e/tenancy.test.ts': "fairness under the default queue timeout: every slot busy to its script's limit",
   'test/e2e/page-memory-neighbour.test.ts': 'page-memory bombs in two slots at once beside a third',
   'test/e2e/kernel-lock.test.ts': 'firewall tables on the machine, and services started and killed outright',
+  'test/e2e/slot-escape.test.ts':
+    "counts processes of the slot users machine-wide: another service's slots would be its strays",
 };
 
 /**
