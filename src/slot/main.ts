@@ -406,6 +406,7 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         else if (msg.kind === 'oom') setImmediate(exhaustHeap);
         else if (msg.kind === 'hang') setImmediate(hang);
         else if (msg.kind === 'bloat') setImmediate(bloat);
+        else if (msg.kind === 'retain') retained.push(Buffer.alloc(Number(msg.message) * 2 ** 20, 1));
         else if (msg.kind === 'send') front.send(msg.message as FromExecutor);
         else if (msg.kind === 'raw') writeRaw(msg.message as RawFault);
         // eslint-disable-next-line @typescript-eslint/no-floating-promises -- the point: a rejection nobody handles
@@ -442,6 +443,9 @@ function bloat(): void {
   };
   grow();
 }
+
+/** Tests (seam.faults): memory outside V8's heap kept for the process's life (what a job could leave behind). */
+const retained: Buffer[] = [];
 
 /**
  * Tests (seam.faults): writes bytes to the front's wire's descriptor as they are, past its framing (what code

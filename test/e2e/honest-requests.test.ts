@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { capturingLogger, startTestService, type TestService } from '../helpers/service.js';
+import { alive } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
+import { residentBytes } from '../../src/common/service-memory.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const SCRIPT = 'return await page.title()';
@@ -157,6 +159,55 @@ describe('a process that stops while a request is being prepared (nothing of the
       assert.equal(r.body.code, 'SERVICE_UNAVAILABLE');
       assert.match(String(r.headers['retry-after']), /^[1-9][0-9]*$/);
       assert.equal(await metric(svc, 'pagescript_internal_errors_total{cause="egress-stopped"}'), 0);
+    } finally {
+      await svc.close();
+    }
+  });
+});
+
+describe('work a previous request left behind in its slot', () => {
+  test('memory left in a slot process without slot cgroups: the process is replaced after the job, and the next request is served within its own ceiling', async () => {
+    const log = capturingLogger();
+    const svc = await startTestService(
+      {
+        EGRESS_ALLOWLIST: fixtures.allowEntry,
+        MAX_CONCURRENCY: '1',
+        SLOT_CGROUPS: 'off',
+        SCRIPT_MEMORY_MB: '192',
+        SCRIPT_TIMEOUT_MS: '20000',
+      },
+      { egressSeam: { faults: true } },
+      log.logger,
+    );
+    try {
+      const { slotHostLimitMb, slotBaseMb } = svc.service.config.memory;
+      await until(() => svc.service.executors.slotPids[0] !== undefined, 'the slot process to be ready');
+      const pid = svc.service.executors.slotPids[0] as number;
+      // The first job leaves the process 48 MiB short of its ceiling (a fault stands in for a heap or an allocator
+      // that does not give memory back).
+      const first = svc.post({
+        url: fixtures.url('/example'),
+        script: 'await new Promise((r) => setTimeout(r, 1000)); return 1',
+      });
+      await until(() => svc.service.executors.jobPhases[0] === 'script', 'the first script to run');
+      const leftMb = slotHostLimitMb - 48 - Math.ceil(residentBytes(pid) / 2 ** 20);
+      assert.ok(leftMb > slotBaseMb, `${leftMb} MiB would not be over the slot's share at rest`);
+      svc.service.executors.fault('retain', leftMb, 0);
+      assert.equal((await first).status, 200);
+      // The next script holds 128 MiB in its isolate, well within SCRIPT_MEMORY_MB: it would pass the ceiling
+      // in the process the first job left.
+      const r = await svc.post({
+        url: fixtures.url('/example'),
+        script:
+          'const kept = []; for (let i = 0; i < 128; i++) kept.push(new Float64Array(2 ** 17).fill(i)); ' +
+          'await new Promise((r) => setTimeout(r, 500)); return kept.length',
+      });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.data, 128);
+      assert.ok(!alive(pid), 'the slot process the first job left was replaced');
+      assert.ok(
+        log.lines.some((l) => l.pid === pid && /more than its memory limit at rest after its job/.test(String(l.msg))),
+      );
     } finally {
       await svc.close();
     }

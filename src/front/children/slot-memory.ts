@@ -32,6 +32,20 @@ export function hostMemoryError(limitMb: number, what: 'resident' | 'heap'): Api
 }
 
 /**
+ * Without slot cgroups, after a job: the slot process's resident memory when
+ * it is over `restMb` (SLOT_BASE_MB, its share of the plan at rest), else
+ * undefined. SECURITY: what a job left in the process (a heap or an allocator
+ * that does not give memory back) would count against the next key's ceiling.
+ */
+export function overRest(e: SlotProcess, restMb: number): number | undefined {
+  const pid = e.child.pid;
+  if (e.gone || pid === undefined) return undefined;
+  const bytes = residentBytes(pid);
+  e.residentBytes = bytes;
+  return bytes > restMb * 2 ** 20 ? bytes : undefined;
+}
+
+/**
  * Reads each live slot process's resident memory (anonymous + shared) into
  * `residentBytes`; one past `limitMb` that is not already going away has its
  * jobs answered hostMemoryError and is killed (`kill`).

@@ -50,7 +50,7 @@ import type { RestLimits } from './memory-limits.js';
 import { SlotGroups } from './slot-groups.js';
 import { prepareSlotPrivacy, type ExecOnly, type SlotPrivacy } from './slot-privacy.js';
 import { runInSlot, type SlotJobOptions } from './slot-job.js';
-import { SLOT_MEMORY_POLL_MS, hostMemoryError, watchMemory } from './slot-memory.js';
+import { SLOT_MEMORY_POLL_MS, hostMemoryError, overRest, watchMemory } from './slot-memory.js';
 import { onSlotMessage, type SlotEvents, type SlotMessageHooks } from './slot-messages.js';
 import { answer, retireAfter, type Slot, type SlotProcess } from './slot-process.js';
 import { cleanUpSlot, forkSlot } from './slot-start.js';
@@ -624,9 +624,15 @@ export class Supervisor {
     );
     // SECURITY: back to the slot's limit at rest; a slot that holds more than that now (what its last job left in
     // shared memory, a process that would not give memory back) is replaced before another key's job meets it.
-    if (this.#groups && !this.#groups.memory.setRest(slot.index, this.#rest) && e.serving && !this.#closed) {
+    // Without groups the front reads the slot process's own resident memory against its share at rest.
+    const over = this.#groups
+      ? this.#groups.memory.setRest(slot.index, this.#rest)
+        ? undefined
+        : (this.#groups.memory.usageBytes(slot.index) ?? 0)
+      : overRest(e, this.#opts.config.memory.slotBaseMb);
+    if (over !== undefined && e.serving && !this.#closed) {
       this.#opts.logger.info(
-        { pid: e.child.pid, slot: slot.index, bytes: this.#groups.memory.usageBytes(slot.index) },
+        { pid: e.child.pid, slot: slot.index, bytes: over },
         'a slot holds more than its memory limit at rest after its job; replacing its process',
       );
       e.closedOnPurpose = true;
