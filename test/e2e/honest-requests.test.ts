@@ -9,7 +9,9 @@ import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js
 import { capturingLogger, startTestService, type TestService } from '../helpers/service.js';
 import { alive } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
+import { createLogger } from '../../src/common/log.js';
 import { residentBytes } from '../../src/common/service-memory.js';
+import { EXECUTOR_RESTART_BACKOFF_MS } from '../../src/front/children/child-start.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const SCRIPT = 'return await page.title()';
@@ -208,6 +210,42 @@ describe('work a previous request left behind in its slot', () => {
       assert.ok(
         log.lines.some((l) => l.pid === pid && /more than its memory limit at rest after its job/.test(String(l.msg))),
       );
+    } finally {
+      await svc.close();
+    }
+  });
+});
+
+describe('a whole-group shutdown', () => {
+  test('the egress process died just before the service began to shut down: no other is started as it goes', async () => {
+    const raw: string[] = [];
+    let svc: TestService | undefined;
+    let stopped = false;
+    // The shutdown's first step (service.ts shutdown: egress.stopping()) comes while the replacement waits out its
+    // backoff, as when the egress process is the first of the group to get SIGTERM.
+    const logger = createLogger('info', {
+      write: (line: string) => {
+        raw.push(line);
+        if (!stopped && svc && line.includes('egress process stopped; starting another')) {
+          stopped = true;
+          svc.service.egress.stopping();
+        }
+      },
+    });
+    svc = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry, MAX_CONCURRENCY: '1' }, {}, logger);
+    try {
+      const pid = svc.service.egress.pid as number;
+      process.kill(pid, 'SIGKILL');
+      await until(() => stopped, 'the egress process’s death to be seen');
+      // Well past the replacement's backoff: a timer that ignored the shutdown would have started another by now.
+      await new Promise((r) => setTimeout(r, 20 * EXECUTOR_RESTART_BACKOFF_MS));
+      const lines = raw.map((l) => JSON.parse(l) as Record<string, unknown>);
+      const at = lines.findIndex((l) => /starting another/.test(String(l.msg)));
+      assert.deepEqual(
+        lines.slice(at + 1).filter((l) => /egress process (ready|starting)|replacement failed/.test(String(l.msg))),
+        [],
+      );
+      assert.equal(svc.service.egress.ready, false);
     } finally {
       await svc.close();
     }
