@@ -7,9 +7,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { capturingLogger, startTestService, type TestService } from '../helpers/service.js';
-import { alive } from '../helpers/system.js';
+import { alive, descendants } from '../helpers/system.js';
 import { until } from '../helpers/wait.js';
 import { createLogger } from '../../src/common/log.js';
+import { readOr } from '../../src/common/proc.js';
 import { residentBytes } from '../../src/common/service-memory.js';
 import { EXECUTOR_RESTART_BACKOFF_MS } from '../../src/front/children/child-start.js';
 
@@ -247,6 +248,49 @@ describe('a whole-group shutdown', () => {
       );
       assert.equal(svc.service.egress.ready, false);
     } finally {
+      await svc.close();
+    }
+  });
+
+  test('a replacement egress process that the shutdown reaches before it is ready: no error logged', async () => {
+    const log = capturingLogger();
+    const svc = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry, MAX_CONCURRENCY: '1' }, {}, log.logger);
+    let replacement: number | undefined;
+    try {
+      const old = svc.service.egress.pid as number;
+      process.kill(old, 'SIGKILL');
+      // Caught as soon as it is spawned (a child of this process running the egress entry; its pid is shown only
+      // once ready) and held stopped: it cannot say ready however fast the machine is.
+      const generation = svc.service.egress.generation;
+      await until(
+        () => {
+          if (svc.service.egress.generation === generation) return false;
+          replacement = descendants(process.pid).find(
+            (pid) => pid !== old && /egress-process/.test(readOr(`/proc/${pid}/cmdline`) ?? ''),
+          );
+          if (replacement === undefined) return false;
+          process.kill(replacement, 'SIGSTOP');
+          return true;
+        },
+        'the replacement to be spawned',
+        { everyMs: 1 },
+      );
+      assert.equal(svc.service.egress.ready, false, 'the replacement was caught before it was ready');
+      const from = log.lines.length;
+      // The shutdown's first step, then the group's SIGTERM reaching the replacement.
+      svc.service.egress.stopping();
+      process.kill(replacement as number, 'SIGTERM');
+      process.kill(replacement as number, 'SIGCONT');
+      await until(
+        () => log.lines.slice(from).some((l) => /replacement ended: the service shuts down/.test(String(l.msg))),
+        'the replacement’s end to be logged',
+      );
+      assert.deepEqual(
+        log.lines.slice(from).filter((l) => typeof l.level === 'number' && l.level >= 50),
+        [],
+      );
+    } finally {
+      if (replacement !== undefined && alive(replacement)) process.kill(replacement, 'SIGKILL');
       await svc.close();
     }
   });

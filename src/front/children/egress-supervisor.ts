@@ -522,7 +522,12 @@ export class EgressSupervisor {
       this.#timer = undefined;
       // One that died just before the service began to shut down is not started again as it goes.
       if (this.#closed || this.#stopping) return;
-      this.#spawn().catch((err: unknown) => this.#opts.logger.error({ err }, 'egress process replacement failed'));
+      this.#spawn().catch((err: unknown) => {
+        // A replacement the shutdown's SIGTERM reached before it was ready is no failure of its own.
+        if (this.#closed || this.#stopping)
+          this.#opts.logger.info({ err }, 'egress process replacement ended: the service shuts down');
+        else this.#opts.logger.error({ err }, 'egress process replacement failed');
+      });
     }, backoff);
     this.#timer.unref();
   }
