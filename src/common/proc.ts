@@ -20,6 +20,8 @@ export interface ProcStat {
   readonly ppid: number;
   /** Field 5: the process group. */
   readonly pgrp: number;
+  /** Field 9: the kernel's flags (PF_*). */
+  readonly flags: number;
   /** Fields 14 and 15: CPU time used, user and system, in clock ticks. */
   readonly cpuTicks: number;
   /** Field 22: when it started, in clock ticks since boot. */
@@ -38,9 +40,34 @@ export function parseStat(stat: string): ProcStat {
     state: fields[0] ?? '',
     ppid: Number(fields[1] ?? 0),
     pgrp: Number(fields[2] ?? 0),
+    flags: Number(fields[6] ?? 0),
     cpuTicks: Number(fields[11] ?? 0) + Number(fields[12] ?? 0),
     startTicks: Number(fields[19] ?? 0),
   };
+}
+
+/** SIGKILL's bit in /proc/<pid>/status's pending-signal masks (signal n is bit n − 1). */
+const SIGKILL_BIT = 1n << 8n;
+/** The kernel's PF_EXITING in /proc/<pid>/stat's flags (field 9): set as the process begins to exit. */
+const PF_EXITING = 0x4;
+
+/**
+ * Whether process `pid` is on its way out: gone, exiting, a zombie, or with
+ * SIGKILL pending (it runs no instruction of its own again). SECURITY: such a
+ * process can do nothing more, so it is no sign of an escape (a dead Chromium's
+ * helpers that its slot has just killed).
+ */
+export function dying(pid: number): boolean {
+  const stat = readOr(`/proc/${pid}/stat`);
+  const status = readOr(`/proc/${pid}/status`);
+  if (stat === undefined || status === undefined) return true;
+  const { state, flags } = parseStat(stat);
+  if (state === 'Z' || state === 'X' || (flags & PF_EXITING) !== 0) return true;
+  for (const field of ['SigPnd', 'ShdPnd']) {
+    const hex = new RegExp(`^${field}:\\s+([0-9a-f]+)`, 'm').exec(status)?.[1];
+    if (hex !== undefined && (BigInt(`0x${hex}`) & SIGKILL_BIT) !== 0n) return true;
+  }
+  return false;
 }
 
 /** Clock ticks per second of /proc/<pid>/stat's CPU fields (USER_HZ: 100 on Linux for every architecture we run on). */

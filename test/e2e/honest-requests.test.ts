@@ -295,3 +295,32 @@ describe('a whole-group shutdown', () => {
     }
   });
 });
+
+describe('the service’s own failure is no sign against the key', () => {
+  for (const cgroups of ['off', 'on'])
+    test(`Chromium's browser process killed under a request (SLOT_CGROUPS=${cgroups}): 500, and its orphaned helpers are no stray-process event`, async () => {
+      const log = capturingLogger();
+      const svc = await startTestService(
+        { EGRESS_ALLOWLIST: fixtures.allowEntry, MAX_CONCURRENCY: '1', SLOT_CGROUPS: cgroups },
+        {},
+        log.logger,
+      );
+      try {
+        const reply = svc.post({
+          url: fixtures.url('/example'),
+          script: 'await new Promise((r) => setTimeout(r, 5000)); return await page.title()',
+        });
+        await until(() => svc.service.executors.jobPhases[0] === 'script', 'the script to run');
+        // The browser process alone: its zygote and renderers are orphaned, as when Chromium crashes.
+        process.kill(svc.service.browser.pid as number, 'SIGKILL');
+        const r = await reply;
+        assert.equal(r.status, 500, r.text);
+        assert.equal(await metric(svc, 'pagescript_internal_errors_total{cause="browser-gone"}'), 1);
+        const escapes = log.lines.filter((l) => /signs of an escape/.test(String(l.msg)));
+        assert.equal(await securityEvents(svc, 'stray-process'), 0, JSON.stringify(escapes));
+        assert.deepEqual(escapes, []);
+      } finally {
+        await svc.close();
+      }
+    });
+});

@@ -11,7 +11,7 @@
 // before another request meets it (supervisor.ts #jobEnded).
 import { readdirSync } from 'node:fs';
 import type { Logger } from '../../common/log.js';
-import { parseStat, readOr } from '../../common/proc.js';
+import { dying, parseStat, readOr } from '../../common/proc.js';
 import type { SecurityRecord } from '../../protocol/security.js';
 import type { KernelLock } from './kernel-lock.js';
 import { inTree, type SlotGroups } from './slot-groups.js';
@@ -92,8 +92,9 @@ export function killOrphansOf(uid: number, roots: readonly number[]): number {
     if (inTree(pid, known)) continue;
     if (++walked > MAX_STRAYS_PER_LOOK) break;
     if (!orphaned(pid, uid)) continue;
-    // SECURITY: killed only while still of the slot's user: a pid reused since is left alone.
-    if (uidOf(pid) !== uid) continue;
+    // SECURITY: killed only while still of the slot's user: a pid reused since is left alone. One already dying
+    // (a dead Chromium's helpers its slot killed) is no stray.
+    if (uidOf(pid) !== uid || dying(pid)) continue;
     try {
       process.kill(pid, 'SIGKILL');
       killed++;

@@ -17,7 +17,7 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
-import { parseStat, readOr } from '../../common/proc.js';
+import { parseStat, readOr, dying } from '../../common/proc.js';
 import { CpuAccounting } from './cpu-accounting.js';
 import { MemoryLimits, type RestLimits } from './memory-limits.js';
 import { removeTree, staleServices } from './parallel-groups.js';
@@ -314,8 +314,9 @@ function killOutside(dir: string, rel: string, roots: readonly number[]): number
   for (const pid of members) {
     if (inTree(pid, known)) continue;
     // SECURITY: killed only while still in this group: a pid that exited
-    // since the list was read, and was reused outside it, is left alone.
-    if (!inGroup(pid, rel)) continue;
+    // since the list was read, and was reused outside it, is left alone. One
+    // already dying (a dead Chromium's helpers its slot killed) is no stray.
+    if (!inGroup(pid, rel) || dying(pid)) continue;
     try {
       process.kill(pid, 'SIGKILL');
       killed++;

@@ -152,6 +152,9 @@ export async function startChromium(opts: ChromiumStartOptions): Promise<Chromiu
   let unhook = (): void => undefined;
   const exited = new Promise<void>((resolve) => {
     const onGone = (): void => {
+      // SECURITY: its helpers (zygote, renderers) outlive a browser that died on its own; killed with its group
+      // now, while they hold its group id, they are gone before the job's answer, not a tenant's strays.
+      kill();
       // Reaped: from here its pid (and group id) may be another process's; kill() does nothing.
       gone = true;
       unhook();
