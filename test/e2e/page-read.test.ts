@@ -83,10 +83,11 @@ describe('a request without a script', () => {
   test('a title past the DevTools message limit is a 400 (RESULT_TOO_LARGE, or the read timed out), not 500', async () => {
     const r = await get('/big-title');
     assert.equal(r.status, 400, r.text.slice(0, 300));
-    // Chromium may take longer than the script limit to build a 26 MiB answer: then the read times out first.
+    // Chromium may take longer than the script limit to build a 26 MiB answer: then the read times out first; on
+    // a loaded machine the page's own 26 MiB title may even hold its load past the navigation limit.
     if (r.body.code !== 'RESULT_TOO_LARGE') {
       assert.equal(r.body.code, 'SCRAPING_FAILED', r.text.slice(0, 300));
-      assert.match(String(r.body.error), /did not give its title within \d+ ms/);
+      assert.match(String(r.body.error), /did not give its title within \d+ ms|Navigation timeout of \d+ ms exceeded/);
     }
     const next = await get('/landed');
     assert.equal(next.status, 200, next.text);
