@@ -267,31 +267,47 @@ export interface FailureDetails {
   refusedHosts?: readonly string[];
 }
 
-/** An error with a stable public code. The HTTP layer maps the code to a status. */
+/** Why a time limit ended a job: the slot's own navigation or script limit, or the front's deadline. */
+export type JobTimeout = 'script' | 'navigation' | 'deadline';
+
+/** What an ApiError is made with besides its code and message; every field is fixed once it is made. */
+export interface ApiErrorOptions {
+  readonly cause?: unknown;
+  /** Extra response headers (e.g. Retry-After). */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly logs?: readonly string[];
+  readonly failure?: FailureDetails;
+  readonly timeout?: JobTimeout;
+  readonly housekeeping?: HousekeepingCause;
+  readonly internal?: InternalCause;
+}
+
+/**
+ * An error with a stable public code. The HTTP layer maps the code to a status. It is made whole and never
+ * changed after: what the caller's body shows (logs, failure), and why it happened (timeout, housekeeping,
+ * internal). What the request measured on the way travels beside it, in its JobOutcome's telemetry.
+ */
 export class ApiError extends Error {
   override name = 'ApiError';
   readonly status: number;
   /** Extra response headers (e.g. Retry-After). */
   readonly headers: Readonly<Record<string, string>>;
   /** console output of a script that failed, returned with the error so nothing is lost. */
-  logs?: readonly string[];
-  /**
-   * Set when a time limit ended the job (counted in the metrics): the slot's own
-   * navigation or script limit, or the front's deadline when the slot did not answer by it.
-   */
-  timeout?: 'script' | 'navigation' | 'deadline';
+  readonly logs?: readonly string[];
+  /** Where and why a script or a navigation failed, for the error body. */
+  readonly failure?: FailureDetails;
+  /** Set when a time limit ended the job (counted in the metrics). */
+  readonly timeout?: JobTimeout;
+  /** 503: which step of the service's own work before the request failed (another slot may serve it). */
+  readonly housekeeping?: HousekeepingCause;
+  /** 500: why, for the log line and metrics only (never in the reply). */
+  readonly internal?: InternalCause;
   /** What the request's browser context did through the egress guard, for the request's log line. */
   egress?: Readonly<Record<string, number>>;
-  /** Where and why a script or a navigation failed, for the error body. */
-  failure?: FailureDetails;
   /** Where the job's time went before it failed (lease, isolate, navigation, script; ms), for the log line. */
   timings?: Readonly<Partial<Record<'lease' | 'isolate' | 'navigation' | 'script', number>>>;
   /** What the request cost before it failed, as the slot measured it (JobUsage), for the reply's usage headers. */
   usage?: Readonly<Partial<Record<string, number>>>;
-  /** 503: which step of the service's own work before the request failed (another slot may serve it). */
-  housekeeping?: HousekeepingCause;
-  /** 500: why, for the log line and metrics only (never in the reply). */
-  internal?: InternalCause;
   /** What the job was doing when it failed, for the log line. */
   phase?: JobPhase;
   /** The slot that ran the job, for the log line. */
@@ -305,33 +321,54 @@ export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string = ERRORS[code].message,
-    options: { cause?: unknown; headers?: Record<string, string> } = {},
+    options: ApiErrorOptions = {},
   ) {
     super(message, { cause: options.cause });
     this.status = ERRORS[code].status;
     this.headers = options.headers ?? {};
+    if (options.logs !== undefined) this.logs = options.logs;
+    if (options.failure !== undefined) this.failure = options.failure;
+    if (options.timeout !== undefined) this.timeout = options.timeout;
+    if (options.housekeeping !== undefined) this.housekeeping = options.housekeeping;
+    if (options.internal !== undefined) this.internal = options.internal;
+  }
+
+  /** The options this error was made with. */
+  get options(): ApiErrorOptions {
+    const { cause, headers, logs, failure, timeout, housekeeping, internal } = this;
+    return { cause, headers, logs, failure, timeout, housekeeping, internal };
+  }
+
+  /** A new error of the same code and message, with `more` in place of what it had (this one is unchanged). */
+  with(more: ApiErrorOptions): ApiError {
+    const e = new ApiError(this.code, this.message, { ...this.options, ...more });
+    e.stack = this.stack;
+    const { egress, timings, usage, phase, slot, security } = this;
+    Object.assign(e, { egress, timings, usage, phase, slot, security });
+    return e;
   }
 }
 
-/** `Script execution failed: <detail>`: the message of every SCRAPING_FAILED. */
 /** The 503 message when the service's own work before a request failed in every slot tried in time. */
 export const NOT_PREPARED = 'Service unavailable: no browser context could be prepared in time';
 
 /** The service's own work before the request (`cause`) failed: 503, no failure of the caller's. */
 export function notPrepared(cause: HousekeepingCause, err?: unknown, headers?: Record<string, string>): ApiError {
-  const e = new ApiError('SERVICE_UNAVAILABLE', NOT_PREPARED, { cause: err, ...(headers ? { headers } : {}) });
-  e.housekeeping = cause;
+  const e = new ApiError('SERVICE_UNAVAILABLE', NOT_PREPARED, {
+    cause: err,
+    housekeeping: cause,
+    ...(headers ? { headers } : {}),
+  });
   e.phase = 'lease';
   return e;
 }
 
 /** A 500 with its internal cause (never shown to the caller). */
 export function internalFailure(internal: InternalCause, message?: string, cause?: unknown): ApiError {
-  const e = new ApiError('INTERNAL_SERVER_ERROR', message, { cause });
-  e.internal = internal;
-  return e;
+  return new ApiError('INTERNAL_SERVER_ERROR', message, { cause, internal });
 }
 
-export function scrapingFailed(detail: string, cause?: unknown): ApiError {
-  return new ApiError('SCRAPING_FAILED', `Script execution failed: ${detail}`, { cause });
+/** `Script execution failed: <detail>`: the message of every SCRAPING_FAILED. */
+export function scrapingFailed(detail: string, cause?: unknown, options: ApiErrorOptions = {}): ApiError {
+  return new ApiError('SCRAPING_FAILED', `Script execution failed: ${detail}`, { ...options, cause });
 }

@@ -18,17 +18,15 @@ function fakePage(screenshot: () => Promise<string>, closed = false): Page {
 const failed = (): ApiError => new ApiError('SCRAPING_FAILED', 'Script execution failed: x');
 
 test('a screenshot within the cap is given as it is', async () => {
-  const e = failed();
   const png = Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString('base64');
-  await describeFailure(e, { phase: 'script', page: fakePage(async () => png), screenshot: true });
+  const e = await describeFailure(failed(), { phase: 'script', page: fakePage(async () => png), screenshot: true });
   assert.equal(e.failure?.screenshot, png);
   assert.equal(e.failure?.finalUrl, 'https://shop.example/cart');
 });
 
 test('a screenshot over the cap is left out, saying its size and the cap', async () => {
-  const e = failed();
   const big = Buffer.alloc(MAX_ERROR_SCREENSHOT_BYTES + 1).toString('base64');
-  await describeFailure(e, { phase: 'script', page: fakePage(async () => big), screenshot: true });
+  const e = await describeFailure(failed(), { phase: 'script', page: fakePage(async () => big), screenshot: true });
   assert.equal(e.failure?.screenshot, undefined);
   assert.equal(
     e.failure?.screenshotOmitted,
@@ -38,8 +36,7 @@ test('a screenshot over the cap is left out, saying its size and the cap', async
 
 test('a page that does not answer gets no screenshot once the timeout passes', async (t) => {
   t.mock.timers.enable({ apis: ['setTimeout'] });
-  const e = failed();
-  const describing = describeFailure(e, {
+  const describing = describeFailure(failed(), {
     phase: 'script',
     page: fakePage(() => new Promise<string>(() => undefined)),
     screenshot: true,
@@ -47,24 +44,28 @@ test('a page that does not answer gets no screenshot once the timeout passes', a
   // Let describeFailure reach its wait, then pass the deadline.
   await Promise.resolve();
   t.mock.timers.tick(ERROR_SCREENSHOT_TIMEOUT_MS);
-  await describing;
+  const e = await describing;
   assert.equal(e.failure?.screenshotOmitted, `the page did not answer within ${ERROR_SCREENSHOT_TIMEOUT_MS} ms`);
 });
 
 test('a closed page gets no screenshot, and codes that are not a failed script get no details', async () => {
-  const e = failed();
-  await describeFailure(e, { phase: 'navigation', page: fakePage(async () => 'x', true), screenshot: true });
+  const e = await describeFailure(failed(), {
+    phase: 'navigation',
+    page: fakePage(async () => 'x', true),
+    screenshot: true,
+  });
   assert.equal(e.failure?.screenshotOmitted, 'the page is closed');
   assert.equal(e.failure?.phase, 'navigation');
   const other = new ApiError('SERVICE_UNAVAILABLE');
-  await describeFailure(other, { phase: 'script', screenshot: true });
+  assert.equal(await describeFailure(other, { phase: 'script', screenshot: true }), other);
   assert.equal(other.failure, undefined);
 });
 
 test('the line, column and stack found in the isolate are kept', async () => {
-  const e = failed();
-  e.failure = { line: 3, column: 9, stack: 'Error: x\n    at script.js:3:9' };
-  await describeFailure(e, { phase: 'script', calls: [], screenshot: false });
+  const thrown = failed().with({ failure: { line: 3, column: 9, stack: 'Error: x\n    at script.js:3:9' } });
+  const e = await describeFailure(thrown, { phase: 'script', calls: [], screenshot: false });
+  // The thrown error is left as it was: the described one is a new value.
+  assert.deepEqual(thrown.failure, { line: 3, column: 9, stack: 'Error: x\n    at script.js:3:9' });
   assert.deepEqual(e.failure, {
     phase: 'script',
     line: 3,

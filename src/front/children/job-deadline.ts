@@ -42,13 +42,12 @@ export function jobDeadlineMs(
 
 /** The caller's answer when the front's deadline ends a job: the timeout as a script's own would be. */
 export function deadlineError(deadlineMs: number): ApiError {
-  const e = new ApiError(
+  // Counted in pagescript_timeouts_total{phase="deadline"}: the slot process did not answer by it.
+  return new ApiError(
     'SCRAPING_FAILED',
     `Script execution failed: the request did not finish within ${deadlineMs} ms (its navigation and script limits and ${JOB_GRACE_MS} ms to set up and answer)`,
+    { timeout: 'deadline' },
   );
-  // Counted in pagescript_timeouts_total{phase="deadline"}: the slot process did not answer by it.
-  e.timeout = 'deadline';
-  return e;
 }
 
 /** What a job's deadline needs to know of the job, and how it ends a process. */

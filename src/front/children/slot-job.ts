@@ -170,9 +170,9 @@ async function answered(
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     if (memory && e.code !== 'MEMORY_LIMIT_EXCEEDED' && killedForMemory()) {
-      const error = kernelMemoryError(memory, proc.gone);
+      const error = kernelMemoryError(memory, proc.gone).with({ logs: e.logs, failure: e.failure });
       proc.memoryKills++;
-      Object.assign(error, { logs: e.logs, egress: e.egress, failure: e.failure, timings: e.timings });
+      Object.assign(error, { egress: e.egress, timings: e.timings });
       error.usage = { ...measured(e.usage) };
       throw error;
     }
@@ -180,9 +180,8 @@ async function answered(
     throw e;
   }
   if (memory && killedForMemory()) {
-    const error = kernelMemoryError(memory, false);
+    const error = kernelMemoryError(memory, false).with({ logs: outcome.logs });
     proc.memoryKills++;
-    error.logs = outcome.logs;
     error.usage = { ...measured(outcome.usage) };
     throw error;
   }

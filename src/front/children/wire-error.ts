@@ -7,15 +7,17 @@ import type { WireError } from '../../protocol/jobs.js';
 
 /** The ApiError a slot process's `failed` message stands for. */
 export function fromWire(w: WireError): ApiError {
-  const e = new ApiError(w.code, w.message, w.detail === undefined ? {} : { cause: w.detail });
-  if (w.logs !== undefined) e.logs = w.logs;
-  if (w.timeout !== undefined) e.timeout = w.timeout;
+  const e = new ApiError(w.code, w.message, {
+    ...(w.detail === undefined ? {} : { cause: w.detail }),
+    ...(w.logs === undefined ? {} : { logs: w.logs }),
+    ...(w.timeout === undefined ? {} : { timeout: w.timeout }),
+    ...(w.failure === undefined ? {} : { failure: w.failure }),
+    ...(w.housekeeping === undefined ? {} : { housekeeping: w.housekeeping }),
+    ...(w.internal === undefined ? {} : { internal: w.internal }),
+  });
   if (w.egress !== undefined) e.egress = w.egress;
-  if (w.failure !== undefined) e.failure = w.failure;
   if (w.timings !== undefined) e.timings = w.timings;
   if (w.usage !== undefined) e.usage = { ...w.usage };
-  if (w.housekeeping !== undefined) e.housekeeping = w.housekeeping;
-  if (w.internal !== undefined) e.internal = w.internal;
   if (w.phase !== undefined) e.phase = w.phase;
   if (w.security !== undefined) e.security = w.security;
   return e;

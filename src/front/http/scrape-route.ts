@@ -295,10 +295,8 @@ export function scrapeRoute(
       metrics.duration.observe(ms / 1000);
       if (err.code === 'MEMORY_LIMIT_EXCEEDED') metrics.memoryKills.inc();
       if (err.timeout !== undefined) metrics.timeouts.inc({ phase: err.timeout });
-      if (err.code === 'INTERNAL_SERVER_ERROR') {
-        err.internal ??= 'unexpected';
-        metrics.internalErrors.inc({ cause: err.internal });
-      }
+      const internal = err.code === 'INTERNAL_SERVER_ERROR' ? (err.internal ?? 'unexpected') : undefined;
+      if (internal !== undefined) metrics.internalErrors.inc({ cause: internal });
       if (err.housekeeping !== undefined) metrics.notPrepared.inc({ cause: err.housekeeping });
       // A 500 is the one error line of its request; a 503 (shutting down, nothing prepared in time) is no defect.
       const log =
@@ -323,7 +321,7 @@ export function scrapeRoute(
           scriptMs: round(err.timings?.script),
           slot: err.slot,
           phase: err.phase,
-          cause: err.internal ?? err.housekeeping,
+          cause: internal ?? err.housekeeping,
           err: err.status >= 500 ? String(err.cause ?? err) : undefined,
           egress: err.egress,
           ...(security ? { security } : {}),

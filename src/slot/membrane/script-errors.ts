@@ -25,16 +25,12 @@ function syntaxErrorPosition(e: unknown): { line: number; column: number } | und
 /** The script did not compile: the isolate's memory ran out, or a syntax error with its position. */
 export function compileFailure(e: unknown): ApiError {
   if (isMemoryError(e)) return new ApiError('MEMORY_LIMIT_EXCEEDED');
-  const failed = scrapingFailed(describeSyntaxError(e));
   const at = syntaxErrorPosition(e);
-  if (at) failed.failure = at;
-  return failed;
+  return scrapingFailed(describeSyntaxError(e), undefined, at ? { failure: at } : {});
 }
 
 export function scriptTimedOut(timeoutMs: number): ApiError {
-  const e = scrapingFailed(`the script timed out after ${timeoutMs} ms`);
-  e.timeout = 'script';
-  return e;
+  return scrapingFailed(`the script timed out after ${timeoutMs} ms`, undefined, { timeout: 'script' });
 }
 
 /** A checked outcome that is a failure: its result too large, or what the script threw. */
@@ -43,12 +39,12 @@ export function outcomeFailure(outcome: Extract<CheckedOutcome, { ok: false }>):
     return new ApiError('RESULT_TOO_LARGE', `Result too large: ${outcome.error.message}`);
   const { name, message, line, column, stack } = outcome.error;
   const where = line !== undefined ? ` (line ${line})` : '';
-  const failed = scrapingFailed(`${name}: ${message}${where}`);
   // In the caller's coordinates: compiled with lineOffset -1 after a line of our own, so line 1 is theirs.
-  failed.failure = {
-    ...(line === undefined ? {} : { line }),
-    ...(column === undefined ? {} : { column }),
-    ...(stack === undefined ? {} : { stack: `${name}: ${message}\n${stack}` }),
-  };
-  return failed;
+  return scrapingFailed(`${name}: ${message}${where}`, undefined, {
+    failure: {
+      ...(line === undefined ? {} : { line }),
+      ...(column === undefined ? {} : { column }),
+      ...(stack === undefined ? {} : { stack: `${name}: ${message}\n${stack}` }),
+    },
+  });
 }

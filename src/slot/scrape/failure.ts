@@ -46,9 +46,12 @@ async function screenshotOf(page: Page): Promise<{ screenshot: string } | { scre
   }
 }
 
-/** Adds where and why to a failed request's error (its line, column and stack are already there, if known). */
-export async function describeFailure(e: ApiError, ctx: FailureContext): Promise<void> {
-  if (!DESCRIBED.has(e.code)) return;
+/**
+ * The failed request's error with where and why added (its line, column and stack are already there, if
+ * known): a new error; one whose code is not a failed script or page is returned as it is.
+ */
+export async function describeFailure(e: ApiError, ctx: FailureContext): Promise<ApiError> {
+  if (!DESCRIBED.has(e.code)) return e;
   const page = ctx.page;
   let finalUrl: string | undefined;
   try {
@@ -56,12 +59,14 @@ export async function describeFailure(e: ApiError, ctx: FailureContext): Promise
   } catch {
     finalUrl = undefined;
   }
-  e.failure = {
-    phase: ctx.phase,
-    ...(finalUrl === undefined ? {} : { finalUrl }),
-    ...e.failure,
-    ...(ctx.calls ? { pageCalls: ctx.calls } : {}),
-    ...(ctx.refusedHosts && ctx.refusedHosts.length > 0 ? { refusedHosts: ctx.refusedHosts } : {}),
-    ...(ctx.screenshot && page ? await screenshotOf(page) : {}),
-  };
+  return e.with({
+    failure: {
+      phase: ctx.phase,
+      ...(finalUrl === undefined ? {} : { finalUrl }),
+      ...e.failure,
+      ...(ctx.calls ? { pageCalls: ctx.calls } : {}),
+      ...(ctx.refusedHosts && ctx.refusedHosts.length > 0 ? { refusedHosts: ctx.refusedHosts } : {}),
+      ...(ctx.screenshot && page ? await screenshotOf(page) : {}),
+    },
+  });
 }

@@ -129,12 +129,11 @@ async function navigate(
     response = await page.goto(url.href, { waitUntil: waitUntil as never, timeout: timeoutMs });
   } catch (e) {
     if (!page.browser().connected) throw browserGone(e);
-    const err = scrapingFailed(
+    throw scrapingFailed(
       `navigation to ${url.href} failed: ${unmaskNetError(cleanMessage(e), url.href, recentFailure)}`,
       e,
+      e instanceof TimeoutError ? { timeout: 'navigation' } : {},
     );
-    if (e instanceof TimeoutError) err.timeout = 'navigation';
-    throw err;
   }
   // A redirect to a refused address ends at the guard's 403.
   if (response?.headers()[REFUSED_HEADER] === 'NOT_ALLOWED') {
@@ -148,12 +147,11 @@ async function navigate(
       await page.waitForSelector(selector, { timeout: leftMs });
     } catch (e) {
       if (!page.browser().connected) throw browserGone(e);
-      const err = scrapingFailed(
+      throw scrapingFailed(
         `waiting for options.waitForSelector "${selector.slice(0, 200)}" after loading ${url.href} failed: ${cleanMessage(e)}`,
         e,
+        e instanceof TimeoutError ? { timeout: 'navigation' } : {},
       );
-      if (e instanceof TimeoutError) err.timeout = 'navigation';
-      throw err;
     }
   }
   return response;
@@ -225,8 +223,10 @@ export async function runScrape(
     // Nothing of the request ran: the egress process's silence is the service's own preparation failing.
     if (e instanceof ApiError && e.internal === 'egress-unavailable') throw notPrepared('egress-check', e.cause);
     if (e instanceof ApiError && e.status >= 500) throw e;
-    const refused = scrapingFailed(cleanMessage(e), e);
-    await describeFailure(refused, { phase: 'navigation', screenshot: false });
+    const refused = await describeFailure(scrapingFailed(cleanMessage(e), e), {
+      phase: 'navigation',
+      screenshot: false,
+    });
     if (!security.empty) refused.security = security.report();
     throw refused;
   }
@@ -405,14 +405,11 @@ export async function runScrape(
         deps.metrics?.script.observe(ms / 1000);
       });
     } catch (e) {
-      if (e instanceof ApiError) e.logs = collectLogs(box, m);
-      throw e;
+      throw e instanceof ApiError ? e.with({ logs: collectLogs(box, m) }) : e;
     }
     // A frame's or a worker's renderer was ended for memory while the script went on.
     if (laneLease.memoryExceeded) {
-      const err = memoryExceeded();
-      err.logs = collectLogs(box, m);
-      throw err;
+      throw memoryExceeded().with({ logs: collectLogs(box, m) });
     }
     return {
       ...(result.json === undefined ? {} : { json: result.json }),
@@ -429,9 +426,7 @@ export async function runScrape(
     if (crashed) await crashed;
     // Whatever failed once the page went over its memory failed because of it.
     if (lease?.memoryExceeded && !(e instanceof ApiError && e.code === 'MEMORY_LIMIT_EXCEEDED')) {
-      const err = memoryExceeded();
-      if (e instanceof ApiError && e.logs) err.logs = e.logs;
-      e = err;
+      e = memoryExceeded().with(e instanceof ApiError && e.logs ? { logs: e.logs } : {});
     }
     if (e instanceof ApiError && lease) e.egress = await lease.egress.finish();
     if (e instanceof ApiError) {
@@ -446,7 +441,7 @@ export async function runScrape(
       const calls = membrane?.calls.recent();
       // SECURITY: the failed script reaches nothing more while its failure is described (a screenshot takes time).
       membrane?.dispose();
-      await describeFailure(e, {
+      e = await describeFailure(e, {
         phase,
         ...(lease ? { page: lease.page } : {}),
         ...(calls ? { calls } : {}),

@@ -69,7 +69,5 @@ export async function readPage<T>(read: () => Promise<T>, what: string, timeoutM
 }
 
 function notInTime(what: string, timeoutMs: number): ApiError {
-  const e = scrapingFailed(`the page did not give its ${what} within ${timeoutMs} ms`);
-  e.timeout = 'script';
-  return e;
+  return scrapingFailed(`the page did not give its ${what} within ${timeoutMs} ms`, undefined, { timeout: 'script' });
 }
