@@ -3,8 +3,8 @@
 // the check the front makes of each message an executor sends.
 import type { Config } from '../common/config.js';
 import { JOB_PHASES, type JobPhase } from '../common/errors.js';
-import { isOutcome, isWireError } from './jobs.js';
-import type { JobOutcome, JobRequest, WireError } from './jobs.js';
+import { isWireError, isWireResult } from './jobs.js';
+import type { JobRequest, WireError, WireResult } from './jobs.js';
 import { hasOnly, isCount, isList, isObject, isSeconds } from './shape.js';
 import type { ExecutorTestSeam, FaultKind } from './test-seams.js';
 
@@ -103,7 +103,7 @@ export type FromExecutor =
   | { readonly type: 'log'; readonly line: string }
   | { readonly type: 'observe'; readonly metric: 'navigation' | 'script'; readonly seconds: number }
   | { readonly type: 'egress-refused' }
-  | { readonly type: 'done'; readonly id: number; readonly outcome: JobOutcome }
+  | { readonly type: 'done'; readonly id: number; readonly outcome: WireResult }
   | { readonly type: 'failed'; readonly id: number; readonly error: WireError }
   /** The job got its context and isolate (navigation), or its script began (script): for a 500's log line. */
   | { readonly type: 'phase'; readonly id: number; readonly phase: JobPhase }
@@ -167,7 +167,7 @@ const SHAPES: Record<FromExecutor['type'], { fields: readonly string[]; is: (m: 
       is: (m) => (m.metric === 'navigation' || m.metric === 'script') && isSeconds(m.seconds),
     },
     'egress-refused': { fields: [], is: () => true },
-    done: { fields: ['id', 'outcome'], is: (m) => isCount(m.id) && isOutcome(m.outcome) },
+    done: { fields: ['id', 'outcome'], is: (m) => isCount(m.id) && isWireResult(m.outcome) },
     failed: { fields: ['id', 'error'], is: (m) => isCount(m.id) && isWireError(m.error) },
     closed: { fields: ['id'], is: (m) => isCount(m.id) },
     phase: {

@@ -1,6 +1,7 @@
 // One job as it crosses between the front and an executor: the request, the
 // outcome or the error, and the checks the front makes of what comes back.
 import {
+  type ApiError,
   ERRORS,
   HOUSEKEEPING_CAUSES,
   INTERNAL_CAUSES,
@@ -78,19 +79,87 @@ export interface JobTimings {
   script?: number;
 }
 
-export interface JobOutcome {
+/** What a job that succeeded gives the caller: the reply's body is made of it. */
+export interface JobResult {
   /** The script's result as JSON text; absent when it returned undefined. */
   readonly json?: string;
   /** For the reachability check: the page summary or its HTML. */
   readonly value?: unknown;
   readonly logs: readonly string[];
   readonly executionTimeMs: number;
-  readonly timings: JobTimings;
-  /** What the request's context did through the egress guard (EgressStats), for the request's log line. */
+}
+
+/**
+ * What a job measured and where it ended, whether it succeeded or failed: for the request's log line,
+ * metrics, usage and its key's score, never for the caller's body.
+ */
+export interface JobTelemetry {
+  /** Where the job's time went (lease, isolate, navigation, script; ms). */
+  readonly timings?: JobTimings;
+  /** What the request's context did through the egress guard (EgressStats). */
   readonly egress?: Readonly<Record<string, number>>;
+  /** What the request cost, as the slot measured it (the front puts the kernel's CPU count in). */
   readonly usage?: JobUsage;
   /** What the slot saw the request try that looks like a probe; it can only raise its own key's score. */
   readonly security?: SecurityReport;
+  /** What a failed job was doing when it failed. */
+  readonly phase?: JobPhase;
+  /** The slot that ran the job (the front's to say). */
+  readonly slot?: number;
+}
+
+/** A job's outcome: its result or its error, each with what the job measured on the way. */
+export type JobOutcome =
+  | { readonly ok: true; readonly result: JobResult; readonly telemetry: JobTelemetry }
+  | { readonly ok: false; readonly error: ApiError; readonly telemetry: JobTelemetry };
+
+/** A failed job's outcome. */
+export function failedJob(error: ApiError, telemetry: JobTelemetry = {}): JobOutcome {
+  return { ok: false, error, telemetry };
+}
+
+/** The outcome with `more` telemetry: a new value (an outcome is not changed once made). */
+export function withTelemetry(outcome: JobOutcome, more: JobTelemetry): JobOutcome {
+  return { ...outcome, telemetry: { ...outcome.telemetry, ...more } };
+}
+
+/** A successful job as it crosses (a `done` message): its result and its telemetry in one object. */
+export interface WireResult extends JobResult {
+  readonly timings: JobTimings;
+  readonly egress?: Readonly<Record<string, number>>;
+  readonly usage?: JobUsage;
+  readonly security?: SecurityReport;
+}
+
+/** A successful job's outcome in its wire form. */
+export function toWireResult(result: JobResult, t: JobTelemetry): WireResult {
+  return {
+    ...result,
+    timings: t.timings ?? {},
+    ...(t.egress === undefined ? {} : { egress: t.egress }),
+    ...(t.usage === undefined ? {} : { usage: t.usage }),
+    ...(t.security === undefined ? {} : { security: t.security }),
+  };
+}
+
+/** The outcome a `done` message stands for (checked by isWireResult as it crossed). */
+export function fromWireResult(w: WireResult): JobOutcome {
+  const { json, value, logs, executionTimeMs, timings, egress, usage, security } = w;
+  return {
+    ok: true,
+    result: {
+      ...(json === undefined ? {} : { json }),
+      ...(value === undefined ? {} : { value }),
+      logs,
+      executionTimeMs,
+    },
+    telemetry: {
+      timings,
+      ...(egress === undefined ? {} : { egress }),
+      ...(usage === undefined ? {} : { usage }),
+      ...(security === undefined ? {} : { security }),
+    },
+  };
 }
 
 /** An error as it crosses: its public code and message, and what the reply and metrics need. */
@@ -222,7 +291,7 @@ function isPageValue(v: unknown): boolean {
   );
 }
 
-export function isOutcome(o: unknown): boolean {
+export function isWireResult(o: unknown): boolean {
   return (
     isObject(o) &&
     hasOnly(o, ['json', 'value', 'logs', 'executionTimeMs', 'timings', 'egress', 'usage', 'security']) &&

@@ -14,7 +14,6 @@
 // SECURITY: first of all, as root, to its slot's user (src/slot/drop-user.ts), before it reads a message.
 import './drop-user.js';
 // SECURITY: first, before any script isolate is made: each keeps its own young generation and memory limit.
-import type { SecurityReport } from '../protocol/security.js';
 import './young-generation.js';
 import { tmpdir } from 'node:os';
 import { pino } from 'pino';
@@ -29,7 +28,7 @@ import { cgroupSource, PageMemoryWatchdog } from './browser/page-memory.js';
 import { RemoteGuard } from './egress-client/remote.js';
 import { ApiError, ERRORS, internalFailure } from '../common/errors.js';
 import { type FromExecutor, type ToExecutor } from '../protocol/executor-messages.js';
-import { EGRESS_STOPPED, type WireError } from '../protocol/jobs.js';
+import { EGRESS_STOPPED, toWireResult, type JobTelemetry, type WireError } from '../protocol/jobs.js';
 import type { RawFault } from '../protocol/test-seams.js';
 import { EGRESS_CHANNEL_FD, FRONT_WIRE_FD, frontWire, inheritedSocket } from '../protocol/wire.js';
 import { collectWhenIdle } from '../common/idle-gc.js';
@@ -133,7 +132,8 @@ front.onClose(() => {
   if (!exiting) process.exit(0);
 });
 
-function toWire(e: unknown): WireError {
+/** A failed job as it crosses: its error, and what the job measured until it failed (`t`). */
+function toWire(e: unknown, t: JobTelemetry = {}): WireError {
   if (e instanceof ApiError)
     return {
       code: e.code,
@@ -142,15 +142,14 @@ function toWire(e: unknown): WireError {
       // The deadline is the front's own: a slot names only its own limits.
       ...(e.timeout === undefined || e.timeout === 'deadline' ? {} : { timeout: e.timeout }),
       ...(e.status >= 500 && e.cause !== undefined ? { detail: String(e.cause) } : {}),
-      ...(e.egress === undefined ? {} : { egress: e.egress }),
+      ...(t.egress === undefined ? {} : { egress: t.egress }),
       ...(e.failure === undefined ? {} : { failure: e.failure }),
-      ...(e.timings === undefined ? {} : { timings: e.timings }),
-      ...(e.usage === undefined ? {} : { usage: e.usage }),
+      ...(t.timings === undefined ? {} : { timings: t.timings }),
+      ...(t.usage === undefined ? {} : { usage: t.usage }),
       ...(e.housekeeping === undefined ? {} : { housekeeping: e.housekeeping }),
       ...(e.code === 'INTERNAL_SERVER_ERROR' ? { internal: e.internal ?? 'unexpected' } : {}),
-      ...(e.phase === undefined ? {} : { phase: e.phase }),
-      // Made by the job's SecurityRecord (src/slot/scrape/job.ts).
-      ...(e.security === undefined ? {} : { security: e.security as SecurityReport }),
+      ...(t.phase === undefined ? {} : { phase: t.phase }),
+      ...(t.security === undefined ? {} : { security: t.security }),
     };
   return {
     code: 'INTERNAL_SERVER_ERROR',
@@ -333,6 +332,12 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
     // Where the kernel holds the page's memory, the front reads it (and counts its kills) itself.
     if (init.chromiumCgroup === undefined) memoryTimer ??= setInterval(reportMemory, MEMORY_EVERY_MS);
     let closingJob: Promise<void> = Promise.resolve();
+    const failed = (e: unknown, telemetry?: JobTelemetry): void => {
+      const error = toWire(e, telemetry);
+      // The front logs the one error line of a 500 (its request, key, slot, phase, cause); this is its stack.
+      if (error.code === 'INTERNAL_SERVER_ERROR' || error.housekeeping) log.warn({ err: e, id }, 'job failed');
+      send({ type: 'failed', id, error });
+    };
     try {
       const outcome = await runScrape(
         request,
@@ -343,12 +348,10 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
         },
         (phase) => send({ type: 'phase', id, phase }),
       );
-      send({ type: 'done', id, outcome });
+      if (outcome.ok) send({ type: 'done', id, outcome: toWireResult(outcome.result, outcome.telemetry) });
+      else failed(outcome.error, outcome.telemetry);
     } catch (e) {
-      const error = toWire(e);
-      // The front logs the one error line of a 500 (its request, key, slot, phase, cause); this is its stack.
-      if (error.code === 'INTERNAL_SERVER_ERROR' || error.housekeeping) log.warn({ err: e, id }, 'job failed');
-      send({ type: 'failed', id, error });
+      failed(e);
     } finally {
       jobs.delete(id);
       await closingJob.catch((e: unknown) => log.error({ err: e, id }, 'closing a context failed'));

@@ -12,7 +12,7 @@ import type { Config } from '../../common/config.js';
 import { ApiError } from '../../common/errors.js';
 import type { Logger } from '../../common/log.js';
 import { treeCpuMs } from '../../common/proc.js';
-import type { JobOutcome, JobRequest, JobUsage } from '../../protocol/jobs.js';
+import type { WireResult, JobRequest, JobUsage } from '../../protocol/jobs.js';
 import { SecurityRecord } from '../../protocol/security.js';
 import type { EgressSupervisor } from './egress-supervisor.js';
 import { lookForEscape } from './escape-signs.js';
@@ -53,7 +53,7 @@ export async function runInSlot(
   deferClose?: (closing: Promise<void>) => void,
   client?: string,
   record: SecurityRecord = new SecurityRecord(),
-): Promise<JobOutcome> {
+): Promise<WireResult> {
   const { config, logger, egress } = opts;
   const slot = proc.slot;
   const groups = opts.groups();
@@ -85,7 +85,7 @@ export async function runInSlot(
         resolve();
       }),
   );
-  const result = new Promise<JobOutcome>((resolve, reject) => {
+  const result = new Promise<WireResult>((resolve, reject) => {
     proc.jobs.set(id, { resolve, reject, closed, answered: false, phase: 'lease' });
   });
   const onAbort = (): void => {
@@ -158,13 +158,13 @@ export async function runInSlot(
  * memory while it ran, 400 MEMORY_LIMIT_EXCEEDED with the slot's logs and forensics.
  */
 async function answered(
-  result: Promise<JobOutcome>,
+  result: Promise<WireResult>,
   memory: JobMemory | undefined,
   measured: (usage: JobUsage | undefined) => JobUsage,
   killedForMemory: () => boolean,
   proc: SlotProcess,
-): Promise<JobOutcome> {
-  let outcome: JobOutcome;
+): Promise<WireResult> {
+  let outcome: WireResult;
   try {
     outcome = await result;
   } catch (e) {

@@ -6,7 +6,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { ApiError, type JobPhase } from '../../common/errors.js';
 import type { BrowserStatus, SlotMemoryReport, ToExecutor } from '../../protocol/executor-messages.js';
-import type { JobOutcome } from '../../protocol/jobs.js';
+import type { WireResult } from '../../protocol/jobs.js';
 import { onWireClosed, sendToChild, wireOpen } from './child-start.js';
 import type { JobMemory } from './job-memory.js';
 import type { RunAs } from './users.js';
@@ -16,7 +16,7 @@ const EXIT_OUTPUT_WAIT_MS = 1_000;
 
 /** A job in a slot process, as the front holds it until its context is closed. */
 export interface Pending {
-  readonly resolve: (o: JobOutcome) => void;
+  readonly resolve: (o: WireResult) => void;
   readonly reject: (e: ApiError) => void;
   /** The job's context is closed (or its slot process is gone). */
   readonly closed: () => void;
@@ -161,7 +161,7 @@ export class SlotProcess {
 }
 
 /** Answers a job's caller (once): the slot process's answer, or the front's own. */
-export function answer(job: Pending, outcome: JobOutcome | ApiError): void {
+export function answer(job: Pending, outcome: WireResult | ApiError): void {
   if (job.answered) return;
   job.answered = true;
   if (outcome instanceof ApiError) {

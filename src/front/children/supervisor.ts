@@ -32,7 +32,7 @@ import {
   type ExecutorMemory,
   type ToExecutor,
 } from '../../protocol/executor-messages.js';
-import { RUNNER_STOPPED, type JobOutcome, type JobRequest } from '../../protocol/jobs.js';
+import { RUNNER_STOPPED, type WireResult, type JobRequest } from '../../protocol/jobs.js';
 import { type ExecutorTestSeam, type FaultKind } from '../../protocol/test-seams.js';
 import {
   EXECUTOR_CLOSE_TIMEOUT_MS,
@@ -343,7 +343,7 @@ export class Supervisor {
     deferClose?: (closing: Promise<void>) => void,
     client?: string,
     record?: SecurityRecord,
-  ): Promise<JobOutcome> {
+  ): Promise<WireResult> {
     // The service's own work before the request (its context, clipboard, egress port, Chromium, isolate) may
     // fail in one slot: nothing of the request ran, so it waits for another prepared slot within its queue
     // time (the same one, once it prepared again, may be the next), else it is answered 503 with Retry-After.

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../../common/errors.js';
 import type { Metrics } from '../metrics.js';
 import type { Config } from '../../common/config.js';
-import type { JobOutcome as ScrapeOutcome, JobRequest as ScrapeRequest } from '../../protocol/jobs.js';
+import type { WireResult as ScrapeOutcome, JobRequest as ScrapeRequest } from '../../protocol/jobs.js';
 import type { Logger } from '../../common/log.js';
 import type { Supervisor } from '../children/supervisor.js';
 import type { Client, KeyRing } from '../tenancy/keyring.js';

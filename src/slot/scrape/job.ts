@@ -14,7 +14,15 @@ import { cleanMessage } from '../membrane/wire-errors.js';
 import { MembraneError } from '../membrane/options.js';
 import type { SandboxPool } from '../membrane/pool.js';
 import { background } from '../../common/background.js';
-import type { JobOutcome, JobRequest, JobTimings, JobUsage } from '../../protocol/jobs.js';
+import {
+  failedJob,
+  type JobOutcome,
+  type JobRequest,
+  type JobResult,
+  type JobTelemetry,
+  type JobTimings,
+  type JobUsage,
+} from '../../protocol/jobs.js';
 import type { RequestOptions } from '../../protocol/request-options.js';
 import { applyOptions, navigationWait, recheckOptions } from './page-setup.js';
 import { describeFailure } from './failure.js';
@@ -191,9 +199,10 @@ async function timed<T>(p: Promise<T>, record: (ms: number) => void): Promise<T>
 }
 
 /**
- * Runs one job. The context is closed after the job on every path; with
- * `deferClose`, the caller receives that closing instead of waiting for it, so
- * the reply need not wait for Chromium to tear the context down.
+ * Runs one job: its outcome, the result or the error, with what it measured either way. The context is
+ * closed after the job on every path; with `deferClose`, the caller receives that closing instead of
+ * waiting for it, so the reply need not wait for Chromium to tear the context down. A defect of ours
+ * (anything but an ApiError) is thrown.
  */
 export async function runScrape(
   req: JobRequest,
@@ -202,188 +211,237 @@ export async function runScrape(
   deferClose?: (closing: Promise<void>) => void,
   onPhase?: (phase: JobPhase) => void,
 ): Promise<JobOutcome> {
-  const started = performance.now();
-  const timings: JobTimings = {};
-  // The key's limits, each at most the service's (the front cut them): this request runs under them.
-  const config: Config = { ...deps.config, ...req.limits };
-  deps = { ...deps, config };
-  const byKey = req.limits?.pageMemoryMb !== undefined;
-  const memoryExceeded = (): ApiError => pageMemoryExceeded(config, byKey);
-  const url = new URL(req.url);
-  const requestId = req.requestId ?? randomUUID();
-  const options = recheckOptions(req.options, req.url);
-  /** This request's refusals by the URL check (the guard counts its own). */
-  const refusals = { count: 0 };
-  /** What the request tried that looks like a probe, as this slot sees it (the front adds the guard's). */
-  const security = new SecurityRecord();
-  const refusedMethods = new Set<string>();
+  const job = new ScrapeJob(req, deps, signal, onPhase);
+  const refused = await job.checkTarget();
+  if (refused) return refused;
+  const onAbort = (): void => job.cancel();
+  signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    await checkUrl(deps, url, requestId, refusals, security);
+    return await job.run();
   } catch (e) {
-    // Nothing of the request ran: the egress process's silence is the service's own preparation failing.
-    if (e instanceof ApiError && e.internal === 'egress-unavailable') throw notPrepared('egress-check', e.cause);
-    if (e instanceof ApiError && e.status >= 500) throw e;
-    const refused = await describeFailure(scrapingFailed(cleanMessage(e), e), {
-      phase: 'navigation',
-      screenshot: false,
-    });
-    if (!security.empty) refused.security = security.report();
-    throw refused;
+    return await job.failed(e);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    const closing = job.dispose();
+    if (deferClose) deferClose(closing);
+    else await closing;
+  }
+}
+
+/** One job's state across its phases: check, lease, load, then read the page or run the script; or fail. */
+class ScrapeJob {
+  readonly #started = performance.now();
+  readonly #timings: JobTimings = {};
+  readonly #req: JobRequest;
+  readonly #deps: ScrapeDeps;
+  readonly #config: Config;
+  readonly #signal: AbortSignal | undefined;
+  readonly #onPhase: ((phase: JobPhase) => void) | undefined;
+  /** Whether the page memory limit is the key's own. */
+  readonly #byKey: boolean;
+  readonly #url: URL;
+  readonly #requestId: string;
+  readonly #options: RequestOptions | undefined;
+  /** This request's refusals by the URL check (the guard counts its own). */
+  readonly #refusals = { count: 0 };
+  /** What the request tried that looks like a probe, as this slot sees it (the front adds the guard's). */
+  readonly #security = new SecurityRecord();
+  readonly #refusedMethods = new Set<string>();
+  #lease: LaneLease | undefined;
+  #sandbox: ScriptSandbox | undefined;
+  #membrane: Membrane | undefined;
+  /** Rejects when the page goes over its memory, so that nothing waits on a page that is gone. */
+  #memoryGone: Promise<never> | undefined;
+  /** Set when the page crashed; settles once it is known whether it died of memory. */
+  #crashed: Promise<void> | undefined;
+  #phase: 'navigation' | 'script' = 'navigation';
+  /** Stop watching the browser, and dismissing the dialogs of a page no script answers. */
+  readonly #stops: (() => void)[] = [];
+
+  constructor(req: JobRequest, deps: ScrapeDeps, signal?: AbortSignal, onPhase?: (phase: JobPhase) => void) {
+    // The key's limits, each at most the service's (the front cut them): this request runs under them.
+    this.#config = { ...deps.config, ...req.limits };
+    this.#deps = { ...deps, config: this.#config };
+    this.#req = req;
+    this.#signal = signal;
+    this.#onPhase = onPhase;
+    this.#byKey = req.limits?.pageMemoryMb !== undefined;
+    this.#url = new URL(req.url);
+    this.#requestId = req.requestId ?? randomUUID();
+    this.#options = recheckOptions(req.options, req.url);
   }
 
-  let lease: LaneLease | undefined;
-  let sandbox: ScriptSandbox | undefined;
-  let membrane: Membrane | undefined;
-  const cancelled = (): ApiError =>
-    signal?.reason instanceof ApiError
-      ? signal.reason
-      : new ApiError('SERVICE_UNAVAILABLE', 'The request was cancelled');
-  const onAbort = (): void => {
-    sandbox?.abort(cancelled());
-    if (lease) background(lease.close(), 'closing a cancelled context', deps.logger);
-  };
-  signal?.addEventListener('abort', onAbort, { once: true });
-  let stopWatchingBrowser: (() => void) | undefined;
-  /** Stops dismissing the dialogs of a page no script answers. */
-  let stopDismissing: (() => void) | undefined;
-  /** Set when the page crashed; settles once it is known whether it died of memory. */
-  let crashed: Promise<void> | undefined;
-  let phase: 'navigation' | 'script' = 'navigation';
-  try {
-    // The context and the isolate are made at the same time.
+  #memoryExceeded(): ApiError {
+    return pageMemoryExceeded(this.#config, this.#byKey);
+  }
+
+  #cancelled(): ApiError {
+    const reason: unknown = this.#signal?.reason;
+    return reason instanceof ApiError ? reason : new ApiError('SERVICE_UNAVAILABLE', 'The request was cancelled');
+  }
+
+  #checkUrl(url: URL): Promise<void> {
+    return checkUrl(this.#deps, url, this.#requestId, this.#refusals, this.#security);
+  }
+
+  /** The request's URL, checked before anything is leased: a failed outcome when it may not be reached. */
+  async checkTarget(): Promise<JobOutcome | undefined> {
+    try {
+      await this.#checkUrl(this.#url);
+      return undefined;
+    } catch (e) {
+      // Nothing of the request ran: the egress process's silence is the service's own preparation failing.
+      if (e instanceof ApiError && e.internal === 'egress-unavailable')
+        return failedJob(notPrepared('egress-check', e.cause), { phase: 'lease' });
+      if (e instanceof ApiError && e.status >= 500) return failedJob(e);
+      const refused = scrapingFailed(cleanMessage(e), e);
+      return failedJob(
+        await describeFailure(refused, { phase: 'navigation', screenshot: false }),
+        this.#security.empty ? {} : { security: this.#security.report() },
+      );
+    }
+  }
+
+  /** The caller went away or the service ends the job: the script is stopped and the context closed. */
+  cancel(): void {
+    this.#sandbox?.abort(this.#cancelled());
+    if (this.#lease) background(this.#lease.close(), 'closing a cancelled context', this.#deps.logger);
+  }
+
+  /** Lease, load, then read the page or run the script: the success outcome (a failure is thrown). */
+  async run(): Promise<JobOutcome> {
+    const lease = await this.#leaseAndIsolate();
+    if (this.#signal?.aborted) throw this.#cancelled();
+    this.#onPhase?.('navigation');
+    const recentFailure = this.#watchPage(lease);
+    const response = await this.#load(lease.page, recentFailure);
+    const result = this.#sandbox
+      ? await this.#runScript(lease, this.#sandbox, recentFailure)
+      : await this.#readPage(lease, response);
+    return { ok: true, result, telemetry: await this.#measured() };
+  }
+
+  /** The context and the isolate, made at the same time; their failure is the service's own (a 503). */
+  async #leaseAndIsolate(): Promise<LaneLease> {
+    const { browser, sandboxes } = this.#deps;
+    const pageLimit = this.#byKey ? this.#config.pageMemoryMb * 2 ** 20 : undefined;
     const [leased, made] = await Promise.allSettled([
-      timed(deps.browser.lease(requestId, req.proxy, byKey ? config.pageMemoryMb * 2 ** 20 : undefined), (ms) => {
-        timings.lease = ms;
-      }),
-      req.script === undefined
+      timed(browser.lease(this.#requestId, this.#req.proxy, pageLimit), (ms) => (this.#timings.lease = ms)),
+      this.#req.script === undefined
         ? Promise.resolve(undefined)
-        : timed(deps.sandboxes.take(req.limits?.scriptMemoryMb), (ms) => (timings.isolate = ms)),
+        : timed(sandboxes.take(this.#req.limits?.scriptMemoryMb), (ms) => (this.#timings.isolate = ms)),
     ]);
-    if (made.status === 'fulfilled') sandbox = made.value;
-    if (leased.status === 'fulfilled') lease = leased.value;
+    if (made.status === 'fulfilled') this.#sandbox = made.value;
+    if (leased.status === 'fulfilled') this.#lease = leased.value;
     // The service's own work before the request: its failure is a 503 another slot may make good, never a 500.
     if (leased.status === 'rejected')
       throw leased.reason instanceof ApiError ? leased.reason : notPrepared('lease', leased.reason);
     if (made.status === 'rejected') throw notPrepared('isolate', made.reason);
-    if (signal?.aborted) throw cancelled();
-    onPhase?.('navigation');
-    const { page, egress } = lease as LaneLease;
-    const laneLease = lease as LaneLease;
-    // Over PAGE_MEMORY_MB the lane has killed the renderers already: end the script now.
-    laneLease.onMemoryExceeded(() => sandbox?.abort(memoryExceeded()));
+    return leased.value;
+  }
+
+  /** Ends the script (and what waits on the page) when the page goes over its memory or crashes. */
+  #watchPage(lease: LaneLease): RecentFailure {
+    const { page, egress } = lease;
+    // Over PAGE_MEMORY_MB the lane has killed the renderers already: end the script now...
+    lease.onMemoryExceeded(() => this.#sandbox?.abort(this.#memoryExceeded()));
     // ...and whatever the job waits on in the page (a navigation to a page that died
     // as it loaded waits otherwise for the protocol timeout).
-    const memoryGone = new Promise<never>((_resolve, reject) =>
-      laneLease.onMemoryExceeded(() => reject(memoryExceeded())),
+    this.#memoryGone = new Promise<never>((_resolve, reject) =>
+      lease.onMemoryExceeded(() => reject(this.#memoryExceeded())),
     );
-    memoryGone.catch(() => undefined);
-    const unlessMemoryGone = <T>(p: Promise<T>): Promise<T> => Promise.race([p, memoryGone]);
+    this.#memoryGone.catch(() => undefined);
     // A crashed renderer rejects pending calls only at the protocol timeout: end
     // the script now, as a plain crash unless the lane learns (within the grace)
     // that the renderer died of memory.
     page.once('error', () => {
-      crashed = new Promise<void>((resolve) => {
+      this.#crashed = new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
-          sandbox?.abort(scrapingFailed('the page crashed'));
+          this.#sandbox?.abort(scrapingFailed('the page crashed'));
           resolve();
         }, CRASH_REPORT_GRACE_MS);
         timer.unref();
-        laneLease.onMemoryExceeded(() => {
+        lease.onMemoryExceeded(() => {
           clearTimeout(timer);
           resolve();
         });
       });
     });
-    // SECURITY: the guard's memory of failures is this request's alone.
-    const recentFailure: RecentFailure = (h, p) => egress.recentFailure(h, p);
     // cheerio goes into the isolate during the navigation when the script names it
     // (else on first use, see ScriptSandbox.create); execute() waits for it.
-    if (sandbox && req.script?.includes('cheerio'))
-      background(sandbox.loadCheerio(), 'loading cheerio ahead', deps.logger);
-
+    if (this.#sandbox && this.#req.script?.includes('cheerio'))
+      background(this.#sandbox.loadCheerio(), 'loading cheerio ahead', this.#deps.logger);
     // A dialog blocks the page: without a script to answer it, it is dismissed (the membrane does so for a script).
-    if (sandbox === undefined) stopDismissing = dismissDialogs(page);
+    if (this.#sandbox === undefined) this.#stops.push(dismissDialogs(page));
+    // SECURITY: the guard's memory of failures is this request's alone.
+    return (h, p) => egress.recentFailure(h, p);
+  }
+
+  /** Resolves as `p` does, unless the page went over its memory first. */
+  #unlessMemoryGone<T>(p: Promise<T>): Promise<T> {
+    return this.#memoryGone ? Promise.race([p, this.#memoryGone]) : p;
+  }
+
+  /** The request's options applied to the page, then its navigation (and options.waitForSelector). */
+  async #load(page: Page, recentFailure: RecentFailure): Promise<HTTPResponse | null> {
+    const options = this.#options;
     if (options) {
       try {
-        await applyOptions(page, options, req.url);
+        await applyOptions(page, options, this.#req.url);
       } catch (e) {
         if (!page.browser().connected) throw browserGone(e);
         throw scrapingFailed(`applying the request's options failed: ${cleanMessage(e)}`, e);
       }
     }
-    const response = await timed(unlessMemoryGone(navigate(page, url, deps, recentFailure, options)), (ms) => {
-      timings.navigation = ms;
-      deps.metrics?.navigation.observe(ms / 1000);
+    const navigating = navigate(page, this.#url, this.#deps, recentFailure, options);
+    return await timed(this.#unlessMemoryGone(navigating), (ms) => {
+      this.#timings.navigation = ms;
+      this.#deps.metrics?.navigation.observe(ms / 1000);
     });
+  }
 
-    if (sandbox === undefined) {
-      // The page may navigate itself, spin or grow under the read: the page's doing, never a 500 (page-read.ts).
-      const read = <T>(what: string, r: () => Promise<T>): Promise<T> =>
-        unlessMemoryGone(
-          readPage(r, what, config.scriptTimeoutMs).catch((e: unknown) => {
-            throw page.browser().connected ? e : browserGone(e);
-          }),
-        );
-      let value: string | Record<string, unknown>;
-      if (req.outputFormat === 'html') value = await read('HTML', () => page.content());
-      else {
-        const title = await read('title', () => page.title());
-        // Read after the title: where the page went if it navigated itself.
-        const finalUrl = page.url();
-        value = { url: req.url, finalUrl, status: response?.status() ?? null, ok: response?.ok() ?? false, title };
-      }
-      // A frame's or a worker's renderer was ended for memory while the page loaded.
-      if (laneLease.memoryExceeded) throw memoryExceeded();
-      // SECURITY: the page chooses the size of its HTML (and title); what crosses to the front is capped as a script's result is.
-      const bytes = Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value), 'utf8');
-      if (bytes > config.maxResultBytes)
-        throw new ApiError(
-          'RESULT_TOO_LARGE',
-          `Result too large: the page's ${req.outputFormat === 'html' ? 'HTML' : 'summary'} is larger than ${config.maxResultBytes} bytes`,
-        );
-      return {
-        value,
-        logs: [],
-        executionTimeMs: Math.round(performance.now() - started),
-        timings,
-        // The bill: the guard cuts what the page left open, then counts, so bytes read on a kept connection are in it.
-        egress: await egress.finish(),
-        usage: await measuredUsage(laneLease, undefined),
-        ...(security.empty ? {} : { security: security.report() }),
-      };
+  /** Without a script: the page's HTML, or its summary. */
+  async #readPage(lease: LaneLease, response: HTTPResponse | null): Promise<JobResult> {
+    const { page } = lease;
+    const config = this.#config;
+    const req = this.#req;
+    // The page may navigate itself, spin or grow under the read: the page's doing, never a 500 (page-read.ts).
+    const read = <T>(what: string, r: () => Promise<T>): Promise<T> =>
+      this.#unlessMemoryGone(
+        readPage(r, what, config.scriptTimeoutMs).catch((e: unknown) => {
+          throw page.browser().connected ? e : browserGone(e);
+        }),
+      );
+    let value: string | Record<string, unknown>;
+    if (req.outputFormat === 'html') value = await read('HTML', () => page.content());
+    else {
+      const title = await read('title', () => page.title());
+      // Read after the title: where the page went if it navigated itself.
+      const finalUrl = page.url();
+      value = { url: req.url, finalUrl, status: response?.status() ?? null, ok: response?.ok() ?? false, title };
     }
+    // A frame's or a worker's renderer was ended for memory while the page loaded.
+    if (lease.memoryExceeded) throw this.#memoryExceeded();
+    // SECURITY: the page chooses the size of its HTML (and title); what crosses to the front is capped as a script's result is.
+    const bytes = Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value), 'utf8');
+    if (bytes > config.maxResultBytes)
+      throw new ApiError(
+        'RESULT_TOO_LARGE',
+        `Result too large: the page's ${req.outputFormat === 'html' ? 'HTML' : 'summary'} is larger than ${config.maxResultBytes} bytes`,
+      );
+    return { value, logs: [], executionTimeMs: Math.round(performance.now() - this.#started) };
+  }
 
-    const box = sandbox;
+  /** The script, in its isolate, against the page through the membrane; its console lines go with its error. */
+  async #runScript(lease: LaneLease, box: ScriptSandbox, recentFailure: RecentFailure): Promise<JobResult> {
+    const { page } = lease;
+    const config = this.#config;
     const scriptDeadline = performance.now() + config.scriptTimeoutMs;
-    const clock = { remainingMs: () => Math.max(1, Math.round(scriptDeadline - performance.now())) };
     page.setDefaultTimeout(config.scriptTimeoutMs);
     page.setDefaultNavigationTimeout(config.scriptTimeoutMs);
-    membrane = new Membrane({
-      page,
-      clock,
-      limits: {
-        maxHandles: MAX_HANDLES,
-        maxTimers: MAX_TIMERS,
-        maxLogLines: config.maxLogLines,
-        maxLogBytes: config.maxLogBytes,
-      },
-      checkUrl: (u) => checkUrl(deps, u, requestId, refusals, security),
-      securityEvent: (cls, detail) => {
-        // Each refused method counts once per request: a script that retries one in a loop is one attempt.
-        if (cls === 'refused-method') {
-          if (refusedMethods.has(detail) || refusedMethods.size >= MAX_REFUSED_METHODS) return;
-          refusedMethods.add(detail);
-        }
-        security.add(cls, cls === 'refused-method' ? 'script' : 'navigation', detail);
-      },
-      recentFailure,
-      // SECURITY: no membrane call starts once the script's time is up.
-      expired: () => performance.now() >= scriptDeadline,
-      toIsolate: (json, wantAnswer) => box.toIsolate(json, wantAnswer),
-    });
-    const m = membrane;
+    const m = (this.#membrane = this.#makeMembrane(page, box, scriptDeadline, recentFailure));
     try {
-      await box.attach((json) => m.onHost(json), req.url);
+      await box.attach((json) => m.onHost(json), this.#req.url);
     } catch (e) {
       // Chromium died as the script was being set up: that cause, not a defect of ours.
       throw page.browser().connected ? e : browserGone(e);
@@ -394,85 +452,124 @@ export async function runScrape(
     // A page that closed during attach() fired its event before anyone listened.
     if (page.isClosed()) pageClosed();
     // A Chromium that dies does not close its pages one by one: end the script now, not at its time limit.
-    stopWatchingBrowser = whenDisconnected(page.browser(), () => box.abort(browserGone()));
+    this.#stops.push(whenDisconnected(page.browser(), () => box.abort(browserGone())));
 
     let result;
-    phase = 'script';
-    onPhase?.('script');
+    this.#phase = 'script';
+    this.#onPhase?.('script');
     try {
-      result = await timed(box.execute(req.script as string, config.scriptTimeoutMs, config.maxResultBytes), (ms) => {
-        timings.script = ms;
-        deps.metrics?.script.observe(ms / 1000);
+      const running = box.execute(this.#req.script as string, config.scriptTimeoutMs, config.maxResultBytes);
+      result = await timed(running, (ms) => {
+        this.#timings.script = ms;
+        this.#deps.metrics?.script.observe(ms / 1000);
       });
     } catch (e) {
       throw e instanceof ApiError ? e.with({ logs: collectLogs(box, m) }) : e;
     }
     // A frame's or a worker's renderer was ended for memory while the script went on.
-    if (laneLease.memoryExceeded) {
-      throw memoryExceeded().with({ logs: collectLogs(box, m) });
-    }
+    if (lease.memoryExceeded) throw this.#memoryExceeded().with({ logs: collectLogs(box, m) });
     return {
       ...(result.json === undefined ? {} : { json: result.json }),
       logs: collectLogs(box, m),
-      executionTimeMs: Math.round(performance.now() - started),
-      timings,
-      egress: await egress.finish(),
-      usage: await measuredUsage(laneLease, box),
-      ...(security.empty ? {} : { security: security.report() }),
+      executionTimeMs: Math.round(performance.now() - this.#started),
     };
-  } catch (caught) {
-    let e = caught;
+  }
+
+  /** The host side of the script's page: every call it makes is checked there. */
+  #makeMembrane(page: Page, box: ScriptSandbox, scriptDeadline: number, recentFailure: RecentFailure): Membrane {
+    const config = this.#config;
+    return new Membrane({
+      page,
+      clock: { remainingMs: () => Math.max(1, Math.round(scriptDeadline - performance.now())) },
+      limits: {
+        maxHandles: MAX_HANDLES,
+        maxTimers: MAX_TIMERS,
+        maxLogLines: config.maxLogLines,
+        maxLogBytes: config.maxLogBytes,
+      },
+      checkUrl: (u) => this.#checkUrl(u),
+      securityEvent: (cls, detail) => {
+        // Each refused method counts once per request: a script that retries one in a loop is one attempt.
+        if (cls === 'refused-method') {
+          if (this.#refusedMethods.has(detail) || this.#refusedMethods.size >= MAX_REFUSED_METHODS) return;
+          this.#refusedMethods.add(detail);
+        }
+        this.#security.add(cls, cls === 'refused-method' ? 'script' : 'navigation', detail);
+      },
+      recentFailure,
+      // SECURITY: no membrane call starts once the script's time is up.
+      expired: () => performance.now() >= scriptDeadline,
+      toIsolate: (json, wantAnswer) => box.toIsolate(json, wantAnswer),
+    });
+  }
+
+  /** What the job measured so far: its timings, its egress (the guard's bill), its peaks, its probes. */
+  async #measured(): Promise<JobTelemetry> {
+    return {
+      timings: this.#timings,
+      // The bill: the guard cuts what the page left open, then counts, so bytes read on a kept connection are in it.
+      ...(this.#lease ? { egress: await this.#lease.egress.finish() } : {}),
+      usage: await measuredUsage(this.#lease, this.#sandbox),
+      ...(this.#security.empty ? {} : { security: this.#security.report() }),
+    };
+  }
+
+  /** What `caught` ended the job with, where and why, and what the job measured until then. */
+  async failed(caught: unknown): Promise<JobOutcome> {
     // The page crashed (a navigation or a call failed of it): whether it died of memory is known within the grace.
-    if (crashed) await crashed;
+    if (this.#crashed) await this.#crashed;
+    let e = caught;
     // Whatever failed once the page went over its memory failed because of it.
-    if (lease?.memoryExceeded && !(e instanceof ApiError && e.code === 'MEMORY_LIMIT_EXCEEDED')) {
-      e = memoryExceeded().with(e instanceof ApiError && e.logs ? { logs: e.logs } : {});
-    }
-    if (e instanceof ApiError && lease) e.egress = await lease.egress.finish();
-    if (e instanceof ApiError) {
-      e.phase ??= lease === undefined ? 'lease' : phase;
-      e.timings = timings;
-      e.usage = await measuredUsage(lease, sandbox);
-      if (!security.empty) e.security = security.report();
-    }
+    if (this.#lease?.memoryExceeded && !(e instanceof ApiError && e.code === 'MEMORY_LIMIT_EXCEEDED'))
+      e = this.#memoryExceeded().with(e instanceof ApiError && e.logs ? { logs: e.logs } : {});
+    // Nothing of the request's page was reached while leasing; a housekeeping failure is always the lease's.
+    const phase = this.#lease === undefined || (e instanceof ApiError && e.housekeeping) ? 'lease' : this.#phase;
+    const telemetry: JobTelemetry = e instanceof ApiError ? { ...(await this.#measured()), phase } : {};
     // Whatever failed once the request was cancelled (client gone, shutdown) failed because of it.
-    if (signal?.aborted && !(e instanceof ApiError && e.code === 'SERVICE_UNAVAILABLE')) throw cancelled();
-    if (e instanceof ApiError) {
-      const calls = membrane?.calls.recent();
-      // SECURITY: the failed script reaches nothing more while its failure is described (a screenshot takes time).
-      membrane?.dispose();
-      e = await describeFailure(e, {
-        phase,
-        ...(lease ? { page: lease.page } : {}),
-        ...(calls ? { calls } : {}),
-        ...(lease?.egress.refusedHosts ? { refusedHosts: lease.egress.refusedHosts() } : {}),
-        screenshot: options?.screenshotOnError === true,
-      });
-    }
-    throw e;
-  } finally {
-    stopWatchingBrowser?.();
-    stopDismissing?.();
-    signal?.removeEventListener('abort', onAbort);
-    // The isolate is disposed a turn later, after the reply is written: nothing of
-    // the script runs meanwhile (the membrane is closed at once, and a script still
-    // spinning gets only refusals from the host), and disposing takes milliseconds.
+    if (this.#signal?.aborted && !(e instanceof ApiError && e.code === 'SERVICE_UNAVAILABLE'))
+      return failedJob(this.#cancelled(), telemetry);
+    if (!(e instanceof ApiError)) throw e;
+    const calls = this.#membrane?.calls.recent();
+    // SECURITY: the failed script reaches nothing more while its failure is described (a screenshot takes time).
+    this.#membrane?.dispose();
+    const lease = this.#lease;
+    const described = await describeFailure(e, {
+      phase: this.#phase,
+      ...(lease ? { page: lease.page } : {}),
+      ...(calls ? { calls } : {}),
+      ...(lease?.egress.refusedHosts ? { refusedHosts: lease.egress.refusedHosts() } : {}),
+      screenshot: this.#options?.screenshotOnError === true,
+    });
+    return failedJob(described, telemetry);
+  }
+
+  /**
+   * Stops the job's watchers at once; the isolate is disposed a turn later, after the reply is written:
+   * nothing of the script runs meanwhile (the membrane is closed at once, and a script still spinning gets
+   * only refusals from the host), and disposing takes milliseconds. Resolves once the context is closed.
+   */
+  dispose(): Promise<void> {
+    for (const stop of this.#stops) stop();
+    const membrane = this.#membrane;
     membrane?.dispose();
     if (membrane && (membrane.droppedEvents > 0 || membrane.droppedExposedCalls > 0))
-      deps.logger.warn(
-        { requestId, droppedEvents: membrane.droppedEvents, droppedExposedCalls: membrane.droppedExposedCalls },
+      this.#deps.logger.warn(
+        {
+          requestId: this.#requestId,
+          droppedEvents: membrane.droppedEvents,
+          droppedExposedCalls: membrane.droppedExposedCalls,
+        },
         'page events dropped',
       );
-    const box = sandbox;
-    const closing = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+    const box = this.#sandbox;
+    const lease = this.#lease;
+    return new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       box?.dispose();
       await lease?.close();
       // SECURITY: the slot is freed (its job closed) only once the isolate's thread stopped: one stuck in a
       // builtin spins on for up to ISOLATE_STOP_GRACE_MS, billed to the next job of the slot, another key's.
       await box?.stopped();
     });
-    if (deferClose) deferClose(closing);
-    else await closing;
   }
 }
 
