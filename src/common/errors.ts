@@ -302,21 +302,6 @@ export class ApiError extends Error {
   readonly housekeeping?: HousekeepingCause;
   /** 500: why, for the log line and metrics only (never in the reply). */
   readonly internal?: InternalCause;
-  /** What the request's browser context did through the egress guard, for the request's log line. */
-  egress?: Readonly<Record<string, number>>;
-  /** Where the job's time went before it failed (lease, isolate, navigation, script; ms), for the log line. */
-  timings?: Readonly<Partial<Record<'lease' | 'isolate' | 'navigation' | 'script', number>>>;
-  /** What the request cost before it failed, as the slot measured it (JobUsage), for the reply's usage headers. */
-  usage?: Readonly<Partial<Record<string, number>>>;
-  /** What the job was doing when it failed, for the log line. */
-  phase?: JobPhase;
-  /** The slot that ran the job, for the log line. */
-  slot?: number;
-  /**
-   * What the slot saw the request try that looks like a probe, for the front's score: a
-   * SecurityReport (src/protocol/security.ts, checked as it crossed), kept opaque here.
-   */
-  security?: { readonly tallies: readonly unknown[]; readonly details: readonly string[] };
 
   constructor(
     readonly code: ErrorCode,
@@ -343,8 +328,6 @@ export class ApiError extends Error {
   with(more: ApiErrorOptions): ApiError {
     const e = new ApiError(this.code, this.message, { ...this.options, ...more });
     e.stack = this.stack;
-    const { egress, timings, usage, phase, slot, security } = this;
-    Object.assign(e, { egress, timings, usage, phase, slot, security });
     return e;
   }
 }
@@ -354,13 +337,11 @@ export const NOT_PREPARED = 'Service unavailable: no browser context could be pr
 
 /** The service's own work before the request (`cause`) failed: 503, no failure of the caller's. */
 export function notPrepared(cause: HousekeepingCause, err?: unknown, headers?: Record<string, string>): ApiError {
-  const e = new ApiError('SERVICE_UNAVAILABLE', NOT_PREPARED, {
+  return new ApiError('SERVICE_UNAVAILABLE', NOT_PREPARED, {
     cause: err,
     housekeeping: cause,
     ...(headers ? { headers } : {}),
   });
-  e.phase = 'lease';
-  return e;
 }
 
 /** A 500 with its internal cause (never shown to the caller). */

@@ -113,8 +113,10 @@ export type JobOutcome =
   | { readonly ok: true; readonly result: JobResult; readonly telemetry: JobTelemetry }
   | { readonly ok: false; readonly error: ApiError; readonly telemetry: JobTelemetry };
 
+export type FailedJob = Extract<JobOutcome, { readonly ok: false }>;
+
 /** A failed job's outcome. */
-export function failedJob(error: ApiError, telemetry: JobTelemetry = {}): JobOutcome {
+export function failedJob(error: ApiError, telemetry: JobTelemetry = {}): FailedJob {
   return { ok: false, error, telemetry };
 }
 

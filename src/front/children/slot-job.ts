@@ -12,7 +12,7 @@ import type { Config } from '../../common/config.js';
 import { ApiError } from '../../common/errors.js';
 import type { Logger } from '../../common/log.js';
 import { treeCpuMs } from '../../common/proc.js';
-import type { WireResult, JobRequest, JobUsage } from '../../protocol/jobs.js';
+import { failedJob, withTelemetry, type JobOutcome, type JobRequest, type JobUsage } from '../../protocol/jobs.js';
 import { SecurityRecord } from '../../protocol/security.js';
 import type { EgressSupervisor } from './egress-supervisor.js';
 import { lookForEscape } from './escape-signs.js';
@@ -53,7 +53,7 @@ export async function runInSlot(
   deferClose?: (closing: Promise<void>) => void,
   client?: string,
   record: SecurityRecord = new SecurityRecord(),
-): Promise<WireResult> {
+): Promise<JobOutcome> {
   const { config, logger, egress } = opts;
   const slot = proc.slot;
   const groups = opts.groups();
@@ -85,8 +85,8 @@ export async function runInSlot(
         resolve();
       }),
   );
-  const result = new Promise<WireResult>((resolve, reject) => {
-    proc.jobs.set(id, { resolve, reject, closed, answered: false, phase: 'lease' });
+  const result = new Promise<JobOutcome>((resolve) => {
+    proc.jobs.set(id, { resolve, closed, answered: false, phase: 'lease' });
   });
   const onAbort = (): void => {
     const reason: unknown = signal?.reason;
@@ -158,32 +158,21 @@ export async function runInSlot(
  * memory while it ran, 400 MEMORY_LIMIT_EXCEEDED with the slot's logs and forensics.
  */
 async function answered(
-  result: Promise<WireResult>,
+  result: Promise<JobOutcome>,
   memory: JobMemory | undefined,
   measured: (usage: JobUsage | undefined) => JobUsage,
   killedForMemory: () => boolean,
   proc: SlotProcess,
-): Promise<WireResult> {
-  let outcome: WireResult;
-  try {
-    outcome = await result;
-  } catch (e) {
-    if (!(e instanceof ApiError)) throw e;
-    if (memory && e.code !== 'MEMORY_LIMIT_EXCEEDED' && killedForMemory()) {
-      const error = kernelMemoryError(memory, proc.gone).with({ logs: e.logs, failure: e.failure });
-      proc.memoryKills++;
-      Object.assign(error, { egress: e.egress, timings: e.timings });
-      error.usage = { ...measured(e.usage) };
-      throw error;
-    }
-    e.usage = { ...measured(e.usage) };
-    throw e;
-  }
-  if (memory && killedForMemory()) {
-    const error = kernelMemoryError(memory, false).with({ logs: outcome.logs });
+): Promise<JobOutcome> {
+  const outcome = await result;
+  const usage = measured(outcome.telemetry.usage);
+  if (memory && !(!outcome.ok && outcome.error.code === 'MEMORY_LIMIT_EXCEEDED') && killedForMemory()) {
+    const kernel = kernelMemoryError(memory, !outcome.ok && proc.gone);
     proc.memoryKills++;
-    error.usage = { ...measured(outcome.usage) };
-    throw error;
+    const error = outcome.ok
+      ? kernel.with({ logs: outcome.result.logs })
+      : kernel.with({ logs: outcome.error.logs, failure: outcome.error.failure });
+    return failedJob(error, { ...outcome.telemetry, usage });
   }
-  return { ...outcome, usage: measured(outcome.usage) };
+  return withTelemetry(outcome, { usage });
 }

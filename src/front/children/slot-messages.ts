@@ -8,6 +8,7 @@ import type { FromExecutor } from '../../protocol/executor-messages.js';
 import { writeChildLine } from './child-start.js';
 import { answer, type SlotProcess } from './slot-process.js';
 import { fromWire } from './wire-error.js';
+import { fromWireResult } from '../../protocol/jobs.js';
 
 export interface SlotEvents {
   observe?(metric: 'navigation' | 'script', seconds: number): void;
@@ -60,7 +61,7 @@ export function onSlotMessage(e: SlotProcess, msg: FromExecutor, hooks: SlotMess
       return;
     case 'done': {
       const job = e.jobs.get(msg.id);
-      if (job) answer(job, msg.outcome);
+      if (job) answer(job, fromWireResult(msg.outcome));
       return;
     }
     case 'failed': {

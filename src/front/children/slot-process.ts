@@ -6,7 +6,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { ApiError, type JobPhase } from '../../common/errors.js';
 import type { BrowserStatus, SlotMemoryReport, ToExecutor } from '../../protocol/executor-messages.js';
-import type { WireResult } from '../../protocol/jobs.js';
+import { failedJob, withTelemetry, type JobOutcome } from '../../protocol/jobs.js';
 import { onWireClosed, sendToChild, wireOpen } from './child-start.js';
 import type { JobMemory } from './job-memory.js';
 import type { RunAs } from './users.js';
@@ -16,8 +16,8 @@ const EXIT_OUTPUT_WAIT_MS = 1_000;
 
 /** A job in a slot process, as the front holds it until its context is closed. */
 export interface Pending {
-  readonly resolve: (o: WireResult) => void;
-  readonly reject: (e: ApiError) => void;
+  /** Gives the caller the job's outcome, a success or a failure. */
+  readonly resolve: (o: JobOutcome) => void;
   /** The job's context is closed (or its slot process is gone). */
   readonly closed: () => void;
   /** The caller has its answer (from the slot process, or the front's own). */
@@ -160,12 +160,13 @@ export class SlotProcess {
   }
 }
 
-/** Answers a job's caller (once): the slot process's answer, or the front's own. */
-export function answer(job: Pending, outcome: WireResult | ApiError): void {
+/**
+ * Answers a job's caller (once): the slot process's outcome, or the front's own error. A failure the slot
+ * did not place is placed in the job's phase as the slot last said it.
+ */
+export function answer(job: Pending, outcome: JobOutcome | ApiError): void {
   if (job.answered) return;
   job.answered = true;
-  if (outcome instanceof ApiError) {
-    outcome.phase ??= job.phase;
-    job.reject(outcome);
-  } else job.resolve(outcome);
+  const o = outcome instanceof ApiError ? failedJob(outcome) : outcome;
+  job.resolve(o.ok || o.telemetry.phase !== undefined ? o : withTelemetry(o, { phase: job.phase }));
 }

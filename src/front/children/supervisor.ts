@@ -32,7 +32,14 @@ import {
   type ExecutorMemory,
   type ToExecutor,
 } from '../../protocol/executor-messages.js';
-import { RUNNER_STOPPED, type WireResult, type JobRequest } from '../../protocol/jobs.js';
+import {
+  RUNNER_STOPPED,
+  failedJob,
+  withTelemetry,
+  type FailedJob,
+  type JobOutcome,
+  type JobRequest,
+} from '../../protocol/jobs.js';
 import { type ExecutorTestSeam, type FaultKind } from '../../protocol/test-seams.js';
 import {
   EXECUTOR_CLOSE_TIMEOUT_MS,
@@ -343,76 +350,68 @@ export class Supervisor {
     deferClose?: (closing: Promise<void>) => void,
     client?: string,
     record?: SecurityRecord,
-  ): Promise<WireResult> {
+  ): Promise<JobOutcome> {
     // The service's own work before the request (its context, clipboard, egress port, Chromium, isolate) may
     // fail in one slot: nothing of the request ran, so it waits for another prepared slot within its queue
     // time (the same one, once it prepared again, may be the next), else it is answered 503 with Retry-After.
     const until = performance.now() + this.#opts.config.queueTimeoutMs;
-    let last: ApiError | undefined;
+    let last: FailedJob | undefined;
     for (let tries = 1; ; tries++) {
-      const slot = await this.#pickBy(until, last, signal, client);
+      const slot = await this.#pickBy(until, last !== undefined, signal, client);
+      if (slot === undefined) return unprepared(last);
       this.#watchHostMemory();
       let closing: Promise<void> = Promise.resolve();
       const hold = (p: Promise<void>): void => {
         closing = p;
       };
+      let out: JobOutcome;
       try {
-        const out = await runInSlot(
-          this.#jobOptions,
-          slot.proc as SlotProcess,
-          this.#nextId++,
-          request,
-          signal,
-          hold,
-          client,
-          record,
-        );
+        const id = this.#nextId++;
+        out = await runInSlot(this.#jobOptions, slot.proc as SlotProcess, id, request, signal, hold, client, record);
+      } catch (e) {
+        await this.#handOver(closing, deferClose);
+        throw e;
+      }
+      out = withTelemetry(out, { slot: slot.index });
+      if (out.ok || out.error.housekeeping === undefined || signal?.aborted) {
         await this.#handOver(closing, deferClose);
         return out;
-      } catch (e) {
-        if (e instanceof ApiError) e.slot = slot.index;
-        if (!(e instanceof ApiError && e.housekeeping) || signal?.aborted) {
-          await this.#handOver(closing, deferClose);
-          throw e;
-        }
-        last = e;
-        this.#opts.logger.warn(
-          { requestId: request.requestId, slot: slot.index, cause: e.housekeeping, detail: String(e.cause), tries },
-          'a slot could not prepare for the request; it waits for another',
-        );
-        // The slot is free again once its context is closed and its next one prepared.
-        await closing;
       }
+      last = out;
+      this.#opts.logger.warn(
+        {
+          requestId: request.requestId,
+          slot: slot.index,
+          cause: out.error.housekeeping,
+          detail: String(out.error.cause),
+          tries,
+        },
+        'a slot could not prepare for the request; it waits for another',
+      );
+      // The slot is free again once its context is closed and its next one prepared.
+      await closing;
     }
   }
 
   /**
-   * A slot by `until` (performance.now()); else 503 with Retry-After, for the
-   * housekeeping failure `last` (or none: no slot came free in the queue time,
-   * which the scheduler answers first in practice).
+   * A slot by `until` (performance.now()) once a slot `failed` to prepare; undefined when none came in
+   * time. Before any failure, the scheduler's queue time holds (it answers first in practice).
    */
   async #pickBy(
     until: number,
-    last: ApiError | undefined,
+    failed: boolean,
     signal: AbortSignal | undefined,
     client: string | undefined,
-  ): Promise<Slot> {
-    const unprepared = (): ApiError => {
-      const e = notPrepared(last?.housekeeping ?? 'lease', last?.cause, {
-        'Retry-After': retryAfter(NOT_PREPARED_RETRY_MS),
-      });
-      if (last) Object.assign(e, { slot: last.slot, timings: last.timings, usage: last.usage, egress: last.egress });
-      return e;
-    };
+  ): Promise<Slot | undefined> {
+    if (!failed) return await this.#table.pick(signal, client);
     const left = until - performance.now();
-    if (last && left <= 0) throw unprepared();
-    if (!last) return await this.#table.pick(signal, client);
+    if (left <= 0) return undefined;
     const timeout = AbortSignal.timeout(Math.ceil(left));
     try {
       return await this.#table.pick(signal ? AbortSignal.any([signal, timeout]) : timeout, client);
     } catch (e) {
       if (!timeout.aborted || signal?.aborted) throw e;
-      throw unprepared();
+      return undefined;
     }
   }
 
@@ -796,4 +795,19 @@ export class Supervisor {
   tasksGroupDir(index: number): string | undefined {
     return this.#groups?.tasksDir(index);
   }
+}
+
+/**
+ * 503 with Retry-After: no slot could prepare for the request in its queue time. It carries the last
+ * slot's housekeeping cause and what that attempt measured.
+ */
+function unprepared(last: FailedJob | undefined): JobOutcome {
+  const error = notPrepared(last?.error.housekeeping ?? 'lease', last?.error.cause, {
+    'Retry-After': retryAfter(NOT_PREPARED_RETRY_MS),
+  });
+  const t = last?.telemetry;
+  return failedJob(error, {
+    phase: 'lease',
+    ...(t === undefined ? {} : { slot: t.slot, timings: t.timings, usage: t.usage, egress: t.egress }),
+  });
 }

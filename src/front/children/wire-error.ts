@@ -1,13 +1,14 @@
 // A slot process's failure as the caller gets it: the wire form it sends
-// (protocol/jobs.ts WireError, plain data across the IPC channel) made back
-// into the ApiError the HTTP layer answers with, its code, logs, timings and
-// usage kept. The CPU a usage claims is replaced by the kernel's count (slot-job.ts).
+// (protocol/jobs.ts WireError, plain data across the wire) made back into the
+// failed JobOutcome the HTTP layer answers with: the ApiError (its code, logs,
+// failure) and the job's telemetry (timings, usage, egress, phase, security).
+// The CPU a usage claims is replaced by the kernel's count (slot-job.ts).
 import { ApiError } from '../../common/errors.js';
-import type { WireError } from '../../protocol/jobs.js';
+import { failedJob, type JobOutcome, type WireError } from '../../protocol/jobs.js';
 
-/** The ApiError a slot process's `failed` message stands for. */
-export function fromWire(w: WireError): ApiError {
-  const e = new ApiError(w.code, w.message, {
+/** The failed outcome a slot process's `failed` message stands for. */
+export function fromWire(w: WireError): JobOutcome {
+  const error = new ApiError(w.code, w.message, {
     ...(w.detail === undefined ? {} : { cause: w.detail }),
     ...(w.logs === undefined ? {} : { logs: w.logs }),
     ...(w.timeout === undefined ? {} : { timeout: w.timeout }),
@@ -15,10 +16,11 @@ export function fromWire(w: WireError): ApiError {
     ...(w.housekeeping === undefined ? {} : { housekeeping: w.housekeeping }),
     ...(w.internal === undefined ? {} : { internal: w.internal }),
   });
-  if (w.egress !== undefined) e.egress = w.egress;
-  if (w.timings !== undefined) e.timings = w.timings;
-  if (w.usage !== undefined) e.usage = { ...w.usage };
-  if (w.phase !== undefined) e.phase = w.phase;
-  if (w.security !== undefined) e.security = w.security;
-  return e;
+  return failedJob(error, {
+    ...(w.egress === undefined ? {} : { egress: w.egress }),
+    ...(w.timings === undefined ? {} : { timings: w.timings }),
+    ...(w.usage === undefined ? {} : { usage: { ...w.usage } }),
+    ...(w.phase === undefined ? {} : { phase: w.phase }),
+    ...(w.security === undefined ? {} : { security: w.security }),
+  });
 }
