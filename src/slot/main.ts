@@ -26,7 +26,7 @@ import { liveProfiles } from './browser/chromium-process.js';
 import { emptyTmp } from './tmp-empty.js';
 import { cgroupSource, PageMemoryWatchdog } from './browser/page-memory.js';
 import { RemoteGuard } from './egress-client/remote.js';
-import { ApiError, ERRORS, internalFailure } from '../common/errors.js';
+import { ApiError, ERRORS, internalFailure, type JobPhase } from '../common/errors.js';
 import { type FromExecutor, type ToExecutor } from '../protocol/executor-messages.js';
 import { EGRESS_STOPPED, toWireResult, type JobTelemetry, type WireError } from '../protocol/jobs.js';
 import type { RawFault } from '../protocol/test-seams.js';
@@ -159,118 +159,177 @@ function toWire(e: unknown, t: JobTelemetry = {}): WireError {
   };
 }
 
-async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void> {
-  const { config } = init;
+type Init = Extract<ToExecutor, { type: 'init' }>;
+
+async function start(init: Init): Promise<void> {
   const log = ipcLogger(init.logLevel);
   logger = log;
-  const jobs = new Map<number, AbortController>();
-  let lanes: BrowserLanes | undefined;
-  /** Tells the front of the browser's state when it changed (set once the browser exists). */
-  let statusChanged = (): void => undefined;
-  const remote = new RemoteGuard({
-    logger: log,
-    onLost: () => {
-      // SECURITY: the requests whose traffic went through it fail (the front has
-      // failed them already), and no context that used a port of it is used again.
-      for (const a of jobs.values()) a.abort(internalFailure('egress-stopped', EGRESS_STOPPED));
-      lanes?.dropSpares();
-    },
-    // The front replaces this process once its egress process is gone: nothing more to say.
-    onDrained: () => undefined,
-  });
-  // Its one channel, given at the spawn.
-  remote.attach(inheritedSocket(EGRESS_CHANNEL_FD));
-  const { guardPort } = init;
-  // Tests (seam.clipboardFailures): the first emptyings fail, as in a Chromium whose clipboard cannot be emptied.
-  let clipboardFailures = init.seam?.clipboardFailures ?? 0;
-  let clipboardHangs = init.seam?.clipboardHangs ?? 0;
-  const failingClipboard: EmptyClipboard = (page, selection) =>
-    clipboardHangs-- > 0
-      ? new Promise<boolean>(() => undefined)
-      : clipboardFailures-- > 0
-        ? Promise.resolve(false)
-        : emptyClipboard(page, selection);
-  // One Chromium, this slot's (src/slot/browser/lanes.ts), so that its request's
-  // page memory can be counted and bounded (PAGE_MEMORY_MB).
-  const browser = new BrowserLanes({
-    count: 1,
-    makeHost: (lane, onOutput, onSpares) =>
-      new BrowserHost({
-        // SECURITY: its execute-only copy where there is one: Chromium's processes are then non-dumpable.
-        executablePath: init.execOnly?.chromium ?? config.executablePath,
-        ...(init.execOnly === undefined ? {} : { readablePath: config.executablePath }),
-        chromium: config.chromium,
-        guardPort,
-        openEgress: () => remote.openSession(),
-        protocolTimeoutMs: config.scriptTimeoutMs + config.navigationTimeoutMs + PROTOCOL_TIMEOUT_MARGIN_MS,
-        // A lane serves one request at a time: one context made ahead is enough.
-        prewarmedContexts: Math.min(1, config.prewarmedContexts),
-        recycleAfterContexts: config.browserRecycleContexts,
-        rendererHeapMb: rendererHeapMb(config.pageMemoryMb),
-        ...(init.chromiumCgroup === undefined ? {} : { cgroupProcs: init.chromiumCgroup }),
-        ...(init.execOnly === undefined ? {} : { shellPath: init.execOnly.shell }),
-        ...(init.seam?.trustedSpki ? { testTrustedSpki: init.seam.trustedSpki } : {}),
-        ...(clipboardFailures > 0 || clipboardHangs > 0 ? { emptyClipboard: failingClipboard } : {}),
-        onOutput,
-        onSpares,
-        logger: log.child({ lane }),
-      }),
-    // Where the kernel holds the page's memory (its Chromium's cgroup), nothing is polled during a request.
-    watchdog: new PageMemoryWatchdog({
-      limitBytes: config.pageMemoryMb * 2 ** 20,
-      ...(init.chromiumCgroup === undefined ? {} : { pollMs: 0, source: cgroupSource(init.chromiumCgroup) }),
-    }),
-    // The front closes an idle slot's whole process (IDLE_SLOT_CLOSE_MS), its Chromium with it.
-    idleCloseMs: 0,
-    onChange: () => statusChanged(),
-    logger: log,
-  });
-  const sandboxes = new SandboxPool(
+  const slot = new SlotRuntime(init, log);
+  await slot.start();
+  onStarted = (msg) => slot.onMessage(msg);
+  send({ type: 'ready', chromiumSandbox: slot.browser.sandboxed });
+  log.info(
     {
-      memoryLimitMb: config.scriptMemoryMb,
-      maxResultBytes: config.maxResultBytes,
-      maxLogLines: config.maxLogLines,
-      maxLogBytes: config.maxLogBytes,
-      defaultTimeoutMs: config.scriptTimeoutMs,
-      // isolated-vm's README: after a catastrophic error the process is in an
-      // unknown state; end it. The front fails this executor's jobs and starts another.
-      onCatastrophicError: (message) => fatal('isolated-vm catastrophic error', new Error(message), true),
+      guardPort: init.guardPort,
+      chromiumPids: slot.browser.pids,
+      lanes: slot.browser.lanes,
+      chromiumSandbox: slot.browser.sandboxed,
     },
-    // One request at a time: one isolate made ahead is enough.
-    Math.min(1, config.prewarmedIsolates),
-    log,
+    'executor ready',
   );
-  lanes = browser;
-  await browser.start();
-  sandboxes.start();
-  // Ready once warm: what a fresh process makes ahead (a context, an isolate) is
-  // made before its first job, whose CPU is its slot group's (slot-job.ts): a
-  // slot replaced because of one key's job does not bill the next key for it.
-  // Bounded, and never a failure: a spare that cannot be made is made again later.
-  const prepared = async (): Promise<void> => {
+}
+
+/** This process's slot once init came: its egress channel, its Chromium, its isolates and its jobs. */
+class SlotRuntime {
+  readonly #init: Init;
+  readonly #config: Init['config'];
+  readonly #log: Logger;
+  readonly #jobs = new Map<number, AbortController>();
+  readonly #remote: RemoteGuard;
+  readonly browser: BrowserLanes;
+  readonly #sandboxes: SandboxPool;
+  readonly #deps: ScrapeDeps;
+  /** Whether the browser's state is told to the front when it changes (once the slot has started). */
+  #reporting = false;
+  #lastStatus = '';
+  /** The page memory kills last told to the front. */
+  #killsSent = 0;
+  /** Sends the page memory while a job runs: at rest nothing changes that the front does not read itself. */
+  #memoryTimer: NodeJS.Timeout | undefined;
+  #stopCollecting: (() => void) | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(init: Init, log: Logger) {
+    this.#init = init;
+    this.#config = init.config;
+    this.#log = log;
+    this.#remote = this.#connectEgress();
+    this.browser = this.#makeBrowser();
+    this.#sandboxes = this.#makeSandboxes();
+    this.#deps = {
+      config: this.#config,
+      browser: this.browser,
+      sandboxes: this.#sandboxes,
+      checker: this.#remote,
+      logger: log,
+      metrics: {
+        navigation: { observe: (seconds) => send({ type: 'observe', metric: 'navigation', seconds }) },
+        script: { observe: (seconds) => send({ type: 'observe', metric: 'script', seconds }) },
+        egressRefusals: { inc: () => send({ type: 'egress-refused' }) },
+      },
+    };
+  }
+
+  /** Its one channel to the egress process, given at the spawn. */
+  #connectEgress(): RemoteGuard {
+    const remote = new RemoteGuard({
+      logger: this.#log,
+      onLost: () => {
+        // SECURITY: the requests whose traffic went through it fail (the front has
+        // failed them already), and no context that used a port of it is used again.
+        for (const a of this.#jobs.values()) a.abort(internalFailure('egress-stopped', EGRESS_STOPPED));
+        // Unset while the constructor runs: no context exists yet then.
+        (this.browser as BrowserLanes | undefined)?.dropSpares();
+      },
+      // The front replaces this process once its egress process is gone: nothing more to say.
+      onDrained: () => undefined,
+    });
+    remote.attach(inheritedSocket(EGRESS_CHANNEL_FD));
+    return remote;
+  }
+
+  /**
+   * One Chromium, this slot's (src/slot/browser/lanes.ts), so that its request's
+   * page memory can be counted and bounded (PAGE_MEMORY_MB).
+   */
+  #makeBrowser(): BrowserLanes {
+    const init = this.#init;
+    const config = this.#config;
+    const emptyClipboard = clipboardSeam(init);
+    return new BrowserLanes({
+      count: 1,
+      makeHost: (lane, onOutput, onSpares) =>
+        new BrowserHost({
+          // SECURITY: its execute-only copy where there is one: Chromium's processes are then non-dumpable.
+          executablePath: init.execOnly?.chromium ?? config.executablePath,
+          ...(init.execOnly === undefined ? {} : { readablePath: config.executablePath }),
+          chromium: config.chromium,
+          guardPort: init.guardPort,
+          openEgress: () => this.#remote.openSession(),
+          protocolTimeoutMs: config.scriptTimeoutMs + config.navigationTimeoutMs + PROTOCOL_TIMEOUT_MARGIN_MS,
+          // A lane serves one request at a time: one context made ahead is enough.
+          prewarmedContexts: Math.min(1, config.prewarmedContexts),
+          recycleAfterContexts: config.browserRecycleContexts,
+          rendererHeapMb: rendererHeapMb(config.pageMemoryMb),
+          ...(init.chromiumCgroup === undefined ? {} : { cgroupProcs: init.chromiumCgroup }),
+          ...(init.execOnly === undefined ? {} : { shellPath: init.execOnly.shell }),
+          ...(init.seam?.trustedSpki ? { testTrustedSpki: init.seam.trustedSpki } : {}),
+          ...(emptyClipboard ? { emptyClipboard } : {}),
+          onOutput,
+          onSpares,
+          logger: this.#log.child({ lane }),
+        }),
+      // Where the kernel holds the page's memory (its Chromium's cgroup), nothing is polled during a request.
+      watchdog: new PageMemoryWatchdog({
+        limitBytes: config.pageMemoryMb * 2 ** 20,
+        ...(init.chromiumCgroup === undefined ? {} : { pollMs: 0, source: cgroupSource(init.chromiumCgroup) }),
+      }),
+      // The front closes an idle slot's whole process (IDLE_SLOT_CLOSE_MS), its Chromium with it.
+      idleCloseMs: 0,
+      onChange: () => {
+        if (this.#reporting) this.#reportStatus();
+      },
+      logger: this.#log,
+    });
+  }
+
+  #makeSandboxes(): SandboxPool {
+    const config = this.#config;
+    return new SandboxPool(
+      {
+        memoryLimitMb: config.scriptMemoryMb,
+        maxResultBytes: config.maxResultBytes,
+        maxLogLines: config.maxLogLines,
+        maxLogBytes: config.maxLogBytes,
+        defaultTimeoutMs: config.scriptTimeoutMs,
+        // isolated-vm's README: after a catastrophic error the process is in an
+        // unknown state; end it. The front fails this executor's jobs and starts another.
+        onCatastrophicError: (message) => fatal('isolated-vm catastrophic error', new Error(message), true),
+      },
+      // One request at a time: one isolate made ahead is enough.
+      Math.min(1, config.prewarmedIsolates),
+      this.#log,
+    );
+  }
+
+  /**
+   * Ready once warm: what a fresh process makes ahead (a context, an isolate) is
+   * made before its first job, whose CPU is its slot group's (slot-job.ts): a
+   * slot replaced because of one key's job does not bill the next key for it.
+   */
+  async start(): Promise<void> {
+    await this.browser.start();
+    this.#sandboxes.start();
+    await this.#prepared();
+    this.#reporting = true;
+    this.#stopCollecting = collectWhenIdle(() => this.#jobs.size > 0);
+    this.#reportStatus();
+    this.#reportMemory();
+  }
+
+  /** Its spare context and isolate, made ahead; bounded, and never a failure: one not made is made again later. */
+  async #prepared(): Promise<void> {
     let warmTimer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.all([browser.warm(), sandboxes.made()]).catch(() => undefined),
+      Promise.all([this.browser.warm(), this.#sandboxes.made()]).catch(() => undefined),
       new Promise<void>((resolve) => (warmTimer = setTimeout(resolve, WARM_WAIT_MS))),
     ]);
     clearTimeout(warmTimer);
-  };
-  await prepared();
+  }
 
-  const deps: ScrapeDeps = {
-    config,
-    browser,
-    sandboxes,
-    checker: remote,
-    logger: log,
-    metrics: {
-      navigation: { observe: (seconds) => send({ type: 'observe', metric: 'navigation', seconds }) },
-      script: { observe: (seconds) => send({ type: 'observe', metric: 'script', seconds }) },
-      egressRefusals: { inc: () => send({ type: 'egress-refused' }) },
-    },
-  };
-  let lastStatus = '';
-  const reportStatus = (): void => {
+  /** Tells the front of the browser's state when it changed. */
+  #reportStatus(): void {
+    const browser = this.browser;
     const status = {
       ready: browser.ready,
       pid: browser.pid,
@@ -280,150 +339,160 @@ async function start(init: Extract<ToExecutor, { type: 'init' }>): Promise<void>
       contextsReady: browser.contextsReady,
     };
     const text = JSON.stringify(status);
-    if (text === lastStatus) return;
-    lastStatus = text;
+    if (text === this.#lastStatus) return;
+    this.#lastStatus = text;
     send({ type: 'status', browser: status });
-  };
-  statusChanged = reportStatus;
-  /** The page memory kills last told to the front. */
-  let killsSent = 0;
-  const reportMemory = (): void => {
+  }
+
+  #reportMemory(): void {
     send({
       type: 'memory',
       memory: {
-        pageBytes: browser.pageMemoryBytes,
-        pageLimitKills: (killsSent = browser.memoryKills),
+        pageBytes: this.browser.pageMemoryBytes,
+        pageLimitKills: (this.#killsSent = this.browser.memoryKills),
       },
     });
-  };
-  // Only while a job runs: at rest nothing changes that the front does not read itself.
-  let memoryTimer: NodeJS.Timeout | undefined;
-  const stopCollecting = collectWhenIdle(() => jobs.size > 0);
-  reportStatus();
-  reportMemory();
+  }
 
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => {
-    closing ??= (async () => {
-      clearInterval(memoryTimer);
-      stopCollecting();
-      for (const a of jobs.values()) a.abort(new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down'));
-      // Every step runs even when one before it fails.
+  /** Every step runs even when one before it fails. */
+  #close(): Promise<void> {
+    this.#closing ??= (async () => {
+      clearInterval(this.#memoryTimer);
+      this.#stopCollecting?.();
+      for (const a of this.#jobs.values())
+        a.abort(new ApiError('SERVICE_UNAVAILABLE', 'Service unavailable: shutting down'));
       const steps: [string, () => Promise<void> | void][] = [
-        ['isolates', () => sandboxes.close()],
-        ['chromium', () => browser.close()],
-        ['egress channel', () => remote.close()],
+        ['isolates', () => this.#sandboxes.close()],
+        ['chromium', () => this.browser.close()],
+        ['egress channel', () => this.#remote.close()],
         ['code caches', () => releaseBundleCache()],
       ];
       for (const [what, step] of steps) {
         try {
           await step();
         } catch (e) {
-          log.error({ err: e, what }, 'executor close step failed');
+          this.#log.error({ err: e, what }, 'executor close step failed');
         }
       }
     })();
-    return closing;
-  };
+    return this.#closing;
+  }
 
-  const run = async (id: number, request: Extract<ToExecutor, { type: 'run' }>['request']): Promise<void> => {
+  /** Job `id`: its outcome sent to the front, then the slot made ready for the next. */
+  async #run(id: number, request: Extract<ToExecutor, { type: 'run' }>['request']): Promise<void> {
     const aborter = new AbortController();
-    jobs.set(id, aborter);
+    this.#jobs.set(id, aborter);
     // Where the kernel holds the page's memory, the front reads it (and counts its kills) itself.
-    if (init.chromiumCgroup === undefined) memoryTimer ??= setInterval(reportMemory, MEMORY_EVERY_MS);
+    if (this.#init.chromiumCgroup === undefined)
+      this.#memoryTimer ??= setInterval(() => this.#reportMemory(), MEMORY_EVERY_MS);
     let closingJob: Promise<void> = Promise.resolve();
     const failed = (e: unknown, telemetry?: JobTelemetry): void => {
       const error = toWire(e, telemetry);
       // The front logs the one error line of a 500 (its request, key, slot, phase, cause); this is its stack.
-      if (error.code === 'INTERNAL_SERVER_ERROR' || error.housekeeping) log.warn({ err: e, id }, 'job failed');
+      if (error.code === 'INTERNAL_SERVER_ERROR' || error.housekeeping) this.#log.warn({ err: e, id }, 'job failed');
       send({ type: 'failed', id, error });
     };
     try {
-      const outcome = await runScrape(
-        request,
-        deps,
-        aborter.signal,
-        (p) => {
-          closingJob = p;
-        },
-        (phase) => send({ type: 'phase', id, phase }),
-      );
+      const hold = (p: Promise<void>): void => {
+        closingJob = p;
+      };
+      const phase = (p: JobPhase): void => send({ type: 'phase', id, phase: p });
+      const outcome = await runScrape(request, this.#deps, aborter.signal, hold, phase);
       if (outcome.ok) send({ type: 'done', id, outcome: toWireResult(outcome.result, outcome.telemetry) });
       else failed(outcome.error, outcome.telemetry);
     } catch (e) {
       failed(e);
     } finally {
-      jobs.delete(id);
-      await closingJob.catch((e: unknown) => log.error({ err: e, id }, 'closing a context failed'));
-      // The slot's own work after the reply (its next context and isolate, a discarded Chromium's relaunch)
-      // is done before the front offers the slot again: the next request waits for it in the queue, where
-      // fairness is decided and no key is billed, rather than beside its own work. Bounded, never a failure.
-      await prepared();
-      // SECURITY: nothing this job's page or processes wrote is there for the next one; what cannot be
-      // emptied ends this process, and the front starts a fresh one.
-      // Only the directory the front gave it (TMPDIR): never the machine's own, which the default would be.
-      const emptied =
-        jobs.size > 0 ||
-        process.env.TMPDIR === undefined ||
-        (await emptyTmp(tmpdir(), liveProfiles).then(
-          () => true,
-          (e: unknown) => {
-            fatal('the temporary directory could not be emptied', e);
-            return false;
-          },
-        ));
-      if (jobs.size === 0) {
-        clearInterval(memoryTimer);
-        memoryTimer = undefined;
-      }
-      // A renderer's own out-of-memory death is this slot's count to tell, with or without the kernel's limit.
-      if (init.chromiumCgroup === undefined || browser.memoryKills !== killsSent) reportMemory();
-      reportStatus();
-      // Not closed: the process is exiting, and its slot will not be offered again until it is replaced.
-      if (emptied) send({ type: 'closed', id });
+      this.#jobs.delete(id);
+      await closingJob.catch((e: unknown) => this.#log.error({ err: e, id }, 'closing a context failed'));
+      await this.#afterJob(id);
     }
-  };
+  }
 
-  onStarted = (msg: ToExecutor): void => {
+  /**
+   * The slot's own work after the reply (its next context and isolate, a discarded Chromium's relaunch)
+   * is done before the front offers the slot again: the next request waits for it in the queue, where
+   * fairness is decided and no key is billed, rather than beside its own work. Bounded, never a failure.
+   */
+  async #afterJob(id: number): Promise<void> {
+    await this.#prepared();
+    // SECURITY: nothing this job's page or processes wrote is there for the next one; what cannot be
+    // emptied ends this process, and the front starts a fresh one.
+    // Only the directory the front gave it (TMPDIR): never the machine's own, which the default would be.
+    const emptied =
+      this.#jobs.size > 0 ||
+      process.env.TMPDIR === undefined ||
+      (await emptyTmp(tmpdir(), liveProfiles).then(
+        () => true,
+        (e: unknown) => {
+          fatal('the temporary directory could not be emptied', e);
+          return false;
+        },
+      ));
+    if (this.#jobs.size === 0) {
+      clearInterval(this.#memoryTimer);
+      this.#memoryTimer = undefined;
+    }
+    // A renderer's own out-of-memory death is this slot's count to tell, with or without the kernel's limit.
+    if (this.#init.chromiumCgroup === undefined || this.browser.memoryKills !== this.#killsSent) this.#reportMemory();
+    this.#reportStatus();
+    // Not closed: the process is exiting, and its slot will not be offered again until it is replaced.
+    if (emptied) send({ type: 'closed', id });
+  }
+
+  /** What the front asks once the slot has started. */
+  onMessage(msg: ToExecutor): void {
     switch (msg.type) {
       case 'run':
-        background(run(msg.id, msg.request), 'job', log);
+        background(this.#run(msg.id, msg.request), 'job', this.#log);
         break;
       case 'abort': {
         const e = msg.error;
-        jobs.get(msg.id)?.abort(e ? new ApiError(e.code, e.message) : undefined);
+        this.#jobs.get(msg.id)?.abort(e ? new ApiError(e.code, e.message) : undefined);
         break;
       }
       case 'shutdown':
-        close().then(
+        this.#close().then(
           () => process.exit(0),
           (e: unknown) => fatal('shutdown', e),
         );
         break;
       case 'fault':
-        if (init.seam?.faults !== true) break;
-        if (msg.kind === 'throw')
-          setImmediate(() => {
-            throw new Error('a fault the test asked for');
-          });
-        else if (msg.kind === 'oom') setImmediate(exhaustHeap);
-        else if (msg.kind === 'hang') setImmediate(hang);
-        else if (msg.kind === 'bloat') setImmediate(bloat);
-        else if (msg.kind === 'retain') retained.push(Buffer.alloc(Number(msg.message) * 2 ** 20, 1));
-        else if (msg.kind === 'send') front.send(msg.message as FromExecutor);
-        else if (msg.kind === 'raw') writeRaw(msg.message as RawFault);
-        // eslint-disable-next-line @typescript-eslint/no-floating-promises -- the point: a rejection nobody handles
-        else Promise.reject(new Error('a fault the test asked for'));
+        if (this.#init.seam?.faults === true) fault(msg);
         break;
       case 'init':
         break;
     }
-  };
-  send({ type: 'ready', chromiumSandbox: browser.sandboxed });
-  log.info(
-    { guardPort, chromiumPids: browser.pids, lanes: browser.lanes, chromiumSandbox: browser.sandboxed },
-    'executor ready',
-  );
+  }
+}
+
+/** Tests (seam.clipboardFailures, clipboardHangs): the first emptyings fail or hang, as in a Chromium whose clipboard cannot be emptied. */
+function clipboardSeam(init: Init): EmptyClipboard | undefined {
+  let failures = init.seam?.clipboardFailures ?? 0;
+  let hangs = init.seam?.clipboardHangs ?? 0;
+  if (failures <= 0 && hangs <= 0) return undefined;
+  return (page, selection) =>
+    hangs-- > 0
+      ? new Promise<boolean>(() => undefined)
+      : failures-- > 0
+        ? Promise.resolve(false)
+        : emptyClipboard(page, selection);
+}
+
+/** Tests (seam.faults): the fault the test asked for. */
+function fault(msg: Extract<ToExecutor, { type: 'fault' }>): void {
+  if (msg.kind === 'throw')
+    setImmediate(() => {
+      throw new Error('a fault the test asked for');
+    });
+  else if (msg.kind === 'oom') setImmediate(exhaustHeap);
+  else if (msg.kind === 'hang') setImmediate(hang);
+  else if (msg.kind === 'bloat') setImmediate(bloat);
+  else if (msg.kind === 'retain') retained.push(Buffer.alloc(Number(msg.message) * 2 ** 20, 1));
+  else if (msg.kind === 'send') front.send(msg.message as FromExecutor);
+  else if (msg.kind === 'raw') writeRaw(msg.message as RawFault);
+  // eslint-disable-next-line @typescript-eslint/no-floating-promises -- the point: a rejection nobody handles
+  else Promise.reject(new Error('a fault the test asked for'));
 }
 
 /** Tests (seam.faults): fills this process's own V8 heap until V8 ends the process (seam.heapMb keeps that small). */
