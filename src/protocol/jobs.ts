@@ -1,5 +1,6 @@
-// One job as it crosses between the front and an executor: the request, the
-// outcome or the error, and the checks the front makes of what comes back.
+// One job: the request, its outcome (the result or the error, each with its
+// telemetry) as the slot and the front hold it and as it crosses, and the
+// checks the front makes of what comes back.
 import {
   type ApiError,
   ERRORS,
