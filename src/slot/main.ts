@@ -203,8 +203,9 @@ class SlotRuntime {
     this.#init = init;
     this.#config = init.config;
     this.#log = log;
-    this.#remote = this.#connectEgress();
+    // The browser opens egress sessions only once started (start()), after its channel is attached here.
     this.browser = this.#makeBrowser();
+    this.#remote = this.#connectEgress();
     this.#sandboxes = this.#makeSandboxes();
     this.#deps = {
       config: this.#config,
@@ -228,8 +229,7 @@ class SlotRuntime {
         // SECURITY: the requests whose traffic went through it fail (the front has
         // failed them already), and no context that used a port of it is used again.
         for (const a of this.#jobs.values()) a.abort(internalFailure('egress-stopped', EGRESS_STOPPED));
-        // Unset while the constructor runs: no context exists yet then.
-        (this.browser as BrowserLanes | undefined)?.dropSpares();
+        this.browser.dropSpares();
       },
       // The front replaces this process once its egress process is gone: nothing more to say.
       onDrained: () => undefined,
