@@ -288,7 +288,7 @@ export interface ApiErrorOptions {
  * internal). What the request measured on the way travels beside it, in its JobOutcome's telemetry.
  */
 export class ApiError extends Error {
-  override name = 'ApiError';
+  override readonly name = 'ApiError';
   readonly status: number;
   /** Extra response headers (e.g. Retry-After). */
   readonly headers: Readonly<Record<string, string>>;

@@ -506,7 +506,7 @@ class ScrapeJob {
   /** What the job measured so far: its timings, its egress (the guard's bill), its peaks, its probes. */
   async #measured(): Promise<JobTelemetry> {
     return {
-      timings: this.#timings,
+      timings: { ...this.#timings },
       // The bill: the guard cuts what the page left open, then counts, so bytes read on a kept connection are in it.
       ...(this.#lease ? { egress: await this.#lease.egress.finish() } : {}),
       usage: await measuredUsage(this.#lease, this.#sandbox),
