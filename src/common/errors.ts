@@ -318,15 +318,11 @@ export class ApiError extends Error {
     if (options.internal !== undefined) this.internal = options.internal;
   }
 
-  /** The options this error was made with. */
-  get options(): ApiErrorOptions {
-    const { cause, headers, logs, failure, timeout, housekeeping, internal } = this;
-    return { cause, headers, logs, failure, timeout, housekeeping, internal };
-  }
-
   /** A new error of the same code and message, with `more` in place of what it had (this one is unchanged). */
   with(more: ApiErrorOptions): ApiError {
-    const e = new ApiError(this.code, this.message, { ...this.options, ...more });
+    const { cause, headers, logs, failure, timeout, housekeeping, internal } = this;
+    const made = { cause, headers, logs, failure, timeout, housekeeping, internal };
+    const e = new ApiError(this.code, this.message, { ...made, ...more });
     e.stack = this.stack;
     return e;
   }
