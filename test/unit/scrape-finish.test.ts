@@ -140,3 +140,20 @@ test('a 500 says nothing of its cause to the caller; its log line names it, at e
     );
   });
 });
+
+test("a result the front cannot reply with is the service's 500, still billed what the job measured", async () => {
+  // SECURITY: a slot's `json` that does not parse (a hostile slot's own) costs its key what the job used.
+  const outcome: JobOutcome = {
+    ok: true,
+    result: { json: '{not json', logs: [], executionTimeMs: 5 },
+    telemetry: { usage: { cpuMs: 321 }, egress: { bytesReceived: 4096 }, phase: 'script', slot: 0 },
+  };
+  await withApp(outcome, { script: 'return 1' }, ({ status, headers, json, log }) => {
+    assert.equal(status, 500);
+    assert.deepEqual(json, { error: 'Internal server error', code: 'INTERNAL_SERVER_ERROR', statusCode: 500 });
+    assert.equal(headers['x-usage-cpu-ms'], '321');
+    assert.equal(headers['x-usage-bytes-received'], '4096');
+    assert.equal(log.length, 1);
+    assert.deepEqual([log[0]?.level, log[0]?.cause, log[0]?.slot], [50, 'unexpected', 0]);
+  });
+});

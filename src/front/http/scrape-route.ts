@@ -112,6 +112,8 @@ interface Ending {
   readonly code: string;
   /** What it cost, accounted to its key when it has one. */
   readonly usage?: RequestUsage;
+  /** Its wall time as billed, where it failed (the log line and the histogram read the same figure). */
+  readonly ms?: number;
   /** From its slot to its end, in ms, when it had a slot. */
   readonly slotMs?: number;
   /** What its context did through its proxy, counted per proxy. */
@@ -307,11 +309,11 @@ export function scrapeRoute(
     const timedOut = requestTimedOut(req.socket);
     // A failure of the service's own under it still counts, though no 500 could be sent.
     const cause = failed.error.internal;
-    const cost = jobUsage(failed.telemetry.usage, failed.telemetry.egress);
     return {
       status: timedOut ? 408 : 499,
       code: timedOut ? 'REQUEST_TIMEOUT' : CLIENT_CLOSED,
-      usage: { wallMs: ms, ...(p.queueMs === undefined ? {} : { queueMs: p.queueMs }), ...cost },
+      usage: costOf(p, ms, failed.telemetry),
+      ms,
       ...(p.tSlot === undefined ? {} : { slotMs: p.t0 + ms - p.tSlot }),
       ...(cause === undefined ? {} : { internal: cause }),
       level: 'info',
@@ -321,21 +323,26 @@ export function scrapeRoute(
     };
   }
 
+  /** What a request that did not succeed cost: its wall and queue time, and what its job measured. */
+  const costOf = (p: Progress, ms: number, t: JobTelemetry): RequestUsage => ({
+    wallMs: ms,
+    ...(p.queueMs === undefined ? {} : { queueMs: p.queueMs }),
+    ...jobUsage(t.usage, t.egress),
+  });
+
   /** A job or a request that failed: its error reply sent, with what it cost as far as it got. */
   function failedWith(res: ServerResponse, p: Progress, failed: FailedJob): Ending {
     const ms = performance.now() - p.t0;
     const { error: err, telemetry: t } = failed;
     // Every reply after authentication says what the request cost, as far as it got.
-    const usage: RequestUsage | undefined =
-      p.keyName === undefined
-        ? undefined
-        : { wallMs: ms, ...(p.queueMs === undefined ? {} : { queueMs: p.queueMs }), ...jobUsage(t.usage, t.egress) };
+    const usage = p.keyName === undefined ? undefined : costOf(p, ms, t);
     sendError(res, err, usage ? { ...p.rateHeaders, ...usageHeaders(usage) } : p.rateHeaders);
     const internal = err.code === 'INTERNAL_SERVER_ERROR' ? (err.internal ?? 'unexpected') : undefined;
     return {
       status: err.status,
       code: err.code,
       ...(usage === undefined ? {} : { usage }),
+      ms,
       ...(p.tSlot === undefined ? {} : { slotMs: p.t0 + ms - p.tSlot }),
       ...(t.egress === undefined ? {} : { egress: t.egress }),
       replied: err,
@@ -362,8 +369,8 @@ export function scrapeRoute(
       try {
         return served(res, p, outcome.result, outcome.telemetry);
       } catch (e) {
-        // The reply could not be made of the result: the service's 500.
-        return endingOf(req, res, p, failedJob(internalError(e)));
+        // The reply could not be made of the result: the service's 500, billed what the job measured.
+        return endingOf(req, res, p, failedJob(internalError(e), outcome.telemetry));
       }
     }
     return res.destroyed && !res.writableFinished ? abandoned(req, p, outcome) : failedWith(res, p, outcome);
@@ -376,11 +383,17 @@ export function scrapeRoute(
   function finish(req: IncomingMessage, res: ServerResponse, requestId: string, p: Progress, outcome: JobOutcome) {
     const e = endingOf(req, res, p, outcome);
     const { keyName, host, proxy } = p;
-    // Replied (or not repliable): a defect in what follows is the service's, never the caller's 500.
+    const { status, code } = e;
+    // Replied (or not repliable): a defect in what follows is the service's, never the caller's 500. The bill
+    // apart: its failure leaves the metrics and the request's log line.
     try {
-      if (e.usage && keyName !== undefined) account(keyName, requestId, e.code, e.status, e.usage, e.slotMs);
+      if (e.usage && keyName !== undefined) account(keyName, requestId, code, status, e.usage, e.slotMs);
+    } catch (err) {
+      logger.error({ requestId, keyName, status, code, err: String(err) }, 'accounting a request failed');
+    }
+    try {
       if (proxy !== undefined) metrics.countProxyEgress(proxy, e.egress);
-      const ms = performance.now() - p.t0;
+      const ms = e.ms ?? performance.now() - p.t0;
       metrics.requests.inc({ code: e.code });
       metrics.duration.observe(ms / 1000);
       const err = e.replied;
@@ -389,7 +402,6 @@ export function scrapeRoute(
       if (e.internal !== undefined) metrics.internalErrors.inc({ cause: e.internal });
       if (err?.housekeeping !== undefined) metrics.notPrepared.inc({ cause: err.housekeeping });
       const named = e.namesProxy && proxy !== undefined ? { proxy } : {};
-      const { status, code } = e;
       logger[e.level](
         {
           requestId,
@@ -405,7 +417,7 @@ export function scrapeRoute(
         e.message,
       );
     } catch (err) {
-      logger.error({ requestId, keyName, err: String(err) }, 'accounting a served request failed');
+      logger.error({ requestId, keyName, status, code, err: String(err) }, 'finishing a request failed');
     }
   }
 

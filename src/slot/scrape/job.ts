@@ -524,10 +524,11 @@ class ScrapeJob {
       e = this.#memoryExceeded().with(e instanceof ApiError && e.logs ? { logs: e.logs } : {});
     // Nothing of the request's page was reached while leasing; a housekeeping failure is always the lease's.
     const phase = this.#lease === undefined || (e instanceof ApiError && e.housekeeping) ? 'lease' : this.#phase;
-    const telemetry: JobTelemetry = e instanceof ApiError ? { ...(await this.#measured()), phase } : {};
     // Whatever failed once the request was cancelled (client gone, shutdown) failed because of it.
-    if (this.#signal?.aborted && !(e instanceof ApiError && e.code === 'SERVICE_UNAVAILABLE'))
-      return failedJob(this.#cancelled(), telemetry);
+    const cancelled = this.#signal?.aborted === true && !(e instanceof ApiError && e.code === 'SERVICE_UNAVAILABLE');
+    // SECURITY: a cancelled job keeps what it measured whatever ended it: its bill, and its probes for the key's score.
+    const telemetry: JobTelemetry = e instanceof ApiError || cancelled ? { ...(await this.#measured()), phase } : {};
+    if (cancelled) return failedJob(this.#cancelled(), telemetry);
     if (!(e instanceof ApiError)) throw e;
     const calls = this.#membrane?.calls.recent();
     // SECURITY: the failed script reaches nothing more while its failure is described (a screenshot takes time).
