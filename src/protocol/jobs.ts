@@ -126,28 +126,32 @@ export function withTelemetry(outcome: JobOutcome, more: JobTelemetry): JobOutco
   return { ...outcome, telemetry: { ...outcome.telemetry, ...more } };
 }
 
-/** A successful job as it crosses (a `done` message): its result and its telemetry in one object. */
-export interface WireResult extends JobResult {
-  readonly timings: JobTimings;
-  readonly egress?: Readonly<Record<string, number>>;
-  readonly usage?: JobUsage;
-  readonly security?: SecurityReport;
-}
+/** The telemetry that crosses with a job's answer, either way (a failure adds its phase; the slot is the front's). */
+export type WireTelemetry = Pick<JobTelemetry, 'timings' | 'egress' | 'usage' | 'security'>;
 
-/** A successful job's outcome in its wire form. */
-export function toWireResult(result: JobResult, t: JobTelemetry): WireResult {
+/** `t`'s fields that cross, those it has: one copy for the slot's send and the front's receipt alike. */
+export function wireTelemetry(t: WireTelemetry): WireTelemetry {
   return {
-    ...result,
-    timings: t.timings ?? {},
+    ...(t.timings === undefined ? {} : { timings: t.timings }),
     ...(t.egress === undefined ? {} : { egress: t.egress }),
-    ...(t.usage === undefined ? {} : { usage: t.usage }),
+    ...(t.usage === undefined ? {} : { usage: { ...t.usage } }),
     ...(t.security === undefined ? {} : { security: t.security }),
   };
 }
 
+/** A successful job as it crosses (a `done` message): its result and its telemetry in one object. */
+export interface WireResult extends JobResult, WireTelemetry {
+  readonly timings: JobTimings;
+}
+
+/** A successful job's outcome in its wire form. */
+export function toWireResult(result: JobResult, t: JobTelemetry): WireResult {
+  return { ...result, ...wireTelemetry(t), timings: t.timings ?? {} };
+}
+
 /** The outcome a `done` message stands for (checked by isWireResult as it crossed). */
 export function fromWireResult(w: WireResult): JobOutcome {
-  const { json, value, logs, executionTimeMs, timings, egress, usage, security } = w;
+  const { json, value, logs, executionTimeMs } = w;
   return {
     ok: true,
     result: {
@@ -156,37 +160,26 @@ export function fromWireResult(w: WireResult): JobOutcome {
       logs,
       executionTimeMs,
     },
-    telemetry: {
-      timings,
-      ...(egress === undefined ? {} : { egress }),
-      ...(usage === undefined ? {} : { usage }),
-      ...(security === undefined ? {} : { security }),
-    },
+    telemetry: wireTelemetry(w),
   };
 }
 
 /** An error as it crosses: its public code and message, and what the reply and metrics need. */
-export interface WireError {
+export interface WireError extends WireTelemetry {
   readonly code: ErrorCode;
   readonly message: string;
   readonly logs?: readonly string[];
   readonly timeout?: 'script' | 'navigation';
   /** For the front's log line only (never sent to a caller): what caused a 5xx. */
   readonly detail?: string;
-  /** What the request's context did through the egress guard, for the front's log line. */
-  readonly egress?: Readonly<Record<string, number>>;
   /** Where and why a script or navigation failed, for the error body. */
   readonly failure?: FailureDetails;
-  /** Where the job's time went before it failed, for the front's log line. */
-  readonly timings?: JobTimings;
-  readonly usage?: JobUsage;
   /** A 503: the service's own work before the request (HOUSEKEEPING_CAUSES) failed; another slot may serve it. */
   readonly housekeeping?: HousekeepingCause;
   /** A 500: why, from a closed set (INTERNAL_CAUSES), for the front's log line and metrics only. */
   readonly internal?: InternalCause;
   /** A 500: what the job was doing, for the front's log line. */
   readonly phase?: JobPhase;
-  readonly security?: SecurityReport;
 }
 
 /** The fail message of a job whose executor stopped under it. */

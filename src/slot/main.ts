@@ -28,7 +28,7 @@ import { cgroupSource, PageMemoryWatchdog } from './browser/page-memory.js';
 import { RemoteGuard } from './egress-client/remote.js';
 import { ApiError, ERRORS, internalFailure, type JobPhase } from '../common/errors.js';
 import { type FromExecutor, type ToExecutor } from '../protocol/executor-messages.js';
-import { EGRESS_STOPPED, toWireResult, type JobTelemetry, type WireError } from '../protocol/jobs.js';
+import { EGRESS_STOPPED, toWireResult, wireTelemetry, type JobTelemetry, type WireError } from '../protocol/jobs.js';
 import type { RawFault } from '../protocol/test-seams.js';
 import { EGRESS_CHANNEL_FD, FRONT_WIRE_FD, frontWire, inheritedSocket } from '../protocol/wire.js';
 import { collectWhenIdle } from '../common/idle-gc.js';
@@ -142,14 +142,11 @@ function toWire(e: unknown, t: JobTelemetry = {}): WireError {
       // The deadline is the front's own: a slot names only its own limits.
       ...(e.timeout === undefined || e.timeout === 'deadline' ? {} : { timeout: e.timeout }),
       ...(e.status >= 500 && e.cause !== undefined ? { detail: String(e.cause) } : {}),
-      ...(t.egress === undefined ? {} : { egress: t.egress }),
       ...(e.failure === undefined ? {} : { failure: e.failure }),
-      ...(t.timings === undefined ? {} : { timings: t.timings }),
-      ...(t.usage === undefined ? {} : { usage: t.usage }),
       ...(e.housekeeping === undefined ? {} : { housekeeping: e.housekeeping }),
       ...(e.code === 'INTERNAL_SERVER_ERROR' ? { internal: e.internal ?? 'unexpected' } : {}),
+      ...wireTelemetry(t),
       ...(t.phase === undefined ? {} : { phase: t.phase }),
-      ...(t.security === undefined ? {} : { security: t.security }),
     };
   return {
     code: 'INTERNAL_SERVER_ERROR',

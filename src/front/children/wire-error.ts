@@ -4,7 +4,7 @@
 // failure) and the job's telemetry (timings, usage, egress, phase, security).
 // The CPU a usage claims is replaced by the kernel's count (slot-job.ts).
 import { ApiError } from '../../common/errors.js';
-import { failedJob, type JobOutcome, type WireError } from '../../protocol/jobs.js';
+import { failedJob, wireTelemetry, type JobOutcome, type WireError } from '../../protocol/jobs.js';
 
 /** The failed outcome a slot process's `failed` message stands for. */
 export function fromWire(w: WireError): JobOutcome {
@@ -16,11 +16,5 @@ export function fromWire(w: WireError): JobOutcome {
     ...(w.housekeeping === undefined ? {} : { housekeeping: w.housekeeping }),
     ...(w.internal === undefined ? {} : { internal: w.internal }),
   });
-  return failedJob(error, {
-    ...(w.egress === undefined ? {} : { egress: w.egress }),
-    ...(w.timings === undefined ? {} : { timings: w.timings }),
-    ...(w.usage === undefined ? {} : { usage: { ...w.usage } }),
-    ...(w.phase === undefined ? {} : { phase: w.phase }),
-    ...(w.security === undefined ? {} : { security: w.security }),
-  });
+  return failedJob(error, { ...wireTelemetry(w), ...(w.phase === undefined ? {} : { phase: w.phase }) });
 }
