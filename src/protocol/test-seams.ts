@@ -67,11 +67,12 @@ export interface EgressTestSeam {
  * The failures a test may ask of an executor or of the egress process
  * (seam.faults); `hang` (a main thread that never yields), `bloat` (memory
  * outside V8's heap, grown without end), `retain` (its message's MiB outside
- * V8's heap, kept for the process's life) and `raw` are a slot process's only.
- * `raw`: bytes written to the IPC channel's descriptor past Node's framing, as
- * code that escaped into the process could write them (RawFault).
+ * V8's heap, kept for the process's life), `raw` and `unwire` are a slot
+ * process's only. `raw`: bytes written to the front's wire's descriptor past
+ * its framing, as code that escaped into the process could write them
+ * (RawFault); `unwire`: that wire closed by a process that lives on.
  */
-export type FaultKind = 'throw' | 'reject' | 'oom' | 'send' | 'hang' | 'bloat' | 'retain' | 'raw';
+export type FaultKind = 'throw' | 'reject' | 'oom' | 'send' | 'hang' | 'bloat' | 'retain' | 'raw' | 'unwire';
 
 /** A `raw` fault's message: `bytes` (Base64) written as they are, then `thenMiB` MiB of filler. */
 export interface RawFault {

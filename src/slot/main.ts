@@ -129,7 +129,7 @@ process.on('uncaughtException', (e) => fatal('uncaught exception', e));
 process.on('unhandledRejection', (e) => fatal('unhandled rejection', e));
 // The front is gone (or closed the wire): nothing will read our replies.
 front.onClose(() => {
-  if (!exiting) process.exit(0);
+  if (!exiting && !unwired) process.exit(0);
 });
 
 /** A failed job as it crosses: its error, and what the job measured until it failed (`t`). */
@@ -488,6 +488,10 @@ function fault(msg: Extract<ToExecutor, { type: 'fault' }>): void {
   else if (msg.kind === 'retain') retained.push(Buffer.alloc(Number(msg.message) * 2 ** 20, 1));
   else if (msg.kind === 'send') front.send(msg.message as FromExecutor);
   else if (msg.kind === 'raw') writeRaw(msg.message as RawFault);
+  else if (msg.kind === 'unwire') {
+    unwired = true;
+    front.close();
+  }
   // eslint-disable-next-line @typescript-eslint/no-floating-promises -- the point: a rejection nobody handles
   else Promise.reject(new Error('a fault the test asked for'));
 }
@@ -512,6 +516,9 @@ function bloat(): void {
   };
   grow();
 }
+
+/** Tests (seam.faults, `unwire`): the front's wire was closed by this process, which lives on (as escaped code could). */
+let unwired = false;
 
 /** Tests (seam.faults): memory outside V8's heap kept for the process's life (what a job could leave behind). */
 const retained: Buffer[] = [];

@@ -173,17 +173,105 @@ test("a slot process that forges what a request cost does not change the CPU the
   });
   await arrived;
   const HOUR_MS = 3_600_000;
-  // Its job's id is not known here: the claim is sent for every id this service can have given so far.
-  for (let id = 1; id <= 500; id++)
-    svc.service.executors.fault('send', {
+  // Sent by the slot that runs the job, for its job (a message about any other id kills the process).
+  const slot = svc.service.executors.jobIds.findIndex((id) => id !== undefined);
+  svc.service.executors.fault(
+    'send',
+    {
       type: 'done',
-      id,
+      id: svc.service.executors.jobIds[slot],
       outcome: { json: '"forged"', logs: [], executionTimeMs: 1, timings: {}, usage: { cpuMs: HOUR_MS } },
-    });
+    },
+    slot,
+  );
   const r = await pending;
   open();
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.data, 'forged', 'the forged answer was taken for the request');
   const cpu = Number(r.headers['x-usage-cpu-ms']);
   assert.ok(Number.isFinite(cpu) && cpu < HOUR_MS, `X-Usage-Cpu-Ms ${String(r.headers['x-usage-cpu-ms'])}`);
+});
+
+/** A request held on its page (`/held-N`), running in its slot; `release` ends its page's request. */
+async function held(
+  name: string,
+): Promise<{ reply: ReturnType<typeof svc.post>; slot: number; id: number; release: () => void }> {
+  await until(() => svc.service.browser.ready && allSlotsReady(), 'every slot process to be ready', {
+    timeoutMs: 60_000,
+  });
+  let release = (): void => undefined;
+  const arrived = new Promise<void>((resolve) =>
+    fixtures.route(`/${name}`, (_req, res) => {
+      release = () => res.end('open');
+      resolve();
+    }),
+  );
+  const reply = svc.post({
+    url: fixtures.url('/example'),
+    script: `return await page.evaluate(() => fetch('/${name}').then((r) => r.text()))`,
+  });
+  await arrived;
+  await until(() => svc.service.executors.jobPhases.includes('script'), 'the job to be in its script');
+  const slot = svc.service.executors.jobPhases.indexOf('script');
+  const id = svc.service.executors.jobIds[slot];
+  assert.ok(id !== undefined);
+  return { reply, slot, id, release: () => release() };
+}
+
+/** What reaches the caller within a minute; 'unanswered' after it (a job the front forgot is never answered). */
+const within = <T>(p: Promise<T>): Promise<T | 'unanswered'> =>
+  Promise.race([p, new Promise<'unanswered'>((resolve) => setTimeout(() => resolve('unanswered'), 60_000).unref())]);
+
+describe('a message out of its job’s order (phases forward, one answer, then closed)', () => {
+  test('a job closed before it was answered (its deadline would be disarmed): the process is killed, its caller answered', async () => {
+    const job = await held('closed-early');
+    const pid = svc.service.executors.slotPids[job.slot];
+    svc.service.executors.fault('send', { type: 'closed', id: job.id }, job.slot);
+    const r = await within(job.reply);
+    job.release();
+    assert.notEqual(r, 'unanswered', 'the caller is answered');
+    if (r === 'unanswered') return;
+    assert.equal(r.status, 500, r.text);
+    assert.equal(r.body.code, 'INTERNAL_SERVER_ERROR');
+    const killed = log.lines.find((l) => l.msg === 'bad message from a slot process; killing it' && l.pid === pid);
+    assert.match(String(killed?.reason), /before it answered/);
+  });
+
+  test('a phase stepped back to lease (its death would pass for the service’s own, retried and charged to no one): the process is killed, its own request fails', async () => {
+    const job = await held('back-to-lease');
+    const pid = svc.service.executors.slotPids[job.slot];
+    svc.service.executors.fault('send', { type: 'phase', id: job.id, phase: 'lease' }, job.slot);
+    const r = await within(job.reply);
+    job.release();
+    assert.notEqual(r, 'unanswered', 'the caller is answered');
+    if (r === 'unanswered') return;
+    // Not 503 (another slot's preparation), nor the page's 200: its own process ended under it.
+    assert.equal(r.status, 500, r.text);
+    const killed = log.lines.find((l) => l.msg === 'bad message from a slot process; killing it' && l.pid === pid);
+    assert.match(String(killed?.reason), /back to lease/);
+  });
+
+  test('an answer for a job it was never given: the front goes on', async () => {
+    const killed = await forged({ type: 'failed', id: 2 ** 40, error: { code: 'SCRAPING_FAILED', message: 'x' } });
+    for (const line of killed) assert.match(String(line.reason), /does not run/);
+  });
+});
+
+test('a slot process that closes its wire and lives on (the next job would wait its whole deadline): it is replaced, every request served', async () => {
+  await until(() => svc.service.browser.ready && allSlotsReady(), 'every slot process to be ready', {
+    timeoutMs: 60_000,
+  });
+  const pids = svc.service.executors.readyPids;
+  svc.service.executors.fault('unwire');
+  await until(
+    () => !svc.service.executors.pids.some((pid) => pids.includes(pid)),
+    'every slot process that closed its wire to be gone',
+  );
+  const killed = log.lines.filter((l) => /wire closed while it runs; killing it/.test(String(l.msg)));
+  assert.deepEqual(new Set(killed.map((l) => l.pid)), new Set(pids), 'each one is killed for it');
+  for (let i = 0; i < 3; i++) {
+    const r = await within(svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' }));
+    assert.notEqual(r, 'unanswered');
+    if (r !== 'unanswered') assert.equal(r.status, 200, r.text);
+  }
 });

@@ -62,7 +62,7 @@ test('an error with logs added is a new error; the thrown one is unchanged', () 
 
 function pending(phase: Pending['phase']): { job: Pending; got: () => JobOutcome | undefined } {
   let got: JobOutcome | undefined;
-  const job: Pending = { resolve: (o) => (got = o), closed: () => undefined, answered: false, phase };
+  const job: Pending = { resolve: (o) => (got = o), closed: () => undefined, answered: false, reported: false, phase };
   return { job, got: () => got };
 }
 

@@ -86,7 +86,7 @@ export async function runInSlot(
       }),
   );
   const result = new Promise<JobOutcome>((resolve) => {
-    proc.jobs.set(id, { resolve, closed, answered: false, phase: 'lease' });
+    proc.jobs.set(id, { resolve, closed, answered: false, reported: false, phase: 'lease' });
   });
   const onAbort = (): void => {
     const reason: unknown = signal?.reason;

@@ -1,12 +1,16 @@
 // What a slot process's messages change, once checkFromExecutor has read them.
-// SECURITY: a process's word reaches only what is its own: `done`, `failed`
-// and `closed` name its own jobs (another process's ids mean nothing here). What it
-// reports of its memory is shown, never used to judge it (the kernel's limit,
-// or slot-memory.ts's reading of /proc, is).
+// SECURITY: a process's word reaches only what is its own: `done`, `failed`,
+// `phase` and `closed` name its own running jobs, in the one order an honest
+// process sends them (phases forward, one answer, then `closed`); any other
+// is a message it had no business sending, and kills it (the caller's
+// onMessage throw), which fails only its own request. What it reports of its
+// memory is shown, never used to judge it (the kernel's limit, or
+// slot-memory.ts's reading of /proc, is).
+import { JOB_PHASES } from '../../common/errors.js';
 import type { Logger } from '../../common/log.js';
 import type { FromExecutor } from '../../protocol/executor-messages.js';
 import { writeChildLine } from './child-start.js';
-import { answer, type SlotProcess } from './slot-process.js';
+import { answer, type Pending, type SlotProcess } from './slot-process.js';
 import { fromWire } from './wire-error.js';
 import { fromWireResult } from '../../protocol/jobs.js';
 
@@ -59,28 +63,44 @@ export function onSlotMessage(e: SlotProcess, msg: FromExecutor, hooks: SlotMess
     case 'egress-refused':
       hooks.events?.egressRefused?.();
       return;
-    case 'done': {
-      const job = e.jobs.get(msg.id);
-      if (job) answer(job, fromWireResult(msg.outcome));
-      return;
-    }
+    case 'done':
     case 'failed': {
-      const job = e.jobs.get(msg.id);
-      if (job) answer(job, fromWire(msg.error));
+      const job = running(e, msg.id, msg.type);
+      job.reported = true;
+      answer(job, msg.type === 'done' ? fromWireResult(msg.outcome) : fromWire(msg.error));
       return;
     }
     case 'phase': {
-      const job = e.jobs.get(msg.id);
-      if (job) job.phase = msg.phase;
+      const job = running(e, msg.id, msg.type);
+      // SECURITY: a job in `lease` fails as the service's own (another slot serves it, no key is charged):
+      // a process that could step back could pass off its own death during the page or script as that.
+      if (JOB_PHASES.indexOf(msg.phase) <= JOB_PHASES.indexOf(job.phase ?? 'lease'))
+        throw new Error(`a slot process moved job ${msg.id} from ${job.phase ?? 'lease'} back to ${msg.phase}`);
+      job.phase = msg.phase;
       return;
     }
     case 'closed': {
-      const job = e.jobs.get(msg.id);
-      if (!job) return;
+      const job = own(e, msg.id, msg.type);
+      // SECURITY: closing a job it never answered would leave its caller unanswered and its deadline disarmed.
+      if (!job.reported) throw new Error(`a slot process closed job ${msg.id} before it answered it`);
       e.jobs.delete(msg.id);
       job.closed();
       hooks.jobEnded(e);
       return;
     }
   }
+}
+
+/** Job `id` of process `e`; a message about a job it was never given, or whose context it closed, is bad. */
+function own(e: SlotProcess, id: number, type: string): Pending {
+  const job = e.jobs.get(id);
+  if (job === undefined) throw new Error(`a slot process sent ${type} for job ${id}, which it does not run`);
+  return job;
+}
+
+/** Job `id` of process `e`, not yet answered by it: only such a job has a phase or an answer to come. */
+function running(e: SlotProcess, id: number, type: string): Pending {
+  const job = own(e, id, type);
+  if (job.reported) throw new Error(`a slot process sent ${type} for job ${id}, which it had answered`);
+  return job;
 }

@@ -22,6 +22,8 @@ export interface Pending {
   readonly closed: () => void;
   /** The caller has its answer (from the slot process, or the front's own). */
   answered: boolean;
+  /** The slot process sent its answer (`done` or `failed`): the one it may send, and what must come before `closed`. */
+  reported: boolean;
   /** What the job was doing, as its slot process last said: the phase of a 500 the front answers itself. */
   phase?: JobPhase;
 }
@@ -111,9 +113,9 @@ export class SlotProcess {
     this.slot = slot;
   }
 
-  /** Ready and given work. */
+  /** Ready and given work: never once the wire its work would go over is closed. */
   get serving(): boolean {
-    return this.ready && !this.gone && !this.retiring;
+    return this.ready && !this.gone && !this.retiring && wireOpen(this.child);
   }
 
   send(msg: ToExecutor): void {

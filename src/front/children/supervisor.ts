@@ -23,6 +23,7 @@ import type { Config } from '../../common/config.js';
 import { ApiError, internalFailure, notPrepared, type JobPhase } from '../../common/errors.js';
 import { retryAfter } from '../tenancy/rate-limit.js';
 import type { Logger } from '../../common/log.js';
+import { dying } from '../../common/proc.js';
 import {
   checkFromExecutor,
   executorConfig,
@@ -45,6 +46,7 @@ import {
   EXECUTOR_CLOSE_TIMEOUT_MS,
   EXECUTOR_START_TIMEOUT_MS,
   awaitReady,
+  onWireClosed,
   restartBackoffMs,
   stopChild,
 } from './child-start.js';
@@ -264,6 +266,11 @@ export class Supervisor {
   /** What each slot's unanswered job is doing, as its process last said (tests: `script` once its script runs). */
   get jobPhases(): (JobPhase | undefined)[] {
     return this.#table.slots.map((s) => [...(s.proc?.jobs.values() ?? [])].find((j) => !j.answered)?.phase);
+  }
+
+  /** The id of each slot's unanswered job, by slot (tests: a forged message names it). */
+  get jobIds(): (number | undefined)[] {
+    return this.#table.slots.map((s) => [...(s.proc?.jobs.entries() ?? [])].find(([, j]) => !j.answered)?.[0]);
   }
 
   /** The users slot processes run as, slot i's at i (undefined: the front's own). */
@@ -491,7 +498,7 @@ export class Supervisor {
     proc.channelId = made.channel;
     slot.proc = proc;
     this.#procs.add(proc);
-    return awaitReady(child, {
+    const ready = awaitReady(child, {
       logger,
       timeoutMs: EXECUTOR_START_TIMEOUT_MS,
       maxMessageBytes: maxSlotMessageBytes(config.maxResultBytes, config.maxLogBytes),
@@ -526,6 +533,15 @@ export class Supervisor {
         who: 'the slot process',
       },
     });
+    // SECURITY: a process that closed its wire and lives on could take the next job and never answer it
+    // (its caller waiting its whole deadline): it is replaced now, its own job alone failing.
+    onWireClosed(child, () => {
+      if (proc.gone || proc.closedOnPurpose || this.#stopping || this.#closed) return;
+      if (child.pid !== undefined && dying(child.pid)) return;
+      logger.warn({ pid: child.pid, slot: slot.index }, "a slot process's wire closed while it runs; killing it");
+      this.#kill(proc);
+    });
+    return ready;
   }
 
   /**
