@@ -21,14 +21,23 @@ function codeLines(): Array<{ file: string; n: number; text: string }> {
   return sources(SRC).flatMap((path) =>
     readFileSync(path, 'utf8')
       .split('\n')
-      .map((text, i) => ({ file: relative(SRC, path), n: i + 1, text: text.replace(/\/\/.*$/, '') }))
+      // A block comment's own lines go; code after an inline `/* ... */` is read.
+      .map((text, i) => ({
+        file: relative(SRC, path),
+        n: i + 1,
+        text: text.replace(/\/\*.*?\*\//g, '').replace(/\/\/.*$/, ''),
+      }))
       .filter(({ text }) => !/^\s*(\*|\/\*)/.test(text)),
   );
 }
 
 const PRIVATE: ReadonlyArray<readonly [string, RegExp]> = [
-  ['a symbol looked up by its description', /getOwnPropertySymbols|\.description\s*===|Symbol\.for\(/],
-  ['an underscore field', /\.\s*_[A-Za-z]\w*|\[\s*['"]_[A-Za-z]\w*['"]\s*\]/],
+  // Node's private symbols are reached only by listing an object's keys, or by a description.
+  [
+    'a symbol looked up by its description',
+    /getOwnPropertySymbols|Reflect\.ownKeys|getOwnPropertyDescriptors|Symbol\.(for|keyFor)\(|\.description\s*(?:[=!]==?|\??\.\w+\()/,
+  ],
+  ['an underscore field', /\.\s*_[A-Za-z]\w*|\[\s*['"`]_[A-Za-z]\w*['"`]\s*\]/],
   ["Node's IPC channel", /process\.channel\b/],
   ["a Node socket's undocumented method", /\bdestroySoon\b/],
 ];
@@ -91,5 +100,15 @@ test('the scan sees what it looks for (a scan that finds nothing anywhere would 
   assert.ok(PRIVATE[0]?.[1].test(text));
   assert.ok(PRIVATE[1]?.[1].test(text));
   assert.ok(!PRIVATE[1]?.[1].test('const { time: _time, pid: _pid } = parsed;'), 'a local named with _ is no field');
+  for (const other of [
+    'Reflect.ownKeys(socket).find((k) => String(k) === "Symbol(kHandle)")',
+    "syms.find((s) => s.description?.includes('kChannel'))",
+    "syms.find((s) => s.description == 'kChannel')",
+  ])
+    assert.ok(PRIVATE[0]?.[1].test(other), other);
+  assert.ok(!PRIVATE[0]?.[1].test('md(schema.description)'), "an OpenAPI document's description is no symbol");
+  assert.ok(PRIVATE[1]?.[1].test('child[`_handle`].readStop()'));
   assert.ok(codeLines().length > 10_000, 'src/ is read');
+  const inline = '/* read */ const h = socket._handle;';
+  assert.ok(PRIVATE[1]?.[1].test(inline.replace(/\/\*.*?\*\//g, '')), 'code after an inline comment is read');
 });
