@@ -13,18 +13,8 @@
 //
 // Nothing here imports from the front, nor from the executor's browser/,
 // sandbox/ or scrape/ (test/unit/process-boundary.test.ts).
-import { createServer, isIP, type Socket } from 'node:net';
+import { createServer, isIP } from 'node:net';
 import { pino } from 'pino';
-import { background } from '../common/background.js';
-import {
-  ChannelEnd,
-  MAX_CHECKS_IN_FLIGHT_PER_CHANNEL,
-  checkChannelHello,
-  checkFromExecutorChannel,
-  type ChannelHello,
-  type EgressToExecutor,
-  type ExecutorToEgress,
-} from '../protocol/egress-channel.js';
 import { FRONT_WIRE_FD, frontWire, inheritedSocket } from '../protocol/wire.js';
 import {
   EgressChecker,
@@ -35,108 +25,16 @@ import {
   type Resolver,
 } from './checker.js';
 import { EgressGuard, netConnector, type Connector } from './guard.js';
-import type { EgressSession } from './session.js';
 import type { FromEgress, ToEgress } from '../protocol/egress-messages.js';
 import type { EgressTestSeam } from '../protocol/test-seams.js';
 import type { Logger } from '../common/log.js';
 import { collectWhenIdle } from '../common/idle-gc.js';
-import { parseHostPattern, type HostPattern } from '../protocol/host-patterns.js';
+import { Grants, MAX_UNNAMED_CHANNELS, serveChannel, type Channels } from './channels.js';
 
 /** After a fatal error, how long the last messages (the log line) get to leave before the exit. */
 const FATAL_FLUSH_MS = 200;
 /** Exit status after a fatal error (EX_SOFTWARE). */
 const EXIT_FATAL = 70;
-/**
- * Sessions (ports) one executor may hold at once. An executor needs a few per
- * lane (the request's, a spare, one closing); SECURITY: one that escaped its
- * code cannot take every port and descriptor of this process from the others.
- */
-export const MAX_SESSIONS_PER_CHANNEL = 256;
-/**
- * How long a bind waits for its grant: the front sends the grant before it hands
- * the executor the request, but on another pipe than the executor's bind, so the
- * two may be read in either order.
- */
-export const GRANT_WAIT_MS = 5_000;
-/** Grants held at once (the front revokes each when its request ends; a bound, not a limit it reaches). */
-export const MAX_GRANTS = 16_384;
-/** How long a connection to the channels' socket may take to say its hello (the front writes it at once). */
-export const HELLO_TIMEOUT_MS = 10_000;
-/**
- * Connections to the channels' socket without a hello yet, at once. SECURITY: where every process shares
- * one uid, an executor can connect too; it cannot name itself, and cannot hold this process's descriptors.
- */
-export const MAX_UNNAMED_CHANNELS = 64;
-
-interface Grant {
-  readonly executor: number;
-  readonly requestId: string;
-  readonly proxy: string | undefined;
-  /** The key's host patterns, parsed; undefined: any public host. */
-  readonly hosts: readonly HostPattern[] | undefined;
-  used: boolean;
-}
-
-/**
- * SECURITY: what the front allowed each executor to bind. A bind names a request
- * and a proxy; it is refused unless an unused grant for that executor names
- * both: the key's proxy rules hold here too, not only in the front, and an
- * executor cannot take another request's id.
- */
-class Grants {
-  readonly #grants = new Map<number, Grant>();
-  readonly #waiting = new Set<() => void>();
-
-  add(id: number, executor: number, requestId: string, proxy: string | undefined, hosts?: readonly string[]): void {
-    // Oldest first when full: the front revokes each grant, so this is a bound for a bug, not a limit.
-    if (this.#grants.size >= MAX_GRANTS) this.#grants.delete(this.#grants.keys().next().value as number);
-    // A pattern that does not parse matches nothing: the front only sends checked ones.
-    const patterns = hosts?.map((h) => parseHostPattern(h)).filter((h): h is HostPattern => h !== undefined);
-    this.#grants.set(id, { executor, requestId, proxy, hosts: patterns, used: false });
-    for (const wake of [...this.#waiting]) wake();
-  }
-
-  revoke(id: number): void {
-    this.#grants.delete(id);
-  }
-
-  /** Takes the grant that allows this bind, waiting GRANT_WAIT_MS for it; throws if there is none. */
-  async take(
-    executor: number,
-    requestId: string,
-    proxy: string | undefined,
-    closed: () => boolean,
-  ): Promise<readonly HostPattern[] | undefined> {
-    const deadline = performance.now() + GRANT_WAIT_MS;
-    for (;;) {
-      let other: Grant | undefined;
-      for (const g of this.#grants.values()) {
-        if (g.used || g.executor !== executor || g.requestId !== requestId) continue;
-        if (g.proxy === proxy) {
-          g.used = true;
-          return g.hosts;
-        }
-        other = g;
-      }
-      // Granted with another proxy (or none): refused at once, the proxy never asked.
-      if (other)
-        throw new Error(
-          `request ${requestId} was not granted ${proxy === undefined ? 'no proxy' : `proxy "${proxy}"`}`,
-        );
-      const left = deadline - performance.now();
-      if (left <= 0 || closed()) throw new Error(`request ${requestId} was not granted to this executor`);
-      await new Promise<void>((resolve) => {
-        const wake = (): void => {
-          clearTimeout(timer);
-          this.#waiting.delete(wake);
-          resolve();
-        };
-        const timer = setTimeout(wake, left);
-        this.#waiting.add(wake);
-      });
-    }
-  }
-}
 
 /** The front's wire (given at the spawn, FRONT_WIRE_FD); what the front sends is trusted. */
 const front = frontWire<ToEgress, FromEgress>(
@@ -220,174 +118,6 @@ function seamConnector(seam: EgressTestSeam): Connector {
   };
 }
 
-/** Each executor's one channel, by the front's number for the executor. */
-type Channels = Map<number, ChannelEnd<ExecutorToEgress | ChannelHello, EgressToExecutor>>;
-
-/**
- * Serves one connection to the channels' socket: its first line is the
- * front's hello (ChannelHello), which names its executor; then it is that
- * executor's channel: the sessions it opens are its own (an id it did not get
- * here names nothing), and all of them are closed with the channel.
- */
-function serveChannel(
-  socket: Socket,
-  key: Buffer,
-  channels: Channels,
-  unnamed: { count: number },
-  guard: EgressGuard,
-  checker: EgressChecker,
-  grants: Grants,
-  log: Logger,
-): void {
-  let who: ChannelHello | undefined;
-  const sessions = new Map<number, EgressSession>();
-  /** Sessions whose bind waits for its grant (one each: a session is bound once). */
-  const binding = new Set<number>();
-  /** URL checks of this channel in flight (bounded: MAX_CHECKS_IN_FLIGHT_PER_CHANNEL). */
-  let checking = 0;
-  let opening = 0;
-  let nextId = 1;
-  const answer = (q: number, fields: Omit<Extract<EgressToExecutor, { op: 'answer' }>, 'op' | 'q'>): void =>
-    end.send({ op: 'answer', q, ...fields });
-  const failed = (q: number, e: unknown): void => answer(q, { ok: false, error: String(e) });
-
-  const open = async (q: number): Promise<void> => {
-    if (sessions.size + opening >= MAX_SESSIONS_PER_CHANNEL) {
-      answer(q, { ok: false, error: `an executor may hold ${MAX_SESSIONS_PER_CHANNEL} egress sessions at once` });
-      return;
-    }
-    opening++;
-    let session: EgressSession;
-    try {
-      session = await guard.openSession(who?.uid);
-    } finally {
-      opening--;
-    }
-    if (end.closed) {
-      await session.close();
-      return;
-    }
-    const s = nextId++;
-    sessions.set(s, session);
-    // SECURITY: sent before the page hears of the change (the guard counts and
-    // records a failure before it answers Chromium), so the executor names the
-    // page's error from this request's failures alone.
-    session.observe({
-      stats: (stats) => end.send({ op: 'stats', s, stats }),
-      failure: (host, port, error) => end.send({ op: 'failure', s, host, port, error }),
-      refusedHost: (host, port) => end.send({ op: 'refused-host', s, host, port }),
-    });
-    answer(q, { ok: true, s, port: session.port });
-  };
-
-  const onMessage = (m: ExecutorToEgress): void => {
-    switch (m.op) {
-      case 'open':
-        open(m.q).catch((e: unknown) => failed(m.q, e));
-        return;
-      case 'bind': {
-        const session = sessions.get(m.s);
-        if (!session) return failed(m.q, `no egress session ${m.s}`);
-        if (binding.has(m.s)) return failed(m.q, `egress session ${m.s} is being bound`);
-        binding.add(m.s);
-        grants
-          .take(who?.executor ?? -1, m.requestId, m.proxy, () => end.closed || sessions.get(m.s) !== session)
-          .then((hosts) => {
-            if (sessions.get(m.s) !== session) throw new Error(`no egress session ${m.s}`);
-            session.bind(m.requestId, m.proxy, hosts);
-            answer(m.q, { ok: true });
-          })
-          .catch((e: unknown) => {
-            log.warn({ executor: who?.executor, requestId: m.requestId, err: String(e) }, 'an egress bind was refused');
-            failed(m.q, e);
-          })
-          .finally(() => binding.delete(m.s));
-        return;
-      }
-      case 'end':
-        sessions.get(m.s)?.end();
-        return;
-      case 'finish': {
-        const session = sessions.get(m.s);
-        if (!session) return failed(m.q, `no egress session ${m.s}`);
-        session.end();
-        answer(m.q, { ok: true, stats: session.stats() });
-        return;
-      }
-      case 'close': {
-        const session = sessions.get(m.s);
-        if (!session) return failed(m.q, `no egress session ${m.s}`);
-        session.close().then(
-          () => {
-            sessions.delete(m.s);
-            answer(m.q, { ok: true });
-          },
-          (e: unknown) => failed(m.q, e),
-        );
-        return;
-      }
-      case 'check':
-        if (checking >= MAX_CHECKS_IN_FLIGHT_PER_CHANNEL)
-          return failed(
-            m.q,
-            `an executor may have ${MAX_CHECKS_IN_FLIGHT_PER_CHANNEL} egress checks in flight at once; this one was refused`,
-          );
-        checking++;
-        checker
-          .check(m.host, m.port)
-          .then(
-            (decision) => answer(m.q, { ok: true, decision }),
-            (e: unknown) => failed(m.q, e),
-          )
-          .finally(() => checking--);
-        return;
-    }
-  };
-
-  unnamed.count++;
-  const helloTimer = setTimeout(() => end.close(), HELLO_TIMEOUT_MS);
-  helloTimer.unref();
-  const named = (hello: ChannelHello): void => {
-    who = hello;
-    unnamed.count--;
-    clearTimeout(helloTimer);
-    // SECURITY: one channel per executor. Its previous one (and every session of it) is closed first, so that
-    // an executor can never hold more than MAX_SESSIONS_PER_CHANNEL ports, however many channels it is given.
-    channels.get(hello.executor)?.close();
-    channels.set(hello.executor, end);
-  };
-  const end: ChannelEnd<ExecutorToEgress | ChannelHello, EgressToExecutor> = new ChannelEnd(
-    socket,
-    (msg) => (who === undefined ? checkChannelHello(msg, key) : checkFromExecutorChannel(msg)),
-    (m) => (m.op === 'hello' ? named(m) : onMessage(m)),
-    (e) => {
-      if (who === undefined) {
-        log.warn({ err: e }, 'a connection to the channels socket that is not the front’s; closed');
-        return;
-      }
-      // SECURITY: an executor that sends what it should not is taken over or broken: the front kills it.
-      log.error(
-        { err: e, executor: who.executor },
-        'an executor sent what the egress process cannot read; closing its channel',
-      );
-      send({ type: 'executor-misbehaved', executor: who.executor });
-    },
-  );
-  end.onClose(() => {
-    clearTimeout(helloTimer);
-    if (who === undefined) {
-      unnamed.count--;
-      return;
-    }
-    if (channels.get(who.executor) === end) channels.delete(who.executor);
-    // The executor is gone (or its channel is): every port it held is closed, whatever its contexts still do.
-    for (const session of sessions.values()) background(session.close(), 'closing an egress session', log);
-    sessions.clear();
-    // The front replaces an executor still up without its channel.
-    send({ type: 'channel-closed', executor: who.executor, channel: who.channel });
-  });
-}
-
 async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
   const { config, seam } = init;
   const log = ipcLogger(init.logLevel);
@@ -452,7 +182,7 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
       socket.destroy();
       return;
     }
-    serveChannel(socket, key, channels, unnamed, theGuard, checker, grants, log);
+    serveChannel(socket, { key, channels, unnamed, guard: theGuard, checker, grants, log, send });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
