@@ -223,7 +223,10 @@ export const CHANNEL_LIMITS: WireLimits = {
   maxLineBytes: MAX_CHANNEL_LINE,
   pauseBytes: CHANNEL_PAUSE_BYTES,
   maxUnsentBytes: CHANNEL_MAX_UNSENT_BYTES,
+  maxTokens: Number.POSITIVE_INFINITY,
   messagesPerWindow: Number.POSITIVE_INFINITY,
+  bytesPerWindow: Number.POSITIVE_INFINITY,
+  tokensPerWindow: Number.POSITIVE_INFINITY,
 };
 
 /**

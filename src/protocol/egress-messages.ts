@@ -111,6 +111,8 @@ const MAX_HOST_CHARS = 260;
 
 /** The longest message the front takes from the egress process (its longest, a log line, is far shorter). */
 export const MAX_EGRESS_MESSAGE_BYTES = 2 ** 20;
+/** The most JSON tokens (wire.ts) a message of the egress process holds: its largest, guard-counts, has a dozen. */
+export const MAX_EGRESS_MESSAGE_TOKENS = 256;
 
 export type FromEgress =
   | { readonly type: 'ready'; readonly guardPort: number }

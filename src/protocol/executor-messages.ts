@@ -5,7 +5,7 @@ import type { Config } from '../common/config.js';
 import { JOB_PHASES, type JobPhase } from '../common/errors.js';
 import { isWireError, isWireResult } from './jobs.js';
 import type { JobRequest, WireError, WireResult } from './jobs.js';
-import { hasOnly, isCount, isList, isObject, isSeconds } from './shape.js';
+import { MAX_WIRE_LIST, hasOnly, isCount, isList, isObject, isSeconds } from './shape.js';
 import type { ExecutorTestSeam, FaultKind } from './test-seams.js';
 
 /** The configuration an executor runs with: the front's, with every secret taken out. */
@@ -120,6 +120,15 @@ export type FromExecutor =
 export function maxSlotMessageBytes(maxResultBytes: number, maxLogBytes: number): number {
   return 6 * (maxResultBytes + maxLogBytes) + 8 * 2 ** 20;
 }
+
+/**
+ * The most JSON tokens (wire.ts: `{ [ , :` outside strings, about one per value and key) a slot's message
+ * holds. A slot's bulk is in strings; its structure is at most one list of MAX_WIRE_LIST items (its logs,
+ * one token each) and its fields, a few hundred tokens (64 egress counts, the security tallies, 20 page
+ * calls): 2^16 more is margin. SECURITY: at 3 bytes a token (`[],`) a line of maxSlotMessageBytes would
+ * make tens of millions of values, gigabytes of the front's heap; this many make a few tens of MB.
+ */
+export const MAX_SLOT_MESSAGE_TOKENS = MAX_WIRE_LIST + 2 ** 16;
 
 /**
  * The most the front may have sent a slot process that it has not read: a job's request (its script of at

@@ -1,12 +1,13 @@
 // The one wire every process of the service speaks to another over: JSON
 // messages, one per line, on a stream socket (a socket pair the front gives a
 // child at its spawn, or a Unix socket). SECURITY: the reading end takes what
-// the other side sends as hostile: a line is bounded in bytes before it is
-// parsed, a line that does not parse or breaks its shape ends the channel
-// (`onBad`: the caller kills the sender), the messages read are paced, and what
-// the other side does not read is bounded. Plain data only: no descriptor, no
+// the other side sends as hostile: a line is bounded in bytes and in JSON
+// values before it is parsed, a line that does not parse or breaks its shape
+// ends the channel (`onBad`: the caller kills the sender), what is read is
+// paced (messages, bytes, values), and what the other side does not read is bounded. Plain data only: no descriptor, no
 // Node message, nothing V8 deserializes but JSON.
 import { Socket } from 'node:net';
+import { countTokens } from './compact-json.js';
 
 /** The bounds of one end of a wire. */
 export interface WireLimits {
@@ -16,14 +17,24 @@ export interface WireLimits {
   readonly pauseBytes: number;
   /** Unsent bytes at which this end closes the channel: the other side does not read what it is sent. */
   readonly maxUnsentBytes: number;
+  /**
+   * The most structural tokens (`{ [ , :` outside strings: about one per value and key) a line may hold; a line
+   * with more, or with bytes compact JSON never has outside a string, ends the channel (compact-json.ts).
+   * Infinity: lines are not scanned (a trusted peer).
+   */
+  readonly maxTokens: number;
   /** How many messages this end reads in a window of PACE_WINDOW_MS (Infinity: not paced). */
   readonly messagesPerWindow: number;
+  /** How many bytes of lines this end reads a window; a longer line is read whole, and owed by the windows after it. */
+  readonly bytesPerWindow: number;
+  /** How many tokens (as maxTokens) this end reads a window, owed as bytes are; counted only where lines are scanned. */
+  readonly tokensPerWindow: number;
 }
 
-/** The window in which the messages read are counted (WireLimits.messagesPerWindow). */
+/** The window in which what is read is counted (WireLimits.messagesPerWindow, bytesPerWindow, tokensPerWindow). */
 export const PACE_WINDOW_MS = 100;
 
-/** How often an end stopped reading the other side for sending too many messages (tests). */
+/** How often an end stopped reading the other side for sending too much (tests). */
 export interface WirePace {
   pauses: number;
 }
@@ -47,7 +58,9 @@ export class WireEnd<In, Out> {
   #pausedUnsent = false;
   #pausedPace = false;
   #windowStart = performance.now();
-  #inWindow = 0;
+  #messagesInWindow = 0;
+  #bytesInWindow = 0;
+  #tokensInWindow = 0;
   readonly pace: WirePace = { pauses: 0 };
   readonly #onClose = new Set<() => void>();
 
@@ -70,16 +83,20 @@ export class WireEnd<In, Out> {
         const line = this.#take(chunk, start, nl);
         start = nl + 1;
         let msg: In;
+        let tokens = 0;
         try {
           if (line === undefined) throw new Error(this.#tooLong(length));
-          msg = check(JSON.parse(line));
+          const [buf, from, to] = line;
+          // SECURITY: counted before JSON.parse, which makes tens of bytes of heap of each `[]` or `{}`.
+          if (this.#scanned) tokens = countTokens(buf, from, to, this.#limits.maxTokens);
+          msg = check(JSON.parse(buf.toString('utf8', from, to)));
         } catch (e) {
           this.#bad(e);
           return;
         }
         onMessage(msg);
         if (this.#closed) return;
-        this.#count();
+        this.#count(length, tokens);
       }
       // SECURITY: a line without end is kept only up to the longest line allowed; what a read holds is its bytes.
       if (start < chunk.length && !this.#hold(chunk, start)) this.#bad(new Error(this.#tooLong(this.#heldBytes)));
@@ -89,12 +106,17 @@ export class WireEnd<In, Out> {
     socket.resume();
   }
 
-  /** Line `chunk[start, end)`, after what is held of it; undefined when it is longer than the bound. */
-  #take(chunk: Buffer, start: number, end: number): string | undefined {
+  /** Whether lines are scanned for their tokens before they are parsed. */
+  get #scanned(): boolean {
+    return Number.isFinite(this.#limits.maxTokens) || Number.isFinite(this.#limits.tokensPerWindow);
+  }
+
+  /** The bytes of line `chunk[start, end)`, after what is held of it; undefined when it is longer than the bound. */
+  #take(chunk: Buffer, start: number, end: number): [Buffer, number, number] | undefined {
     if (this.#heldBytes + end - start > this.#limits.maxLineBytes) return undefined;
-    if (this.#heldBytes === 0) return chunk.toString('utf8', start, end);
+    if (this.#heldBytes === 0) return [chunk, start, end];
     this.#hold(chunk, start, end);
-    const line = this.#held.toString('utf8', 0, this.#heldBytes);
+    const line: [Buffer, number, number] = [this.#held, 0, this.#heldBytes];
     this.#held = Buffer.alloc(0);
     this.#heldBytes = 0;
     return line;
@@ -129,17 +151,27 @@ export class WireEnd<In, Out> {
   }
 
   /**
-   * SECURITY: the reader takes at most `messagesPerWindow` messages each PACE_WINDOW_MS (and the rest of
-   * the read that crossed it); past that, the socket is not read until the window ends, and the sender's
-   * writes wait in the sender. A flood of small valid messages cannot hold the reader's core.
+   * SECURITY: the reader takes at most `messagesPerWindow` messages, `bytesPerWindow` bytes and
+   * `tokensPerWindow` tokens each PACE_WINDOW_MS (and the rest of the read that crossed it); past that, the
+   * socket is not read until the window ends, and the sender's writes wait in the sender. A line larger
+   * than a window's budget is read whole, and the pause lasts as many windows as it took: the sustained
+   * rate holds whatever the sizes. A flood of valid messages, small or large, cannot hold the reader's core.
    */
-  #count(): void {
+  #count(bytes: number, tokens: number): void {
     const now = performance.now();
     if (now - this.#windowStart >= PACE_WINDOW_MS) {
       this.#windowStart = now;
-      this.#inWindow = 0;
+      this.#messagesInWindow = 0;
+      this.#bytesInWindow = 0;
+      this.#tokensInWindow = 0;
     }
-    if (++this.#inWindow <= this.#limits.messagesPerWindow || this.#pausedPace) return;
+    const { messagesPerWindow, bytesPerWindow, tokensPerWindow } = this.#limits;
+    const messages = ++this.#messagesInWindow;
+    const read = (this.#bytesInWindow += bytes);
+    const scanned = (this.#tokensInWindow += tokens);
+    if (this.#pausedPace || (messages <= messagesPerWindow && read <= bytesPerWindow && scanned <= tokensPerWindow))
+      return;
+    const windows = Math.max(1, Math.ceil(read / bytesPerWindow), Math.ceil(scanned / tokensPerWindow));
     this.#pausedPace = true;
     this.pace.pauses++;
     this.#socket.pause();
@@ -147,10 +179,12 @@ export class WireEnd<In, Out> {
       () => {
         this.#pausedPace = false;
         this.#windowStart = performance.now();
-        this.#inWindow = 0;
+        this.#messagesInWindow = 0;
+        this.#bytesInWindow = 0;
+        this.#tokensInWindow = 0;
         if (!this.#closed && !this.#pausedUnsent) this.#socket.resume();
       },
-      Math.max(1, PACE_WINDOW_MS - (now - this.#windowStart)),
+      Math.max(1, windows * PACE_WINDOW_MS - (now - this.#windowStart)),
     ).unref();
   }
 
@@ -235,7 +269,10 @@ export function frontWire<In extends { readonly type: string }, Out>(
       maxLineBytes: 2 ** 30,
       pauseBytes: Number.POSITIVE_INFINITY,
       maxUnsentBytes: Number.POSITIVE_INFINITY,
+      maxTokens: Number.POSITIVE_INFINITY,
       messagesPerWindow: Number.POSITIVE_INFINITY,
+      bytesPerWindow: Number.POSITIVE_INFINITY,
+      tokensPerWindow: Number.POSITIVE_INFINITY,
     },
   );
 }

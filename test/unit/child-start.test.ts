@@ -74,6 +74,7 @@ function watch(logger: ReturnType<typeof logLines>['logger'], kill: () => void) 
     logger,
     timeoutMs: 1_000,
     maxMessageBytes: 1024,
+    maxMessageTokens: 64,
     begin: () => void begun++,
     check: (raw) => {
       const m = raw as Msg;

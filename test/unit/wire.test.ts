@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { awaitReady, forkChild, sendToChild, wirePauses } from '../../src/front/children/child-start.js';
 import { createLogger } from '../../src/common/log.js';
-import { FRONT_WIRE_FD } from '../../src/protocol/wire.js';
+import { MAX_SLOT_MESSAGE_TOKENS } from '../../src/protocol/executor-messages.js';
+import { FRONT_WIRE_FD, PACE_WINDOW_MS } from '../../src/protocol/wire.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pagescript-wire-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -41,11 +42,18 @@ function child(name: string, body: string): ChildProcess {
   return forkChild(file, [], { PATH: process.env.PATH ?? '' }, undefined);
 }
 
+/** The front's pace of a child, where a test sets it (the defaults of awaitReady otherwise). */
+interface Pace {
+  readonly messagesPerWindow?: number;
+  readonly bytesPerWindow?: number;
+  readonly tokensPerWindow?: number;
+}
+
 /**
- * Reads `c` as the front reads a child (awaitReady), its messages bounded at `max` bytes; resolves with
+ * Reads `c` as the front reads a slot (awaitReady), its messages bounded at `max` bytes; resolves with
  * the messages it delivered and, when it was killed for what it sent, why.
  */
-function watched(c: ChildProcess, max: number, until: (seen: Msg[]) => boolean, messagesPerWindow?: number) {
+function watched(c: ChildProcess, max: number, until: (seen: Msg[]) => boolean, pace: Pace = {}) {
   const seen: Msg[] = [];
   const lines: Array<Record<string, unknown>> = [];
   const logger = createLogger('info', {
@@ -56,7 +64,8 @@ function watched(c: ChildProcess, max: number, until: (seen: Msg[]) => boolean, 
       logger,
       timeoutMs: 60_000,
       maxMessageBytes: max,
-      ...(messagesPerWindow === undefined ? {} : { messagesPerWindow }),
+      maxMessageTokens: MAX_SLOT_MESSAGE_TOKENS,
+      ...pace,
       begin: () => undefined,
       check: (raw) => {
         const m = raw as Msg;
@@ -175,7 +184,7 @@ test('a child sending small valid messages as fast as it can is read at a bounde
     'many',
     `const all = []; for (let i = 0; i < 20000; i++) all.push(line({ type: 'note', n: i })); writeRaw([Buffer.concat(all)]);`,
   );
-  const { seen, reason } = await watched(c, 2 ** 20, (s) => s.length === 20000, 100);
+  const { seen, reason } = await watched(c, 2 ** 20, (s) => s.length === 20000, { messagesPerWindow: 100 });
   assert.equal(reason, undefined);
   assert.ok(wirePauses(c) > 0, 'the front stopped reading it for a while');
   assert.deepEqual(
@@ -183,4 +192,80 @@ test('a child sending small valid messages as fast as it can is read at a bounde
     [0, 1, 2].map((n) => ({ type: 'note', n })),
   );
   assert.deepEqual(seen.at(-1), { type: 'note', n: 19999 }, 'every message arrived, in order');
+});
+
+test('a line of a million empty arrays (V8 makes ~14 times its bytes of heap of it) ends the child before it is parsed', async () => {
+  // 3 MiB of `[],`: 40 MiB of the front's heap once parsed; at the slot's bound, gigabytes.
+  const c = child(
+    'arrays',
+    `writeRaw([line({ type: 'note', n: 1 }), Buffer.from('{"type":"note","big":[' + '[],'.repeat(1e6) + '[]]}\\n')]);`,
+  );
+  const { seen, reason } = await watched(c, 4 * 2 ** 20, (s) => s.length === 2);
+  // Its length only: a failure's diff of a million arrays would take the test runner's heap.
+  assert.equal(seen.length, 1, 'it was not delivered');
+  assert.match(reason ?? '', new RegExp(`more than ${MAX_SLOT_MESSAGE_TOKENS} JSON values`));
+});
+
+test('what JSON.parse takes but JSON.stringify never writes (whitespace, a number of a thousand digits) ends the child', async () => {
+  for (const [name, text] of [
+    ['spaces', `{"type":"note",${' '.repeat(2 ** 20)}"n":1}`],
+    ['digits', `{"type":"note","n":${'9'.repeat(1000)}}`],
+  ] as const) {
+    const c = child(name, `writeRaw([line({ type: 'note', n: 1 }), Buffer.from(${JSON.stringify(`${text}\n`)})]);`);
+    const { seen, reason } = await watched(c, 4 * 2 ** 20, (s) => s.length === 2);
+    assert.deepEqual(seen, [{ type: 'note', n: 1 }], name);
+    assert.match(reason ?? '', /not compact JSON|longer than \d+ bytes/, name);
+  }
+});
+
+test('a child sending large valid messages back to back is read at a bounded pace in bytes, and none is lost', async () => {
+  // 24 messages of 1 MiB, each a string (cheap to parse, ~9 ms a MiB): far under the message pace.
+  const c = child(
+    'large',
+    `const big = 'x'.repeat(2 ** 20); const all = []; for (let i = 0; i < 24; i++) all.push(line({ type: 'note', n: i, big })); writeRaw(all);`,
+  );
+  const { seen, reason } = await watched(c, 2 * 2 ** 20, (s) => s.length === 24, { bytesPerWindow: 4 * 2 ** 20 });
+  assert.equal(reason, undefined);
+  assert.ok(wirePauses(c) > 0, 'the front stopped reading it for a while');
+  assert.deepEqual(
+    seen.map((m) => (m.type === 'note' ? m.n : -1)),
+    Array.from({ length: 24 }, (_, i) => i),
+  );
+});
+
+test('a message larger than a window of bytes is read whole, and the child waits the windows it took', async () => {
+  const c = child(
+    'larger',
+    // Written apart (5 ms between writes), so the next message is not in the read that ended the large one.
+    `writeRaw([line({ type: 'note', n: 0, big: 'x'.repeat(3 * 2 ** 20) }), line({ type: 'note', n: 1 })], 5);`,
+  );
+  const at: number[] = [];
+  const { seen, reason } = await watched(
+    c,
+    4 * 2 ** 20,
+    (s) => {
+      at.push(performance.now());
+      return s.length === 2;
+    },
+    { bytesPerWindow: 2 ** 20 },
+  );
+  assert.equal(reason, undefined);
+  assert.equal(seen.length, 2);
+  assert.ok(wirePauses(c) > 0);
+  // Three windows' bytes: the next message waits past the window the large one was read in.
+  assert.ok((at[1] ?? 0) - (at[0] ?? 0) >= PACE_WINDOW_MS, `waited ${(at[1] ?? 0) - (at[0] ?? 0)} ms`);
+});
+
+test('a child sending valid messages as fast as it can is read at a bounded pace in JSON values too, and none is lost', async () => {
+  const c = child(
+    'valued',
+    `const all = []; for (let i = 0; i < 200; i++) all.push(line({ type: 'note', n: i })); writeRaw(all);`,
+  );
+  const { seen, reason } = await watched(c, 2 ** 20, (s) => s.length === 200, {
+    messagesPerWindow: Number.POSITIVE_INFINITY,
+    tokensPerWindow: 100,
+  });
+  assert.equal(reason, undefined);
+  assert.ok(wirePauses(c) > 0, 'the front stopped reading it for a while');
+  assert.deepEqual(seen.at(-1), { type: 'note', n: 199 });
 });

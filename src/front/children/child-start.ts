@@ -21,6 +21,19 @@ export const MAX_OUTPUT_LINE = 4096;
 
 /** How many of a child's messages the front reads each PACE_WINDOW_MS (wire.ts): 10,000 a second; a slot sends a few dozen a request. */
 export const MESSAGES_PER_WINDOW = 1_000;
+/**
+ * How many bytes of a child's lines the front reads each PACE_WINDOW_MS: 40 MiB a second. Reading a line
+ * (decoding, scanning, parsing) costs the front's event loop about 9 ms a MiB, so a slot sending all it
+ * may holds about a third of it, and others' requests still run; a result of the largest size is read at
+ * once, and that slot's next messages wait the windows it took (under 2 s).
+ */
+export const BYTES_PER_WINDOW = 4 * 2 ** 20;
+/**
+ * How many JSON tokens (wire.ts) of a child's lines the front reads each PACE_WINDOW_MS. A token costs
+ * JSON.parse up to ~1 µs (an object of new keys), so this is ~30 ms a window at most; an honest slot's
+ * one large list is its logs (MAX_LOG_LINES, 1,000 by default).
+ */
+export const TOKENS_PER_WINDOW = 2 ** 15;
 /** What the front may have sent a child that it has not read, by default, before it is taken as misbehaving. */
 export const MAX_UNSENT_TO_CHILD_BYTES = 64 * 2 ** 20;
 
@@ -87,8 +100,14 @@ export interface ReadyWatch<M extends { readonly type: string }> {
   readonly timeoutMs: number;
   /** The longest message the child may send (bytes of its line); a longer one (or one that cannot be read) kills it. */
   readonly maxMessageBytes: number;
+  /** The most JSON tokens one of its messages may hold (wire.ts, WireLimits.maxTokens); more kills it. */
+  readonly maxMessageTokens: number;
   /** How many of its messages the front reads each PACE_WINDOW_MS (wire.ts); MESSAGES_PER_WINDOW when absent. */
   readonly messagesPerWindow?: number;
+  /** How many bytes of its messages the front reads each PACE_WINDOW_MS; BYTES_PER_WINDOW when absent. */
+  readonly bytesPerWindow?: number;
+  /** How many JSON tokens of its messages the front reads each PACE_WINDOW_MS; TOKENS_PER_WINDOW when absent. */
+  readonly tokensPerWindow?: number;
   /** What the front may send it that it has not read before it is killed; MAX_UNSENT_TO_CHILD_BYTES when absent. */
   readonly maxUnsentBytes?: number;
   /** Sends the child its first message, once every listener is in place; a throw rejects the wait. */
@@ -168,7 +187,10 @@ export function awaitReady<M extends { readonly type: string }>(
         maxLineBytes: watch.maxMessageBytes,
         pauseBytes: maxUnsent,
         maxUnsentBytes: maxUnsent,
+        maxTokens: watch.maxMessageTokens,
         messagesPerWindow: watch.messagesPerWindow ?? MESSAGES_PER_WINDOW,
+        bytesPerWindow: watch.bytesPerWindow ?? BYTES_PER_WINDOW,
+        tokensPerWindow: watch.tokensPerWindow ?? TOKENS_PER_WINDOW,
       },
     );
     wires.set(child, wire);

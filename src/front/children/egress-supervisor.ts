@@ -19,6 +19,7 @@ import {
   egressConfig,
   egressInit,
   MAX_EGRESS_MESSAGE_BYTES,
+  MAX_EGRESS_MESSAGE_TOKENS,
   type FromEgress,
   type ToEgress,
 } from '../../protocol/egress-messages.js';
@@ -392,9 +393,12 @@ export class EgressSupervisor {
       logger,
       timeoutMs: EXECUTOR_START_TIMEOUT_MS,
       maxMessageBytes: MAX_EGRESS_MESSAGE_BYTES,
+      maxMessageTokens: MAX_EGRESS_MESSAGE_TOKENS,
       // Not paced: it says each refusal of every slot's traffic (a page chooses how many), and what waited in it
       // would grow the one process all traffic goes through. It runs no script; a slot is paced.
       messagesPerWindow: Number.POSITIVE_INFINITY,
+      bytesPerWindow: Number.POSITIVE_INFINITY,
+      tokensPerWindow: Number.POSITIVE_INFINITY,
       begin: () => {
         sendToChild(
           child,

@@ -27,6 +27,7 @@ import { dying } from '../../common/proc.js';
 import {
   checkFromExecutor,
   executorConfig,
+  MAX_SLOT_MESSAGE_TOKENS,
   maxSlotMessageBytes,
   maxToSlotBytes,
   type BrowserStatus,
@@ -502,6 +503,7 @@ export class Supervisor {
       logger,
       timeoutMs: EXECUTOR_START_TIMEOUT_MS,
       maxMessageBytes: maxSlotMessageBytes(config.maxResultBytes, config.maxLogBytes),
+      maxMessageTokens: MAX_SLOT_MESSAGE_TOKENS,
       maxUnsentBytes: maxToSlotBytes(config.maxBodyBytes),
       begin: () => {
         proc.send(
