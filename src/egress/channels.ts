@@ -7,6 +7,7 @@ import { background } from '../common/background.js';
 import type { Logger } from '../common/log.js';
 import {
   ChannelEnd,
+  EGRESS_END_LIMITS,
   MAX_CHECKS_IN_FLIGHT_PER_CHANNEL,
   checkChannelHello,
   checkFromExecutorChannel,
@@ -257,7 +258,15 @@ export function serveChannel(socket: Socket, serving: ChannelServing): void {
   };
   const end: ChannelEnd<ExecutorToEgress | ChannelHello, EgressToExecutor> = new ChannelEnd(
     socket,
-    (msg) => (who === undefined ? checkChannelHello(msg, key) : checkFromExecutorChannel(msg)),
+    (msg) => {
+      if (who === undefined) return checkChannelHello(msg, key);
+      const m = checkFromExecutorChannel(msg);
+      // SECURITY: ids are given in order, so one never given here is a forgery (or a bug): the channel ends and
+      // the front kills the slot. One given and closed since is the slot's own, and only refused.
+      if ('s' in m && !(m.s >= 1 && m.s < nextId))
+        throw new Error(`an executor named egress session ${m.s}, which its channel never gave`);
+      return m;
+    },
     (m) => (m.op === 'hello' ? named(m) : onMessage(m)),
     (e) => {
       if (who === undefined) {
@@ -271,6 +280,7 @@ export function serveChannel(socket: Socket, serving: ChannelServing): void {
       );
       send({ type: 'executor-misbehaved', executor: who.executor });
     },
+    EGRESS_END_LIMITS,
   );
   end.onClose(() => {
     clearTimeout(helloTimer);

@@ -218,24 +218,62 @@ export function checkChannelHello(msg: unknown, key: Buffer): ChannelHello {
   return msg as unknown as ChannelHello;
 }
 
-/** The bounds of a channel's ends (wire.ts): lines of MAX_CHANNEL_LINE, questions read as they come. */
-export const CHANNEL_LIMITS: WireLimits = {
+/** The most JSON tokens (wire.ts) a slot's channel message holds: a bind, its longest, has 10. */
+export const MAX_CHANNEL_TOKENS_FROM_SLOT = 32;
+/** The most JSON tokens an egress process's channel message holds: an answer with a decision and counts has ~50. */
+export const MAX_CHANNEL_TOKENS_FROM_EGRESS = 256;
+/**
+ * Messages of a slot the egress process reads each PACE_WINDOW_MS: 10,000 a second. A slot sends four per
+ * browser context (open, bind, end or finish, close) and a check per navigation, each awaited in turn: a
+ * script looping on refused navigations is slowed here, never cut off.
+ */
+export const CHANNEL_MESSAGES_PER_WINDOW = 1_000;
+/** Bytes of a slot's lines the egress process reads each PACE_WINDOW_MS: a thousand of its longest honest lines (a check's host, 1 KiB). */
+export const CHANNEL_BYTES_PER_WINDOW = 2 ** 20;
+
+/**
+ * The bounds of the egress process's end of a channel (wire.ts), which reads a slot. SECURITY: the one
+ * process all traffic goes through reads every slot: a slot is paced (its tokens too: at most
+ * messages × MAX_CHANNEL_TOKENS_FROM_SLOT a window), its lines scanned and short.
+ */
+export const EGRESS_END_LIMITS: WireLimits = {
   maxLineBytes: MAX_CHANNEL_LINE,
   pauseBytes: CHANNEL_PAUSE_BYTES,
   maxUnsentBytes: CHANNEL_MAX_UNSENT_BYTES,
-  maxTokens: Number.POSITIVE_INFINITY,
+  maxTokens: MAX_CHANNEL_TOKENS_FROM_SLOT,
+  messagesPerWindow: CHANNEL_MESSAGES_PER_WINDOW,
+  bytesPerWindow: CHANNEL_BYTES_PER_WINDOW,
+  tokensPerWindow: Number.POSITIVE_INFINITY,
+};
+
+/**
+ * The bounds of a slot's end of its channel, which reads the egress process: answers and events read as
+ * they come (what waited would wait in the egress process), lines scanned and short.
+ */
+export const SLOT_END_LIMITS: WireLimits = {
+  maxLineBytes: MAX_CHANNEL_LINE,
+  pauseBytes: CHANNEL_PAUSE_BYTES,
+  maxUnsentBytes: CHANNEL_MAX_UNSENT_BYTES,
+  maxTokens: MAX_CHANNEL_TOKENS_FROM_EGRESS,
   messagesPerWindow: Number.POSITIVE_INFINITY,
   bytesPerWindow: Number.POSITIVE_INFINITY,
   tokensPerWindow: Number.POSITIVE_INFINITY,
 };
 
 /**
- * One end of a channel: the service's wire (wire.ts) with the channel's bounds. SECURITY: a slot process that
- * asked and never read grew the egress process, which every slot's traffic goes through: what it does not
- * read is bounded (CHANNEL_MAX_UNSENT_BYTES), and past CHANNEL_PAUSE_BYTES its questions wait.
+ * One end of a channel: the service's wire (wire.ts) with the bounds of that end (EGRESS_END_LIMITS,
+ * SLOT_END_LIMITS). SECURITY: a slot process that asked and never read grew the egress process, which every
+ * slot's traffic goes through: what it does not read is bounded (CHANNEL_MAX_UNSENT_BYTES), and past
+ * CHANNEL_PAUSE_BYTES its questions wait.
  */
 export class ChannelEnd<In, Out> extends WireEnd<In, Out> {
-  constructor(socket: Socket, check: (msg: unknown) => In, onMessage: (msg: In) => void, onBad: (e: unknown) => void) {
-    super(socket, check, onMessage, onBad, CHANNEL_LIMITS);
+  constructor(
+    socket: Socket,
+    check: (msg: unknown) => In,
+    onMessage: (msg: In) => void,
+    onBad: (e: unknown) => void,
+    limits: WireLimits,
+  ) {
+    super(socket, check, onMessage, onBad, limits);
   }
 }

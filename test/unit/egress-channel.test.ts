@@ -11,8 +11,10 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { socketPair } from '../../src/front/children/egress-supervisor.js';
 import {
+  CHANNEL_MESSAGES_PER_WINDOW,
   CHANNEL_PAUSE_BYTES,
   ChannelEnd,
+  EGRESS_END_LIMITS,
   MAX_PROXY_NAME,
   channelMac,
   checkChannelHello,
@@ -20,6 +22,9 @@ import {
   checkFromExecutorChannel,
 } from '../../src/protocol/egress-channel.js';
 import { RemoteGuard } from '../../src/slot/egress-client/remote.js';
+import { Grants, serveChannel, type Channels } from '../../src/egress/channels.js';
+import type { EgressSession } from '../../src/egress/session.js';
+import type { FromEgress } from '../../src/protocol/egress-messages.js';
 import { silentLogger } from '../../src/common/log.js';
 import { until } from '../helpers/wait.js';
 
@@ -153,6 +158,8 @@ test('a slot that asks and never reads the answers is read no further until they
         maxUnsent = Math.max(maxUnsent, egressEnd.writableLength);
       },
       () => bad++,
+      // The pace apart (its own test below): 60,000 questions would take it 6 s.
+      { ...EGRESS_END_LIMITS, messagesPerWindow: Number.POSITIVE_INFINITY },
     );
     const asked = 60_000;
     // Asked at once and not read: ~7 MiB of answers, more than the pause.
@@ -191,6 +198,7 @@ test('a slot that never reads what it is sent unasked is cut off past the bound'
       (m) => m,
       () => undefined,
       (e) => (bad = e),
+      EGRESS_END_LIMITS,
     );
     // Events (stats, failures) its Chromium's traffic causes, 16 MiB of them, never read.
     for (let i = 0; i < 16 * 1024 && !end.closed; i++) end.send({ op: 'stats', pad: 'x'.repeat(1024) });
@@ -199,5 +207,125 @@ test('a slot that never reads what it is sent unasked is cut off past the bound'
   } finally {
     egressEnd.destroy();
     executorEnd.destroy();
+  }
+});
+
+test('a slot flooding its channel with valid questions is read at a bounded pace, and loses none (it held the core all traffic goes through)', async () => {
+  const [egressEnd, executorEnd] = await socketPair(dir);
+  try {
+    const seen: number[] = [];
+    let bad = 0;
+    const end = new ChannelEnd<{ q: number }, never>(
+      egressEnd,
+      (m) => m as { q: number },
+      (m) => seen.push(m.q),
+      () => bad++,
+      EGRESS_END_LIMITS,
+    );
+    const asked = 3 * CHANNEL_MESSAGES_PER_WINDOW;
+    executorEnd.write(Array.from({ length: asked }, (_, q) => `{"q":${q}}\n`).join(''));
+    await until(() => seen.length === asked, 'every question to be read');
+    assert.ok(end.pace.pauses > 0, 'the egress process stopped reading it for a while');
+    assert.deepEqual(
+      seen,
+      Array.from({ length: asked }, (_, q) => q),
+      'in order',
+    );
+    assert.equal(bad, 0);
+  } finally {
+    egressEnd.destroy();
+    executorEnd.destroy();
+  }
+});
+
+/** The egress process's side of a channel (serveChannel) on a socket pair, with a guard that opens fake sessions. */
+async function served() {
+  const [egressEnd, executorEnd] = await socketPair(dir);
+  const key = randomBytes(32);
+  const told: FromEgress[] = [];
+  const channels: Channels = new Map();
+  let port = 40_000;
+  const session = (): EgressSession =>
+    ({
+      port: port++,
+      observe: () => undefined,
+      bind: () => undefined,
+      end: () => undefined,
+      close: () => Promise.resolve(),
+      stats: () => ({ connections: 0, refused: 0, bytesSent: 0, bytesReceived: 0 }),
+    }) as unknown as EgressSession;
+  serveChannel(egressEnd, {
+    key,
+    channels,
+    unnamed: { count: 0 },
+    guard: { openSession: () => Promise.resolve(session()) },
+    checker: { check: () => Promise.reject(new Error('no checks here')) },
+    grants: new Grants(),
+    log: silentLogger(),
+    send: (m) => told.push(m),
+  });
+  const answers: Array<Record<string, unknown>> = [];
+  let buffered = '';
+  executorEnd.setEncoding('utf8');
+  executorEnd.on('data', (chunk: string) => {
+    const lines = (buffered + chunk).split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines) answers.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  executorEnd.resume();
+  const say = (m: unknown): boolean => executorEnd.write(`${JSON.stringify(m)}\n`);
+  say({ op: 'hello', executor: 7, channel: 1, mac: channelMac(key, 7, 1, undefined) });
+  /** Asks question `q` and waits for its answer. */
+  const ask = async (m: { q: number } & Record<string, unknown>): Promise<Record<string, unknown>> => {
+    say(m);
+    await until(() => answers.some((a) => a.q === m.q), `the answer to ${String(m.op)}`);
+    return answers.find((a) => a.q === m.q) ?? {};
+  };
+  const close = (): void => {
+    egressEnd.destroy();
+    executorEnd.destroy();
+  };
+  return { say, ask, told, channels, close };
+}
+
+test('a slot naming an egress session its channel never gave is cut off, and the front told to kill it', async () => {
+  for (const forged of [
+    { op: 'end', s: 2 },
+    { op: 'end', s: 0 },
+    { op: 'close', q: 3, s: 99 },
+    { op: 'bind', q: 3, s: 5, requestId: 'r' },
+  ]) {
+    const { say, ask, told, channels, close } = await served();
+    try {
+      const opened = await ask({ op: 'open', q: 1 });
+      assert.equal(opened.s, 1);
+      say({ op: 'end', s: 1 });
+      say(forged);
+      await until(() => told.some((m) => m.type === 'channel-closed'), 'the channel to close');
+      assert.deepEqual(
+        told.map((m) => m.type),
+        ['executor-misbehaved', 'channel-closed'],
+        JSON.stringify(forged),
+      );
+      assert.equal(channels.size, 0);
+    } finally {
+      close();
+    }
+  }
+});
+
+test('a session the slot closed is its own still: naming it again is refused, not taken for an attack', async () => {
+  const { say, ask, told, channels, close } = await served();
+  try {
+    assert.equal((await ask({ op: 'open', q: 1 })).s, 1);
+    assert.equal((await ask({ op: 'close', q: 2, s: 1 })).ok, true);
+    say({ op: 'end', s: 1 });
+    const again = await ask({ op: 'finish', q: 3, s: 1 });
+    assert.equal(again.ok, false);
+    assert.match(String(again.error), /no egress session 1/);
+    assert.deepEqual(told, []);
+    assert.equal(channels.size, 1);
+  } finally {
+    close();
   }
 });

@@ -16,6 +16,7 @@ import type { Logger } from '../../common/log.js';
 import {
   ChannelEnd,
   MAX_CHANNEL_HOST,
+  SLOT_END_LIMITS,
   checkFromEgressChannel,
   type EgressToExecutor,
   type ExecutorToEgress,
@@ -215,6 +216,7 @@ export class RemoteGuard {
       checkFromEgressChannel,
       (m) => this.#onMessage(m),
       (e) => this.#opts.logger.error({ err: e }, 'the egress process sent what the executor cannot read'),
+      SLOT_END_LIMITS,
     );
     this.#end = end;
     end.onClose(() => this.#lost(end));
