@@ -243,6 +243,39 @@ describe('a message out of its job’s order (phases forward, one answer, then c
     assert.match(String(killed?.reason), /back to lease/);
   });
 
+  test('a failure claimed as the service’s own preparation once its script runs (its script run again, charged to no key): the process is killed, its own request fails', async () => {
+    const job = await held('forged-housekeeping');
+    const pid = svc.service.executors.slotPids[job.slot];
+    svc.service.executors.fault(
+      'send',
+      { type: 'failed', id: job.id, error: { code: 'SERVICE_UNAVAILABLE', message: 'x', housekeeping: 'lease' } },
+      job.slot,
+    );
+    const r = await within(job.reply, 'the caller to be answered', 60_000).finally(job.release);
+    assert.equal(r.status, 500, r.text);
+    const killed = log.lines.find((l) => l.msg === 'bad message from a slot process; killing it' && l.pid === pid);
+    assert.match(String(killed?.reason), /own preparation/);
+    assert.ok(
+      !log.lines.some((l) => l.msg === 'a slot could not prepare for the request; it waits for another'),
+      'it was not run again',
+    );
+  });
+
+  test('a duration past its job’s deadline (the histogram made +Inf for good): the process is killed, the metric stays finite', async () => {
+    const job = await held('forged-observe');
+    svc.service.executors.fault('send', { type: 'observe', metric: 'script', seconds: 1e308 }, job.slot);
+    const r = await within(job.reply, 'the caller to be answered', 60_000).finally(job.release);
+    assert.equal(r.status, 500, r.text);
+    const metrics = await svc.raw('GET', '/metrics');
+    const sum = /^pagescript_script_seconds_sum(?:\{[^}]*\})? (\S+)$/m.exec(metrics.text)?.[1];
+    assert.ok(Number.isFinite(Number(sum)), `pagescript_script_seconds_sum ${String(sum)}`);
+  });
+
+  test('a duration with no job running: the front goes on', async () => {
+    const killed = await forged({ type: 'observe', metric: 'navigation', seconds: 1 });
+    for (const line of killed) assert.match(String(line.reason), /no job running/);
+  });
+
   test('an answer for a job it was never given: the front goes on', async () => {
     const killed = await forged({ type: 'failed', id: 2 ** 40, error: { code: 'SCRAPING_FAILED', message: 'x' } });
     for (const line of killed) assert.match(String(line.reason), /does not run/);

@@ -62,7 +62,15 @@ test('an error with logs added is a new error; the thrown one is unchanged', () 
 
 function pending(phase: Pending['phase']): { job: Pending; got: () => JobOutcome | undefined } {
   let got: JobOutcome | undefined;
-  const job: Pending = { resolve: (o) => (got = o), closed: () => undefined, answered: false, reported: false, phase };
+  const job: Pending = {
+    resolve: (o) => (got = o),
+    closed: () => undefined,
+    answered: false,
+    reported: false,
+    phase,
+    deadlineMs: 60_000,
+    observed: new Set(),
+  };
   return { job, got: () => got };
 }
 

@@ -35,6 +35,8 @@ function running(): { proc: SlotProcess; hooks: SlotMessageHooks; answers: JobOu
     answered: false,
     reported: false,
     phase: 'lease',
+    deadlineMs: 60_000,
+    observed: new Set(),
   };
   proc.jobs.set(7, job);
   const hooks: SlotMessageHooks = {
@@ -127,4 +129,38 @@ test('an answer the front gave first (its deadline) leaves the process its own o
   );
   assert.equal(answers.length, 0, 'the caller had the front’s answer');
   assert.equal(proc.jobs.size, 0);
+});
+
+test('a failure as the service’s own preparation once the page is reached (retried, charged to no key): the process is bad', () => {
+  const housekeeping = { code: 'SERVICE_UNAVAILABLE', message: 'x', housekeeping: 'lease' } as const;
+  const leasing = running();
+  say(leasing.proc, leasing.hooks, { type: 'failed', id: 7, error: housekeeping });
+  assert.equal(leasing.answers[0]?.ok, false, 'in lease it is the service’s own');
+  const { proc, hooks, answers } = running();
+  say(proc, hooks, { type: 'phase', id: 7, phase: 'navigation' });
+  assert.throws(() => say(proc, hooks, { type: 'failed', id: 7, error: housekeeping }), /own preparation/);
+  assert.equal(answers.length, 0);
+});
+
+test('a failure is placed in the phase the process said it reached, not the one its answer claims', () => {
+  const { proc, hooks, answers } = running();
+  say(
+    proc,
+    hooks,
+    { type: 'phase', id: 7, phase: 'navigation' },
+    { type: 'failed', id: 7, error: { code: 'INTERNAL_SERVER_ERROR', message: 'x', phase: 'lease' } },
+  );
+  assert.equal(answers[0]?.telemetry.phase, 'navigation');
+});
+
+test('a duration with no job running, twice for one job, or past the job’s deadline (metrics made +Inf): the process is bad', () => {
+  const seen: number[] = [];
+  const { proc, hooks } = running();
+  const counting = { ...hooks, events: { observe: (_m: 'navigation' | 'script', s: number) => void seen.push(s) } };
+  say(proc, counting, { type: 'observe', metric: 'navigation', seconds: 1.5 });
+  assert.throws(() => say(proc, counting, { type: 'observe', metric: 'navigation', seconds: 1 }), /twice/);
+  assert.throws(() => say(proc, counting, { type: 'observe', metric: 'script', seconds: 1e308 }), /past its job/);
+  say(proc, counting, { type: 'done', id: 7, outcome: ok });
+  assert.throws(() => say(proc, counting, { type: 'observe', metric: 'script', seconds: 1 }), /no job running/);
+  assert.deepEqual(seen, [1.5]);
 });

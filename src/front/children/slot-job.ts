@@ -61,11 +61,12 @@ export async function runInSlot(
   // request, through this proxy (checked against the key by the front) and no other.
   const requestId = request.requestId ?? randomUUID();
   const grant = egress.grant(proc.index, requestId, request.proxy, request.hosts);
+  const deadlineMs = jobDeadlineMs(config, request);
   const disarm = armDeadline({
     proc,
     id,
     requestId,
-    deadlineMs: jobDeadlineMs(config, request),
+    deadlineMs,
     logger,
     kill: opts.kill,
   });
@@ -86,7 +87,15 @@ export async function runInSlot(
       }),
   );
   const result = new Promise<JobOutcome>((resolve) => {
-    proc.jobs.set(id, { resolve, closed, answered: false, reported: false, phase: 'lease' });
+    proc.jobs.set(id, {
+      resolve,
+      closed,
+      answered: false,
+      reported: false,
+      phase: 'lease',
+      deadlineMs,
+      observed: new Set(),
+    });
   });
   const onAbort = (): void => {
     const reason: unknown = signal?.reason;

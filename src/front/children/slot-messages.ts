@@ -12,7 +12,7 @@ import type { FromExecutor } from '../../protocol/executor-messages.js';
 import { writeChildLine } from './child-start.js';
 import { answer, type Pending, type SlotProcess } from './slot-process.js';
 import { fromWire } from './wire-error.js';
-import { fromWireResult } from '../../protocol/jobs.js';
+import { fromWireResult, withTelemetry } from '../../protocol/jobs.js';
 
 export interface SlotEvents {
   observe?(metric: 'navigation' | 'script', seconds: number): void;
@@ -57,17 +57,32 @@ export function onSlotMessage(e: SlotProcess, msg: FromExecutor, hooks: SlotMess
       e.chromiumSandbox = msg.chromiumSandbox;
       hooks.ready(e);
       return;
-    case 'observe':
+    case 'observe': {
+      // SECURITY: the service's histograms take one figure a phase of the job it runs, within its deadline:
+      // a process cannot fill them with figures of no request, or with sums no request could make.
+      const job = [...e.jobs.values()].find((j) => !j.reported);
+      if (job === undefined) throw new Error(`a slot process observed ${msg.metric} with no job running`);
+      if (job.observed.has(msg.metric)) throw new Error(`a slot process observed ${msg.metric} twice for one job`);
+      if (msg.seconds * 1000 > job.deadlineMs)
+        throw new Error(`a slot process observed ${msg.seconds} s of ${msg.metric}, past its job's deadline`);
+      job.observed.add(msg.metric);
       hooks.events?.observe?.(msg.metric, msg.seconds);
       return;
+    }
     case 'egress-refused':
       hooks.events?.egressRefused?.();
       return;
     case 'done':
     case 'failed': {
       const job = running(e, msg.id, msg.type);
+      // SECURITY: a failure of the service's own preparation is retried in another slot and charged to no
+      // key: only a job still in `lease` may say so, or a script could have itself run again for free.
+      if (msg.type === 'failed' && msg.error.housekeeping !== undefined && job.phase !== 'lease')
+        throw new Error(`a slot process failed job ${msg.id} as its own preparation, in ${job.phase ?? 'lease'}`);
       job.reported = true;
-      answer(job, msg.type === 'done' ? fromWireResult(msg.outcome) : fromWire(msg.error));
+      const outcome = msg.type === 'done' ? fromWireResult(msg.outcome) : fromWire(msg.error);
+      // Where the job was is what the process said as it went (its phases), not what its answer claims.
+      answer(job, outcome.ok ? outcome : withTelemetry(outcome, { phase: job.phase }));
       return;
     }
     case 'phase': {

@@ -24,6 +24,10 @@ export interface Pending {
   answered: boolean;
   /** The slot process sent its answer (`done` or `failed`): the one it may send, and what must come before `closed`. */
   reported: boolean;
+  /** The front's deadline for the job (ms): no phase of it lasts longer. */
+  readonly deadlineMs: number;
+  /** The phases whose duration the slot process has given the service's histograms (once each). */
+  readonly observed: Set<'navigation' | 'script'>;
   /** What the job was doing, as its slot process last said: the phase of a 500 the front answers itself. */
   phase?: JobPhase;
 }
