@@ -80,6 +80,12 @@ import { slotUsers, type RunAs } from './users.js';
  */
 const NOT_PREPARED_RETRY_MS = 2_000;
 
+/**
+ * How long a slot process asked to close (retired, or idle) has to exit before it is killed. An honest one
+ * closes its Chromium well within it; its replacement starts at once, and takes jobs once it has exited.
+ */
+export const SLOT_RETIRE_GRACE_MS = 3_000;
+
 export function executorInit(
   config: Config,
   logLevel: string,
@@ -182,7 +188,7 @@ export class Supervisor {
       closed: cannotServe,
       start: (slot) => this.#spawn(slot, true),
       mayStart: () => !this.#stopping,
-      usable: (slot) => slot.proc !== undefined && this.#channels.current(slot.proc),
+      usable: (slot) => slot.proc !== undefined && this.#channels.current(slot.proc) && this.#aloneIn(slot),
     });
     this.#channels = new SlotChannels({ egress, logger, procs: this.#procs, kill: replace });
     this.#jobOptions = {
@@ -454,11 +460,33 @@ export class Supervisor {
     slot.idleTimer.unref();
   }
 
-  /** Asks an idle slot process to close and exit; its exit leaves the slot without one (started on demand). */
+  /**
+   * Asks a slot process to close and exit (idle, or retired); one still there after SLOT_RETIRE_GRACE_MS is
+   * killed. Its exit leaves the slot without one (started on demand), or frees its replacement for jobs.
+   */
   #retire(e: SlotProcess): void {
     e.retiring = true;
     e.closedOnPurpose = true;
-    stopChild(e.child, () => e.send({ type: 'shutdown' }), EXECUTOR_CLOSE_TIMEOUT_MS).catch(() => undefined);
+    const timer = setTimeout(() => {
+      if (e.gone) return;
+      this.#opts.logger.warn(
+        { pid: e.child.pid, slot: e.slot.index },
+        'a slot process asked to close did not exit in time; killing it',
+      );
+      e.child.kill('SIGKILL');
+    }, SLOT_RETIRE_GRACE_MS);
+    e.child.once('exit', () => clearTimeout(timer));
+    e.send({ type: 'shutdown' });
+  }
+
+  /**
+   * SECURITY: whether slot `slot`'s process is the only one of the slot that lives. A job is billed its slot
+   * groups' CPU count, and a predecessor still in them (a retiree that ignores `shutdown`, a killed one not
+   * yet reaped) would be billed to the job's key: its replacement may start, but takes no job until then.
+   */
+  #aloneIn(slot: Slot): boolean {
+    for (const e of this.#procs) if (e.slot === slot && e !== slot.proc && !e.gone) return false;
+    return true;
   }
 
   /**
@@ -674,7 +702,7 @@ export class Supervisor {
       );
       this.#recycles++;
       this.#retire(e);
-      // Its replacement starts at once: a retired process is no failure.
+      // Its replacement starts at once (a retired process is no failure), and takes jobs once it has exited.
       slot.proc = undefined;
       this.#replace(slot);
       return;
@@ -696,6 +724,8 @@ export class Supervisor {
     // Without groups, what it left of its user's that is no one's child now (its Chromium, orphaned by a kill).
     else if (e.slot.runAs) killOrphansOf(e.slot.runAs.uid, this.#rootsOf(e.slot.index));
     cleanUpSlot(e, this.#opts.logger);
+    // Its slot's replacement, if it has one, may take jobs now (#aloneIn).
+    this.#table.wake();
     // Its last stderr lines (V8's heap exhausted) may arrive after its exit: they choose its job's answer.
     e.afterLastOutput(() => this.#afterExit(e, wasReady, code, signal));
   }
