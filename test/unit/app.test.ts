@@ -11,10 +11,18 @@ import { until } from '../helpers/wait.js';
 
 const KEY = 'unit-key-0123456789abcdef';
 const browser = { ready: false, pid: undefined, pids: [], restarts: 0, recycles: 0, contextsReady: 0 };
-/** Executors whose Chromium is as `browser` says, and whose jobs fail with a detail no caller may see. */
+/** Whether a slot process serves, as the front sees it. */
+const slots = { serving: false };
+/**
+ * Executors whose slots serve as `slots` says, whose Chromium is as `browser` (the slots' word) says, and whose
+ * jobs fail with a detail no caller may see.
+ */
 const executors = {
   get browser() {
     return { ...browser };
+  },
+  get serving() {
+    return slots.serving;
   },
   restarts: 0,
   chromiumSandbox: true,
@@ -48,15 +56,31 @@ after(async () => {
   await new Promise<void>((r) => server.close(() => r()));
 });
 
-test('GET /health is 503 until the browser is ready, then 200', async () => {
-  browser.ready = false;
+test('GET /health is 503 until a slot process serves, then 200', async () => {
+  slots.serving = false;
+  browser.ready = true;
   const starting = await request(`${base}/health`);
   assert.equal(starting.statusCode, 503);
   assert.equal(((await starting.body.json()) as { status: string }).status, 'starting');
-  browser.ready = true;
+  slots.serving = true;
   const ready = await request(`${base}/health`);
   assert.equal(ready.statusCode, 200);
   await ready.body.dump();
+});
+
+test('a slot that says its Chromium is not ready decides neither /ready nor /health: the front’s own view does', async () => {
+  slots.serving = true;
+  browser.ready = false;
+  const health = await request(`${base}/health`);
+  assert.equal(health.statusCode, 200);
+  const body = (await health.body.json()) as { status: string; browser: string };
+  assert.equal(body.status, 'ok');
+  // Shown as the slots say it.
+  assert.equal(body.browser, 'not ready');
+  const ready = await request(`${base}/ready`);
+  assert.equal(ready.statusCode, 200);
+  assert.deepEqual(await ready.body.json(), { status: 'ready' });
+  browser.ready = true;
 });
 
 test('an unexpected failure is 500 INTERNAL_SERVER_ERROR with no detail, path or stack in the body', async () => {
@@ -91,10 +115,10 @@ test('GET /ready says starting, ready, then draining at once when the drain begi
     return [r.statusCode, await r.body.json()];
   };
   try {
-    browser.ready = false;
+    slots.serving = false;
     assert.deepEqual(await probe('/ready'), [503, { status: 'starting' }]);
     assert.deepEqual(await probe('/live'), [200, { status: 'alive' }]);
-    browser.ready = true;
+    slots.serving = true;
     assert.deepEqual(await probe('/ready'), [200, { status: 'ready' }]);
     app.drain();
     assert.deepEqual(await probe('/ready'), [503, { status: 'draining' }]);

@@ -27,6 +27,7 @@ async function withApp(
   const raw: string[] = [];
   const executors = {
     browser: { ready: true, pid: undefined, pids: [], restarts: 0, recycles: 0, contextsReady: 1 },
+    serving: true,
     restarts: 0,
     chromiumSandbox: true,
     egress: { ready: true, restarts: 0 },

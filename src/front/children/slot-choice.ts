@@ -30,5 +30,8 @@ export function choose<S extends Pick<Slot, 'last'> & { proc?: { browser: Browse
   if (preferred.length === 0 && client !== undefined && restarting.some((s) => s.last?.client === client))
     return undefined;
   const pool = preferred.length > 0 ? preferred : free;
+  // SECURITY: the slot's word of its contexts only orders slots the front already lets take the job (serving,
+  // not another key's of late). A slot that says "ready" falsely is given no more than one truly ready (which a
+  // slot's own code can make itself), and one that says "not ready" only sends work elsewhere.
   return pool.find((s) => s.proc?.browser.ready === true && s.proc.browser.contextsReady > 0) ?? pool[0];
 }

@@ -136,6 +136,8 @@ export class Supervisor {
   readonly #users: RunAs[] | undefined;
   readonly #table: SlotTable;
   readonly #procs = new Set<SlotProcess>();
+  /** Slots whose process the front retired or replaced on purpose, until the replacement is ready or fails. */
+  readonly #renewing = new Set<Slot>();
   #nextId = 1;
   #nextProc = 1;
   #memoryTimer: NodeJS.Timeout | undefined;
@@ -290,7 +292,22 @@ export class Supervisor {
     return this.#status.chromiumSandbox;
   }
 
-  /** The slots' Chromium, as one: ready when one is; counts summed, those of replaced processes included. */
+  /**
+   * Whether the service serves (/ready, /health), in the front's own view: a slot process serves (SlotProcess
+   * serving), or a slot's process is being renewed on purpose (a recycle: its replacement starting). SECURITY:
+   * never a slot's word of its Chromium (`browser`), which one slot could use to take the instance out of its
+   * balancer for every tenant.
+   */
+  get serving(): boolean {
+    if (this.#renewing.size > 0) return true;
+    for (const e of this.#procs) if (e.serving) return true;
+    return false;
+  }
+
+  /**
+   * The slots' Chromium, as one, as their processes say (display, and tests' sign of a relaunch): ready when
+   * one is; counts summed, those of replaced processes included.
+   */
   get browser(): BrowserStatus {
     return this.#status.browser;
   }
@@ -598,14 +615,22 @@ export class Supervisor {
   #replace(slot: Slot): void {
     if (this.#closed || this.#stopping) return;
     this.#spawn(slot).catch((err: unknown) => {
+      this.#renewing.delete(slot);
       if (this.#closed || this.#stopping)
         this.#opts.logger.info({ slot: slot.index }, 'slot left empty: shutting down');
       else this.#opts.logger.error({ err }, 'slot process replacement failed');
     });
   }
 
+  /** Starts another process for `slot`, whose process the front ended on purpose (the slot still serves). */
+  #renew(slot: Slot): void {
+    this.#renewing.add(slot);
+    this.#replace(slot);
+  }
+
   /** Slot process `e` is ready: the waiting jobs look again. */
   #ready(e: SlotProcess): void {
+    this.#renewing.delete(e.slot);
     this.#failedStarts = 0;
     this.#opts.logger.info(
       {
@@ -683,7 +708,7 @@ export class Supervisor {
       e.closedOnPurpose = true;
       this.#kill(e);
       slot.proc = undefined;
-      this.#replace(slot);
+      this.#renew(slot);
       return;
     }
     // SECURITY: a slot whose job showed signs of an escape (escape-signs.ts) gets a new process and Chromium first.
@@ -691,7 +716,7 @@ export class Supervisor {
       e.closedOnPurpose = true;
       this.#kill(e);
       slot.proc = undefined;
-      this.#replace(slot);
+      this.#renew(slot);
       return;
     }
     if (recycleAfter > 0 && e.served >= recycleAfter && e.serving && !this.#closed) {
@@ -704,7 +729,7 @@ export class Supervisor {
       this.#retire(e);
       // Its replacement starts at once (a retired process is no failure), and takes jobs once it has exited.
       slot.proc = undefined;
-      this.#replace(slot);
+      this.#renew(slot);
       return;
     }
     this.#closeWhenIdle(slot);
@@ -716,6 +741,8 @@ export class Supervisor {
     e.gone = true;
     const wasReady = e.ready;
     e.ready = false;
+    // A renewal that exited before it was ready renews nothing.
+    if (!wasReady) this.#renewing.delete(e.slot);
     this.#procs.delete(e);
     this.#status.gone(e);
     // SECURITY: what it left running in its slot's group goes before its directory is removed (and before a

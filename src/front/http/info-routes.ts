@@ -23,6 +23,7 @@ export interface InfoDeps {
   readonly executors: Pick<
     Supervisor,
     | 'browser'
+    | 'serving'
     | 'restarts'
     | 'chromiumSandbox'
     | 'memory'
@@ -68,7 +69,8 @@ export function infoRoutes(deps: InfoDeps): {
 
   function health(req: IncomingMessage, res: ServerResponse): void {
     const browser = executors.browser;
-    const ready = browser.ready;
+    // SECURITY: the front's own view of its slots, never a slot's word (Supervisor.serving).
+    const ready = executors.serving;
     const limits = deps.limitsMode();
     const keys = deps.keyFileStatus();
     const degraded = limits === 'local-fallback' || keys === 'stale';
@@ -113,7 +115,8 @@ export function infoRoutes(deps: InfoDeps): {
     // Limits on local memory while Redis is away, or keys from an older file, is degraded, not down: it still serves.
     sendJson(res, ready && status !== 'draining' ? 200 : 503, {
       status,
-      browser: ready ? 'ready' : 'not ready',
+      // As the slots say (display): a slot's word decides nothing here.
+      browser: browser.ready ? 'ready' : 'not ready',
       // Which Chromium (CHROMIUM): the headless shell or the full browser; how the service is set up, shown to all.
       chromium: config.chromium,
       chromiumSandbox: executors.chromiumSandbox ?? null,
@@ -143,7 +146,7 @@ export function infoRoutes(deps: InfoDeps): {
 
   /** For a balancer or Kubernetes: whether to send this instance requests. Saturation is not unreadiness (429 says it). */
   function ready(res: ServerResponse): void {
-    const status = deps.draining() ? 'draining' : executors.browser.ready ? 'ready' : 'starting';
+    const status = deps.draining() ? 'draining' : executors.serving ? 'ready' : 'starting';
     sendJson(res, status === 'ready' ? 200 : 503, { status });
   }
 
