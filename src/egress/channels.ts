@@ -15,6 +15,7 @@ import {
   type EgressToExecutor,
   type ExecutorToEgress,
 } from '../protocol/egress-channel.js';
+import type { EgressStats } from '../protocol/egress.js';
 import type { FromEgress } from '../protocol/egress-messages.js';
 import { parseHostPattern, type HostPattern } from '../protocol/host-patterns.js';
 import type { EgressChecker } from './checker.js';
@@ -50,6 +51,8 @@ interface Grant {
   /** The key's host patterns, parsed; undefined: any public host. */
   readonly hosts: readonly HostPattern[] | undefined;
   used: boolean;
+  /** The session bound with it: the request's traffic, counted here (finish()). */
+  session?: EgressSession;
 }
 
 /**
@@ -75,13 +78,26 @@ export class Grants {
     this.#grants.delete(id);
   }
 
-  /** Takes the grant that allows this bind, waiting GRANT_WAIT_MS for it; throws if there is none. */
+  /**
+   * The request of grant `id` is answered: its session ends (its open connections cut and counted in) and its
+   * final counts are returned; undefined when no session was bound with it.
+   */
+  finish(id: number): EgressStats | undefined {
+    const session = this.#grants.get(id)?.session;
+    session?.end();
+    return session?.stats();
+  }
+
+  /**
+   * Takes the grant that allows this bind, waiting GRANT_WAIT_MS for it; throws if there is none. Returns the
+   * key's hosts and `bound`, to call with the session once it is bound (its counts are the request's).
+   */
   async take(
     executor: number,
     requestId: string,
     proxy: string | undefined,
     closed: () => boolean,
-  ): Promise<readonly HostPattern[] | undefined> {
+  ): Promise<{ hosts: readonly HostPattern[] | undefined; bound: (session: EgressSession) => void }> {
     const deadline = performance.now() + GRANT_WAIT_MS;
     for (;;) {
       let other: Grant | undefined;
@@ -89,7 +105,8 @@ export class Grants {
         if (g.used || g.executor !== executor || g.requestId !== requestId) continue;
         if (g.proxy === proxy) {
           g.used = true;
-          return g.hosts;
+          const grant = g;
+          return { hosts: g.hosts, bound: (session) => (grant.session = session) };
         }
         other = g;
       }
@@ -192,9 +209,10 @@ export function serveChannel(socket: Socket, serving: ChannelServing): void {
         binding.add(m.s);
         grants
           .take(who?.executor ?? -1, m.requestId, m.proxy, () => end.closed || sessions.get(m.s) !== session)
-          .then((hosts) => {
+          .then(({ hosts, bound }) => {
             if (sessions.get(m.s) !== session) throw new Error(`no egress session ${m.s}`);
             session.bind(m.requestId, m.proxy, hosts);
+            bound(session);
             answer(m.q, { ok: true });
           })
           .catch((e: unknown) => {

@@ -196,6 +196,11 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
       case 'revoke':
         grants.revoke(msg.grant);
         return;
+      case 'finish': {
+        const stats = grants.finish(msg.grant);
+        send({ type: 'finished', ask: msg.ask, ...(stats === undefined ? {} : { stats }) });
+        return;
+      }
       case 'close-guard':
         theGuard.close().then(
           () => send({ type: 'guard-closed', ask: msg.ask }),

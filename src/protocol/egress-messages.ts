@@ -5,7 +5,8 @@
 import type { Config, UpstreamProxy } from '../common/config.js';
 import { MAX_EXECUTOR_LOG_LINE } from './executor-messages.js';
 import { isCount, isObject, isPort } from './shape.js';
-import type { GuardCounts } from './egress.js';
+import type { EgressStats, GuardCounts } from './egress.js';
+import { isEgress } from './jobs.js';
 import { isEgressRefusalKind, type EgressRefusalKind } from './security.js';
 import type { EgressTestSeam, FaultKind } from './test-seams.js';
 
@@ -98,6 +99,12 @@ export type ToEgress =
     }
   /** The request of grant `grant` is over: no session may be bound with it any more. */
   | { readonly type: 'revoke'; readonly grant: number }
+  /**
+   * SECURITY: the request of grant `grant` is answered: its session ends (open connections cut, and counted)
+   * and its counts are answered with { type: 'finished' } and the same `ask`. The front bills these, never
+   * what the executor reports.
+   */
+  | { readonly type: 'finish'; readonly grant: number; readonly ask: number }
   /** Closes the egress guard (a test of what happens when it is down). */
   | { readonly type: 'close-guard'; readonly ask: number }
   /** Tests (any seam): the guard's counts, answered with { type: 'guard-counts' } and the same `ask`. */
@@ -142,6 +149,8 @@ export type FromEgress =
    */
   | { readonly type: 'channel-closed'; readonly executor: number; readonly channel: number }
   | { readonly type: 'guard-closed'; readonly ask: number }
+  /** A request's final egress counts (`finish`); absent: no session was bound with its grant here. */
+  | { readonly type: 'finished'; readonly ask: number; readonly stats?: EgressStats }
   | { readonly type: 'guard-counts'; readonly ask: number; readonly counts: GuardCounts };
 
 function isGuardCounts(c: unknown): boolean {
@@ -166,6 +175,7 @@ const EGRESS_SHAPES: Record<FromEgress['type'], (m: Record<string, unknown>) => 
   'executor-misbehaved': (m) => isCount(m.executor),
   'channel-closed': (m) => isCount(m.executor) && isCount(m.channel),
   'guard-closed': (m) => isCount(m.ask),
+  finished: (m) => isCount(m.ask) && (m.stats === undefined || isEgress(m.stats)),
   'guard-counts': (m) => isCount(m.ask) && isGuardCounts(m.counts),
 };
 

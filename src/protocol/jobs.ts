@@ -97,7 +97,7 @@ export interface JobResult {
 export interface JobTelemetry {
   /** Where the job's time went (lease, isolate, navigation, script; ms). */
   readonly timings?: JobTimings;
-  /** What the request's context did through the egress guard (EgressStats). */
+  /** What the request's context did through the egress guard (EgressStats; the front puts the egress process's in). */
   readonly egress?: Readonly<Record<string, number>>;
   /** What the request cost, as the slot measured it (the front puts the kernel's CPU count in). */
   readonly usage?: JobUsage;

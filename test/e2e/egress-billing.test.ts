@@ -2,7 +2,9 @@
 // pagescript_key_bytes_total): every byte its page moved through the egress
 // guard until its session ended, the connections and tunnels still open when
 // the script returned included: the guard cuts them, then counts. A page that
-// keeps a connection open must not get what it read on it for free.
+// keeps a connection open must not get what it read on it for free. The counts
+// are the egress process's, never what the slot reports with its answer: code
+// that escaped into a slot could report none.
 //
 // The HTTPS fixture's certificate is a throw-away one (helpers/tls.ts), trusted
 // by its key in the slots' Chromium through the test seam (trustedSpki).
@@ -25,6 +27,11 @@ const KEY_NAME = 'env-1';
  * left open until its connection is cut. Counts the /stream connections open.
  */
 function serve(req: IncomingMessage, res: ServerResponse, open: Set<object>): void {
+  // Never answered: the page waits here until its connection is cut.
+  if (req.url === '/held') {
+    held.arrived();
+    return;
+  }
   if (req.url !== '/stream') {
     res.writeHead(200, { 'content-type': 'text/html' }).end('<title>billed</title>');
     return;
@@ -46,6 +53,8 @@ function serve(req: IncomingMessage, res: ServerResponse, open: Set<object>): vo
 }
 
 const openStreams = { http: new Set<object>(), https: new Set<object>() };
+/** Called when a page's request for /held arrives. */
+const held = { arrived: (): void => undefined };
 let http: Server;
 let https: Server;
 let spki = '';
@@ -67,7 +76,8 @@ before(async () => {
       SCRIPT_TIMEOUT_MS: '30000',
       NAVIGATION_TIMEOUT_MS: '30000',
     },
-    { egressSeam: { loopbackOnly: true, trustedSpki: [spki] } },
+    // faults: a slot sends what a test gives it, as one that code escaped into would.
+    { egressSeam: { loopbackOnly: true, trustedSpki: [spki], faults: true } },
   );
 });
 
@@ -120,4 +130,42 @@ describe('a page that keeps a connection open when its script returns', () => {
   test('through an HTTPS tunnel (CONNECT): billed every byte it read on it', async () => {
     await billedForOpenConnection(`https://127.0.0.1:${port(https)}/`, openStreams.https);
   });
+});
+
+test('a slot that answers with a forged egress bill (none received): billed what the egress process counted', async () => {
+  await until(() => svc.service.executors.readyPids.length === 1 && !svc.service.executors.busySlots[0], 'the slot', {
+    timeoutMs: 60_000,
+  });
+  const before = await receivedMetric();
+  const arrived = new Promise<void>((resolve) => (held.arrived = resolve));
+  // The page reads the whole stream, then waits on /held: the egress process has counted what it read.
+  const reply = svc.post({
+    url: `http://127.0.0.1:${port(http)}/`,
+    script: `${READ_AND_RETURN.replace(/^return /, '')}; return await page.evaluate(() => fetch('/held').then((r) => r.text()))`,
+  });
+  await arrived;
+  const id = svc.service.executors.jobIds[0];
+  assert.ok(id !== undefined);
+  // Code in the slot answers the job itself, its report saying the page received nothing.
+  svc.service.executors.fault(
+    'send',
+    {
+      type: 'done',
+      id,
+      outcome: {
+        json: '1',
+        logs: [],
+        executionTimeMs: 1,
+        timings: {},
+        egress: { bytesReceived: 0, bytesSent: 0, connections: 0 },
+      },
+    },
+    0,
+  );
+  const r = await reply;
+  assert.equal(r.status, 200, r.text);
+  const billed = Number(r.headers['x-usage-bytes-received']);
+  assert.ok(billed >= STREAMED, `X-Usage-Bytes-Received ${billed}: billed what the slot said, not what was counted`);
+  const counted = (await receivedMetric()) - before;
+  assert.equal(counted, billed, 'pagescript_key_bytes_total counts what the reply bills');
 });

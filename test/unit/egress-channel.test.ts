@@ -329,3 +329,26 @@ test('a session the slot closed is its own still: naming it again is refused, no
     close();
   }
 });
+
+test("a request's bill is its grant's session as the egress process counted it, ended first, never the slot's report", async () => {
+  const grants = new Grants();
+  grants.add(1, 7, 'req-1', undefined);
+  const { hosts, bound } = await grants.take(7, 'req-1', undefined, () => false);
+  assert.equal(hosts, undefined);
+  assert.equal(grants.finish(1), undefined, 'no session bound with it yet');
+  let received = 100;
+  let ended = false;
+  const session = {
+    // Ending cuts the connections still open and counts what they moved.
+    end: () => {
+      ended = true;
+      received += 5;
+    },
+    stats: () => ({ connections: 1, refused: 0, bytesSent: 10, bytesReceived: received }),
+  } as unknown as EgressSession;
+  bound(session);
+  assert.deepEqual(grants.finish(1), { connections: 1, refused: 0, bytesSent: 10, bytesReceived: 105 });
+  assert.equal(ended, true);
+  grants.revoke(1);
+  assert.equal(grants.finish(1), undefined, 'a revoked grant bills nothing more');
+});

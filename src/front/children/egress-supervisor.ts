@@ -23,7 +23,7 @@ import {
   type FromEgress,
   type ToEgress,
 } from '../../protocol/egress-messages.js';
-import type { GuardCounts } from '../../protocol/egress.js';
+import type { EgressStats, GuardCounts } from '../../protocol/egress.js';
 import { channelMac } from '../../protocol/egress-channel.js';
 import { type EgressTestSeam, type FaultKind } from '../../protocol/test-seams.js';
 import type { Logger } from '../../common/log.js';
@@ -157,7 +157,13 @@ export interface EgressSupervisorOptions {
   readonly seam?: EgressTestSeam & { onDial?(address: string, port: number): void };
 }
 
-type Answer = Extract<FromEgress, { type: 'guard-closed' | 'guard-counts' }>;
+/**
+ * How long a request's reply waits for its egress counts (a round trip to the egress process, answered at once):
+ * past it the request is billed no bytes, and the reply goes.
+ */
+export const EGRESS_BILL_TIMEOUT_MS = 5_000;
+
+type Answer = Extract<FromEgress, { type: 'guard-closed' | 'guard-counts' | 'finished' }>;
 
 interface Asking {
   readonly id: number;
@@ -307,6 +313,21 @@ export class EgressSupervisor {
     return grant;
   }
 
+  /**
+   * SECURITY: the request of `grant` is answered: the egress process ends its session (cutting its open
+   * connections, counted in) and answers its final counts, what the request is billed; undefined when no
+   * session was bound with it, or the egress process could not answer within `timeoutMs`.
+   */
+  async finish(grant: number, timeoutMs = EGRESS_BILL_TIMEOUT_MS): Promise<EgressStats | undefined> {
+    if (!this.#grants.has(grant)) return undefined;
+    try {
+      return (await this.#ask('finish', 'finished', timeoutMs, { grant })).stats;
+    } catch (err) {
+      this.#opts.logger.warn({ err: String(err) }, "a request's egress counts could not be read; it is billed none");
+      return undefined;
+    }
+  }
+
   /** The request of `grant` is over. */
   revoke(grant: number): void {
     if (this.#grants.delete(grant) && this.#ready) this.#send({ type: 'revoke', grant });
@@ -338,9 +359,10 @@ export class EgressSupervisor {
   }
 
   #ask<T extends Answer['type']>(
-    question: 'close-guard' | 'guard-counts',
+    question: 'close-guard' | 'guard-counts' | 'finish',
     answer: T,
     timeoutMs: number,
+    fields: { grant?: number } = {},
   ): Promise<Extract<Answer, { type: T }>> {
     return new Promise((resolve, reject) => {
       if (!this.#ready || !this.#child || !wireOpen(this.#child)) {
@@ -368,7 +390,11 @@ export class EgressSupervisor {
         this.#asking.delete(asking);
       };
       this.#asking.add(asking);
-      this.#send({ type: question, ask: asking.id });
+      this.#send(
+        question === 'finish'
+          ? { type: question, ask: asking.id, grant: fields.grant ?? 0 }
+          : { type: question, ask: asking.id },
+      );
     });
   }
 
@@ -488,6 +514,7 @@ export class EgressSupervisor {
         return;
       case 'guard-closed':
       case 'guard-counts':
+      case 'finished':
         for (const asking of [...this.#asking])
           if (asking.type === msg.type && asking.id === msg.ask) asking.answer(msg);
         return;

@@ -12,6 +12,8 @@ import type { Config } from '../../common/config.js';
 import { ApiError } from '../../common/errors.js';
 import type { Logger } from '../../common/log.js';
 import { treeCpuMs } from '../../common/proc.js';
+import { background } from '../../common/background.js';
+import type { EgressStats } from '../../protocol/egress.js';
 import { failedJob, withTelemetry, type JobOutcome, type JobRequest, type JobUsage } from '../../protocol/jobs.js';
 import { SecurityRecord } from '../../protocol/security.js';
 import type { EgressSupervisor } from './egress-supervisor.js';
@@ -62,6 +64,11 @@ export async function runInSlot(
   const requestId = request.requestId ?? randomUUID();
   const grant = egress.grant(proc.index, requestId, request.proxy, request.hosts);
   const deadlineMs = jobDeadlineMs(config, request);
+  // SECURITY: the request's egress counts, as the egress process read them when its session ended (its open
+  // connections cut and counted in), never the slot's report. Read once, at the answer or the context's close,
+  // whichever comes first; the grant is revoked only after.
+  let bill: Promise<EgressStats | undefined> | undefined;
+  const billed = (): Promise<EgressStats | undefined> => (bill ??= egress.finish(grant));
   const disarm = armDeadline({
     proc,
     id,
@@ -82,7 +89,11 @@ export async function runInSlot(
         // and its slot process is replaced before the next job (escape-signs.ts).
         if ((groups?.sweep(slot.index, opts.rootsOf(slot.index)) ?? 0) > 0 && !proc.gone) proc.escaped = true;
         disarm();
-        egress.revoke(grant);
+        background(
+          billed().then(() => egress.revoke(grant)),
+          "revoking a request's egress grant",
+          logger,
+        );
         resolve();
       }),
   );
@@ -146,7 +157,10 @@ export async function runInSlot(
   logger.debug({ requestId, slot: slot.index, pid, client }, 'job given to a slot process');
   proc.send({ type: 'run', id, request: { ...request, requestId } });
   try {
-    return await answered(result, memory, measured, killedForMemory, proc);
+    const outcome = await answered(result, memory, measured, killedForMemory, proc);
+    const { egress: _reported, ...telemetry } = outcome.telemetry;
+    const counted = await billed();
+    return { ...outcome, telemetry: { ...telemetry, ...(counted === undefined ? {} : { egress: counted }) } };
   } finally {
     // SECURITY: signs of an escape into the slot go in the request's record (its key's score) and replace the slot.
     await lookForEscape(
