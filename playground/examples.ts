@@ -1,6 +1,6 @@
 // The playground's examples: each names a public page and a script for it. The
 // tests serve a copy of each page's relevant structure on 127.0.0.1 and check
-// that the script returns what `expect` describes (test/e2e/playground.test.ts).
+// that the script returns what `expect` describes (test/e2e/playground/playground.test.ts).
 
 export interface Example {
   readonly id: string;

@@ -4,7 +4,7 @@
 //     each class from it, so a script sees exactly these names;
 //   - the host (src/slot/membrane/methods/) runs a call only when this table says the
 //     name goes to the host that way, and has one implementation per such name
-//     (test/unit/membrane-methods.test.ts checks both directions).
+//     (test/unit/slot/membrane-methods.test.ts checks both directions).
 // This file is data only: no state, no host value; minified, the comments are gone.
 //
 // Each entry says how a call is made:

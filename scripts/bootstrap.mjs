@@ -337,21 +337,23 @@ function ensureChromiumSandbox(chromiumPath) {
  * its own temporary directories.
  */
 const ALONE = {
-  'test/e2e/cdp-bound.test.ts': '100 MB page answers; asserts the slot process stays small',
-  'test/e2e/page-memory.test.ts': 'pages that take up to PAGE_MEMORY_MB (256 MB) each way Chromium can hold memory',
-  'test/e2e/sandbox-memory.test.ts': 'isolates driven to their memory caps',
-  'test/e2e/request-host-work.test.ts': "asserts the slot process's peak memory growth (VmHWM)",
-  'test/e2e/executor-runaway.test.ts': 'a script that holds a core in C++ for seconds past its deadline',
-  'test/e2e/slot-isolation.test.ts': 'a slot frozen in a busy loop, a heap blown: a core and memory',
-  'test/e2e/slot-left-work-billing.test.ts': 'an isolate stuck in C++ holds a core for 10 s; asserts the CPU billed',
-  'test/e2e/console-flood.test.ts': 'console floods against the CPU budget',
-  'test/e2e/backlog-discard.test.ts': 'console floods of a known size into a held transport',
-  'test/e2e/log-flood.test.ts': 'refusal loops of thousands a second',
-  'test/e2e/sandbox-time.test.ts': 'the time is what is tested: many timers side by side on a loaded machine',
-  'test/e2e/tenancy.test.ts': "fairness under the default queue timeout: every slot busy to its script's limit",
-  'test/e2e/page-memory-neighbour.test.ts': 'page-memory bombs in two slots at once beside a third',
-  'test/e2e/kernel-lock.test.ts': 'firewall tables on the machine, and services started and killed outright',
-  'test/e2e/slot-escape.test.ts':
+  'test/e2e/slot/cdp-bound.test.ts': '100 MB page answers; asserts the slot process stays small',
+  'test/e2e/slot/page-memory.test.ts':
+    'pages that take up to PAGE_MEMORY_MB (256 MB) each way Chromium can hold memory',
+  'test/e2e/sandbox/sandbox-memory.test.ts': 'isolates driven to their memory caps',
+  'test/e2e/slot/request-host-work.test.ts': "asserts the slot process's peak memory growth (VmHWM)",
+  'test/e2e/front/slot-runaway.test.ts': 'a script that holds a core in C++ for seconds past its deadline',
+  'test/e2e/front/slot-isolation.test.ts': 'a slot frozen in a busy loop, a heap blown: a core and memory',
+  'test/e2e/front/slot-left-work-billing.test.ts':
+    'an isolate stuck in C++ holds a core for 10 s; asserts the CPU billed',
+  'test/e2e/slot/console-flood.test.ts': 'console floods against the CPU budget',
+  'test/e2e/slot/backlog-discard.test.ts': 'console floods of a known size into a held transport',
+  'test/e2e/front/log-flood.test.ts': 'refusal loops of thousands a second',
+  'test/e2e/sandbox/sandbox-time.test.ts': 'the time is what is tested: many timers side by side on a loaded machine',
+  'test/e2e/front/tenancy.test.ts': "fairness under the default queue timeout: every slot busy to its script's limit",
+  'test/e2e/slot/page-memory-neighbour.test.ts': 'page-memory bombs in two slots at once beside a third',
+  'test/e2e/front/kernel-lock.test.ts': 'firewall tables on the machine, and services started and killed outright',
+  'test/e2e/front/slot-escape.test.ts':
     "counts processes of the slot users machine-wide: another service's slots would be its strays",
 };
 
@@ -363,7 +365,7 @@ const ALONE = {
  */
 const BESIDE = {
   'test/unit/': 'no Chromium, no service, nothing measured against the clock of a loaded machine',
-  'test/e2e/egress-identity.test.ts':
+  'test/e2e/egress/egress-identity.test.ts':
     "a service left idle for a minute: what Chromium does on its own, not the machine's speed, is tested",
 };
 const isBeside = (file) => Object.keys(BESIDE).some((f) => (f.endsWith('/') ? file.startsWith(f) : file === f));

@@ -1,5 +1,5 @@
 // Parts of hostile scripts that the neighbour bench (neighbour.ts) and the
-// tests of one request's host work (test/e2e/request-host-work.test.ts) both
+// tests of one request's host work (test/e2e/slot/request-host-work.test.ts) both
 // run: one text, so that the bench measures the attack the test defends.
 // The bench folder holds them because tests may import scripts/bench, never
 // the other way round.

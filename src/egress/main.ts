@@ -12,7 +12,7 @@
 // ports (one per browser context, and the browser-wide one).
 //
 // Nothing here imports from the front, nor from the executor's browser/,
-// sandbox/ or scrape/ (test/unit/process-boundary.test.ts).
+// sandbox/ or scrape/ (test/unit/repo/process-boundary.test.ts).
 import { createServer, isIP } from 'node:net';
 import { pino } from 'pino';
 import { FRONT_WIRE_FD, frontWire, inheritedSocket } from '../protocol/wire.js';

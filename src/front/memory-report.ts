@@ -2,7 +2,7 @@
 // what is in use now, for /health and /metrics. The front reads its own memory;
 // each executor reports its own and its Chromium's every second over IPC.
 import type { Config } from '../common/config.js';
-import type { ExecutorMemory } from '../protocol/executor-messages.js';
+import type { ExecutorMemory } from '../protocol/slot-wire.js';
 import { residentBytes } from '../common/service-memory.js';
 
 const MB = 2 ** 20;

@@ -9,7 +9,7 @@ import { createEdgeServer } from './http/edge.js';
 import { ApiError } from '../common/errors.js';
 import { sendError } from './http/reply.js';
 import type { GuardCounts } from '../protocol/egress.js';
-import type { BrowserStatus } from '../protocol/executor-messages.js';
+import type { BrowserStatus } from '../protocol/slot-wire.js';
 import type { ExecutorTestSeam } from '../protocol/test-seams.js';
 import type { Logger } from '../common/log.js';
 import { collectWhenIdle } from '../common/idle-gc.js';

@@ -3,7 +3,7 @@
 // front makes of each message it sends. No descriptor crosses: each executor's
 // channel is a connection to the egress process's socket (egress-channel.ts).
 import type { Config, UpstreamProxy } from '../common/config.js';
-import { MAX_EXECUTOR_LOG_LINE } from './executor-messages.js';
+import { MAX_EXECUTOR_LOG_LINE } from './slot-wire.js';
 import { isCount, isObject, isPort } from './shape.js';
 import type { EgressStats, GuardCounts } from './egress.js';
 import { isEgress } from './jobs.js';

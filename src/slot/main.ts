@@ -27,7 +27,7 @@ import { emptyTmp } from './tmp-empty.js';
 import { cgroupSource, PageMemoryWatchdog } from './browser/page-memory.js';
 import { RemoteGuard } from './egress-client/remote.js';
 import { ApiError, ERRORS, internalFailure, type JobPhase } from '../common/errors.js';
-import { type FromExecutor, type ToExecutor } from '../protocol/executor-messages.js';
+import { type FromExecutor, type ToExecutor } from '../protocol/slot-wire.js';
 import { EGRESS_STOPPED, toWireResult, wireTelemetry, type JobTelemetry, type WireError } from '../protocol/jobs.js';
 import type { RawFault } from '../protocol/test-seams.js';
 import { EGRESS_CHANNEL_FD, FRONT_WIRE_FD, frontWire, inheritedSocket } from '../protocol/wire.js';

@@ -1,6 +1,6 @@
 // Puppeteer's tests (pinned in upstream/) that no case of ours translates, each
 // with its reason: one of a small fixed set, and a line saying what in the test
-// puts it there. test/unit/conformance-upstream.test.ts fails when an upstream
+// puts it there. test/unit/repo/conformance-upstream.test.ts fails when an upstream
 // test is neither translated nor listed here, when one listed here is translated
 // after all, and when one listed here is not upstream.
 export type Reason =

@@ -1,7 +1,7 @@
 // Puppeteer's own tests, as pinned in upstream/<area>.json (each names the commit
 // of puppeteer/puppeteer its titles were read from), and how our cases cover them:
 // every upstream test is translated by a case, or listed in untranslated.ts with
-// its reason. No Chromium here: test/unit/conformance-upstream.test.ts checks it.
+// its reason. No Chromium here: test/unit/repo/conformance-upstream.test.ts checks it.
 import { readdirSync, readFileSync } from 'node:fs';
 import { caseId, type Case } from './harness.js';
 import { UNTRANSLATED } from './untranslated.js';

@@ -1,5 +1,5 @@
 // Loaded into the real front (src/front/server.ts, with node --import) by
-// test/e2e/front-errors.test.ts only: on SIGUSR2 the front fails as
+// test/e2e/front/front-errors.test.ts only: on SIGUSR2 the front fails as
 // PAGESCRIPT_TEST_FRONT_FAULT says, "throw" (an exception nobody catches) or
 // "reject" (a rejection nobody handles). No request, script or page can do this:
 // it stands for a bug of the front, which its last-resort handlers must report.

@@ -8,7 +8,7 @@ import { lookupUser } from '../../src/front/children/users.js';
 export const LOCK_USER_PREFIX = 'pagescript-lock-';
 /** Above the slot users' 59000-59255 (scripts/bootstrap.mjs). */
 const LOCK_UID_BASE = 59_900;
-/** The slot users of test/e2e/slot-escape.test.ts, whose counts of refused packets no other test moves. */
+/** The slot users of test/e2e/front/slot-escape.test.ts, whose counts of refused packets no other test moves. */
 export const ESCAPE_USER_PREFIX = 'pagescript-esc-';
 const ESCAPE_UID_BASE = 59_950;
 

@@ -43,7 +43,7 @@ export async function startTestService(
     NAVIGATION_TIMEOUT_MS: '5000',
     RATE_LIMIT: '100000',
     AUTH_FAILURE_LIMIT: '100000',
-    // The attack suites probe internal addresses under one key on purpose: only test/e2e/key-blocking.test.ts blocks.
+    // The attack suites probe internal addresses under one key on purpose: only test/e2e/front/key-blocking.test.ts blocks.
     SECURITY_BLOCKING: 'off',
     // EGRESS_KERNEL_LOCK=off in the environment runs the suite without the kernel lock (docs/development.md).
     ...(process.env.EGRESS_KERNEL_LOCK ? { EGRESS_KERNEL_LOCK: process.env.EGRESS_KERNEL_LOCK } : {}),

@@ -55,7 +55,7 @@ export function nextTableName(): string {
 
 /**
  * The nft script that (re)makes the table. `uids`: the slots' users; `ports`: the
- * guard's. Pure: test/unit/kernel-lock.test.ts reads it.
+ * guard's. Pure: test/unit/front/kernel-lock.test.ts reads it.
  *
  * Several instances may lock the same slot users (the default SLOT_USER_PREFIX):
  * a packet is dropped if any table at the hook drops it, so each table must let

@@ -2,8 +2,8 @@
 // their Chromium's readiness, so that a slot whose Chromium a heavy request
 // made relaunch is left to that request's key, and a ready context is taken
 // before one that would make the request wait. The supervisor (supervisor.ts)
-// picks among the slots whose process serves; test/unit/slot-choice.test.ts.
-import type { BrowserStatus } from '../../protocol/executor-messages.js';
+// picks among the slots whose process serves; test/unit/front/slot-choice.test.ts.
+import type { BrowserStatus } from '../../protocol/slot-wire.js';
 import { ACTIVE_GRACE_MS } from '../tenancy/scheduler.js';
 import type { Slot } from './slot-process.js';
 

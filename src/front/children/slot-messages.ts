@@ -8,7 +8,7 @@
 // slot-memory.ts's reading of /proc, is).
 import { JOB_PHASES } from '../../common/errors.js';
 import type { Logger } from '../../common/log.js';
-import type { FromExecutor } from '../../protocol/executor-messages.js';
+import type { FromExecutor } from '../../protocol/slot-wire.js';
 import { writeChildLine } from './child-start.js';
 import { answer, type Pending, type SlotProcess } from './slot-process.js';
 import { fromWire } from './wire-error.js';

@@ -4,7 +4,7 @@
 // It reads the supervisor's live processes and keeps the tally of the gone.
 import { treeResidentBytes } from '../../common/proc.js';
 import { residentBytes } from '../../common/service-memory.js';
-import type { BrowserStatus, ExecutorMemory } from '../../protocol/executor-messages.js';
+import type { BrowserStatus, ExecutorMemory } from '../../protocol/slot-wire.js';
 import type { SlotGroups } from './slot-groups.js';
 import type { SlotProcess } from './slot-process.js';
 

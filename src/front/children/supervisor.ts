@@ -33,7 +33,7 @@ import {
   type BrowserStatus,
   type ExecutorMemory,
   type ToExecutor,
-} from '../../protocol/executor-messages.js';
+} from '../../protocol/slot-wire.js';
 import {
   RUNNER_STOPPED,
   failedJob,

@@ -15,7 +15,7 @@ export interface RunAs {
 
 /**
  * The first slot user's uid: slot i's user has SLOT_UID_BASE + i (scripts/bootstrap.mjs
- * gives them so; test/unit/slot-users.test.ts holds the two to the same numbers).
+ * gives them so; test/unit/front/slot-users.test.ts holds the two to the same numbers).
  * At the top of Debian's range for normal users (1000-59999), below the ranges it reserves.
  */
 export const SLOT_UID_BASE = 59_000;

@@ -78,8 +78,8 @@ export interface DroppedMessage {
 
 // Chromium writes a response as {"id":N,"result":...} or {"id":N,"error":...}, an
 // event as {"method":"Domain.event","params":...}, and puts a session's id last,
-// ,"sessionId":"..."} (measured: test/unit/cdp-transport.test.ts, and the e2e
-// tests of test/e2e/cdp-bound.test.ts). SECURITY: both patterns are anchored at
+// ,"sessionId":"..."} (measured: test/unit/slot/cdp-transport.test.ts, and the e2e
+// tests of test/e2e/slot/cdp-bound.test.ts). SECURITY: both patterns are anchored at
 // the message's own first or last byte. Page data sits inside JSON strings,
 // where every quote is escaped, so it can neither begin the message nor end
 // it with an unescaped ","sessionId":"…"}".

@@ -107,7 +107,7 @@ export function chromiumArgs(guardPort: number, sandboxed = true, heapMb: number
     // false and requestPictureInPicture() reject (NotSupportedError), before any
     // user-activation check. docs/security.md, "Tenants and the shared browser". Chromium keeps
     // only the last of a repeated switch: any other Blink setting goes into this one
-    // (test/unit/chromium-args.test.ts).
+    // (test/unit/slot/chromium-args.test.ts).
     '--blink-settings=pictureInPictureEnabled=false',
     '--disable-gpu',
     '--disable-dev-shm-usage',

@@ -78,10 +78,10 @@ const SELECTOR_STRING = /(['"])([^\\\n]*?)\1/g;
  * Refuses, before Puppeteer parses it, a selector whose size its parser
  * (parsel-js, on the host's main thread) handles in quadratic time (figures in
  * docs/performance.md). Within these bounds every shape tried parses in a few
- * milliseconds (test/unit/budgets.test.ts). Only size is judged, read as the
+ * milliseconds (test/unit/slot/budgets.test.ts). Only size is judged, read as the
  * parser reads it (escapes and strings first, then parentheses): syntax is
  * the parser's to refuse, so every selector it accepts within the bounds
- * passes (checked against it in test/unit/selector-cost.test.ts).
+ * passes (checked against it in test/unit/slot/selector-cost.test.ts).
  */
 export function checkSelectorCost(s: string, where: string): void {
   if (s.length > MAX_SELECTOR_CHARS)

@@ -37,7 +37,7 @@ function matchesAt(re: RegExp, text: string, at: number): boolean {
  * whitespace or "="), so either the identifier starts the text and is that whole
  * first run (any j: "async" is made of identifier characters), or the first run is
  * "async" exactly k times (k ≥ 0) and the identifier is the run after the
- * whitespace that follows it. test/unit/page-function.test.ts compares this with
+ * whitespace that follows it. test/unit/slot/page-function.test.ts compares this with
  * Puppeteer's own test on many texts.
  */
 export function isIdentifierArrow(text: string): boolean {

@@ -201,7 +201,7 @@ export class Registrations {
     // script as soon as the main frame has it, then sends it to each frame of another site: one of those
     // detached meanwhile (a page can remove its frames at will) rejects the call with the script kept, and
     // it gives no identifier to remove it by. Given back on failure, the budget bounded nothing: each
-    // failed call left its text on the host (test/unit/budgets.test.ts, preload scripts).
+    // failed call left its text on the host (test/unit/slot/budgets.test.ts, preload scripts).
     const added = await this.#page.evaluateOnNewDocument(source as never, ...(values as never[]));
     // The same identifier again: Puppeteer's entry holds the new text in place of the old one.
     const replaced = this.#preloads.get(added.identifier);

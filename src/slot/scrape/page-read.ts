@@ -3,7 +3,7 @@
 // loaded (a meta refresh, location.replace in onload), open a dialog, spin, or
 // grow past the DevTools message limit. Each is the page's doing, answered as a
 // script's failure is (400), never as the service's (500); see
-// test/e2e/page-read.test.ts.
+// test/e2e/slot/page-read.test.ts.
 import type { Dialog, Page } from 'puppeteer';
 import { ApiError, scrapingFailed } from '../../common/errors.js';
 import { MAX_CDP_MESSAGE_BYTES } from '../limits.js';

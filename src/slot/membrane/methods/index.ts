@@ -3,7 +3,7 @@
 // Puppeteer sees them. That table decides which names exist and how they are
 // called (its security review is beside each name); a name it does not send to
 // the host is refused here even if an implementation exists, and every name it
-// sends has exactly one implementation here (test/unit/membrane-methods.test.ts).
+// sends has exactly one implementation here (test/unit/slot/membrane-methods.test.ts).
 // The tables are one file per handle kind; this one assembles them.
 import { hostCall } from '../../../../sandbox/page-api.js';
 import type { HandleKind } from '../../../../sandbox/wire.js';
