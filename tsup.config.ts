@@ -3,8 +3,8 @@ import { defineConfig } from 'tsup';
 export default defineConfig([
   {
     // The service: the front (server) and the two processes it forks (the script
-    // executor and the egress process), run by Node 24.
-    entry: { server: 'src/front/server.ts', executor: 'src/slot/main.ts', 'egress-process': 'src/egress/main.ts' },
+    // slot process and the egress process), run by Node 24.
+    entry: { server: 'src/front/server.ts', slot: 'src/slot/main.ts', 'egress-process': 'src/egress/main.ts' },
     format: ['esm'],
     platform: 'node',
     target: 'node24',

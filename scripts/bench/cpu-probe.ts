@@ -5,7 +5,7 @@
 // wall-clock figures mean nothing but CPU time per request still does.
 //   node scripts/bootstrap.mjs run scripts/bench/cpu-probe.ts [N] [gapMs] [--profile]
 import { createServer } from 'node:http';
-import { cpuOwn, egressPids, executorPids } from './proc.js';
+import { cpuOwn, egressPids, slotPids } from './proc.js';
 import { makeProfileDir, profileReport, readProfiles } from './profile.js';
 import { agent, callService, ROOT, SCRIPT, startService } from './service.js';
 
@@ -32,7 +32,7 @@ await sleep(2000);
 
 const pids = (): { front: number[]; slot: number[]; egress: number[] } => ({
   front: [front],
-  slot: executorPids(front),
+  slot: slotPids(front),
   egress: egressPids(front),
 });
 // Each process's CPU as last seen: a slot process replaced during the run keeps what it had used by then.

@@ -24,7 +24,7 @@ import { parseArgs, USAGE } from './args.js';
 import { benchMode, type ModeResult } from './compare.js';
 import { round } from './measure.js';
 import { neighbour, neighbourLines } from './neighbour.js';
-import { cpuMs, cpuOwn, chromiumPids, executorPids } from './proc.js';
+import { cpuMs, cpuOwn, chromiumPids, slotPids } from './proc.js';
 import { realPagesBench, realPagesReport } from './real-pages.js';
 import { report } from './report.js';
 import { makeProfileDir, type ProcessProfile, profileReport, readProfiles } from './profile.js';
@@ -104,7 +104,7 @@ async function main(): Promise<void> {
           startService: (env) => startService(mode, env),
           call: (base, body) => callService(base, body),
           cpu: (pid) => ({
-            node: [pid, ...executorPids(pid)].reduce((a, p) => a + cpuOwn(p), 0),
+            node: [pid, ...slotPids(pid)].reduce((a, p) => a + cpuOwn(p), 0),
             chromium: cpuMs(chromiumPids(pid)),
           }),
         },

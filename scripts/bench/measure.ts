@@ -1,6 +1,6 @@
 // How the bench times work: percentiles, requests one after another or from
 // several clients at once, and the CPU a load phase cost each process.
-import { cpuMs, cpuOwn, descendants, egressPids, executorPids, idlePercent, machineCpu } from './proc.js';
+import { cpuMs, cpuOwn, descendants, egressPids, slotPids, idlePercent, machineCpu } from './proc.js';
 
 /**
  * Pause between sequential requests, the same for every variant and not counted:
@@ -113,7 +113,7 @@ export async function withCpu(
  */
 function serviceCpu(root: number): { total: number; own: Map<number, number>; egress: Map<number, number> } {
   const tree = [root, ...descendants(root)];
-  const own = new Map([root, ...executorPids(root)].map((p) => [p, cpuOwn(p)]));
+  const own = new Map([root, ...slotPids(root)].map((p) => [p, cpuOwn(p)]));
   return { total: cpuMs(tree), own, egress: new Map(egressPids(root).map((p) => [p, cpuMs([p])])) };
 }
 

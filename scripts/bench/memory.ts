@@ -2,7 +2,7 @@
 // its slot processes) and every Chromium under them, RSS and PSS.
 import { DEFAULT_IDLE_SLOT_CLOSE_MS } from '../../src/common/config.js';
 import { round } from './measure.js';
-import { chromiumPids, descendants, executorPids, pssKib, readOr, rssKib } from './proc.js';
+import { chromiumPids, descendants, slotPids, pssKib, readOr, rssKib } from './proc.js';
 
 /**
  * Chromium's memory both ways: the sum of its processes' RSS (what the issue
@@ -13,9 +13,9 @@ import { chromiumPids, descendants, executorPids, pssKib, readOr, rssKib } from 
 export function memory(servicePid: number): {
   serviceRssMb: number;
   frontPssMb: number;
-  executorsPssMb: number;
+  slotsPssMb: number;
   totalPssMb: number;
-  /** The service's Node processes (front and executors), PSS. */
+  /** The service's Node processes (front and slot processes), PSS. */
   servicePssMb: number;
   chromiumRssMb: number;
   chromiumPssMb: number;
@@ -24,21 +24,21 @@ export function memory(servicePid: number): {
   treePssMb: number;
 } {
   const pids = chromiumPids(servicePid);
-  const executors = executorPids(servicePid);
+  const slots = slotPids(servicePid);
   const frontPss = pssKib(servicePid);
-  const executorsPss = executors.reduce((a, p) => a + pssKib(p), 0);
+  const slotsPss = slots.reduce((a, p) => a + pssKib(p), 0);
   const chromiumPss = pids.reduce((a, p) => a + pssKib(p), 0);
   return {
-    // The service's Node processes: the front and its executors.
-    serviceRssMb: round((rssKib(servicePid) + executors.reduce((a, p) => a + rssKib(p), 0)) / 1024),
+    // The service's Node processes: the front and its slot processes.
+    serviceRssMb: round((rssKib(servicePid) + slots.reduce((a, p) => a + rssKib(p), 0)) / 1024),
     frontPssMb: round(frontPss / 1024),
-    executorsPssMb: round(executorsPss / 1024),
-    totalPssMb: round((frontPss + executorsPss + chromiumPss) / 1024),
-    servicePssMb: round((frontPss + executorsPss) / 1024),
+    slotsPssMb: round(slotsPss / 1024),
+    totalPssMb: round((frontPss + slotsPss + chromiumPss) / 1024),
+    servicePssMb: round((frontPss + slotsPss) / 1024),
     chromiumRssMb: round(pids.reduce((a, p) => a + rssKib(p), 0) / 1024),
     chromiumPssMb: round(chromiumPss / 1024),
     chromiumProcesses: pids.length,
-    treePssMb: round((frontPss + executorsPss + chromiumPss) / 1024),
+    treePssMb: round((frontPss + slotsPss + chromiumPss) / 1024),
   };
 }
 

@@ -5,7 +5,7 @@
 // slots are not what the innocent key waits for). The innocent key's latency is
 // measured alone and then beside the attacker in the same run; /health is
 // polled throughout, and the memory of the whole process tree (front,
-// executors, every Chromium) is sampled against SERVICE_MEMORY_MB. The parade
+// slot processes, every Chromium) is sampled against SERVICE_MEMORY_MB. The parade
 // ends with the console-flood pair: two floods at once, sent while the
 // innocent key is idle, so that they take both slots. Then the attacker holds
 // every slot with requests of known length while the innocent key is idle,

@@ -86,9 +86,9 @@ export function chromiumPids(root: number): number[] {
   });
 }
 
-/** The service's slot processes: its Node children that run dist/executor.js (see docs/architecture.md). */
-export function executorPids(root: number): number[] {
-  return descendantsRunning(root, /executor\.js|slot\/main\.ts/);
+/** The service's slot processes: its Node children that run dist/slot.js (see docs/architecture.md). */
+export function slotPids(root: number): number[] {
+  return descendantsRunning(root, /slot\.js|slot\/main\.ts/);
 }
 
 /** The service's egress process, by its entry file. */

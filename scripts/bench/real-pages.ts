@@ -43,7 +43,7 @@ export interface RealPagesDeps {
     base: string,
     body: unknown,
   ): Promise<{ ms: number; status: number; timing: Record<string, number>; error?: string }>;
-  /** CPU used so far by the service's Node processes (front, executors) and by its Chromium processes, ms. */
+  /** CPU used so far by the service's Node processes (front, slot processes) and by its Chromium processes, ms. */
   cpu(servicePid: number): { node: number; chromium: number };
 }
 

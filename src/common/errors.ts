@@ -170,7 +170,7 @@ export const ERRORS = {
     status: 500,
     message: 'Internal server error',
     meaning:
-      'Unexpected failure, e.g. Chromium died under the request (`the browser closed unexpectedly`; it is relaunched at once), or the script executor running the request stopped (`the script runner stopped`; a fresh one serves the next requests). If Chromium dies just as the page loads, the answer may instead be 400 `SCRAPING_FAILED` naming the navigation.',
+      'Unexpected failure, e.g. Chromium died under the request (`the browser closed unexpectedly`; it is relaunched at once), or the slot process running the request stopped (`the script runner stopped`; a fresh one serves the next requests). If Chromium dies just as the page loads, the answer may instead be 400 `SCRAPING_FAILED` naming the navigation.',
     action: 'Retry after a few seconds.',
   },
   SERVICE_UNAVAILABLE: {

@@ -2,7 +2,7 @@
 
 /**
  * After this long with no script running or waiting, a process's V8 heap is
- * collected once (the front's, and each executor's, where the jobs' garbage
+ * collected once (the front's, and each slot process's, where the jobs' garbage
  * is), so memory taken under load goes back to the system instead of staying
  * at its high-water mark. Needs node --expose-gc, which npm start, the
  * container and the bench pass; without it nothing is done.

@@ -15,6 +15,15 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
   return destination === undefined ? pino(options) : pino(options, destination);
 }
 
+/**
+ * The fields that name a slot process on a log line: `slotPid`, and beside it
+ * `executor`, its old name, kept one release for operators' queries
+ * (deprecated: docs/operations.md, "Deprecated names").
+ */
+export function slotPidFields(pid: number | undefined): { slotPid: number | undefined; executor: number | undefined } {
+  return { slotPid: pid, executor: pid };
+}
+
 /** A logger that writes nothing (tests, tools). */
 export function silentLogger(): Logger {
   return pino({ level: 'silent' });

@@ -1,7 +1,7 @@
-// The executors' channels, the egress process's side: each connection to its
-// channels' socket begins with the front's hello, which names its executor; the
-// sessions an executor opens there are its own, and a bind takes a grant the
-// front sent for that executor's request.
+// The slot processes' channels, the egress process's side: each connection to its
+// channels' socket begins with the front's hello, which names its slot process; the
+// sessions a slot process opens there are its own, and a bind takes a grant the
+// front sent for that slot process's request.
 import type { Socket } from 'node:net';
 import { background } from '../common/background.js';
 import type { Logger } from '../common/log.js';
@@ -10,10 +10,10 @@ import {
   EGRESS_END_LIMITS,
   MAX_CHECKS_IN_FLIGHT_PER_CHANNEL,
   checkChannelHello,
-  checkFromExecutorChannel,
+  checkFromSlotChannel,
   type ChannelHello,
-  type EgressToExecutor,
-  type ExecutorToEgress,
+  type EgressToSlot,
+  type SlotToEgress,
 } from '../protocol/egress-channel.js';
 import type { EgressStats } from '../protocol/egress.js';
 import type { FromEgress } from '../protocol/egress-messages.js';
@@ -23,14 +23,14 @@ import type { EgressGuard } from './guard.js';
 import type { EgressSession } from './session.js';
 
 /**
- * Sessions (ports) one executor may hold at once. An executor needs a few per
+ * Sessions (ports) one slot process may hold at once. A slot process needs a few per
  * lane (the request's, a spare, one closing); SECURITY: one that escaped its
  * code cannot take every port and descriptor of this process from the others.
  */
 export const MAX_SESSIONS_PER_CHANNEL = 256;
 /**
  * How long a bind waits for its grant: the front sends the grant before it hands
- * the executor the request, but on another pipe than the executor's bind, so the
+ * the slot process the request, but on another pipe than the slot process's bind, so the
  * two may be read in either order.
  */
 export const GRANT_WAIT_MS = 5_000;
@@ -40,12 +40,12 @@ export const MAX_GRANTS = 16_384;
 export const HELLO_TIMEOUT_MS = 10_000;
 /**
  * Connections to the channels' socket without a hello yet, at once. SECURITY: where every process shares
- * one uid, an executor can connect too; it cannot name itself, and cannot hold this process's descriptors.
+ * one uid, a slot process can connect too; it cannot name itself, and cannot hold this process's descriptors.
  */
 export const MAX_UNNAMED_CHANNELS = 64;
 
 interface Grant {
-  readonly executor: number;
+  readonly slotProcess: number;
   readonly requestId: string;
   readonly proxy: string | undefined;
   /** The key's host patterns, parsed; undefined: any public host. */
@@ -56,21 +56,21 @@ interface Grant {
 }
 
 /**
- * SECURITY: what the front allowed each executor to bind. A bind names a request
- * and a proxy; it is refused unless an unused grant for that executor names
+ * SECURITY: what the front allowed each slot process to bind. A bind names a request
+ * and a proxy; it is refused unless an unused grant for that slot process names
  * both: the key's proxy rules hold here too, not only in the front, and an
- * executor cannot take another request's id.
+ * slot process cannot take another request's id.
  */
 export class Grants {
   readonly #grants = new Map<number, Grant>();
   readonly #waiting = new Set<() => void>();
 
-  add(id: number, executor: number, requestId: string, proxy: string | undefined, hosts?: readonly string[]): void {
+  add(id: number, slotProcess: number, requestId: string, proxy: string | undefined, hosts?: readonly string[]): void {
     // Oldest first when full: the front revokes each grant, so this is a bound for a bug, not a limit.
     if (this.#grants.size >= MAX_GRANTS) this.#grants.delete(this.#grants.keys().next().value as number);
     // A pattern that does not parse matches nothing: the front only sends checked ones.
     const patterns = hosts?.map((h) => parseHostPattern(h)).filter((h): h is HostPattern => h !== undefined);
-    this.#grants.set(id, { executor, requestId, proxy, hosts: patterns, used: false });
+    this.#grants.set(id, { slotProcess, requestId, proxy, hosts: patterns, used: false });
     for (const wake of [...this.#waiting]) wake();
   }
 
@@ -93,7 +93,7 @@ export class Grants {
    * key's hosts and `bound`, to call with the session once it is bound (its counts are the request's).
    */
   async take(
-    executor: number,
+    slotProcess: number,
     requestId: string,
     proxy: string | undefined,
     closed: () => boolean,
@@ -102,7 +102,7 @@ export class Grants {
     for (;;) {
       let other: Grant | undefined;
       for (const g of this.#grants.values()) {
-        if (g.used || g.executor !== executor || g.requestId !== requestId) continue;
+        if (g.used || g.slotProcess !== slotProcess || g.requestId !== requestId) continue;
         if (g.proxy === proxy) {
           g.used = true;
           const grant = g;
@@ -116,7 +116,7 @@ export class Grants {
           `request ${requestId} was not granted ${proxy === undefined ? 'no proxy' : `proxy "${proxy}"`}`,
         );
       const left = deadline - performance.now();
-      if (left <= 0 || closed()) throw new Error(`request ${requestId} was not granted to this executor`);
+      if (left <= 0 || closed()) throw new Error(`request ${requestId} was not granted to this slot process`);
       await new Promise<void>((resolve) => {
         const wake = (): void => {
           clearTimeout(timer);
@@ -130,8 +130,8 @@ export class Grants {
   }
 }
 
-/** Each executor's one channel, by the front's number for the executor. */
-export type Channels = Map<number, ChannelEnd<ExecutorToEgress | ChannelHello, EgressToExecutor>>;
+/** Each slot process's one channel, by the front's number for the slot process. */
+export type Channels = Map<number, ChannelEnd<SlotToEgress | ChannelHello, EgressToSlot>>;
 
 /** What every channel of the egress process shares. */
 export interface ChannelServing {
@@ -150,8 +150,8 @@ export interface ChannelServing {
 
 /**
  * Serves one connection to the channels' socket: its first line is the
- * front's hello (ChannelHello), which names its executor; then it is that
- * executor's channel: the sessions it opens are its own (an id it did not get
+ * front's hello (ChannelHello), which names its slot process; then it is that
+ * slot process's channel: the sessions it opens are its own (an id it did not get
  * here names nothing), and all of them are closed with the channel.
  */
 export function serveChannel(socket: Socket, serving: ChannelServing): void {
@@ -164,13 +164,13 @@ export function serveChannel(socket: Socket, serving: ChannelServing): void {
   let checking = 0;
   let opening = 0;
   let nextId = 1;
-  const answer = (q: number, fields: Omit<Extract<EgressToExecutor, { op: 'answer' }>, 'op' | 'q'>): void =>
+  const answer = (q: number, fields: Omit<Extract<EgressToSlot, { op: 'answer' }>, 'op' | 'q'>): void =>
     end.send({ op: 'answer', q, ...fields });
   const failed = (q: number, e: unknown): void => answer(q, { ok: false, error: String(e) });
 
   const open = async (q: number): Promise<void> => {
     if (sessions.size + opening >= MAX_SESSIONS_PER_CHANNEL) {
-      answer(q, { ok: false, error: `an executor may hold ${MAX_SESSIONS_PER_CHANNEL} egress sessions at once` });
+      answer(q, { ok: false, error: `a slot process may hold ${MAX_SESSIONS_PER_CHANNEL} egress sessions at once` });
       return;
     }
     opening++;
@@ -187,7 +187,7 @@ export function serveChannel(socket: Socket, serving: ChannelServing): void {
     const s = nextId++;
     sessions.set(s, session);
     // SECURITY: sent before the page hears of the change (the guard counts and
-    // records a failure before it answers Chromium), so the executor names the
+    // records a failure before it answers Chromium), so the slot process names the
     // page's error from this request's failures alone.
     session.observe({
       stats: (stats) => end.send({ op: 'stats', s, stats }),
@@ -197,7 +197,7 @@ export function serveChannel(socket: Socket, serving: ChannelServing): void {
     answer(q, { ok: true, s, port: session.port });
   };
 
-  const onMessage = (m: ExecutorToEgress): void => {
+  const onMessage = (m: SlotToEgress): void => {
     switch (m.op) {
       case 'open':
         open(m.q).catch((e: unknown) => failed(m.q, e));
@@ -208,7 +208,7 @@ export function serveChannel(socket: Socket, serving: ChannelServing): void {
         if (binding.has(m.s)) return failed(m.q, `egress session ${m.s} is being bound`);
         binding.add(m.s);
         grants
-          .take(who?.executor ?? -1, m.requestId, m.proxy, () => end.closed || sessions.get(m.s) !== session)
+          .take(who?.slotProcess ?? -1, m.requestId, m.proxy, () => end.closed || sessions.get(m.s) !== session)
           .then(({ hosts, bound }) => {
             if (sessions.get(m.s) !== session) throw new Error(`no egress session ${m.s}`);
             session.bind(m.requestId, m.proxy, hosts);
@@ -216,7 +216,10 @@ export function serveChannel(socket: Socket, serving: ChannelServing): void {
             answer(m.q, { ok: true });
           })
           .catch((e: unknown) => {
-            log.warn({ executor: who?.executor, requestId: m.requestId, err: String(e) }, 'an egress bind was refused');
+            log.warn(
+              { slotProcess: who?.slotProcess, requestId: m.requestId, err: String(e) },
+              'an egress bind was refused',
+            );
             failed(m.q, e);
           })
           .finally(() => binding.delete(m.s));
@@ -248,7 +251,7 @@ export function serveChannel(socket: Socket, serving: ChannelServing): void {
         if (checking >= MAX_CHECKS_IN_FLIGHT_PER_CHANNEL)
           return failed(
             m.q,
-            `an executor may have ${MAX_CHECKS_IN_FLIGHT_PER_CHANNEL} egress checks in flight at once; this one was refused`,
+            `a slot process may have ${MAX_CHECKS_IN_FLIGHT_PER_CHANNEL} egress checks in flight at once; this one was refused`,
           );
         checking++;
         checker
@@ -269,20 +272,20 @@ export function serveChannel(socket: Socket, serving: ChannelServing): void {
     who = hello;
     unnamed.count--;
     clearTimeout(helloTimer);
-    // SECURITY: one channel per executor. Its previous one (and every session of it) is closed first, so that
-    // an executor can never hold more than MAX_SESSIONS_PER_CHANNEL ports, however many channels it is given.
-    channels.get(hello.executor)?.close();
-    channels.set(hello.executor, end);
+    // SECURITY: one channel per slot process. Its previous one (and every session of it) is closed first, so that
+    // a slot process can never hold more than MAX_SESSIONS_PER_CHANNEL ports, however many channels it is given.
+    channels.get(hello.slotProcess)?.close();
+    channels.set(hello.slotProcess, end);
   };
-  const end: ChannelEnd<ExecutorToEgress | ChannelHello, EgressToExecutor> = new ChannelEnd(
+  const end: ChannelEnd<SlotToEgress | ChannelHello, EgressToSlot> = new ChannelEnd(
     socket,
     (msg) => {
       if (who === undefined) return checkChannelHello(msg, key);
-      const m = checkFromExecutorChannel(msg);
+      const m = checkFromSlotChannel(msg);
       // SECURITY: ids are given in order, so one never given here is a forgery (or a bug): the channel ends and
       // the front kills the slot. One given and closed since is the slot's own, and only refused.
       if ('s' in m && !(m.s >= 1 && m.s < nextId))
-        throw new Error(`an executor named egress session ${m.s}, which its channel never gave`);
+        throw new Error(`a slot process named egress session ${m.s}, which its channel never gave`);
       return m;
     },
     (m) => (m.op === 'hello' ? named(m) : onMessage(m)),
@@ -291,12 +294,12 @@ export function serveChannel(socket: Socket, serving: ChannelServing): void {
         log.warn({ err: e }, 'a connection to the channels socket that is not the front’s; closed');
         return;
       }
-      // SECURITY: an executor that sends what it should not is taken over or broken: the front kills it.
+      // SECURITY: a slot process that sends what it should not is taken over or broken: the front kills it.
       log.error(
-        { err: e, executor: who.executor },
-        'an executor sent what the egress process cannot read; closing its channel',
+        { err: e, slotProcess: who.slotProcess },
+        'a slot process sent what the egress process cannot read; closing its channel',
       );
-      send({ type: 'executor-misbehaved', executor: who.executor });
+      send({ type: 'slot-misbehaved', slotProcess: who.slotProcess });
     },
     EGRESS_END_LIMITS,
   );
@@ -306,11 +309,11 @@ export function serveChannel(socket: Socket, serving: ChannelServing): void {
       unnamed.count--;
       return;
     }
-    if (channels.get(who.executor) === end) channels.delete(who.executor);
-    // The executor is gone (or its channel is): every port it held is closed, whatever its contexts still do.
+    if (channels.get(who.slotProcess) === end) channels.delete(who.slotProcess);
+    // The slot process is gone (or its channel is): every port it held is closed, whatever its contexts still do.
     for (const session of sessions.values()) background(session.close(), 'closing an egress session', log);
     sessions.clear();
-    // The front replaces an executor still up without its channel.
-    send({ type: 'channel-closed', executor: who.executor, channel: who.channel });
+    // The front replaces a slot process still up without its channel.
+    send({ type: 'channel-closed', slotProcess: who.slotProcess, channel: who.channel });
   });
 }

@@ -1,17 +1,17 @@
 // The egress process's entry point: a process the front forks (src/front/children/egress-supervisor.ts)
-// to hold the egress guard, apart from the executors. It runs no script and no
+// to hold the egress guard, apart from the slot processes. It runs no script and no
 // Chromium; as root it runs as a user of its own (EGRESS_USER), not the
-// executors', so code that escapes an isolate or a renderer cannot read its
+// slot processes', so code that escapes an isolate or a renderer cannot read its
 // memory (ptrace, /proc/<pid>/mem) — where, with upstream proxies, their
 // credentials are. A hostile upstream (or a bug in the guard) can end only this
 // process: the front fails the requests in flight and starts another.
 //
-// Each executor reaches it over a channel of its own (src/protocol/egress-channel.ts):
+// Each slot process reaches it over a channel of its own (src/protocol/egress-channel.ts):
 // a connection the front opens to its socket (in this process's own directory)
-// and gives the executor at its spawn; Chromium's traffic reaches it on loopback
+// and gives the slot process at its spawn; Chromium's traffic reaches it on loopback
 // ports (one per browser context, and the browser-wide one).
 //
-// Nothing here imports from the front, nor from the executor's browser/,
+// Nothing here imports from the front, nor from the slot process's browser/,
 // sandbox/ or scrape/ (test/unit/repo/process-boundary.test.ts).
 import { createServer, isIP } from 'node:net';
 import { pino } from 'pino';
@@ -88,14 +88,14 @@ function fatal(what: string, e: unknown): void {
 }
 
 // SECURITY: an error nobody caught (an upstream's parser, a bug) ends this process
-// loudly, never silently, and never the front or an executor.
+// loudly, never silently, and never the front or a slot process.
 process.on('uncaughtException', (e) => fatal('uncaught exception', e));
 process.on('unhandledRejection', (e) => fatal('unhandled rejection', e));
 front.onClose(() => {
   if (!exiting) process.exit(0);
 });
 
-/** The resolver a test describes as data (see ExecutorTestSeam.hosts): each lookup takes the next answer. */
+/** The resolver a test describes as data (see SlotTestSeam.hosts): each lookup takes the next answer. */
 function seamResolver(hosts: NonNullable<EgressTestSeam['hosts']>): Resolver {
   const turns = new Map<string, number>();
   return async (host) => {
@@ -142,7 +142,7 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
     checker,
     logger: log,
     // SECURITY: the proxies' credentials live here, in this process alone (no
-    // script, no Chromium): never in an executor, a job or a log line.
+    // script, no Chromium): never in a slot process, a job or a log line.
     proxies: init.egress.proxies,
     resolveProxy: seamHosts ?? systemResolver,
     events: {
@@ -176,7 +176,7 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
   const unnamed = { count: 0 };
   const grants = new Grants();
   const key = Buffer.from(init.channelKey, 'hex');
-  // The executors' channels: connections the front opens to this socket, in this process's own directory.
+  // The slot processes' channels: connections the front opens to this socket, in this process's own directory.
   const server = createServer((socket) => {
     if (unnamed.count >= MAX_UNNAMED_CHANNELS) {
       socket.destroy();
@@ -191,7 +191,7 @@ async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
   onStarted = (msg: ToEgress): void => {
     switch (msg.type) {
       case 'grant':
-        grants.add(msg.grant, msg.executor, msg.requestId, msg.proxy, msg.hosts);
+        grants.add(msg.grant, msg.slotProcess, msg.requestId, msg.proxy, msg.hosts);
         return;
       case 'revoke':
         grants.revoke(msg.grant);

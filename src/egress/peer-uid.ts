@@ -1,7 +1,7 @@
 // Which user owns the other end of a loopback TCP connection, read from the
 // kernel's socket tables (/proc/net/tcp and /proc/net/tcp6: one line per socket
 // of this network namespace, with its owner's uid). The egress process uses it
-// to take connections on a context's port only from the executors' user (their
+// to take connections on a context's port only from the slot processes' user (their
 // Chromium), not from any other local process.
 import { open } from 'node:fs/promises';
 import { background } from '../common/background.js';

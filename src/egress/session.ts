@@ -18,7 +18,7 @@ import {
 } from '../protocol/egress.js';
 import { hostAllowed, type HostPattern } from '../protocol/host-patterns.js';
 
-/** Told of every change of a session's counts and failures (the egress process passes them to the executor). */
+/** Told of every change of a session's counts and failures (the egress process passes them to the slot process). */
 export interface SessionObserver {
   stats?(stats: EgressStats): void;
   failure?(host: string, port: number, error: string): void;

@@ -32,12 +32,12 @@ export interface Tenancy {
   mode(): LimitsMode;
 }
 
-/** The app needs the script executors (jobs run there, in other processes), and keys and limits. */
+/** The app needs the slot processes (jobs run there, in other processes), and keys and limits. */
 export interface AppDeps {
   readonly config: Config;
   readonly logger: Logger;
   /** What /health and /metrics read (InfoDeps), and the jobs' entry. */
-  readonly executors: InfoDeps['executors'] & Pick<Supervisor, 'run'>;
+  readonly slots: InfoDeps['slots'] & Pick<Supervisor, 'run'>;
   readonly tenancy?: Tenancy;
   /** Whether the kernel backs the guard (src/front/children/kernel-lock.ts), for /health. */
   readonly kernelLock: KernelLockStatus;
@@ -103,7 +103,7 @@ export function targetPath(target: string | undefined): string {
 }
 
 export function buildApp(deps: AppDeps): App {
-  const { config, logger, executors } = deps;
+  const { config, logger, slots } = deps;
   const tenancy = deps.tenancy ?? localTenancy(config, logger);
   const scheduler = new FairScheduler({
     maxConcurrency: config.maxConcurrency,
@@ -116,15 +116,15 @@ export function buildApp(deps: AppDeps): App {
     running: () => scheduler.running,
     queued: () => scheduler.queued,
     slots: () => config.maxConcurrency,
-    contextsReady: () => executors.browser.contextsReady,
-    browserRestarts: () => executors.browser.restarts,
-    browserRecycles: () => executors.browser.recycles,
-    executorRestarts: () => executors.restarts,
-    egressRestarts: () => executors.egress.restarts,
+    contextsReady: () => slots.browser.contextsReady,
+    browserRestarts: () => slots.browser.restarts,
+    browserRecycles: () => slots.browser.recycles,
+    slotRestarts: () => slots.restarts,
+    egressRestarts: () => slots.egress.restarts,
     keyFileStale: () => tenancy.keys.fileStatus === 'stale',
     keyFileReloadFailures: () => tenancy.keys.reloadFailures,
-    memory: () => memoryReport(config, scheduler.running, executors),
-    pageMemoryKills: () => executors.memory.pageLimitKills,
+    memory: () => memoryReport(config, scheduler.running, slots),
+    pageMemoryKills: () => slots.memory.pageLimitKills,
   });
   metrics.maxLabelledKeys = config.usageMetricsKeys;
   const security = new SecurityMonitor({
@@ -149,7 +149,7 @@ export function buildApp(deps: AppDeps): App {
   });
   const info = infoRoutes({
     config,
-    executors,
+    slots,
     kernelLock: deps.kernelLock,
     scheduler,
     metrics,

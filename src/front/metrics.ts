@@ -25,7 +25,7 @@ export interface MetricsSources {
   contextsReady(): number;
   browserRestarts(): number;
   browserRecycles(): number;
-  executorRestarts(): number;
+  slotRestarts(): number;
   egressRestarts(): number;
   /** The key file in force is not the one on disk (its last change failed to load). */
   keyFileStale(): boolean;
@@ -136,9 +136,9 @@ export class Metrics {
 
   /**
    * A request's traffic through its proxy, from its egress stats. SECURITY: the
-   * label is the name the front chose, never one from an executor, and a count
+   * label is the name the front chose, never one from a slot process, and a count
    * that is not a whole number of at least zero is ignored (prom-client throws on
-   * a negative one, and an executor is not trusted).
+   * a negative one, and a slot process is not trusted).
    */
   readonly keyRequests = new Counter({
     name: 'pagescript_key_requests_total',
@@ -275,13 +275,15 @@ export class Metrics {
     );
     new Gauge({
       name: 'pagescript_memory_in_use_bytes',
-      help: 'Resident memory (anonymous + shared) now, by process: the front, the executors, every Chromium.',
+      help: 'Resident memory (anonymous + shared) now, by process: the front, the slot processes, every Chromium.',
       labelNames: ['process'] as const,
       registers: [this.registry],
       collect() {
         const m = sources.memory();
         this.set({ process: 'front' }, m.frontMb * MB);
-        this.set({ process: 'executors' }, m.executorsMb * MB);
+        this.set({ process: 'slots' }, m.slotsMb * MB);
+        // Deprecated: process="slots", its new name; kept one release (docs/operations.md).
+        this.set({ process: 'executors' }, m.slotsMb * MB);
         this.set({ process: 'chromium' }, m.chromiumMb * MB);
       },
     });
@@ -322,9 +324,14 @@ export class Metrics {
       () => sources.browserRecycles(),
     );
     counter(
+      'pagescript_slot_restarts_total',
+      'Slot processes that stopped (crash, out of memory, killed) and were replaced.',
+      () => sources.slotRestarts(),
+    );
+    counter(
       'pagescript_executor_restarts_total',
-      'Script executor processes that stopped (crash, out of memory, killed) and were replaced.',
-      () => sources.executorRestarts(),
+      'Deprecated: pagescript_slot_restarts_total, its new name; kept one release (docs/operations.md).',
+      () => sources.slotRestarts(),
     );
     counter(
       'pagescript_egress_restarts_total',

@@ -491,7 +491,7 @@ export function openApiDocument(config: Config): Json {
             'keys',
           ],
           description:
-            'browserRestarts, browserRecycles, executorRestarts, egress, egressRestarts, running and queued are given only with Authorization: Bearer <METRICS_TOKEN>.',
+            'browserRestarts, browserRecycles, slotRestarts (and executorRestarts, its deprecated name), egress, egressRestarts, running and queued are given only with Authorization: Bearer <METRICS_TOKEN>.',
           properties: {
             status: { enum: ['ok', 'degraded', 'starting', 'draining'] },
             browser: { enum: ['ready', 'not ready'] },
@@ -501,7 +501,13 @@ export function openApiDocument(config: Config): Json {
             },
             browserRestarts: { type: 'integer', minimum: 0 },
             browserRecycles: { type: 'integer', minimum: 0 },
-            executorRestarts: { type: 'integer', minimum: 0 },
+            slotRestarts: { type: 'integer', minimum: 0 },
+            executorRestarts: {
+              type: 'integer',
+              minimum: 0,
+              deprecated: true,
+              description: 'Deprecated: slotRestarts, its new name; removed in the next release.',
+            },
             egress: {
               enum: ['ready', 'not ready'],
               description:
@@ -554,11 +560,19 @@ export function openApiDocument(config: Config): Json {
                 'MiB. The budget (SERVICE_MEMORY_MB, what every slot busy would use, what one request may add, the page and script limits, the ceiling of a slot process (its host side), MAX_CONCURRENCY) is shown to all; reservedMb, inUseMb and its parts only with Authorization: Bearer <METRICS_TOKEN>.',
               required: [...HEALTH_BUDGET],
               additionalProperties: false,
-              properties: Object.fromEntries(
-                [...HEALTH_BUDGET, 'reservedMb', 'inUseMb', 'frontMb', 'executorsMb', 'chromiumMb', 'pagesMb'].map(
-                  (k) => [k, { type: 'integer', minimum: 0 }],
+              properties: {
+                ...Object.fromEntries(
+                  [...HEALTH_BUDGET, 'reservedMb', 'inUseMb', 'frontMb', 'slotsMb', 'chromiumMb', 'pagesMb'].map(
+                    (k) => [k, { type: 'integer', minimum: 0 }],
+                  ),
                 ),
-              ),
+                executorsMb: {
+                  type: 'integer',
+                  minimum: 0,
+                  deprecated: true,
+                  description: 'Deprecated: slotsMb, its new name; removed in the next release.',
+                },
+              },
             },
             limits: { enum: ['memory', 'redis', 'local-fallback'] },
             keys: {

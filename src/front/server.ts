@@ -31,7 +31,7 @@ async function main(): Promise<void> {
       "started as the machine's root (no user namespace of its own): dropped to the image's one user, so slots share it and the kernel lock is off; run the container with a user namespace to keep them apart (docs/container.md)",
     );
   // No error ends the front silently. An error nobody caught is a bug of the
-  // front (scripts, pages and upstreams are handled in the executors): it is
+  // front (scripts, pages and upstreams are handled in the slot processes): it is
   // logged with its stack, and the process exits for its supervisor to restart
   // it, as Node's documentation advises. A rejection nobody handled is logged.
   process.on('uncaughtException', (err) => {

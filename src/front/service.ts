@@ -1,5 +1,5 @@
 // Wires the front together and starts it: keys and limits, the HTTP server, and
-// the script executors (other processes, see src/front/children/supervisor.ts). Used by
+// the slot processes (other processes, see src/front/children/supervisor.ts). Used by
 // server.ts (the process) and by the end-to-end tests.
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -10,7 +10,7 @@ import { ApiError } from '../common/errors.js';
 import { sendError } from './http/reply.js';
 import type { GuardCounts } from '../protocol/egress.js';
 import type { BrowserStatus } from '../protocol/slot-wire.js';
-import type { ExecutorTestSeam } from '../protocol/test-seams.js';
+import type { SlotTestSeam } from '../protocol/test-seams.js';
 import type { Logger } from '../common/log.js';
 import { collectWhenIdle } from '../common/idle-gc.js';
 import { EgressSupervisor } from './children/egress-supervisor.js';
@@ -25,13 +25,13 @@ import { RedisStore } from './tenancy/redis-store.js';
 export interface Service {
   readonly config: Config;
   readonly port: number;
-  /** The script executors: processes that run Chromium and the isolates. */
-  readonly executors: Supervisor;
+  /** The slot processes: processes that run Chromium and the isolates. */
+  readonly slots: Supervisor;
   /** The egress process: the guard every Chromium's traffic goes through. */
   readonly egress: EgressSupervisor;
   /** Whether the kernel refuses the slots' users every connection but to the guard (src/front/children/kernel-lock.ts). */
   readonly kernelLock: KernelLockStatus;
-  /** The executors' Chromium, as one (pid, ready, restarts, recycles). */
+  /** The slot processes' Chromium, as one (pid, ready, restarts, recycles). */
   readonly browser: BrowserStatus;
   /** The egress guard: close() closes it (a test of what happens when the guard is down). */
   readonly guard: { close(): Promise<void>; counts(): Promise<GuardCounts> };
@@ -63,7 +63,7 @@ export interface ServiceOptions {
    * DNS, dials only loopback, and reports each upstream it dials to onDial.
    * Data, because the guard runs in another process.
    */
-  readonly egressSeam?: Partial<ExecutorTestSeam> & {
+  readonly egressSeam?: Partial<SlotTestSeam> & {
     onDial?(address: string, port: number): void;
     /** Names are resolved by the system, not from `hosts` (a test of Chromium's own requests). */
     systemResolver?: boolean;
@@ -171,9 +171,9 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
   const servicePort = typeof addr === 'object' && addr ? addr.port : config.port;
 
   const seam = opts.egressSeam;
-  let executors: Supervisor | undefined;
+  let slots: Supervisor | undefined;
   // SECURITY: the egress process gets its configuration from here (egressConfig
-  // in src/protocol/egress-messages.ts), directly: nothing of it passes through an executor.
+  // in src/protocol/egress-messages.ts), directly: nothing of it passes through a slot process.
   const egress = new EgressSupervisor({
     config,
     logger,
@@ -185,10 +185,10 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
         if (r.requestId !== undefined && r.kind !== undefined)
           app?.security.egressRefused(r.requestId, r.kind, r.host ?? '', r.port ?? 0);
       },
-      stopped: () => executors?.egressStopped(),
-      ready: () => executors?.egressReady(),
-      executorMisbehaved: (index) => executors?.executorMisbehaved(index),
-      channelClosed: (index, channel) => executors?.egressChannelClosed(index, channel),
+      stopped: () => slots?.egressStopped(),
+      ready: () => slots?.egressReady(),
+      slotMisbehaved: (index) => slots?.slotMisbehaved(index),
+      channelClosed: (index, channel) => slots?.egressChannelClosed(index, channel),
     },
     ...(seam
       ? {
@@ -206,7 +206,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
       : {}),
   });
   opened.defer(step(logger, 'egress process', () => egress.close()));
-  const theExecutors = new Supervisor({
+  const theSlots = new Supervisor({
     config,
     logger,
     egress,
@@ -230,26 +230,28 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
         }
       : {}),
   });
-  executors = theExecutors;
-  opened.defer(step(logger, 'script executors', () => theExecutors.close()));
+  slots = theSlots;
+  opened.defer(step(logger, 'slot processes', () => theSlots.close()));
   // SECURITY: the app exists before anything is awaited after the listen: the
   // server accepts connections from then on, and a request that arrives while the
   // egress process starts would otherwise find no app and never be answered.
-  // Until the executors are ready, /health says "starting" and scrapes wait in the
+  // Until the slot processes are ready, /health says "starting" and scrapes wait in the
   // queue like any other.
-  app = buildApp({ config, executors: theExecutors, tenancy, logger, kernelLock: kernelLock.status });
+  app = buildApp({ config, slots: theSlots, tenancy, logger, kernelLock: kernelLock.status });
   const theApp = app;
   await egress.start();
-  await theExecutors.start();
+  await theSlots.start();
   logger.info(
     {
       host: config.host,
       port: servicePort,
-      executors: theExecutors.pids,
-      slotUsers: theExecutors.users?.map((u) => u.user),
+      slotPids: theSlots.pids,
+      // Deprecated: slotPids, its new name; kept one release (docs/operations.md).
+      executors: theSlots.pids,
+      slotUsers: theSlots.users?.map((u) => u.user),
       egress: egress.pid,
       egressUser: egress.runAs?.user,
-      chromiumSandbox: executors.chromiumSandbox,
+      chromiumSandbox: slots.chromiumSandbox,
       kernelLock: kernelLock.status.on ? 'on' : `off: ${kernelLock.status.why}`,
       maxConcurrency: config.maxConcurrency,
       serviceMemoryMb: config.serviceMemoryMb,
@@ -285,11 +287,11 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
   const service: Service = {
     config,
     port: servicePort,
-    executors: theExecutors,
+    slots: theSlots,
     egress,
     kernelLock: kernelLock.status,
     get browser() {
-      return theExecutors.browser;
+      return theSlots.browser;
     },
     guard: { close: () => egress.closeGuard(), counts: () => egress.guardCounts() },
     app: theApp,
@@ -307,7 +309,7 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
           'shutting down: not ready, no new requests; finishing the admitted ones',
         );
         // At once, before anything is awaited: a SIGTERM to the whole group reaches the children too.
-        theExecutors.stopping();
+        theSlots.stopping();
         egress.stopping();
         theApp.drain();
         server.close();

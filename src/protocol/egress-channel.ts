@@ -1,11 +1,11 @@
-// The channel between an executor and the egress process: a Unix socket the
-// front connects to the egress process and gives the executor at its spawn
+// The channel between a slot process and the egress process: a Unix socket the
+// front connects to the egress process and gives the slot process at its spawn
 // (stdio, EGRESS_CHANNEL_FD), so the per-context
 // questions (open a port, bind it to a request, check a URL) take one hop, not
 // two through the front, and cost the front nothing. Messages are JSON, one per
-// line. The egress process reads what an executor sends as hostile (an executor
+// line. The egress process reads what a slot process sends as hostile (a slot process
 // runs hostile scripts): every message is checked against its shape, lines are
-// bounded, and an executor reaches only the sessions it opened on its own channel.
+// bounded, and a slot process reaches only the sessions it opened on its own channel.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isEgressRefusalKind } from './security.js';
 import type { Socket } from 'node:net';
@@ -19,11 +19,11 @@ export const MAX_CHANNEL_LINE = 16 * 1024;
 export const CHANNEL_PAUSE_BYTES = 2 ** 20;
 /** Unsent bytes at which a channel end closes the channel: the other side does not read what it is sent. */
 export const CHANNEL_MAX_UNSENT_BYTES = 8 * 2 ** 20;
-/** The longest host name a check carries (DNS allows 253; the URL parser allows more, which the executor refuses itself). */
+/** The longest host name a check carries (DNS allows 253; the URL parser allows more, which the slot process refuses itself). */
 export const MAX_CHANNEL_HOST = 1024;
 /**
- * URL checks one executor may have in flight at once (each may hold one of the
- * resolver's few threads, shared by every executor). An executor asks one per
+ * URL checks one slot process may have in flight at once (each may hold one of the
+ * resolver's few threads, shared by every slot process). A slot process asks one per
  * navigation of a request (a handful per lane); SECURITY: one that escaped its
  * code cannot take the resolver from the others. The next is refused at once.
  */
@@ -33,13 +33,13 @@ export const MAX_REQUEST_ID = 256;
 /** The longest proxy name a bind carries (names are the operator's, short). */
 export const MAX_PROXY_NAME = 256;
 
-export type ExecutorToEgress =
+export type SlotToEgress =
   /** A new port for one browser context; answered { port, s }. */
   | { readonly op: 'open'; readonly q: number }
   /**
    * The context's traffic is the request's from now on, leaving through the
    * upstream proxy named `proxy` (a name in the egress process's table: the
-   * executor never holds its URL or credentials); answered once the guard holds it so.
+   * slot process never holds its URL or credentials); answered once the guard holds it so.
    */
   | {
       readonly op: 'bind';
@@ -57,7 +57,7 @@ export type ExecutorToEgress =
   /** The policy's decision for host:port (a URL a script or the request navigates to). */
   | { readonly op: 'check'; readonly q: number; readonly host: string; readonly port: number };
 
-export type EgressToExecutor =
+export type EgressToSlot =
   | {
       readonly op: 'answer';
       readonly q: number;
@@ -87,11 +87,11 @@ const isPort = (v: unknown): v is number => Number.isInteger(v) && (v as number)
 const isText = (v: unknown, max: number): v is string => typeof v === 'string' && v.length <= max;
 
 /**
- * SECURITY: what the egress process takes from an executor. Throws on anything
- * else; the egress process then closes the channel and the front kills the executor.
+ * SECURITY: what the egress process takes from a slot process. Throws on anything
+ * else; the egress process then closes the channel and the front kills the slot process.
  */
-export function checkFromExecutorChannel(msg: unknown): ExecutorToEgress {
-  if (!isObject(msg)) throw new Error('an executor sent a channel message that is not an object');
+export function checkFromSlotChannel(msg: unknown): SlotToEgress {
+  if (!isObject(msg)) throw new Error('a slot process sent a channel message that is not an object');
   const ok = (() => {
     switch (msg.op) {
       case 'open':
@@ -114,8 +114,8 @@ export function checkFromExecutorChannel(msg: unknown): ExecutorToEgress {
         return false;
     }
   })();
-  if (!ok) throw new Error(`an executor sent a channel message the egress process cannot read (${String(msg.op)})`);
-  return msg as unknown as ExecutorToEgress;
+  if (!ok) throw new Error(`a slot process sent a channel message the egress process cannot read (${String(msg.op)})`);
+  return msg as unknown as SlotToEgress;
 }
 
 const STATS_KEYS: ReadonlySet<string> = new Set([
@@ -149,8 +149,8 @@ function isDecision(v: unknown): v is EgressDecision {
   );
 }
 
-/** What the executor takes from the egress process: checked too, so a bug there fails a request, not the executor. */
-export function checkFromEgressChannel(msg: unknown): EgressToExecutor {
+/** What the slot process takes from the egress process: checked too, so a bug there fails a request, not the slot process. */
+export function checkFromEgressChannel(msg: unknown): EgressToSlot {
   if (!isObject(msg)) throw new Error('the egress process sent a channel message that is not an object');
   const ok = (() => {
     switch (msg.op) {
@@ -174,28 +174,29 @@ export function checkFromEgressChannel(msg: unknown): EgressToExecutor {
         return false;
     }
   })();
-  if (!ok) throw new Error(`the egress process sent a channel message the executor cannot read (${String(msg.op)})`);
-  return msg as unknown as EgressToExecutor;
+  if (!ok)
+    throw new Error(`the egress process sent a channel message the slot process cannot read (${String(msg.op)})`);
+  return msg as unknown as EgressToSlot;
 }
 
 /**
- * The first line of every channel, written by the front before the executor is given it: which executor
+ * The first line of every channel, written by the front before the slot process is given it: which slot process
  * it is (its slot's uid, as root), and `mac`, the HMAC-SHA256 of those names under the egress process's
  * key (channelMac). SECURITY: only the front and the egress process hold the key; a connection whose
  * hello does not carry its mark is closed.
  */
 export interface ChannelHello {
   readonly op: 'hello';
-  readonly executor: number;
+  readonly slotProcess: number;
   readonly channel: number;
   readonly uid?: number;
   readonly mac: string;
 }
 
 /** The mark of a channel's hello: HMAC-SHA256 of its names under `key`, hex. */
-export function channelMac(key: Buffer, executor: number, channel: number, uid: number | undefined): string {
+export function channelMac(key: Buffer, slotProcess: number, channel: number, uid: number | undefined): string {
   return createHmac('sha256', key)
-    .update(`${executor}:${channel}:${uid ?? ''}`)
+    .update(`${slotProcess}:${channel}:${uid ?? ''}`)
     .digest('hex');
 }
 
@@ -204,14 +205,14 @@ export function checkChannelHello(msg: unknown, key: Buffer): ChannelHello {
   if (
     !isObject(msg) ||
     msg.op !== 'hello' ||
-    !isId(msg.executor) ||
+    !isId(msg.slotProcess) ||
     !isId(msg.channel) ||
     !(msg.uid === undefined || isId(msg.uid)) ||
     typeof msg.mac !== 'string' ||
     msg.mac.length !== 64
   )
     throw new Error('a channel did not begin with a hello');
-  const want = Buffer.from(channelMac(key, msg.executor, msg.channel, msg.uid as number | undefined), 'hex');
+  const want = Buffer.from(channelMac(key, msg.slotProcess, msg.channel, msg.uid as number | undefined), 'hex');
   const got = Buffer.from(msg.mac, 'hex');
   if (got.length !== want.length || !timingSafeEqual(got, want))
     throw new Error("a channel's hello is not the front's");

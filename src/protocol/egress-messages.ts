@@ -1,9 +1,9 @@
 // The messages between the front and the egress process, over the front's wire
 // (wire.ts: JSON lines on the socket pair given at its spawn), and the check the
-// front makes of each message it sends. No descriptor crosses: each executor's
+// front makes of each message it sends. No descriptor crosses: each slot process's
 // channel is a connection to the egress process's socket (egress-channel.ts).
 import type { Config, UpstreamProxy } from '../common/config.js';
-import { MAX_EXECUTOR_LOG_LINE } from './slot-wire.js';
+import { MAX_SLOT_LOG_LINE } from './slot-wire.js';
 import { isCount, isObject, isPort } from './shape.js';
 import type { EgressStats, GuardCounts } from './egress.js';
 import { isEgress } from './jobs.js';
@@ -14,7 +14,7 @@ import type { EgressTestSeam, FaultKind } from './test-seams.js';
  * What the egress guard is given at its start, apart from the policy: the
  * upstream proxies with their credentials. SECURITY: a secret; whoever holds
  * the guard holds this, and nothing else of the service should: the front sends
- * it to the egress process (src/front/children/egress-supervisor.ts), never to an executor.
+ * it to the egress process (src/front/children/egress-supervisor.ts), never to a slot process.
  */
 export interface EgressInit {
   readonly proxies: readonly UpstreamProxy[];
@@ -22,11 +22,11 @@ export interface EgressInit {
 
 /**
  * What the egress process runs with: the fields of the configuration it needs,
- * chosen one by one (an allow-list, unlike the executor's deny-list), so a
+ * chosen one by one (an allow-list, unlike the slot process's deny-list), so a
  * setting added later reaches it only when it is named here. SECURITY: the
  * front hands the egress process its configuration (and, with upstream proxies,
  * their credentials) directly over this channel; nothing of it passes through an
- * executor.
+ * slot process.
  */
 export interface EgressConfig {
   readonly egressAllowlist: Config['egressAllowlist'];
@@ -63,7 +63,7 @@ export type ToEgress =
       readonly port: number;
       /**
        * The guard's upstream proxies with their credentials. SECURITY: sent to
-       * this process alone; an executor names a request's proxy by name only.
+       * this process alone; a slot process names a request's proxy by name only.
        */
       readonly egress: EgressInit;
       /**
@@ -74,7 +74,7 @@ export type ToEgress =
        */
       readonly clientUids?: readonly number[];
       /**
-       * Where it listens for the executors' channels (in its own directory), and the key (hex) of their hellos
+       * Where it listens for the slot processes' channels (in its own directory), and the key (hex) of their hellos
        * (egress-channel.ts ChannelHello). SECURITY: the key is sent to this process alone.
        */
       readonly channelPath: string;
@@ -82,16 +82,16 @@ export type ToEgress =
       readonly seam?: EgressTestSeam;
     }
   /**
-   * SECURITY: executor `executor` may bind one session to request `requestId`,
+   * SECURITY: slot process `slotProcess` may bind one session to request `requestId`,
    * leaving through `proxy` (by name; absent: no proxy). Sent when the front
-   * hands the executor the request; the egress process refuses every bind that
-   * matches no unused grant, so an executor cannot pick another request's id or
+   * hands the slot process the request; the egress process refuses every bind that
+   * matches no unused grant, so a slot process cannot pick another request's id or
    * a proxy its request's key may not use.
    */
   | {
       readonly type: 'grant';
       readonly grant: number;
-      readonly executor: number;
+      readonly slotProcess: number;
       readonly requestId: string;
       readonly proxy?: string;
       /** SECURITY: the hosts the request's key may reach (host-patterns.ts); absent: any public host. */
@@ -102,7 +102,7 @@ export type ToEgress =
   /**
    * SECURITY: the request of grant `grant` is answered: its session ends (open connections cut, and counted)
    * and its counts are answered with { type: 'finished' } and the same `ask`. The front bills these, never
-   * what the executor reports.
+   * what the slot reports.
    */
   | { readonly type: 'finish'; readonly grant: number; readonly ask: number }
   /** Closes the egress guard (a test of what happens when it is down). */
@@ -137,17 +137,17 @@ export type FromEgress =
     }
   | { readonly type: 'dial'; readonly address: string; readonly port: number }
   /**
-   * An executor sent what the egress process cannot read on its channel: the
-   * channel is closed, and the front kills that executor as it would for a
+   * A slot process sent what the egress process cannot read on its channel: the
+   * channel is closed, and the front kills that slot process as it would for a
    * malformed message to itself.
    */
-  | { readonly type: 'executor-misbehaved'; readonly executor: number }
+  | { readonly type: 'slot-misbehaved'; readonly slotProcess: number }
   /**
-   * A channel is closed on the egress side (the executor closed it, or it was
-   * replaced or misbehaved), every session of it with it: an executor still up
+   * A channel is closed on the egress side (the slot process closed it, or it was
+   * replaced or misbehaved), every session of it with it: a slot process still up
    * without it cannot serve, and the front replaces it.
    */
-  | { readonly type: 'channel-closed'; readonly executor: number; readonly channel: number }
+  | { readonly type: 'channel-closed'; readonly slotProcess: number; readonly channel: number }
   | { readonly type: 'guard-closed'; readonly ask: number }
   /** A request's final egress counts (`finish`); absent: no session was bound with its grant here. */
   | { readonly type: 'finished'; readonly ask: number; readonly stats?: EgressStats }
@@ -165,15 +165,15 @@ function isGuardCounts(c: unknown): boolean {
 
 const EGRESS_SHAPES: Record<FromEgress['type'], (m: Record<string, unknown>) => boolean> = {
   ready: (m) => isPort(m.guardPort),
-  log: (m) => typeof m.line === 'string' && m.line.length <= MAX_EXECUTOR_LOG_LINE,
+  log: (m) => typeof m.line === 'string' && m.line.length <= MAX_SLOT_LOG_LINE,
   'egress-refused': (m) =>
     (m.requestId === undefined || (typeof m.requestId === 'string' && m.requestId.length <= MAX_REQUEST_ID_CHARS)) &&
     (m.kind === undefined || isEgressRefusalKind(m.kind)) &&
     (m.host === undefined || (typeof m.host === 'string' && m.host.length <= MAX_HOST_CHARS)) &&
     (m.port === undefined || isPort(m.port)),
   dial: (m) => typeof m.address === 'string' && m.address.length <= 64 && isPort(m.port),
-  'executor-misbehaved': (m) => isCount(m.executor),
-  'channel-closed': (m) => isCount(m.executor) && isCount(m.channel),
+  'slot-misbehaved': (m) => isCount(m.slotProcess),
+  'channel-closed': (m) => isCount(m.slotProcess) && isCount(m.channel),
   'guard-closed': (m) => isCount(m.ask),
   finished: (m) => isCount(m.ask) && (m.stats === undefined || isEgress(m.stats)),
   'guard-counts': (m) => isCount(m.ask) && isGuardCounts(m.counts),

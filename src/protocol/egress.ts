@@ -103,6 +103,6 @@ export interface GuardCounts {
   unclaimed: number;
   /** Upstream connections opened. */
   upstreamConnections: number;
-  /** Connections to a context's port from a process of another user than the executors' (closed unread). */
+  /** Connections to a context's port from a process of another user than the slot processes' (closed unread). */
   otherUsers: number;
 }

@@ -182,7 +182,7 @@ export interface WireError extends WireTelemetry {
   readonly phase?: JobPhase;
 }
 
-/** The fail message of a job whose executor stopped under it. */
+/** The fail message of a job whose slot process stopped under it. */
 export const RUNNER_STOPPED = 'Internal server error: the script runner stopped; the request was not completed';
 /** The fail message of a job whose egress process stopped under it. */
 export const EGRESS_STOPPED = 'Internal server error: the egress process stopped; the request was not completed';

@@ -1,10 +1,10 @@
 // The request's `options` (docs/api.md "Request options"): how the page is set up
 // before its first load. Checked here, on both sides of the process boundary:
 // the front refuses a bad value with 400 INVALID_OPTIONS before any job is
-// queued, and the executor checks the same object again with the same code
+// queued, and the slot process checks the same object again with the same code
 // before it applies it (src/slot/scrape/page-setup.ts), so the two never disagree.
 // Plain functions and data only: the front imports this module, so it imports
-// nothing of the executor. The bounds the membrane also applies (viewport) are
+// nothing of the slot process. The bounds the membrane also applies (viewport) are
 // defined here and imported by src/slot/membrane/options.ts.
 import { PROXY_NAME } from '../common/config.js';
 import { HOP_BY_HOP_HEADERS } from './http-headers.js';
@@ -54,7 +54,7 @@ export const MAX_COOKIES = 50;
 /** A cookie's name and value together, as browsers bound them. */
 export const MAX_COOKIE_CHARS = 4096;
 export const MAX_USER_AGENT_CHARS = 1024;
-/** As the membrane's MAX_SELECTOR_CHARS (src/slot/membrane/budgets.ts), which the executor applies to the selector again. */
+/** As the membrane's MAX_SELECTOR_CHARS (src/slot/membrane/budgets.ts), which the slot process applies to the selector again. */
 export const MAX_WAIT_SELECTOR_CHARS = 2048;
 
 /**

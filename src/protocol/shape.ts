@@ -9,7 +9,7 @@ export const isPort = (v: unknown): boolean => Number.isInteger(v) && (v as numb
 export const isSeconds = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
 
 /**
- * More items than any list an executor sends holds (MAX_LOG_LINES is at most
+ * More items than any list a slot process sends holds (MAX_LOG_LINES is at most
  * 100 000, pids one per lane, page calls a few dozen).
  */
 export const MAX_WIRE_LIST = 200_000;

@@ -1,15 +1,15 @@
-// The messages between the front and an executor (a slot process), over the
+// The messages between the front and a slot process, over the
 // front's wire (wire.ts: JSON lines on the socket pair given at its spawn), and
-// the check the front makes of each message an executor sends.
+// the check the front makes of each message a slot process sends.
 import type { Config } from '../common/config.js';
 import { JOB_PHASES, type JobPhase } from '../common/errors.js';
 import { isWireError, isWireResult } from './jobs.js';
 import type { JobRequest, WireError, WireResult } from './jobs.js';
 import { MAX_WIRE_LIST, hasOnly, isCount, isList, isObject, isSeconds } from './shape.js';
-import type { ExecutorTestSeam, FaultKind } from './test-seams.js';
+import type { SlotTestSeam, FaultKind } from './test-seams.js';
 
-/** The configuration an executor runs with: the front's, with every secret taken out. */
-export type ExecutorConfig = Omit<Config, 'apiKeys' | 'apiKeysFile' | 'redisUrl' | 'metricsToken' | 'proxies'> & {
+/** The configuration a slot process runs with: the front's, with every secret taken out. */
+export type SlotConfig = Omit<Config, 'apiKeys' | 'apiKeysFile' | 'redisUrl' | 'metricsToken' | 'proxies'> & {
   readonly apiKeys: readonly never[];
   readonly apiKeysFile: undefined;
   readonly redisUrl: undefined;
@@ -18,11 +18,11 @@ export type ExecutorConfig = Omit<Config, 'apiKeys' | 'apiKeysFile' | 'redisUrl'
 };
 
 /**
- * SECURITY: the executor is given the configuration without keys, key file,
+ * SECURITY: the slot process is given the configuration without keys, key file,
  * Redis URL, metrics token or proxies (their credentials go to the egress guard
  * alone, as EgressInit).
  */
-export function executorConfig(config: Config): ExecutorConfig {
+export function slotConfig(config: Config): SlotConfig {
   return {
     ...config,
     apiKeys: [],
@@ -33,7 +33,7 @@ export function executorConfig(config: Config): ExecutorConfig {
   };
 }
 
-/** What the executor says about its Chromium, whenever it changes. */
+/** What the slot process says about its Chromium, whenever it changes. */
 export interface BrowserStatus {
   readonly ready: boolean;
   /** The first lane's Chromium (the one a lone request uses). */
@@ -45,10 +45,10 @@ export interface BrowserStatus {
   readonly contextsReady: number;
 }
 
-/** What an executor holds now (read from /proc every second), in bytes. */
-export interface ExecutorMemory extends SlotMemoryReport {
+/** What a slot process holds now (read from /proc every second), in bytes. */
+export interface SlotMemory extends SlotMemoryReport {
   /** The slot processes themselves: Node, the isolates. */
-  readonly executorBytes: number;
+  readonly slotBytes: number;
   /** Every Chromium process of the slots. */
   readonly chromiumBytes: number;
 }
@@ -61,11 +61,11 @@ export interface SlotMemoryReport {
   readonly pageLimitKills: number;
 }
 
-export type ToExecutor =
+export type ToSlot =
   | {
       readonly type: 'init';
-      readonly config: ExecutorConfig;
-      /** The front's log level: the executor sends only the lines the front would write. */
+      readonly config: SlotConfig;
+      /** The front's log level: the slot process sends only the lines the front would write. */
       readonly logLevel: string;
       /** The egress guard's browser-wide port (Chromium's --proxy-server), the same across its restarts. */
       readonly guardPort: number;
@@ -81,7 +81,7 @@ export type ToExecutor =
        * non-dumpable (src/front/children/slot-privacy.ts).
        */
       readonly execOnly?: { readonly chromium: string; readonly shell: string };
-      readonly seam?: ExecutorTestSeam;
+      readonly seam?: SlotTestSeam;
     }
   | { readonly type: 'run'; readonly id: number; readonly request: JobRequest }
   /** The job's request was cancelled; `error` is the reason when it is a public error (shutdown). */
@@ -89,17 +89,17 @@ export type ToExecutor =
   /**
    * Tests (seam.faults): an exception nobody catches, a rejection nobody
    * handles, V8's heap exhausted, or `message` sent to the front as it is (what
-   * an executor that escaped our code could send).
+   * a slot process that escaped our code could send).
    */
   | { readonly type: 'fault'; readonly kind: FaultKind; readonly message?: unknown }
   /** Close everything and exit 0. */
   | { readonly type: 'shutdown' };
 
-export type FromExecutor =
+export type FromSlot =
   | { readonly type: 'ready'; readonly chromiumSandbox: boolean }
   | { readonly type: 'status'; readonly browser: BrowserStatus }
   | { readonly type: 'memory'; readonly memory: SlotMemoryReport }
-  /** One log line of the executor's logger (pino JSON), for the front to write. */
+  /** One log line of the slot process's logger (pino JSON), for the front to write. */
   | { readonly type: 'log'; readonly line: string }
   | { readonly type: 'observe'; readonly metric: 'navigation' | 'script'; readonly seconds: number }
   | { readonly type: 'egress-refused' }
@@ -138,8 +138,8 @@ export function maxToSlotBytes(maxBodyBytes: number): number {
   return 6 * maxBodyBytes + 16 * 2 ** 20;
 }
 
-/** The longest log line the front takes from an executor (its own lines are far shorter). */
-export const MAX_EXECUTOR_LOG_LINE = 64 * 1024;
+/** The longest log line the front takes from a slot process (its own lines are far shorter). */
+export const MAX_SLOT_LOG_LINE = 64 * 1024;
 
 function isBrowserStatus(b: unknown): boolean {
   return (
@@ -158,47 +158,46 @@ function isBrowserStatus(b: unknown): boolean {
  * them as. SECURITY: no other field. A field never read still costs the front its deserialization (a huge
  * array of empty objects: hundreds of MB, seconds): a child that sends one is killed, not left to send it again.
  */
-const SHAPES: Record<FromExecutor['type'], { fields: readonly string[]; is: (m: Record<string, unknown>) => boolean }> =
-  {
-    ready: { fields: ['chromiumSandbox'], is: (m) => typeof m.chromiumSandbox === 'boolean' },
-    status: { fields: ['browser'], is: (m) => isBrowserStatus(m.browser) },
-    memory: {
-      fields: ['memory'],
-      is: (m) =>
-        isObject(m.memory) &&
-        hasOnly(m.memory, ['pageBytes', 'pageLimitKills']) &&
-        isSeconds(m.memory.pageBytes) &&
-        isCount(m.memory.pageLimitKills),
-    },
-    log: { fields: ['line'], is: (m) => typeof m.line === 'string' && m.line.length <= MAX_EXECUTOR_LOG_LINE },
-    observe: {
-      fields: ['metric', 'seconds'],
-      is: (m) => (m.metric === 'navigation' || m.metric === 'script') && isSeconds(m.seconds),
-    },
-    'egress-refused': { fields: [], is: () => true },
-    done: { fields: ['id', 'outcome'], is: (m) => isCount(m.id) && isWireResult(m.outcome) },
-    failed: { fields: ['id', 'error'], is: (m) => isCount(m.id) && isWireError(m.error) },
-    closed: { fields: ['id'], is: (m) => isCount(m.id) },
-    phase: {
-      fields: ['id', 'phase'],
-      is: (m) => isCount(m.id) && (JOB_PHASES as readonly unknown[]).includes(m.phase),
-    },
-  };
+const SHAPES: Record<FromSlot['type'], { fields: readonly string[]; is: (m: Record<string, unknown>) => boolean }> = {
+  ready: { fields: ['chromiumSandbox'], is: (m) => typeof m.chromiumSandbox === 'boolean' },
+  status: { fields: ['browser'], is: (m) => isBrowserStatus(m.browser) },
+  memory: {
+    fields: ['memory'],
+    is: (m) =>
+      isObject(m.memory) &&
+      hasOnly(m.memory, ['pageBytes', 'pageLimitKills']) &&
+      isSeconds(m.memory.pageBytes) &&
+      isCount(m.memory.pageLimitKills),
+  },
+  log: { fields: ['line'], is: (m) => typeof m.line === 'string' && m.line.length <= MAX_SLOT_LOG_LINE },
+  observe: {
+    fields: ['metric', 'seconds'],
+    is: (m) => (m.metric === 'navigation' || m.metric === 'script') && isSeconds(m.seconds),
+  },
+  'egress-refused': { fields: [], is: () => true },
+  done: { fields: ['id', 'outcome'], is: (m) => isCount(m.id) && isWireResult(m.outcome) },
+  failed: { fields: ['id', 'error'], is: (m) => isCount(m.id) && isWireError(m.error) },
+  closed: { fields: ['id'], is: (m) => isCount(m.id) },
+  phase: {
+    fields: ['id', 'phase'],
+    is: (m) => isCount(m.id) && (JOB_PHASES as readonly unknown[]).includes(m.phase),
+  },
+};
 
 /**
- * SECURITY: what the front takes from an executor. An executor runs hostile
+ * SECURITY: what the front takes from a slot process. A slot process runs hostile
  * scripts and pages; one that escaped its isolate could send anything, and a
  * field of the wrong type read later in an event handler (a process exit's, a
  * health check's) would end the front. Throws on anything that is not a
- * FromExecutor the front can read; the supervisor then kills the executor.
+ * FromSlot the front can read; the supervisor then kills the slot process.
  */
-export function checkFromExecutor(msg: unknown): FromExecutor {
+export function checkFromSlot(msg: unknown): FromSlot {
   if (!isObject(msg) || typeof msg.type !== 'string' || !Object.hasOwn(SHAPES, msg.type))
-    throw new Error('an executor sent a message of no known type');
-  const type = msg.type as FromExecutor['type'];
+    throw new Error('a slot process sent a message of no known type');
+  const type = msg.type as FromSlot['type'];
   const shape = SHAPES[type];
   if (!hasOnly(msg, ['type', ...shape.fields]))
-    throw new Error(`an executor sent a ${type} message with fields of its own`);
-  if (!shape.is(msg)) throw new Error(`an executor sent a ${type} message the front cannot read`);
-  return msg as unknown as FromExecutor;
+    throw new Error(`a slot process sent a ${type} message with fields of its own`);
+  if (!shape.is(msg)) throw new Error(`a slot process sent a ${type} message the front cannot read`);
+  return msg as unknown as FromSlot;
 }

@@ -9,7 +9,7 @@ import type { GuardLimits } from './egress.js';
  * cross a process hop, so tests describe a resolver and a connector here as
  * data. The front sends it only when a test asks.
  */
-export interface ExecutorTestSeam {
+export interface SlotTestSeam {
   /**
    * host → answers; each lookup of the host takes the next answer, in turn. Names not listed do not resolve.
    * Absent: the system's resolver (a test of what Chromium does on its own).
@@ -19,7 +19,7 @@ export interface ExecutorTestSeam {
   readonly loopbackOnly: boolean;
   /** Report each upstream the guard dials ({ type: 'dial' }). */
   readonly reportDials: boolean;
-  /** Obey { type: 'fault' }: a test of what happens when an executor fails in a way no script can cause. */
+  /** Obey { type: 'fault' }: a test of what happens when a slot process fails in a way no script can cause. */
   readonly faults: boolean;
   /** This machine's own addresses, for the egress checker, instead of the system's interfaces. */
   readonly localAddresses?: readonly string[];
@@ -31,7 +31,7 @@ export interface ExecutorTestSeam {
   readonly publicTargets?: readonly { readonly address: string; readonly port: number }[];
   /** The guard's limits, where a test lowers them. */
   readonly guardLimits?: Partial<GuardLimits>;
-  /** The executor's V8 heap limit (--max-old-space-size), where a test makes it run out. */
+  /** The slot process's V8 heap limit (--max-old-space-size), where a test makes it run out. */
   readonly heapMb?: number;
   /**
    * SPKI hashes (base64 SHA-256) of throw-away certificates the slots' Chromium
@@ -51,20 +51,20 @@ export interface ExecutorTestSeam {
   readonly clipboardHangs?: number;
 }
 
-/** The data-only test seam of the egress process: the part of ExecutorTestSeam that is the guard's. */
+/** The data-only test seam of the egress process: the part of SlotTestSeam that is the guard's. */
 export interface EgressTestSeam {
-  readonly hosts?: ExecutorTestSeam['hosts'];
+  readonly hosts?: SlotTestSeam['hosts'];
   readonly loopbackOnly: boolean;
   readonly reportDials: boolean;
   /** Obey { type: 'fault' } (a test of an egress process that fails or misbehaves). */
   readonly faults: boolean;
   readonly localAddresses?: readonly string[];
-  readonly publicTargets?: ExecutorTestSeam['publicTargets'];
+  readonly publicTargets?: SlotTestSeam['publicTargets'];
   readonly guardLimits?: Partial<GuardLimits>;
 }
 
 /**
- * The failures a test may ask of an executor or of the egress process
+ * The failures a test may ask of a slot process or of the egress process
  * (seam.faults); `hang` (a main thread that never yields), `bloat` (memory
  * outside V8's heap, grown without end), `retain` (its message's MiB outside
  * V8's heap, kept for the process's life), `raw` and `unwire` are a slot

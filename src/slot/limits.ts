@@ -3,10 +3,10 @@
 // script then sees.
 
 /**
- * SECURITY: the largest DevTools message Chromium may send the executor, in
+ * SECURITY: the largest DevTools message Chromium may send the slot process, in
  * bytes. A constant, not a setting: it only has to be larger than the largest
  * legitimate message under the membrane's own caps, and it bounds what one
- * message costs the executor (the message, its text and what JSON.parse makes of
+ * message costs the slot process (the message, its text and what JSON.parse makes of
  * it: about three times this at the peak, once at a time, since the pipe carries
  * one message after another). The largest legitimate ones are a result or event
  * the membrane can still give the script (MAX_TRANSFER_CHARS, 16 Mi characters:

@@ -1,4 +1,4 @@
-// A slot process's entry point (built to dist/executor.js): the front forks one
+// A slot process's entry point (built to dist/slot.js): the front forks one
 // per request slot (src/front/children/supervisor.ts) and gives it one job at a
 // time. It holds its slot's Chromium (through Puppeteer) and the isolates, and no
 // secret; the egress guard Chromium's traffic goes through runs in a process of
@@ -27,12 +27,12 @@ import { emptyTmp } from './tmp-empty.js';
 import { cgroupSource, PageMemoryWatchdog } from './browser/page-memory.js';
 import { RemoteGuard } from './egress-client/remote.js';
 import { ApiError, ERRORS, internalFailure, type JobPhase } from '../common/errors.js';
-import { type FromExecutor, type ToExecutor } from '../protocol/slot-wire.js';
+import { type FromSlot, type ToSlot } from '../protocol/slot-wire.js';
 import { EGRESS_STOPPED, toWireResult, wireTelemetry, type JobTelemetry, type WireError } from '../protocol/jobs.js';
 import type { RawFault } from '../protocol/test-seams.js';
 import { EGRESS_CHANNEL_FD, FRONT_WIRE_FD, frontWire, inheritedSocket } from '../protocol/wire.js';
 import { collectWhenIdle } from '../common/idle-gc.js';
-import type { Logger } from '../common/log.js';
+import { slotPidFields, type Logger } from '../common/log.js';
 import { releaseBundleCache } from './membrane/bundle.js';
 import { SandboxPool } from './membrane/pool.js';
 import { runScrape, type ScrapeDeps } from './scrape/job.js';
@@ -57,29 +57,29 @@ const EXIT_FATAL = 70;
  * the front's to hold on what this process sends it.
  */
 const frontSocket = inheritedSocket(FRONT_WIRE_FD);
-const front = frontWire<ToExecutor, FromExecutor>(
+const front = frontWire<ToSlot, FromSlot>(
   frontSocket,
   (m) => onFront(m),
-  (e) => fatal('the front sent what the executor cannot read', e),
+  (e) => fatal('the front sent what the slot process cannot read', e),
 );
 
-function send(msg: FromExecutor): void {
+function send(msg: FromSlot): void {
   // The wire is gone when the front is: its close below ends this process.
   front.send(msg);
 }
 
-/** What the front's messages go to once the executor has started (start()). */
-let onStarted: ((msg: ToExecutor) => void) | undefined;
+/** What the front's messages go to once the slot process has started (start()). */
+let onStarted: ((msg: ToSlot) => void) | undefined;
 let initSeen = false;
 
-function onFront(msg: ToExecutor): void {
+function onFront(msg: ToSlot): void {
   if (!initSeen) {
     initSeen = true;
     if (msg.type !== 'init') {
       fatal('the first message was not init', new Error(msg.type));
       return;
     }
-    start(msg).catch((e: unknown) => fatal('the executor could not start', e));
+    start(msg).catch((e: unknown) => fatal('the slot process could not start', e));
     return;
   }
   if (onStarted) onStarted(msg);
@@ -89,10 +89,10 @@ function onFront(msg: ToExecutor): void {
   else if (msg.type === 'shutdown') process.exit(0);
 }
 
-/** The executor's logger: pino lines, sent to the front, which writes them with its own. */
+/** The slot process's logger: pino lines, sent to the front, which writes them with its own. */
 function ipcLogger(level: string): Logger {
   return pino(
-    { level, base: { executor: process.pid } },
+    { level, base: slotPidFields(process.pid) },
     { write: (line: string) => send({ type: 'log', line: line.trimEnd() }) },
   );
 }
@@ -100,7 +100,7 @@ function ipcLogger(level: string): Logger {
 /** Writes to stderr: for the moments the front's wire may already be gone. */
 function stderr(what: string, e: unknown): void {
   process.stderr.write(
-    `pagescript executor ${process.pid}: ${what}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`,
+    `pagescript slot process ${process.pid}: ${what}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`,
   );
 }
 
@@ -115,7 +115,7 @@ let exiting = false;
  * may write a core of gigabytes).
  */
 function fatal(what: string, e: unknown, hard = false): void {
-  if (logger) logger.fatal({ err: e }, `${what}; the executor exits`);
+  if (logger) logger.fatal({ err: e }, `${what}; the slot process exits`);
   else stderr(what, e);
   if (exiting) return;
   exiting = true;
@@ -156,7 +156,7 @@ function toWire(e: unknown, t: JobTelemetry = {}): WireError {
   };
 }
 
-type Init = Extract<ToExecutor, { type: 'init' }>;
+type Init = Extract<ToSlot, { type: 'init' }>;
 
 async function start(init: Init): Promise<void> {
   const log = ipcLogger(init.logLevel);
@@ -172,7 +172,7 @@ async function start(init: Init): Promise<void> {
       lanes: slot.browser.lanes,
       chromiumSandbox: slot.browser.sandboxed,
     },
-    'executor ready',
+    'slot process ready',
   );
 }
 
@@ -290,7 +290,7 @@ class SlotRuntime {
         maxLogBytes: config.maxLogBytes,
         defaultTimeoutMs: config.scriptTimeoutMs,
         // isolated-vm's README: after a catastrophic error the process is in an
-        // unknown state; end it. The front fails this executor's jobs and starts another.
+        // unknown state; end it. The front fails this slot process's jobs and starts another.
         onCatastrophicError: (message) => fatal('isolated-vm catastrophic error', new Error(message), true),
       },
       // One request at a time: one isolate made ahead is enough.
@@ -368,7 +368,7 @@ class SlotRuntime {
         try {
           await step();
         } catch (e) {
-          this.#log.error({ err: e, what }, 'executor close step failed');
+          this.#log.error({ err: e, what }, 'slot process close step failed');
         }
       }
     })();
@@ -376,7 +376,7 @@ class SlotRuntime {
   }
 
   /** Job `id`: its outcome sent to the front, then the slot made ready for the next. */
-  async #run(id: number, request: Extract<ToExecutor, { type: 'run' }>['request']): Promise<void> {
+  async #run(id: number, request: Extract<ToSlot, { type: 'run' }>['request']): Promise<void> {
     const aborter = new AbortController();
     this.#jobs.set(id, aborter);
     // Where the kernel holds the page's memory, the front reads it (and counts its kills) itself.
@@ -438,7 +438,7 @@ class SlotRuntime {
   }
 
   /** What the front asks once the slot has started. */
-  onMessage(msg: ToExecutor): void {
+  onMessage(msg: ToSlot): void {
     switch (msg.type) {
       case 'run':
         background(this.#run(msg.id, msg.request), 'job', this.#log);
@@ -477,7 +477,7 @@ function clipboardSeam(init: Init): EmptyClipboard | undefined {
 }
 
 /** Tests (seam.faults): the fault the test asked for. */
-function fault(msg: Extract<ToExecutor, { type: 'fault' }>): void {
+function fault(msg: Extract<ToSlot, { type: 'fault' }>): void {
   if (msg.kind === 'throw')
     setImmediate(() => {
       throw new Error('a fault the test asked for');
@@ -486,7 +486,7 @@ function fault(msg: Extract<ToExecutor, { type: 'fault' }>): void {
   else if (msg.kind === 'hang') setImmediate(hang);
   else if (msg.kind === 'bloat') setImmediate(bloat);
   else if (msg.kind === 'retain') retained.push(Buffer.alloc(Number(msg.message) * 2 ** 20, 1));
-  else if (msg.kind === 'send') front.send(msg.message as FromExecutor);
+  else if (msg.kind === 'send') front.send(msg.message as FromSlot);
   else if (msg.kind === 'raw') writeRaw(msg.message as RawFault);
   else if (msg.kind === 'unwire') {
     unwired = true;

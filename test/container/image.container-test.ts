@@ -222,7 +222,7 @@ describe('the container image', { skip }, () => {
     const of = (re: RegExp): string[] => [...new Set(rows.filter((r) => re.test(r.args)).map((r) => r.user))];
     assert.deepEqual(of(/dist\/server\.js/), ['root'], top);
     assert.deepEqual(of(/egress-process\.js/), ['pagescript-egress'], top);
-    assert.deepEqual(of(/executor\.js|chromium-headless-shell/), ['pagescript-slot-0'], top);
+    assert.deepEqual(of(/slot\.js|chromium-headless-shell/), ['pagescript-slot-0'], top);
     // SECURITY: every process is a uid of the container's namespace on this machine, its root included.
     for (const r of rows) {
       const uid = Number(r.huser);
@@ -418,7 +418,7 @@ const attempt = (pid) => {
 };
 const own = spawn('/bin/sleep', ['30']);
 setTimeout(() => {
-  const slots = procs.filter((p) => /dist\\/executor\\.js/.test(p.cmd) && p.uid !== 0)
+  const slots = procs.filter((p) => /dist\\/slot\\.js/.test(p.cmd) && p.uid !== 0)
     .map((s) => ({ uid: s.uid, procs: tree(s).map((p) => ({ pid: p.pid, uid: p.uid, cmd: p.cmd.slice(0, 100), ...attempt(p.pid) })) }));
   console.log(JSON.stringify({ me: process.getuid(), own: attempt(own.pid), slots }));
   own.kill('SIGKILL');

@@ -58,7 +58,7 @@ test(
   "a retired slot process that spins instead of exiting: the next key's job, in its replacement, is not billed for it",
   { skip },
   async () => {
-    await until(() => svc.service.executors.readyPids.length === 1, 'the slot process to be ready', {
+    await until(() => svc.service.slots.readyPids.length === 1, 'the slot process to be ready', {
       timeoutMs: 60_000,
     });
     // Baseline: the same job right after an honest retirement (the process exits when asked).
@@ -69,14 +69,14 @@ test(
     const baselineMs = Number(baseline.headers['x-usage-cpu-ms']);
     assert.ok(baselineMs < MAX_BILLED_MS, `baseline ${baselineMs}`);
     // Honest retirements are quiet: each process exits when asked, none is killed.
-    await until(() => svc.service.executors.recycles === 2, 'both honest processes to be retired');
-    await until(() => svc.service.executors.pids.length === 1, 'the retired processes to exit', { timeoutMs: 30_000 });
+    await until(() => svc.service.slots.recycles === 2, 'both honest processes to be retired');
+    await until(() => svc.service.slots.pids.length === 1, 'the retired processes to exit', { timeoutMs: 30_000 });
     assert.deepEqual(
       log.lines.filter((l) => l.msg === KILLED),
       [],
     );
     await until(
-      () => svc.service.executors.readyPids.length === 1 && !svc.service.executors.busySlots[0],
+      () => svc.service.slots.readyPids.length === 1 && !svc.service.slots.busySlots[0],
       'the slot to be free',
       { timeoutMs: 60_000 },
     );
@@ -95,22 +95,22 @@ test(
       { 'x-gateway-key': HOSTILE },
     );
     await arrived;
-    await until(() => svc.service.executors.jobPhases[0] === 'script', 'the hostile job to be in its script');
-    const id = svc.service.executors.jobIds[0];
-    const retiree = svc.service.executors.slotPids[0] as number;
+    await until(() => svc.service.slots.jobPhases[0] === 'script', 'the hostile job to be in its script');
+    const id = svc.service.slots.jobIds[0];
+    const retiree = svc.service.slots.slotPids[0] as number;
     // Code in the slot answers its job and closes it (the front retires the process), then stops reading its wire:
     // `shutdown` is never read, and the process lives on.
-    svc.service.executors.fault(
+    svc.service.slots.fault(
       'send',
       { type: 'done', id, outcome: { json: '1', logs: [], executionTimeMs: 1, timings: {} } },
       0,
     );
-    svc.service.executors.fault('send', { type: 'closed', id }, 0);
-    svc.service.executors.fault('hang', undefined, 0);
+    svc.service.slots.fault('send', { type: 'closed', id }, 0);
+    svc.service.slots.fault('hang', undefined, 0);
     const h = await within(hostileReply, 'the hostile answer', 30_000);
     release();
     assert.equal(h.status, 200, h.text);
-    await until(() => svc.service.executors.recycles === 3, 'the hostile job’s process to be retired');
+    await until(() => svc.service.slots.recycles === 3, 'the hostile job’s process to be retired');
     const r = await within(svc.post({ url: fixtures.url('/example'), script: WAITS }), 'the honest request', 60_000);
     const retireeAliveAtEnd = alive(retiree);
     assert.equal(r.status, 200, r.text);

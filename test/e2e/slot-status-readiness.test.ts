@@ -23,7 +23,7 @@ const NOT_READY = {
 
 /** Slot 0's process says its Chromium is not ready; resolves once the front has read it. */
 async function saysNotReady(): Promise<void> {
-  svc.service.executors.fault('send', NOT_READY, 0);
+  svc.service.slots.fault('send', NOT_READY, 0);
   await until(() => !svc.service.browser.ready, 'the front to read the forged status');
 }
 
@@ -35,7 +35,7 @@ async function probes(): Promise<{ ready: number; health: number }> {
 /** The slot is free and has said so of its Chromium (its next context prepared): no honest status is due. */
 async function quiet(): Promise<void> {
   await until(
-    () => !svc.service.executors.busySlots[0] && svc.service.browser.ready && svc.service.browser.contextsReady > 0,
+    () => !svc.service.slots.busySlots[0] && svc.service.browser.ready && svc.service.browser.contextsReady > 0,
     'the slot to have prepared its next context',
     { timeoutMs: 60_000 },
   );
@@ -43,19 +43,19 @@ async function quiet(): Promise<void> {
 
 test('a slot that says its Chromium is not ready: /ready and /health stay 200 while it serves', async () => {
   await until(
-    () => svc.service.browser.ready && svc.service.executors.readyPids.length === 1,
+    () => svc.service.browser.ready && svc.service.slots.readyPids.length === 1,
     'the slot process to be ready',
     { timeoutMs: 60_000 },
   );
   await until(async () => (await svc.raw('GET', '/ready')).status === 200, '/ready to be 200', { timeoutMs: 60_000 });
-  const pid = svc.service.executors.slotPids[0];
+  const pid = svc.service.slots.slotPids[0];
   await quiet();
   await saysNotReady();
   assert.deepEqual(await probes(), { ready: 200, health: 200 });
   // The slot process serves, as the front itself sees it.
   const served = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
   assert.equal(served.status, 200, served.text);
-  assert.deepEqual(svc.service.executors.slotPids, [pid]);
+  assert.deepEqual(svc.service.slots.slotPids, [pid]);
   // Said again after its own honest reports (which come as its Chromium changes).
   await quiet();
   await saysNotReady();

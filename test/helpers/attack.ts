@@ -1,5 +1,5 @@
-// One tenant's attack beside another tenant's plain request on the same executor:
-// what each got, in which order, and how far the executor's peak memory grew.
+// One tenant's attack beside another tenant's plain request on the same slot process:
+// what each got, in which order, and how far the slot process's peak memory grew.
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { FixtureServer } from './fixtures.js';
@@ -27,14 +27,14 @@ export interface Attack {
   innocent: Reply;
   /** The innocent reply came while the attacker's request was still running. */
   innocentFirst: boolean;
-  /** The executor's peak resident memory during the attack, above its resident memory before, in MiB. */
+  /** The slot process's peak resident memory during the attack, above its resident memory before, in MiB. */
   growthMb: number;
 }
 
 /**
  * Runs script on the fixtures' /page as the service's test key, once its page has
  * told the test it started (a hit on /started), then a plain request on /innocent
- * with otherKey; the executor must live through both.
+ * with otherKey; the slot process must live through both.
  */
 export async function attackBeside(
   svc: TestService,
@@ -42,8 +42,8 @@ export async function attackBeside(
   otherKey: string,
   script: string,
 ): Promise<Attack> {
-  const [pid] = svc.service.executors.pids;
-  assert.ok(pid, 'an executor runs');
+  const [pid] = svc.service.slots.pids;
+  assert.ok(pid, 'a slot process runs');
   const peakGrowthMb = watchPeakGrowth(pid);
   const started = fixtures.hits.get('/started') ?? 0;
   let attackerDone = false;
@@ -62,6 +62,6 @@ export async function attackBeside(
   const attackerReply = await attacker;
   const growthMb = peakGrowthMb();
   // The attacker took the first slot; the other key's request may have started another slot process beside it.
-  assert.ok(svc.service.executors.pids.includes(pid), "the attacker's slot process lived through the attack");
+  assert.ok(svc.service.slots.pids.includes(pid), "the attacker's slot process lived through the attack");
   return { attacker: attackerReply, innocent, innocentFirst, growthMb };
 }

@@ -1,4 +1,4 @@
-// A BrowserHost launched as an executor launches it, here in the test process
+// A BrowserHost launched as a slot process launches it, here in the test process
 // (outside the membrane), behind a real egress guard that lets its contexts
 // reach one loopback fixture only: for tests that drive Chromium's contexts
 // and pipe directly.

@@ -1,5 +1,5 @@
-// A channel the front made for a (pretend) executor, speaking the channel's line
-// protocol (src/protocol/egress-channel.ts): what a taken-over executor could say to the
+// A channel the front made for a (pretend) slot process, speaking the channel's line
+// protocol (src/protocol/egress-channel.ts): what a taken-over slot process could say to the
 // egress process.
 import type { TestService } from './service.js';
 
@@ -10,16 +10,16 @@ export interface ChannelAnswer {
   error?: string;
 }
 
-export interface PretendExecutor {
+export interface PretendSlot {
   ask(m: object): Promise<ChannelAnswer>;
   /** Asks all of `ms` in one write. */
   askAll(ms: object[]): Promise<ChannelAnswer[]>;
-  /** A session (a context's port), optionally bound to a request granted to this executor. */
+  /** A session (a context's port), optionally bound to a request granted to this slot process. */
   session(bindTo?: string): Promise<{ s: number; port: number }>;
   close(): void;
 }
 
-export async function pretendExecutor(svc: TestService, index: number): Promise<PretendExecutor> {
+export async function pretendSlot(svc: TestService, index: number): Promise<PretendSlot> {
   const { socket } = await svc.service.egress.channel(index);
   let q = 0;
   let buffer = '';

@@ -178,7 +178,7 @@ export async function assertServesNormally(svc: TestService, url: string, title:
  * request's, whichever the front chose.
  */
 export async function inItsOwnSlot(svc: TestService, body: unknown): Promise<{ reply: Promise<Reply>; slot: number }> {
-  const busy = (): boolean[] => svc.service.executors.busySlots;
+  const busy = (): boolean[] => svc.service.slots.busySlots;
   await until(() => !busy().includes(true), 'no slot to hold a job');
   const reply = svc.post(body);
   await until(() => busy().includes(true), 'the request to have its slot');

@@ -43,7 +43,7 @@ export function startSlotsService(env: Record<string, string>): Promise<TestServ
 
 /** Slot `slot`'s groups: CPU, cpuacct, memory and pids (one directory where the controllers are mounted together). */
 export function slotGroups(svc: TestService, slot: number): string[] {
-  const x = svc.service.executors;
+  const x = svc.service.slots;
   return [
     ...new Set(
       [x.cpuGroupDir(slot), x.cpuAcctGroupDir(slot), x.memoryGroupDir(slot), x.tasksGroupDir(slot)].filter(
@@ -66,7 +66,7 @@ export async function spawnInSlot(
   started: ChildProcess[],
   opts: { stdio?: StdioOptions; detached?: boolean } = {},
 ): Promise<ChildProcess> {
-  const user = svc.service.executors.users?.[slot];
+  const user = svc.service.slots.users?.[slot];
   assert.ok(user, 'as root, each slot has a user');
   const child = spawn('sh', ['-c', `kill -STOP $$; ${script}`], {
     uid: user.uid,

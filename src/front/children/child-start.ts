@@ -1,8 +1,8 @@
-// How the front starts a child process (an executor, the egress process): the
+// How the front starts a child process (a slot process, the egress process): the
 // spawn with nothing of the front's but its wire (wire.ts, on FRONT_WIRE_FD),
 // the child's stdout and stderr logged line by line, and its first `ready`
 // awaited within a deadline; and how it stops one.
-// Shared by supervisor.ts (executors) and egress-supervisor.ts.
+// Shared by supervisor.ts (slot processes) and egress-supervisor.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -68,7 +68,7 @@ export function forkChild(
 
 /**
  * Logs every line `child` writes to stdout or stderr as a warning `msg`, with
- * `who` (e.g. { executor: pid }) first, then the stream, the line, and how many
+ * `who` (e.g. { slotPid: pid }) first, then the stream, the line, and how many
  * characters were cut from it when it was longer than MAX_OUTPUT_LINE; `onLine`
  * gets each line's kept text too.
  */
@@ -218,26 +218,26 @@ export async function stopChild(child: ChildProcess, ask: () => void, timeoutMs:
   clearTimeout(timer);
 }
 
-/** How long an executor may take to start (Chromium's launch included) before it is killed and replaced. */
-export const EXECUTOR_START_TIMEOUT_MS = 60_000;
-/** How long an executor may take to close Chromium and exit when asked, before it is killed. */
-export const EXECUTOR_CLOSE_TIMEOUT_MS = 10_000;
-/** Wait before replacing an executor that died; doubled while replacements die before they are ready. */
-export const EXECUTOR_RESTART_BACKOFF_MS = 100;
-export const EXECUTOR_RESTART_BACKOFF_MAX_MS = 10_000;
-/** How long a question to an executor (the tests' guard counts, closing its guard) may wait for its answer. */
-export const EXECUTOR_ASK_TIMEOUT_MS = 10_000;
+/** How long a slot process may take to start (Chromium's launch included) before it is killed and replaced. */
+export const SLOT_START_TIMEOUT_MS = 60_000;
+/** How long a slot process may take to close Chromium and exit when asked, before it is killed. */
+export const SLOT_CLOSE_TIMEOUT_MS = 10_000;
+/** Wait before replacing a slot process that died; doubled while replacements die before they are ready. */
+export const SLOT_RESTART_BACKOFF_MS = 100;
+export const SLOT_RESTART_BACKOFF_MAX_MS = 10_000;
+/** How long a question to a slot process (the tests' guard counts, closing its guard) may wait for its answer. */
+export const SLOT_ASK_TIMEOUT_MS = 10_000;
 
 /**
- * The wait before a child (an executor, the egress process) is replaced, after
+ * The wait before a child (a slot process, the egress process) is replaced, after
  * `failedStarts` replacements in a row that died before they were ready.
  */
 export function restartBackoffMs(failedStarts: number): number {
-  return Math.min(EXECUTOR_RESTART_BACKOFF_MAX_MS, EXECUTOR_RESTART_BACKOFF_MS * 2 ** Math.min(failedStarts, 10));
+  return Math.min(SLOT_RESTART_BACKOFF_MAX_MS, SLOT_RESTART_BACKOFF_MS * 2 ** Math.min(failedStarts, 10));
 }
 
 /**
- * SECURITY: the only variables an executor (and the Chromium it starts) sees;
+ * SECURITY: the only variables a slot process (and the Chromium it starts) sees;
  * everything else of the front's environment (API_KEYS, API_KEYS_FILE,
  * REDIS_URL, METRICS_TOKEN, and whatever else the operator set) stays behind.
  */
@@ -302,7 +302,7 @@ export function removeChildDir(dir: string, logger: Logger): Promise<void> {
 }
 
 /** Where each child's entry point is, in the source tree (run through tsx). */
-const CHILD_SOURCES = { executor: '../../slot/main.ts', 'egress-process': '../../egress/main.ts' } as const;
+const CHILD_SOURCES = { slot: '../../slot/main.ts', 'egress-process': '../../egress/main.ts' } as const;
 
 /**
  * Set by `npm test` once it has built dist/ (scripts/bootstrap.mjs): a front
@@ -349,7 +349,7 @@ function logBudgetOf(child: ChildProcess, logger: Logger, who: Record<string, un
 
 /**
  * A child's log line (pino JSON), written by the front's logger with `who`
- * ({ executor: pid } or { egress: pid }), within the child's budget of lines
+ * ({ slotPid: pid } or { egress: pid }), within the child's budget of lines
  * (log-budget.ts). SECURITY: the line says which child wrote it, in the
  * front's words: a child cannot pass its lines off as the front's (a forged
  * "scrape done"); and its level is at most error: pino writes a fatal line

@@ -1,8 +1,8 @@
 // The front's side of the egress process (src/egress/main.ts): forks it with
 // an allow-listed environment, a home of its own and, as root, a user of its own
-// (EGRESS_USER, not the executors'); gives it its configuration (and nothing of
-// the front's secrets); connects each executor's channel to it (given to the
-// executor at its spawn); reads every message
+// (EGRESS_USER, not the slot processes'); gives it its configuration (and nothing of
+// the front's secrets); connects each slot process's channel to it (given to the
+// slot process at its spawn); reads every message
 // it sends against its shape and kills it for one it cannot read; and when it
 // dies, tells the supervisor (whose requests in flight fail with 500) and starts
 // another after a backoff, on the same browser-wide port.
@@ -28,9 +28,9 @@ import { channelMac } from '../../protocol/egress-channel.js';
 import { type EgressTestSeam, type FaultKind } from '../../protocol/test-seams.js';
 import type { Logger } from '../../common/log.js';
 import {
-  EXECUTOR_ASK_TIMEOUT_MS,
-  EXECUTOR_CLOSE_TIMEOUT_MS,
-  EXECUTOR_START_TIMEOUT_MS,
+  SLOT_ASK_TIMEOUT_MS,
+  SLOT_CLOSE_TIMEOUT_MS,
+  SLOT_START_TIMEOUT_MS,
   childDir,
   childEntry,
   childEnv,
@@ -69,7 +69,7 @@ export function egressUser(
 /**
  * The first message the egress process gets: the guard's policy, the ports it
  * keeps, and (SECURITY) the upstream proxies with their credentials, which go
- * to this process alone, never to an executor (see executorInit in supervisor.ts).
+ * to this process alone, never to a slot process (see slotInit in supervisor.ts).
  */
 export function egressInitMessage(
   config: Config,
@@ -138,14 +138,14 @@ export async function socketPair(dir: string): Promise<[Socket, Socket]> {
 export interface EgressEvents {
   /** A refusal of a request's traffic. */
   egressRefused?(refusal: Extract<FromEgress, { type: 'egress-refused' }>): void;
-  /** The egress process died: the requests in flight fail; the executors' channels are gone (they are replaced). */
+  /** The egress process died: the requests in flight fail; the slot processes' channels are gone (they are replaced). */
   stopped?(): void;
   /** A (new) egress process is ready: channels can be made. */
   ready?(): void;
-  /** An executor sent what the egress process cannot read: the front kills it. */
-  executorMisbehaved?(executor: number): void;
-  /** The egress process closed an executor's channel (and every session of it). */
-  channelClosed?(executor: number, channel: number): void;
+  /** A slot process sent what the egress process cannot read: the front kills it. */
+  slotMisbehaved?(slotProcess: number): void;
+  /** The egress process closed a slot process's channel (and every session of it). */
+  channelClosed?(slotProcess: number, channel: number): void;
 }
 
 export interface EgressSupervisorOptions {
@@ -177,7 +177,7 @@ export class EgressSupervisor {
   readonly #runAs: RunAs | undefined;
   #child: ChildProcess | undefined;
   #childDir: string | undefined;
-  /** The current process's socket for the executors' channels (in its own directory), and the key of their hellos. */
+  /** The current process's socket for the slot processes' channels (in its own directory), and the key of their hellos. */
   #channelPath = '';
   #channelKey: Buffer = Buffer.alloc(0);
   /** Those waiting for a (new) process to be ready (channel()). */
@@ -246,26 +246,26 @@ export class EgressSupervisor {
   }
 
   /**
-   * A new channel for executor `executor` (as root, slot user `uid`), once a process is ready: a connection
+   * A new channel for slot process `slotProcess` (as root, slot user `uid`), once a process is ready: a connection
    * to its socket, which the front opens with a hello only it can make (HMAC of the process's own key, which
-   * no executor holds), for the executor to be given at its spawn. SECURITY: the socket is in the egress
+   * no slot process holds), for the slot process to be given at its spawn. SECURITY: the socket is in the egress
    * process's own directory (0700, its user's): as root, no slot's user can reach it; where every process
-   * shares one uid, the hello's key is what makes a connection an executor's channel.
+   * shares one uid, the hello's key is what makes a connection a slot process's channel.
    */
-  async channel(executor: number, uid?: number): Promise<{ socket: Socket; channel: number; generation: number }> {
+  async channel(slotProcess: number, uid?: number): Promise<{ socket: Socket; channel: number; generation: number }> {
     await this.#whenReady();
     const child = this.#child;
     const generation = this.#generation;
     const channel = this.#nextChannel++;
     const hello = {
       op: 'hello',
-      executor,
+      slotProcess,
       channel,
       ...(uid === undefined ? {} : { uid }),
-      mac: channelMac(this.#channelKey, executor, channel, uid),
+      mac: channelMac(this.#channelKey, slotProcess, channel, uid),
     };
     const socket = connect(this.#channelPath);
-    // Never read here: what the egress process answers is the executor's.
+    // Never read here: what the egress process answers is the slot process's.
     socket.pause();
     try {
       await new Promise<void>((resolve, reject) => {
@@ -292,17 +292,17 @@ export class EgressSupervisor {
   }
 
   /**
-   * SECURITY: executor `executor` may bind one egress session to `requestId`,
+   * SECURITY: slot process `slotProcess` may bind one egress session to `requestId`,
    * through `proxy` (a name the front checked against the request's key) or none.
    * Kept until revoke() (the request's context is closed), and given again to a
    * replacement egress process. Returns the grant's number for revoke().
    */
-  grant(executor: number, requestId: string, proxy: string | undefined, hosts?: readonly string[]): number {
+  grant(slotProcess: number, requestId: string, proxy: string | undefined, hosts?: readonly string[]): number {
     const grant = this.#nextGrant++;
     const msg: Extract<ToEgress, { type: 'grant' }> = {
       type: 'grant',
       grant,
-      executor,
+      slotProcess,
       requestId,
       ...(proxy === undefined ? {} : { proxy }),
       ...(hosts === undefined ? {} : { hosts }),
@@ -333,7 +333,7 @@ export class EgressSupervisor {
     if (this.#grants.delete(grant) && this.#ready) this.#send({ type: 'revoke', grant });
   }
 
-  /** Channels made to executors since the start (every process's), for tests and the log. */
+  /** Channels made to slot processes since the start (every process's), for tests and the log. */
   get channelsMade(): number {
     return this.#channelsMade;
   }
@@ -344,12 +344,12 @@ export class EgressSupervisor {
   }
 
   /** Closes the egress guard (a test of what happens when it is down). */
-  async closeGuard(timeoutMs = EXECUTOR_ASK_TIMEOUT_MS): Promise<void> {
+  async closeGuard(timeoutMs = SLOT_ASK_TIMEOUT_MS): Promise<void> {
     await this.#ask('close-guard', 'guard-closed', timeoutMs);
   }
 
   /** Tests (seam): the guard's counts. */
-  async guardCounts(timeoutMs = EXECUTOR_ASK_TIMEOUT_MS): Promise<GuardCounts> {
+  async guardCounts(timeoutMs = SLOT_ASK_TIMEOUT_MS): Promise<GuardCounts> {
     if (!this.#opts.seam) throw new Error('the guard counts are answered only in tests (egressSeam)');
     return (await this.#ask('guard-counts', 'guard-counts', timeoutMs)).counts;
   }
@@ -417,7 +417,7 @@ export class EgressSupervisor {
     const wasReady = (): boolean => this.#wasReady && this.#child === child;
     const ready = awaitReady(child, {
       logger,
-      timeoutMs: EXECUTOR_START_TIMEOUT_MS,
+      timeoutMs: SLOT_START_TIMEOUT_MS,
       maxMessageBytes: MAX_EGRESS_MESSAGE_BYTES,
       maxMessageTokens: MAX_EGRESS_MESSAGE_TOKENS,
       // Not paced: it says each refusal of every slot's traffic (a page chooses how many), and what waited in it
@@ -462,7 +462,7 @@ export class EgressSupervisor {
 
   /**
    * Kills the egress process and, at once, makes no more channels to it: one
-   * handed out before its exit is seen would reach no process, and the executor
+   * handed out before its exit is seen would reach no process, and the slot process
    * that took it would wait for it.
    */
   #kill(child: ChildProcess): void {
@@ -506,11 +506,11 @@ export class EgressSupervisor {
       case 'dial':
         this.#opts.seam?.onDial?.(msg.address, msg.port);
         return;
-      case 'executor-misbehaved':
-        events?.executorMisbehaved?.(msg.executor);
+      case 'slot-misbehaved':
+        events?.slotMisbehaved?.(msg.slotProcess);
         return;
       case 'channel-closed':
-        if (child === this.#child) events?.channelClosed?.(msg.executor, msg.channel);
+        if (child === this.#child) events?.channelClosed?.(msg.slotProcess, msg.channel);
         return;
       case 'guard-closed':
       case 'guard-counts':
@@ -579,7 +579,7 @@ export class EgressSupervisor {
     this.#waitingReady.clear();
     const child = this.#child;
     if (child && child.exitCode === null && child.signalCode === null)
-      await stopChild(child, () => this.#send({ type: 'shutdown' }), EXECUTOR_CLOSE_TIMEOUT_MS);
+      await stopChild(child, () => this.#send({ type: 'shutdown' }), SLOT_CLOSE_TIMEOUT_MS);
     if (this.#childDir) await removeChildDir(this.#childDir, this.#opts.logger);
   }
 }

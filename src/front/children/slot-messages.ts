@@ -1,4 +1,4 @@
-// What a slot process's messages change, once checkFromExecutor has read them.
+// What a slot process's messages change, once checkFromSlot has read them.
 // SECURITY: a process's word reaches only what is its own: `done`, `failed`,
 // `phase` and `closed` name its own running jobs, in the one order an honest
 // process sends them (phases forward, one answer, then `closed`); any other
@@ -7,8 +7,8 @@
 // memory is shown, never used to judge it (the kernel's limit, or
 // slot-memory.ts's reading of /proc, is).
 import { JOB_PHASES } from '../../common/errors.js';
-import type { Logger } from '../../common/log.js';
-import type { FromExecutor } from '../../protocol/slot-wire.js';
+import { slotPidFields, type Logger } from '../../common/log.js';
+import type { FromSlot } from '../../protocol/slot-wire.js';
 import { writeChildLine } from './child-start.js';
 import { answer, type Pending, type SlotProcess } from './slot-process.js';
 import { fromWire } from './wire-error.js';
@@ -33,7 +33,7 @@ export interface SlotMessageHooks {
 }
 
 /** Takes message `msg` of slot process `e`. */
-export function onSlotMessage(e: SlotProcess, msg: FromExecutor, hooks: SlotMessageHooks): void {
+export function onSlotMessage(e: SlotProcess, msg: FromSlot, hooks: SlotMessageHooks): void {
   switch (msg.type) {
     case 'log':
       // Written by the front's logger with the process's pid.
@@ -41,8 +41,8 @@ export function onSlotMessage(e: SlotProcess, msg: FromExecutor, hooks: SlotMess
         e.child,
         hooks.logger,
         msg.line,
-        { executor: e.child.pid, slot: e.slot.index },
-        'executor',
+        { ...slotPidFields(e.child.pid), slot: e.slot.index },
+        'slot process',
         hooks.stopping(),
       );
       return;

@@ -5,7 +5,7 @@
 // other files of the slot supervision read and change them.
 import type { ChildProcess } from 'node:child_process';
 import { ApiError, type JobPhase } from '../../common/errors.js';
-import type { BrowserStatus, SlotMemoryReport, ToExecutor } from '../../protocol/slot-wire.js';
+import type { BrowserStatus, SlotMemoryReport, ToSlot } from '../../protocol/slot-wire.js';
 import { failedJob, withTelemetry, type JobOutcome } from '../../protocol/jobs.js';
 import { onWireClosed, sendToChild, wireOpen } from './child-start.js';
 import type { JobMemory } from './job-memory.js';
@@ -122,7 +122,7 @@ export class SlotProcess {
     return this.ready && !this.gone && !this.retiring && wireOpen(this.child);
   }
 
-  send(msg: ToExecutor): void {
+  send(msg: ToSlot): void {
     // A message to a process that is going away is lost; its exit fails its job.
     sendToChild(this.child, msg);
   }

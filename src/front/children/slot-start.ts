@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { background } from '../../common/background.js';
 import { SLOT_SEMI_SPACE_MB } from '../../common/config.js';
-import type { Logger } from '../../common/log.js';
+import { slotPidFields, type Logger } from '../../common/log.js';
 import { childDir, childEntry, childEnv, forkChild, logChildOutput, removeChildDir } from './child-start.js';
 import type { SlotGroups } from './slot-groups.js';
 import { HEAP_EXHAUSTED } from './slot-memory.js';
@@ -49,7 +49,7 @@ export function forkSlot(
   env.DEBUG_COLORS = 'no';
   // SECURITY: the V8 heap of a slot's host side has a hard limit from the memory plan,
   // and its young generation a bound (config.ts SLOT_SEMI_SPACE_MB: unbounded, it ate the old space's room).
-  const { file, execArgv } = childEntry('executor', { oldMb: heapMb, semiSpaceMb: SLOT_SEMI_SPACE_MB }, profileDir);
+  const { file, execArgv } = childEntry('slot', { oldMb: heapMb, semiSpaceMb: SLOT_SEMI_SPACE_MB }, profileDir);
   const child = forkChild(
     file,
     execArgv,
@@ -62,7 +62,7 @@ export function forkSlot(
   // Placed before it is sent `init` (which launches its Chromium): its whole tree is born in the slot's group.
   if (child.pid !== undefined) groups?.place(slot.index, child.pid);
   const proc = new SlotProcess(child, dir, index, slot);
-  logChildOutput(child, logger, { executor: child.pid, slot: slot.index }, 'executor output', (line) => {
+  logChildOutput(child, logger, { ...slotPidFields(child.pid), slot: slot.index }, 'slot process output', (line) => {
     if (HEAP_EXHAUSTED.test(line)) proc.heapExhausted = true;
   });
   return proc;

@@ -4,7 +4,7 @@
 // It reads the supervisor's live processes and keeps the tally of the gone.
 import { treeResidentBytes } from '../../common/proc.js';
 import { residentBytes } from '../../common/service-memory.js';
-import type { BrowserStatus, ExecutorMemory } from '../../protocol/slot-wire.js';
+import type { BrowserStatus, SlotMemory } from '../../protocol/slot-wire.js';
 import type { SlotGroups } from './slot-groups.js';
 import type { SlotProcess } from './slot-process.js';
 
@@ -17,7 +17,7 @@ export class SlotStatus {
   /** Chromium restarts and recycles, and page memory kills, counted by slot processes that are gone. */
   readonly #past = { restarts: 0, recycles: 0, pageLimitKills: 0 };
   /** The last read of what the slots hold, and when (performance.now()). */
-  #read: { at: number; memory: ExecutorMemory } | undefined;
+  #read: { at: number; memory: SlotMemory } | undefined;
 
   /** `procs`: the supervisor's slot processes (those that exited are taken out); `groups`: their cgroups, if any. */
   constructor(procs: ReadonlySet<SlotProcess>, groups: () => SlotGroups | undefined) {
@@ -61,7 +61,7 @@ export class SlotStatus {
    * SECURITY: a read is reused for MEMORY_READ_REUSE_MS, so that however often it is asked
    * (/metrics scraped in a loop), walking /proc costs the front a bounded share of its CPU.
    */
-  get memory(): ExecutorMemory {
+  get memory(): SlotMemory {
     const now = performance.now();
     if (this.#read && now - this.#read.at < MEMORY_READ_REUSE_MS) return this.#read.memory;
     const memory = this.#readMemory();
@@ -69,10 +69,10 @@ export class SlotStatus {
     return memory;
   }
 
-  #readMemory(): ExecutorMemory {
+  #readMemory(): SlotMemory {
     const live = [...this.#procs].filter((e) => !e.gone);
     const groups = this.#groups();
-    let executorBytes = 0;
+    let slotBytes = 0;
     let chromiumBytes = 0;
     let pageBytes = 0;
     let pageLimitKills = this.#past.pageLimitKills;
@@ -81,7 +81,7 @@ export class SlotStatus {
       if (pid !== undefined) {
         // The slot process's tree: itself and its Chromium (pids the slot names are not taken at its word).
         const own = residentBytes(pid);
-        executorBytes += own;
+        slotBytes += own;
         chromiumBytes += Math.max(0, treeResidentBytes(pid) - own);
       }
       const chromium = e.jobs.size > 0 ? e.jobMemory?.chromium : undefined;
@@ -89,6 +89,6 @@ export class SlotStatus {
       pageBytes += chromium && now !== undefined ? Math.max(0, now - chromium.startBytes) : e.memory.pageBytes;
       pageLimitKills += e.memory.pageLimitKills + e.memoryKills;
     }
-    return { executorBytes, chromiumBytes, pageBytes, pageLimitKills };
+    return { slotBytes, chromiumBytes, pageBytes, pageLimitKills };
   }
 }

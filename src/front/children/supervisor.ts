@@ -1,6 +1,6 @@
 // The front's side of the process boundary: each request slot (MAX_CONCURRENCY
 // of them) runs its host-side work in a slot process of its own (src/slot/main.ts,
-// built to dist/executor.js) with one Chromium, and is given at most one job at
+// built to dist/slot.js) with one Chromium, and is given at most one job at
 // a time. The front holds each job's deadline and each slot process's memory
 // ceiling, whatever the process says or does: past either it answers the caller
 // itself, kills that process (SIGKILL) and starts another; the other slots go on
@@ -25,14 +25,14 @@ import { retryAfter } from '../tenancy/rate-limit.js';
 import type { Logger } from '../../common/log.js';
 import { dying } from '../../common/proc.js';
 import {
-  checkFromExecutor,
-  executorConfig,
+  checkFromSlot,
+  slotConfig,
   MAX_SLOT_MESSAGE_TOKENS,
   maxSlotMessageBytes,
   maxToSlotBytes,
   type BrowserStatus,
-  type ExecutorMemory,
-  type ToExecutor,
+  type SlotMemory,
+  type ToSlot,
 } from '../../protocol/slot-wire.js';
 import {
   RUNNER_STOPPED,
@@ -42,10 +42,10 @@ import {
   type JobOutcome,
   type JobRequest,
 } from '../../protocol/jobs.js';
-import { type ExecutorTestSeam, type FaultKind } from '../../protocol/test-seams.js';
+import { type SlotTestSeam, type FaultKind } from '../../protocol/test-seams.js';
 import {
-  EXECUTOR_CLOSE_TIMEOUT_MS,
-  EXECUTOR_START_TIMEOUT_MS,
+  SLOT_CLOSE_TIMEOUT_MS,
+  SLOT_START_TIMEOUT_MS,
   awaitReady,
   onWireClosed,
   restartBackoffMs,
@@ -70,7 +70,7 @@ import { slotUsers, type RunAs } from './users.js';
 
 /**
  * The first message a slot process gets. SECURITY: its configuration has every
- * secret taken out (executorConfig), the upstream proxies included: their
+ * secret taken out (slotConfig), the upstream proxies included: their
  * credentials go to the egress process alone (egressInitMessage), and the
  * slot names a request's proxy to it by name.
  */
@@ -86,17 +86,17 @@ const NOT_PREPARED_RETRY_MS = 2_000;
  */
 export const SLOT_RETIRE_GRACE_MS = 3_000;
 
-export function executorInit(
+export function slotInit(
   config: Config,
   logLevel: string,
   guardPort: number,
-  seam: ExecutorTestSeam | undefined,
+  seam: SlotTestSeam | undefined,
   chromiumCgroup?: string,
   execOnly?: ExecOnly,
-): Extract<ToExecutor, { type: 'init' }> {
+): Extract<ToSlot, { type: 'init' }> {
   return {
     type: 'init',
-    config: executorConfig(config),
+    config: slotConfig(config),
     logLevel,
     guardPort,
     ...(chromiumCgroup === undefined ? {} : { chromiumCgroup }),
@@ -126,7 +126,7 @@ export interface SupervisorOptions {
   readonly egress: EgressSupervisor;
   readonly events?: SupervisorEvents;
   /** Tests only: faults on request, a small heap (the guard's part of the seam is the egress process's). */
-  readonly seam?: ExecutorTestSeam;
+  readonly seam?: SlotTestSeam;
   /** The kernel lock, read once per job for signs of an escape (escape-signs.ts). */
   readonly kernelLock?: Pick<KernelLock, 'drops'>;
 }
@@ -313,7 +313,7 @@ export class Supervisor {
   }
 
   /** What the slots hold now, summed (slot-status.ts): their own memory as the front reads it from /proc. */
-  get memory(): ExecutorMemory {
+  get memory(): SlotMemory {
     return this.#status.memory;
   }
 
@@ -357,7 +357,7 @@ export class Supervisor {
   }
 
   /** The egress process says slot process `index` sent it what it cannot read: it is killed, as for a bad message. */
-  executorMisbehaved(index: number): void {
+  slotMisbehaved(index: number): void {
     for (const e of this.#procs)
       if (e.index === index && !e.gone) {
         this.#opts.logger.error(
@@ -546,13 +546,13 @@ export class Supervisor {
     this.#procs.add(proc);
     const ready = awaitReady(child, {
       logger,
-      timeoutMs: EXECUTOR_START_TIMEOUT_MS,
+      timeoutMs: SLOT_START_TIMEOUT_MS,
       maxMessageBytes: maxSlotMessageBytes(config.maxResultBytes, config.maxLogBytes),
       maxMessageTokens: MAX_SLOT_MESSAGE_TOKENS,
       maxUnsentBytes: maxToSlotBytes(config.maxBodyBytes),
       begin: () => {
         proc.send(
-          executorInit(
+          slotInit(
             config,
             logger.level,
             egress.guardPort,
@@ -568,7 +568,7 @@ export class Supervisor {
           this.#kill(proc);
         }
       },
-      check: checkFromExecutor,
+      check: checkFromSlot,
       onMessage: (msg) => onSlotMessage(proc, msg, this.#hooks),
       kill: () => this.#kill(proc),
       wasReady: () => proc.ready,
@@ -831,7 +831,7 @@ export class Supervisor {
     await Promise.all(
       [...this.#procs].map(async (e) => {
         if (e.gone) return;
-        await stopChild(e.child, () => e.send({ type: 'shutdown' }), EXECUTOR_CLOSE_TIMEOUT_MS);
+        await stopChild(e.child, () => e.send({ type: 'shutdown' }), SLOT_CLOSE_TIMEOUT_MS);
       }),
     );
     await this.#groups?.close();

@@ -19,8 +19,8 @@ import { HTML_TYPE, JSON_TYPE, sendBody, sendError, sendJson } from './reply.js'
 
 export interface InfoDeps {
   readonly config: Config;
-  /** The script executors and their Chromium. */
-  readonly executors: Pick<
+  /** The slot processes and their Chromium. */
+  readonly slots: Pick<
     Supervisor,
     | 'browser'
     | 'serving'
@@ -55,7 +55,7 @@ function bearerMatches(req: IncomingMessage, token: string): boolean {
 export function infoRoutes(deps: InfoDeps): {
   handle(path: string, req: IncomingMessage, res: ServerResponse): boolean;
 } {
-  const { config, executors, scheduler, metrics } = deps;
+  const { config, slots, scheduler, metrics } = deps;
   /** Why the slots share the front's user, if they do (read once: what the runtime gave does not change). */
   const noSlotUsers = whyNoUsers();
   // Made at the first request for them, not at start.
@@ -68,9 +68,9 @@ export function infoRoutes(deps: InfoDeps): {
   };
 
   function health(req: IncomingMessage, res: ServerResponse): void {
-    const browser = executors.browser;
+    const browser = slots.browser;
     // SECURITY: the front's own view of its slots, never a slot's word (Supervisor.serving).
-    const ready = executors.serving;
+    const ready = slots.serving;
     const limits = deps.limitsMode();
     const keys = deps.keyFileStatus();
     const degraded = limits === 'local-fallback' || keys === 'stale';
@@ -82,9 +82,11 @@ export function infoRoutes(deps: InfoDeps): {
       ? {
           browserRestarts: browser.restarts,
           browserRecycles: browser.recycles,
-          executorRestarts: executors.restarts,
-          egress: executors.egress.ready ? 'ready' : 'not ready',
-          egressRestarts: executors.egress.restarts,
+          slotRestarts: slots.restarts,
+          /** Deprecated: slotRestarts, its new name; kept one release (docs/operations.md). */
+          executorRestarts: slots.restarts,
+          egress: slots.egress.ready ? 'ready' : 'not ready',
+          egressRestarts: slots.egress.restarts,
           running: scheduler.running,
           queued: scheduler.queued,
         }
@@ -92,7 +94,7 @@ export function infoRoutes(deps: InfoDeps): {
     // The budget is how the service is set up (shown to all); what is in use is other tenants' work (token only).
     // SECURITY: what is in use is read (a walk of every slot's processes) only for a caller who may see it,
     // so that unauthenticated /health calls cost the front nothing another tenant would feel.
-    const m = memoryReport(config, scheduler.running, executors, trusted);
+    const m = memoryReport(config, scheduler.running, slots, trusted);
     const memory = {
       serviceMb: m.serviceMb,
       plannedMb: m.plannedMb,
@@ -106,7 +108,9 @@ export function infoRoutes(deps: InfoDeps): {
             reservedMb: m.reservedMb,
             inUseMb: m.inUseMb,
             frontMb: m.frontMb,
-            executorsMb: m.executorsMb,
+            slotsMb: m.slotsMb,
+            /** Deprecated: slotsMb, its new name; kept one release (docs/operations.md). */
+            executorsMb: m.slotsMb,
             chromiumMb: m.chromiumMb,
             pagesMb: m.pagesMb,
           }
@@ -119,16 +123,16 @@ export function infoRoutes(deps: InfoDeps): {
       browser: browser.ready ? 'ready' : 'not ready',
       // Which Chromium (CHROMIUM): the headless shell or the full browser; how the service is set up, shown to all.
       chromium: config.chromium,
-      chromiumSandbox: executors.chromiumSandbox ?? null,
+      chromiumSandbox: slots.chromiumSandbox ?? null,
       // How the service is set up (shown to all): whether the kernel backs the egress guard.
       kernelLock: deps.kernelLock.on ? 'on' : `off: ${deps.kernelLock.why}`,
       // The user each slot runs as, slot i's at i (how the service is set up, shown to all), or why they share one.
-      slotUsers: executors.users?.map((u) => u.user) ?? `off: ${noSlotUsers ?? 'not started'}`,
+      slotUsers: slots.users?.map((u) => u.user) ?? `off: ${noSlotUsers ?? 'not started'}`,
       // Whether the kernel holds each slot's CPU, memory and tasks (docs/budgets.md), shown to all.
-      slotCgroups: executors.slotCgroups,
+      slotCgroups: slots.slotCgroups,
       // Whether no process of a slot's user can read the slot's processes, and each slot's tmp is its own (shown to all).
-      slotNonDumpable: executors.slotNonDumpable,
-      slotPrivateTmp: executors.slotPrivateTmp,
+      slotNonDumpable: slots.slotNonDumpable,
+      slotPrivateTmp: slots.slotPrivateTmp,
       ...counts,
       memory,
       limits,
@@ -146,7 +150,7 @@ export function infoRoutes(deps: InfoDeps): {
 
   /** For a balancer or Kubernetes: whether to send this instance requests. Saturation is not unreadiness (429 says it). */
   function ready(res: ServerResponse): void {
-    const status = deps.draining() ? 'draining' : executors.serving ? 'ready' : 'starting';
+    const status = deps.draining() ? 'draining' : slots.serving ? 'ready' : 'starting';
     sendJson(res, status === 'ready' ? 200 : 503, { status });
   }
 

@@ -34,8 +34,8 @@ import type { SecurityClass } from '../../protocol/security.js';
 export interface ScrapeRouteDeps {
   readonly config: Config;
   readonly logger: Logger;
-  /** Runs the job in a script executor (another process). */
-  readonly executors: Pick<Supervisor, 'run'>;
+  /** Runs the job in a slot process (another process). */
+  readonly slots: Pick<Supervisor, 'run'>;
   readonly keys: KeyRing;
   readonly store: LimitStore;
   readonly scheduler: FairScheduler;
@@ -215,7 +215,7 @@ export function scrapeRoute(
             closing = c;
           };
           // Signs of an escape into its slot go in the request's own record (escape-signs.ts).
-          out = await deps.executors.run({ ...job, requestId }, aborter.signal, hold, client.name, watched.record);
+          out = await deps.slots.run({ ...job, requestId }, aborter.signal, hold, client.name, watched.record);
         } finally {
           background(closing.finally(release), 'closing a context', logger);
         }

@@ -89,7 +89,7 @@ export function parseScrapeRequest(raw: Buffer): ScrapeRequest {
   };
 }
 
-/** The body's `options`, checked as the executor checks them again (src/protocol/request-options.ts). */
+/** The body's `options`, checked as the slot process checks them again (src/protocol/request-options.ts). */
 export function checkedOptions(v: unknown, url: string): RequestOptions {
   try {
     return parseRequestOptions(v, url);
@@ -100,7 +100,7 @@ export function checkedOptions(v: unknown, url: string): RequestOptions {
 }
 
 /**
- * The job as it goes to an executor: the proxy the request leaves through
+ * The job as it goes to a slot process: the proxy the request leaves through
  * (options.proxy, else the key's default), by name, beside the options. Throws
  * 400 INVALID_OPTIONS naming options.proxy when the key may not use the name.
  */

@@ -2,7 +2,7 @@
 // NUL-separated JSON messages on fds 3 and 4), read with a bound on the size of
 // one message. Puppeteer's own pipe transport gathers a message whole, decodes
 // it and parses it before anything of ours can look at it: one huge result
-// costs the executor several times its size in memory and blocks its event loop,
+// costs the slot process several times its size in memory and blocks its event loop,
 // and with it every other tenant's request. Nothing in the page can prevent such
 // a message (getters, toJSON, console arguments, exception messages, the DOM's
 // HTML), so the bound is here, on the wire.
@@ -18,7 +18,7 @@
 // Messages are then handed to Puppeteer one per turn of the event loop, from a
 // queue of bounded size (the pipe is not read while it is full), and the events
 // of a request's context stop being decoded once the request is over. So a
-// page's flood of events cannot keep the executor's one thread from another
+// page's flood of events cannot keep the slot process's one thread from another
 // tenant's request: the other lane's messages take turns with it, the flood
 // waits in its own Chromium (whose memory is the request's, PAGE_MEMORY_MB),
 // and what is left of it when the request ends is dropped unread.
@@ -56,7 +56,7 @@ const DROPS_PER_TURN = 512;
  * (evaluateOnNewDocument, up to 16 Mi characters each and kept on the host) to
  * each out-of-process frame in one turn, and a send that throws there ends in a
  * rejection nobody handles (TargetManager's attach handler), which ends the
- * executor. Batching is for the many small commands of one step (a new page
+ * slot process. Batching is for the many small commands of one step (a new page
  * sends ~10 of a few hundred bytes); a large message gains nothing from it.
  */
 export const MAX_BATCH_CHARS = 64 * 1024;
@@ -428,7 +428,7 @@ export class BoundedPipeTransport implements ConnectionTransport {
    * One turn: hands on the next message (dropping retired contexts' events
    * before it, up to DROPS_PER_TURN) and leaves the rest to later turns, so a
    * Chromium that floods the pipe takes turns with every other lane's and with
-   * the executor's own work. Each message in a turn of its own, in order, is
+   * the slot process's own work. Each message in a turn of its own, in order, is
    * also what Puppeteer's own pipe transport does and needs: it sets up a new
    * target's session and execution contexts in the turns between messages, and
    * a console event handed on in the same turn as its context's creation is

@@ -5,7 +5,7 @@
 // profile directory, the process in a group of its own (so that the browser and
 // every helper it started can be killed together), its stderr read as it comes,
 // the browser closed and its profile removed at the end, and the process group
-// killed when the executor exits.
+// killed when the slot process exits.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -78,7 +78,7 @@ export interface ChromiumProcess {
   readonly droppedEventBytes: number;
 }
 
-/** The process groups of Chromiums running now: killed when the executor exits (as Puppeteer's launch did). */
+/** The process groups of Chromiums running now: killed when the slot process exits (as Puppeteer's launch did). */
 const running = new Set<() => void>();
 let exitHookInstalled = false;
 function killAllOnExit(kill: () => void): () => void {
@@ -212,7 +212,7 @@ export async function startChromium(opts: ChromiumStartOptions): Promise<Chromiu
   }
   const pid = child.pid as number;
   let closing: Promise<void> | undefined;
-  // A Chromium the executor can no longer talk to is of no use: its whole group goes.
+  // A Chromium the slot process can no longer talk to is of no use: its whole group goes.
   browser.once('disconnected', () => {
     if (!closing) kill();
   });

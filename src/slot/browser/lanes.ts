@@ -1,4 +1,4 @@
-// Lanes: one Chromium per request slot of the executor, each serving one request
+// Lanes: one Chromium per request slot of the slot process, each serving one request
 // at a time, so that every process under a lane's browser is that request's (or
 // the lane's own, from before the request) and its memory can be counted and
 // bounded (PAGE_MEMORY_MB; see page-memory.ts for why).

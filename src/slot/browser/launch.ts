@@ -108,7 +108,7 @@ export class Launcher {
       // the sandbox, then (where it was an execute-only copy) the readable binary
       // with the sandbox, and if that fails too, a try without it. If that one starts,
       // Chromium runs unsandboxed (the egress guard, the fresh context and the
-      // executor's user still hold), a warning is logged once, and /health says so.
+      // slot process's user still hold), a warning is logged once, and /health says so.
       try {
         chromium = await this.#start();
       } catch {
@@ -203,7 +203,7 @@ export class Launcher {
 
   /** Once per process: Chromium runs without its own sandbox, and why. */
   #warnUnsandboxed(reason: string): void {
-    // One warning for the executor, whichever of its lanes' Chromium tells it first.
+    // One warning for the slot process, whichever of its lanes' Chromium tells it first.
     if (warnedUnsandboxed) return;
     warnedUnsandboxed = true;
     this.#opts.logger.warn(

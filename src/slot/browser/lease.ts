@@ -71,7 +71,7 @@ export async function openLease(gen: Generation, hooks: LeaseHooks): Promise<Pag
   const close = (): Promise<void> => {
     if (closed) return closed;
     // SECURITY: what the request's pages still send (a flood of console events
-    // queued in Chromium) is dropped unread rather than parsed on the executor's
+    // queued in Chromium) is dropped unread rather than parsed on the slot process's
     // one thread, where other requests wait for their turn.
     if (context.id !== undefined) gen.chromium.retireContext(context.id);
     // SECURITY: a Chromium that still has more for us than the transport queues

@@ -1,6 +1,6 @@
-// The executor's side of the egress guard, which runs in a process of its own
+// The slot process's side of the egress guard, which runs in a process of its own
 // (src/egress/main.ts): each browser context's session is opened, bound to
-// its request, ended and closed there, over the executor's channel (channel.ts);
+// its request, ended and closed there, over the slot process's channel (channel.ts);
 // URL checks are asked of the same checker the guard uses (one resolver, one
 // policy). A session's counts and failures are sent here as they change, so the
 // job reads them without a round trip; its final counts (the request's bill,
@@ -8,7 +8,7 @@
 //
 // When the egress process dies, the channel closes: every session of it is
 // ended here at once (a context leased after that fails rather than using a port
-// that a new egress process might give to another context), the executor closes
+// that a new egress process might give to another context), the slot process closes
 // the contexts that used them, and says so (onDrained) once the last is closed;
 // only then does the front hand it a channel to the next egress process.
 import type { Socket } from 'node:net';
@@ -18,8 +18,8 @@ import {
   MAX_CHANNEL_HOST,
   SLOT_END_LIMITS,
   checkFromEgressChannel,
-  type EgressToExecutor,
-  type ExecutorToEgress,
+  type EgressToSlot,
+  type SlotToEgress,
 } from '../../protocol/egress-channel.js';
 import {
   FAILURE_TTL_MS,
@@ -57,8 +57,8 @@ export interface ContextEgress {
   refusedHosts?(): readonly string[];
 }
 
-type Answer = Extract<EgressToExecutor, { op: 'answer' }>;
-type Question = ExecutorToEgress extends infer M ? (M extends { q: number } ? Omit<M, 'q'> : never) : never;
+type Answer = Extract<EgressToSlot, { op: 'answer' }>;
+type Question = SlotToEgress extends infer M ? (M extends { q: number } ? Omit<M, 'q'> : never) : never;
 
 interface Asking {
   readonly resolve: (a: Answer) => void;
@@ -164,9 +164,9 @@ export class RemoteSession implements ContextEgress {
 
 export interface RemoteGuardOptions {
   readonly logger: Logger;
-  /** The channel closed (the egress process stopped): the executor ends the requests and contexts that used it. */
+  /** The channel closed (the egress process stopped): the slot process ends the requests and contexts that used it. */
   readonly onLost: () => void;
-  /** Every session of the lost channel is closed: the executor may be given a new channel. */
+  /** Every session of the lost channel is closed: the slot process may be given a new channel. */
   readonly onDrained: () => void;
   readonly askTimeoutMs?: number;
   readonly waitTimeoutMs?: number;
@@ -174,7 +174,7 @@ export interface RemoteGuardOptions {
 
 export class RemoteGuard {
   readonly #opts: RemoteGuardOptions;
-  #end: ChannelEnd<EgressToExecutor, ExecutorToEgress> | undefined;
+  #end: ChannelEnd<EgressToSlot, SlotToEgress> | undefined;
   readonly #asking = new Map<number, Asking>();
   #nextQ = 1;
   /** The current channel's sessions, by the egress process's id. */
@@ -201,7 +201,7 @@ export class RemoteGuard {
     }
     // SECURITY: a channel handed while one is up replaces it without a report: its
     // sessions end (the egress process closes their ports with it), but the
-    // executor does not say it drained a channel nobody lost (src/front/children/slot-channels.ts
+    // slot process does not say it drained a channel nobody lost (src/front/children/slot-channels.ts
     // free(): a drained report the front did not expect changes nothing).
     const replaced = this.#end;
     if (replaced) {
@@ -211,11 +211,11 @@ export class RemoteGuard {
       this.#sessions.clear();
       replaced.close();
     }
-    const end: ChannelEnd<EgressToExecutor, ExecutorToEgress> = new ChannelEnd(
+    const end: ChannelEnd<EgressToSlot, SlotToEgress> = new ChannelEnd(
       socket,
       checkFromEgressChannel,
       (m) => this.#onMessage(m),
-      (e) => this.#opts.logger.error({ err: e }, 'the egress process sent what the executor cannot read'),
+      (e) => this.#opts.logger.error({ err: e }, 'the egress process sent what the slot process cannot read'),
       SLOT_END_LIMITS,
     );
     this.#end = end;
@@ -241,7 +241,7 @@ export class RemoteGuard {
     return a.decision;
   }
 
-  /** Stops: the channel is closed without a drain (the executor is exiting). */
+  /** Stops: the channel is closed without a drain (the slot process is exiting). */
   close(): void {
     this.#closed = true;
     const end = this.#end;
@@ -251,7 +251,7 @@ export class RemoteGuard {
   }
 
   /** @internal sends a message that has no answer (dropped when no channel is up: its session is gone then). */
-  tell(msg: Extract<ExecutorToEgress, { op: 'end' }>): void {
+  tell(msg: Extract<SlotToEgress, { op: 'end' }>): void {
     this.#end?.send(msg);
   }
 
@@ -283,11 +283,11 @@ export class RemoteGuard {
         this.#asking.delete(q);
         reject(new Error(`the egress process did not answer ${question.op} within ${ms} ms`));
         // SECURITY: a channel that stops answering is taken as lost (its sessions end, the
-        // executor drains), and the front hands a new one, rather than every later question waiting.
+        // slot process drains), and the front hands a new one, rather than every later question waiting.
         end.close();
       }, ms);
       this.#asking.set(q, { resolve, reject, timer });
-      end.send({ ...question, q } as ExecutorToEgress);
+      end.send({ ...question, q } as SlotToEgress);
     }).then((a) => {
       if (!a.ok) throw new Error(`egress ${question.op}: ${a.error ?? 'refused'}`);
       return a;
@@ -295,7 +295,7 @@ export class RemoteGuard {
   }
 
   /** The channel, waiting for one (within waitTimeoutMs) while the egress process is being replaced. */
-  async #channel(): Promise<ChannelEnd<EgressToExecutor, ExecutorToEgress>> {
+  async #channel(): Promise<ChannelEnd<EgressToSlot, SlotToEgress>> {
     if (this.#end) return this.#end;
     const ms = this.#opts.waitTimeoutMs ?? EGRESS_WAIT_TIMEOUT_MS;
     await new Promise<void>((resolve) => {
@@ -311,7 +311,7 @@ export class RemoteGuard {
     return this.#end;
   }
 
-  #onMessage(m: EgressToExecutor): void {
+  #onMessage(m: EgressToSlot): void {
     switch (m.op) {
       case 'answer': {
         const asking = this.#asking.get(m.q);
@@ -341,7 +341,7 @@ export class RemoteGuard {
     }
   }
 
-  #lost(end: ChannelEnd<EgressToExecutor, ExecutorToEgress>): void {
+  #lost(end: ChannelEnd<EgressToSlot, SlotToEgress>): void {
     if (this.#end !== end) return;
     this.#end = undefined;
     this.#failAsking('the egress process stopped');

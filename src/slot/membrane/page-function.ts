@@ -3,7 +3,7 @@
 // util/Function.js) tests a function's text with
 //   /^(async)*\s*(?:[$_\p{ID_Start}])(?:[$\u200C\u200D\p{ID_Continue}])*\s*=>/u
 // which backtracks quadratically on a text it does not match ('async' many times,
-// then 'x(){}'), on the executor's one thread. So the host works out what
+// then 'x(){}'), on the slot process's one thread. So the host works out what
 // stringifyFunction would return, and hands Puppeteer that text: on it, Puppeteer's
 // first test (`function …`) or a cheap arrow test matches at once, and the text the
 // page gets is exactly the one Puppeteer makes of the original function. A page

@@ -175,7 +175,7 @@ export class Registrations {
     const values = this.#handles.pageArgs(args, where);
     // What Puppeteer keeps (evaluationString: the source, or `(source)(arguments as JSON)`), counted as it is
     // written to each frame. SECURITY: counted as written, not as kept: 16 Mi control characters are kept
-    // as 16 Mi, but each frame of another site the page attaches costs the executor 96 Mi characters of
+    // as 16 Mi, but each frame of another site the page attaches costs the slot process 96 Mi characters of
     // JSON (\uXXXX each), made on its one thread.
     let chars = messageChars(String(source));
     // Puppeteer refuses a string with arguments, or an argument it cannot write, before it sends or keeps anything.

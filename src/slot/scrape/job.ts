@@ -48,7 +48,7 @@ export interface ScrapeDeps {
   readonly metrics?: JobMetrics;
 }
 
-/** What a job counts; in an executor, each count is sent to the front's metrics. */
+/** What a job counts; in a slot process, each count is sent to the front's metrics. */
 export interface JobMetrics {
   readonly navigation: { observe(seconds: number): void };
   readonly script: { observe(seconds: number): void };

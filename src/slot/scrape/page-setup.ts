@@ -13,7 +13,7 @@ import {
 } from '../../protocol/request-options.js';
 import { checkSelectorCost } from '../membrane/budgets.js';
 
-/** The options, checked again in the executor: a bad one is the same 400 INVALID_OPTIONS the front gives. */
+/** The options, checked again in the slot process: a bad one is the same 400 INVALID_OPTIONS the front gives. */
 export function recheckOptions(options: unknown, url: string): RequestOptions | undefined {
   if (options === undefined || options === null) return undefined;
   try {

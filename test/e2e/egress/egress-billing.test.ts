@@ -133,7 +133,7 @@ describe('a page that keeps a connection open when its script returns', () => {
 });
 
 test('a slot that answers with a forged egress bill (none received): billed what the egress process counted', async () => {
-  await until(() => svc.service.executors.readyPids.length === 1 && !svc.service.executors.busySlots[0], 'the slot', {
+  await until(() => svc.service.slots.readyPids.length === 1 && !svc.service.slots.busySlots[0], 'the slot', {
     timeoutMs: 60_000,
   });
   const before = await receivedMetric();
@@ -144,10 +144,10 @@ test('a slot that answers with a forged egress bill (none received): billed what
     script: `${READ_AND_RETURN.replace(/^return /, '')}; return await page.evaluate(() => fetch('/held').then((r) => r.text()))`,
   });
   await arrived;
-  const id = svc.service.executors.jobIds[0];
+  const id = svc.service.slots.jobIds[0];
   assert.ok(id !== undefined);
   // Code in the slot answers the job itself, its report saying the page received nothing.
-  svc.service.executors.fault(
+  svc.service.slots.fault(
     'send',
     {
       type: 'done',

@@ -19,7 +19,7 @@ const fixtures = new FixtureServer({
 describe('the egress guard and requests', { concurrency: true }, () => {
   test(`a service left idle for ${IDLE_MS / 1000} s with Chromium running lets no connection out through the guard, and what Chromium tries on its own belongs to no request`, async (t) => {
     const log = capturingLogger();
-    // The guard is in an executor: the seam (names by the system's resolver, real dials) lets the test ask its counts.
+    // The guard is in a slot process: the seam (names by the system's resolver, real dials) lets the test ask its counts.
     const svc = await startTestService({}, { egressSeam: { systemResolver: true } }, log.logger);
     try {
       await new Promise((r) => setTimeout(r, IDLE_MS));

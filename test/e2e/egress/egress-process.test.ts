@@ -1,10 +1,10 @@
 // The egress guard's own process: when it dies (killed, as a hostile upstream or
 // a bug in the guard would leave it), only the requests in flight fail, with 500
 // naming the egress process; later requests are served through its replacement;
-// /health and /metrics count the restart; no executor keeps a context whose port
+// /health and /metrics count the restart; no slot process keeps a context whose port
 // belonged to the dead process: every slot process is replaced, with a channel to
 // the new one given at its spawn. One that sends the front a message it cannot
-// read is killed, as an executor would be.
+// read is killed, as a slot process would be.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../../helpers/fixtures.js';
@@ -44,10 +44,10 @@ async function restartsCounted(): Promise<{ health: number; metrics: number }> {
 }
 
 describe('the egress process', () => {
-  test('runs apart from the front and the executors, and Chromium is not under it', () => {
+  test('runs apart from the front and the slot processes, and Chromium is not under it', () => {
     const pid = svc.service.egress.pid;
     assert.ok(pid !== undefined && alive(pid));
-    assert.ok(!svc.service.executors.pids.includes(pid), 'not an executor');
+    assert.ok(!svc.service.slots.pids.includes(pid), 'not a slot process');
     assert.notEqual(pid, process.pid);
   });
 
@@ -55,7 +55,7 @@ describe('the egress process', () => {
     const before = svc.service.egress.restarts;
     const pid = svc.service.egress.pid;
     assert.ok(pid !== undefined);
-    const executor = svc.service.executors.pids[0];
+    const slot = svc.service.slots.pids[0];
     const mark = log.lines.length;
     const hits = fixtures.hits.get('/script-running') ?? 0;
     const running = run(WAITING);
@@ -76,11 +76,11 @@ describe('the egress process', () => {
     assert.deepEqual(lost, [], 'a question to the new egress process went unanswered');
     assert.notEqual(svc.service.egress.pid, pid, 'a new egress process served it');
     // Its channel was the dead process's: a new slot process, spawned with a channel to the new one, served it.
-    assert.notEqual(svc.service.executors.pids[0], executor, 'the executor was replaced');
+    assert.notEqual(svc.service.slots.pids[0], slot, 'the slot process was replaced');
     assert.deepEqual(await restartsCounted(), { health: before + 1, metrics: before + 1 });
   });
 
-  test('an executor keeps no context of a dead egress process: its spare is replaced before the next request', async () => {
+  test('a slot process keeps no context of a dead egress process: its spare is replaced before the next request', async () => {
     // Up to 30 s: under a full run's load, a slot that has not drained the killed process's contexts within
     // EGRESS_DRAIN_TIMEOUT_MS is killed and replaced (its log below says so when it happens).
     await until(() => svc.service.browser.contextsReady >= 1 && svc.service.egress.ready, 'a spare context', {
@@ -91,7 +91,7 @@ describe('the egress process', () => {
     });
     const pid = svc.service.egress.pid;
     assert.ok(pid !== undefined);
-    const executor = svc.service.executors.pids[0];
+    const slot = svc.service.slots.pids[0];
     process.kill(pid, 'SIGKILL');
     // The slot process whose spare's port was the dead process's is replaced; only its
     // replacement, spawned with a channel to the new egress process, serves.
@@ -99,7 +99,7 @@ describe('the egress process', () => {
       timeoutMs: 60_000,
     });
     await until(
-      () => svc.service.executors.readyPids.length === 1 && svc.service.executors.readyPids[0] !== executor,
+      () => svc.service.slots.readyPids.length === 1 && svc.service.slots.readyPids[0] !== slot,
       'the slot process to be replaced',
       { timeoutMs: 60_000 },
     );
@@ -130,17 +130,17 @@ describe('the egress process', () => {
   });
 });
 
-describe('an executor that forges its egress messages', () => {
-  test('a forged egress-drained, repeated, makes no new channel: the executor is killed for it, and every request is still served', async () => {
-    await until(() => svc.service.executors.readyPids.length === 1, 'the slot process to be ready', {
+describe('a slot process that forges its egress messages', () => {
+  test('a forged egress-drained, repeated, makes no new channel: the slot process is killed for it, and every request is still served', async () => {
+    await until(() => svc.service.slots.readyPids.length === 1, 'the slot process to be ready', {
       timeoutMs: 60_000,
     });
     const made = svc.service.egress.channelsMade;
-    const executor = svc.service.executors.pids[0];
-    // What an executor that escaped our code could send: "drained" (a message of the old wire, when a
+    const slot = svc.service.slots.pids[0];
+    // What a slot process that escaped our code could send: "drained" (a message of the old wire, when a
     // channel was handed to a live process), while its channel is up. No message of a slot makes a channel.
-    for (let i = 0; i < 50; i++) svc.service.executors.fault('send', { type: 'egress-drained' });
-    await until(() => !svc.service.executors.pids.includes(executor ?? -1), 'the executor to be killed');
+    for (let i = 0; i < 50; i++) svc.service.slots.fault('send', { type: 'egress-drained' });
+    await until(() => !svc.service.slots.pids.includes(slot ?? -1), 'the slot process to be killed');
     const r = await run('return await page.title()');
     assert.equal(r.status, 200, r.text);
     // Before: each forged message made the front hand a new channel: thousands of channels, every request 500.
@@ -148,9 +148,9 @@ describe('an executor that forges its egress messages', () => {
     assert.equal(svc.service.egress.channelsMade, made + 1, 'one channel was made, for its replacement');
   });
 
-  test('a second channel for the same executor closes its first, so its sessions never add up', async () => {
-    // Were the front ever to hand an executor a second channel, the egress process keeps one:
-    // MAX_SESSIONS_PER_CHANNEL holds per executor, not per channel.
+  test('a second channel for the same slot process closes its first, so its sessions never add up', async () => {
+    // Were the front ever to hand a slot process a second channel, the egress process keeps one:
+    // MAX_SESSIONS_PER_CHANNEL holds per slot process, not per channel.
     const first = await svc.service.egress.channel(1_000_000);
     const closed = new Promise<void>((resolve) => first.socket.once('close', () => resolve()));
     first.socket.resume();

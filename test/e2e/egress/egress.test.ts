@@ -84,7 +84,7 @@ function vectorPages(): Record<string, string> {
 const fixtures = new FixtureServer({ '/ok': html('<title>OK</title>') });
 let svc: TestService;
 
-// The names used here, answered by the executor's test seam (data: the guard
+// The names used here, answered by the slot process's test seam (data: the guard
 // runs in another process); no DNS is asked. rebind.test answers a public
 // address, then loopback, and so on, starting with its first lookup.
 const hosts = {

@@ -154,13 +154,13 @@ async function through(
 }
 
 describe('where the credentials are', () => {
-  test('no proxy password reaches an executor: not its environment, its command line nor its memory; the egress process holds them', async (t) => {
-    // Requests through both kinds of proxy first: the executor named each by name.
+  test('no proxy password reaches a slot process: not its environment, its command line nor its memory; the egress process holds them', async (t) => {
+    // Requests through both kinds of proxy first: the slot process named each by name.
     assert.equal((await through('tp')).status, 200);
     assert.equal((await through('sx')).status, 200);
-    const executors = svc.service.executors.pids;
+    const slots = svc.service.slots.pids;
     const egress = svc.service.egress.pid;
-    assert.ok(executors.length >= 1 && egress !== undefined);
+    assert.ok(slots.length >= 1 && egress !== undefined);
     // A process may end between the listing and the reading (a renderer): it is gone, nothing to read.
     const proc = (pid: number, what: string): string => {
       try {
@@ -170,9 +170,9 @@ describe('where the credentials are', () => {
         throw e;
       }
     };
-    for (const pid of executors) {
-      assert.notEqual(proc(pid, 'cmdline'), '', 'the executor is there to be read');
-      for (const what of ['environ', 'cmdline']) assertNoPassword(proc(pid, what), `the executor's ${what}`);
+    for (const pid of slots) {
+      assert.notEqual(proc(pid, 'cmdline'), '', 'the slot process is there to be read');
+      for (const what of ['environ', 'cmdline']) assertNoPassword(proc(pid, what), `the slot process's ${what}`);
       for (const child of descendants(pid))
         for (const what of ['environ', 'cmdline']) assertNoPassword(proc(child, what), `Chromium's ${what}`);
     }
@@ -185,7 +185,7 @@ describe('where the credentials are', () => {
     assert.equal(await memoryHolds(egress, SOCKS_PASSWORD), true, 'the egress process holds the SOCKS password');
     // A slot process may be closed between the listing and the scan (idle, recycled): it holds nothing then.
     let scanned = 0;
-    for (const pid of executors)
+    for (const pid of slots)
       for (const p of [HTTP_PASSWORD, SOCKS_PASSWORD]) {
         const holds = await memoryHolds(pid, p);
         assert.notEqual(holds, true, `slot process ${pid} holds a proxy password`);

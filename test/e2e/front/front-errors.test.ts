@@ -1,7 +1,7 @@
 // The front's last-resort handlers (src/front/server.ts), in the real process. An
 // exception nobody caught is a bug of the front: it is logged with its stack, the
 // process exits 70 for its process manager to restart it, and it leaves no
-// executor or Chromium behind. A rejection nobody handled is logged with its
+// slot process or Chromium behind. A rejection nobody handled is logged with its
 // stack and the front goes on serving. The fault is raised by a test-only module
 // loaded into the front (test/helpers/front-fault.ts).
 import assert from 'node:assert/strict';
@@ -78,16 +78,16 @@ async function scrape(base: string): Promise<{ status: number; body: Record<stri
 const stackOf = (line: Record<string, unknown> | undefined): string =>
   String((line?.err as { stack?: string } | undefined)?.stack);
 
-test('an exception nobody caught in the front: logged with its stack, exit 70, no executor or Chromium left', async () => {
+test('an exception nobody caught in the front: logged with its stack, exit 70, no slot process or Chromium left', async () => {
   const front = await startFront('throw');
   const family = descendants(front.child.pid ?? 0);
-  assert.ok(family.length >= 3, `an executor and its Chromium run under the front: ${family.join(', ')}`);
+  assert.ok(family.length >= 3, `a slot process and its Chromium run under the front: ${family.join(', ')}`);
   front.child.kill('SIGUSR2');
   assert.deepEqual(await front.exit, { code: 70, signal: null });
   const fatal = front.lines().find((l) => l.level === 60 && l.msg === 'uncaught exception; exiting');
   assert.ok(fatal, 'the fatal line is logged');
   assert.match(stackOf(fatal), /a fault of the front the test asked for\n\s+at /);
-  await until(() => family.every((p) => !alive(p)), 'the executor and Chromium to be gone', { timeoutMs: 20_000 });
+  await until(() => family.every((p) => !alive(p)), 'the slot process and Chromium to be gone', { timeoutMs: 20_000 });
 });
 
 test('a rejection nobody handled in the front: logged with its stack, and the front goes on serving', async () => {

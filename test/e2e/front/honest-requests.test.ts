@@ -12,7 +12,7 @@ import { until } from '../../helpers/wait.js';
 import { createLogger } from '../../../src/common/log.js';
 import { readOr } from '../../../src/common/proc.js';
 import { residentBytes } from '../../../src/common/service-memory.js';
-import { EXECUTOR_RESTART_BACKOFF_MS } from '../../../src/front/children/child-start.js';
+import { SLOT_RESTART_BACKOFF_MS } from '../../../src/front/children/child-start.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const SCRIPT = 'return await page.title()';
@@ -96,13 +96,13 @@ describe('a slot whose preparation is late past the front’s deadline', () => {
       log.logger,
     );
     try {
-      const pids = svc.service.executors.pids;
+      const pids = svc.service.slots.pids;
       const r = await svc.post({ url: fixtures.url('/example') });
       assert.equal(r.status, 503, r.text);
       assert.equal(r.body.code, 'SERVICE_UNAVAILABLE');
       assert.match(String(r.headers['retry-after']), /^[1-9][0-9]*$/);
       assert.equal(await metric(svc, 'pagescript_not_prepared_total{cause="lease"}'), 1);
-      assert.notDeepEqual(svc.service.executors.pids, pids, 'the late slot process was replaced');
+      assert.notDeepEqual(svc.service.slots.pids, pids, 'the late slot process was replaced');
     } finally {
       await svc.close();
     }
@@ -131,7 +131,7 @@ describe('a process that stops while a request is being prepared (nothing of the
       log.logger,
     );
     const reply = svc.post({ url: fixtures.url('/example'), script: SCRIPT });
-    await until(() => svc.service.executors.busySlots[0] === true, 'the request to be in its slot');
+    await until(() => svc.service.slots.busySlots[0] === true, 'the request to be in its slot');
     return { svc, reply };
   }
 
@@ -139,7 +139,7 @@ describe('a process that stops while a request is being prepared (nothing of the
     const log = capturingLogger();
     const { svc, reply } = await requestInPreparation(log);
     try {
-      const [pid] = svc.service.executors.slotPids;
+      const [pid] = svc.service.slots.slotPids;
       process.kill(pid as number, 'SIGKILL');
       const r = await reply;
       assert.equal(r.status, 503, `${r.text} ${JSON.stringify(errorLines(log))}`);
@@ -184,18 +184,18 @@ describe('work a previous request left behind in its slot', () => {
     );
     try {
       const { slotHostLimitMb, slotBaseMb } = svc.service.config.memory;
-      await until(() => svc.service.executors.slotPids[0] !== undefined, 'the slot process to be ready');
-      const pid = svc.service.executors.slotPids[0] as number;
+      await until(() => svc.service.slots.slotPids[0] !== undefined, 'the slot process to be ready');
+      const pid = svc.service.slots.slotPids[0] as number;
       // The first job leaves the process 48 MiB short of its ceiling (a fault stands in for a heap or an allocator
       // that does not give memory back).
       const first = svc.post({
         url: fixtures.url('/example'),
         script: 'await new Promise((r) => setTimeout(r, 1000)); return 1',
       });
-      await until(() => svc.service.executors.jobPhases[0] === 'script', 'the first script to run');
+      await until(() => svc.service.slots.jobPhases[0] === 'script', 'the first script to run');
       const leftMb = slotHostLimitMb - 48 - Math.ceil(residentBytes(pid) / 2 ** 20);
       assert.ok(leftMb > slotBaseMb, `${leftMb} MiB would not be over the slot's share at rest`);
-      svc.service.executors.fault('retain', leftMb, 0);
+      svc.service.slots.fault('retain', leftMb, 0);
       assert.equal((await first).status, 200);
       // The next script holds 128 MiB in its isolate, well within SCRIPT_MEMORY_MB: it would pass the ceiling
       // in the process the first job left.
@@ -239,7 +239,7 @@ describe('a whole-group shutdown', () => {
       process.kill(pid, 'SIGKILL');
       await until(() => stopped, 'the egress process’s death to be seen');
       // Well past the replacement's backoff: a timer that ignored the shutdown would have started another by now.
-      await new Promise((r) => setTimeout(r, 20 * EXECUTOR_RESTART_BACKOFF_MS));
+      await new Promise((r) => setTimeout(r, 20 * SLOT_RESTART_BACKOFF_MS));
       const lines = raw.map((l) => JSON.parse(l) as Record<string, unknown>);
       const at = lines.findIndex((l) => /starting another/.test(String(l.msg)));
       assert.deepEqual(
@@ -310,7 +310,7 @@ describe('the service’s own failure is no sign against the key', () => {
           url: fixtures.url('/example'),
           script: 'await new Promise((r) => setTimeout(r, 5000)); return await page.title()',
         });
-        await until(() => svc.service.executors.jobPhases[0] === 'script', 'the script to run');
+        await until(() => svc.service.slots.jobPhases[0] === 'script', 'the script to run');
         // The browser process alone: its zygote and renderers are orphaned, as when Chromium crashes.
         process.kill(svc.service.browser.pid as number, 'SIGKILL');
         const r = await reply;

@@ -26,11 +26,11 @@ async function twoAtOnce(): Promise<void> {
 }
 
 test('the slot processes past the first are closed with their Chromium while idle, and started again when two requests come', async () => {
-  const slots = (): (number | undefined)[] => svc.service.executors.slotPids;
+  const slots = (): (number | undefined)[] => svc.service.slots.slotPids;
   await until(() => svc.service.browser.ready && slots().every((p) => p !== undefined), 'both slots to be up', {
     timeoutMs: 60_000,
   });
-  const { restarts } = svc.service.executors;
+  const { restarts } = svc.service.slots;
   const browserRestarts = svc.service.browser.restarts;
   // Under load the second slot may already have been closed (and started again) while the first came up.
   const closedBefore = closedWhileIdle();
@@ -44,7 +44,7 @@ test('the slot processes past the first are closed with their Chromium while idl
   await until(() => !alive(second) && secondChromium.every((p) => !alive(p)), 'it and its Chromium to be gone');
   await twoAtOnce();
   assert.ok(slots()[1] !== undefined && slots()[1] !== second, 'the second slot has a new process');
-  assert.equal(svc.service.executors.restarts, restarts, 'not counted as a restart');
+  assert.equal(svc.service.slots.restarts, restarts, 'not counted as a restart');
   assert.equal(svc.service.browser.restarts, browserRestarts, 'nor as a Chromium restart');
   const started = (): Record<string, unknown> | undefined =>
     log.lines.find((l) => l.msg === 'slot process ready' && l.onDemand === true);

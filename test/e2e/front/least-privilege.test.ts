@@ -1,6 +1,6 @@
 // Least privilege, read from the real processes: the service (src/front/server.ts) is
 // started with every secret it can hold (API_KEYS, a key file, REDIS_URL,
-// METRICS_TOKEN); its script executors and every Chromium process have none of
+// METRICS_TOKEN); its slot processes and every Chromium process have none of
 // them in their environment, hold none of the front's sockets or files, run as
 // their slot's unprivileged user when the service is root (a user per slot, who
 // cannot read the key file, nor ptrace, signal or read another slot's
@@ -87,8 +87,8 @@ function fds(pid: number): string[] {
   return out;
 }
 
-/** The executors (children of the front running src/executor) and, under each, Chromium's processes; the egress process. */
-function processes(): { executors: number[]; chromium: number[]; egress: number[] } {
+/** The slot processes (children of the front running dist/slot.js or src/slot/main.ts) and, under each, Chromium's processes; the egress process. */
+function processes(): { slots: number[]; chromium: number[]; egress: number[] } {
   const front = child.pid ?? 0;
   // A process listed may be gone by the time it is read (a renderer of the last request exiting).
   const lines = new Map<number, string>();
@@ -100,10 +100,10 @@ function processes(): { executors: number[]; chromium: number[]; egress: number[
     }
   }
   const all = [...lines.keys()];
-  const executors = all.filter((p) => /executor\.js|slot\/main\.ts/.test(lines.get(p) ?? ''));
+  const slots = all.filter((p) => /slot\.js|slot\/main\.ts/.test(lines.get(p) ?? ''));
   const chromium = all.filter((p) => /chrom/.test(lines.get(p) ?? ''));
   const egress = all.filter((p) => /egress-process\.js|egress\/main\.ts/.test(lines.get(p) ?? ''));
-  return { executors, chromium, egress };
+  return { slots, chromium, egress };
 }
 
 /** PTRACE_ATTACH on `pid` as `user` (Python's ctypes: no native code of ours); the errno's text, or "attached". */
@@ -140,23 +140,23 @@ async function scrape(script: string): Promise<{ status: number; body: Record<st
   return { status: r.statusCode, body: (await r.body.json()) as Record<string, unknown> };
 }
 
-describe('the executors and Chromium', () => {
-  test('run apart from the front: at least one executor, with Chromium under it', () => {
-    const { executors, chromium } = processes();
-    assert.ok(executors.length >= 1, 'an executor process');
+describe('the slot processes and Chromium', () => {
+  test('run apart from the front: at least one slot process, with Chromium under it', () => {
+    const { slots, chromium } = processes();
+    assert.ok(slots.length >= 1, 'a slot process');
     assert.ok(chromium.length >= 2, 'Chromium processes');
     for (const p of chromium)
       assert.ok(
-        executors.some((e) => descendants(e).includes(p)),
-        `Chromium ${p} runs under an executor, not the front`,
+        slots.some((e) => descendants(e).includes(p)),
+        `Chromium ${p} runs under a slot process, not the front`,
       );
   });
 
   test('have no API key, key-file path, Redis URL or metrics token in their environment', () => {
     const front = environ(child.pid ?? 0);
     assert.ok(front.includes(TEST_KEY) && front.includes(TOKEN), 'control: the front has them');
-    const { executors, chromium } = processes();
-    for (const p of [...executors, ...chromium]) {
+    const { slots, chromium } = processes();
+    for (const p of [...slots, ...chromium]) {
       const env = environ(p);
       for (const secret of secrets()) assert.ok(!env.includes(secret), `${secret} is in /proc/${p}/environ`);
       assert.ok(!cmdline(p).includes(TEST_KEY) && !cmdline(p).includes(TOKEN), `a secret in /proc/${p}/cmdline`);
@@ -166,8 +166,8 @@ describe('the executors and Chromium', () => {
   test('hold none of the front’s sockets or files (its listening socket, the key file, Redis)', () => {
     const frontSockets = new Set(fds(child.pid ?? 0).filter((l) => l.startsWith('socket:')));
     assert.ok(frontSockets.size >= 2, 'control: the front has sockets (HTTP server, Redis)');
-    const { executors, chromium } = processes();
-    for (const p of [...executors, ...chromium]) {
+    const { slots, chromium } = processes();
+    for (const p of [...slots, ...chromium]) {
       for (const link of fds(p)) {
         assert.ok(!frontSockets.has(link), `/proc/${p}/fd has the front's ${link}`);
         assert.notEqual(link, keyFile, `/proc/${p}/fd has the key file`);
@@ -183,10 +183,10 @@ describe('the executors and Chromium', () => {
     const users = [lookupUser('pagescript-slot-0'), lookupUser('pagescript-slot-1')];
     assert.ok(users[0] && users[1], 'the slot users exist (scripts/bootstrap.mjs creates them)');
     assert.match(statusField(child.pid ?? 0, 'Uid'), /^0\s/, 'control: the front is root');
-    const { executors } = processes();
-    assert.equal(executors.length, 2, 'a process per slot');
+    const { slots } = processes();
+    assert.equal(slots.length, 2, 'a process per slot');
     const seen = new Set<number>();
-    for (const e of executors) {
+    for (const e of slots) {
       const uid = Number(statusField(e, 'Uid').split(/\s+/)[0]);
       const user = users.find((u) => u?.uid === uid);
       assert.ok(user, `slot process ${e} runs as a slot user (uid ${uid})`);
@@ -219,9 +219,9 @@ describe('the executors and Chromium', () => {
       t.skip('the service is not root here: every slot has its user (docs/architecture.md: what holds instead)');
       return;
     }
-    const { executors } = processes();
+    const { slots } = processes();
     const uidOf = (p: number): number => Number(statusField(p, 'Uid').split(/\s+/)[0]);
-    const [mine, theirs] = [...executors].sort((a, b) => uidOf(a) - uidOf(b));
+    const [mine, theirs] = [...slots].sort((a, b) => uidOf(a) - uidOf(b));
     assert.ok(mine !== undefined && theirs !== undefined, 'two slot processes');
     const me = { uid: uidOf(mine), gid: Number(statusField(mine, 'Gid').split(/\s+/)[0]) };
     const targets = [theirs, ...descendants(theirs).filter((p) => /chrom/.test(cmdline(p)))];
@@ -316,21 +316,21 @@ describe('the executors and Chromium', () => {
 });
 
 describe('the egress process', () => {
-  test('runs apart from the front and the executors, with no Chromium under it', () => {
-    const { egress, executors } = processes();
+  test('runs apart from the front and the slot processes, with no Chromium under it', () => {
+    const { egress, slots } = processes();
     assert.equal(egress.length, 1, 'one egress process');
     const pid = egress[0] ?? 0;
-    assert.ok(!executors.includes(pid));
+    assert.ok(!slots.includes(pid));
     assert.deepEqual(
       descendants(pid).filter((p) => {
         try {
-          return /chrom|executor/.test(cmdline(p));
+          return /chrom|slot/.test(cmdline(p));
         } catch {
           return false; // gone meanwhile
         }
       }),
       [],
-      'no Chromium and no executor under it',
+      'no Chromium and no slot process under it',
     );
   });
 
@@ -377,7 +377,7 @@ describe('the egress process', () => {
     assert.deepEqual(statusField(pid, 'Uid').split(/\s+/).map(Number), Array(4).fill(egressUser.uid));
     assert.deepEqual(statusField(pid, 'Gid').split(/\s+/).map(Number), Array(4).fill(egressUser.gid));
     assert.equal(statusField(pid, 'Groups'), '');
-    // Control: the same call attaches to a process of the executor user's own.
+    // Control: the same call attaches to a process of the slot process user's own.
     const own = spawn('/bin/sleep', ['30'], { uid: execUser.uid, gid: execUser.gid });
     try {
       assert.equal(ptraceAs(execUser, own.pid ?? 0), 'attached', 'control: ptrace works on its own processes');
@@ -387,7 +387,7 @@ describe('the egress process', () => {
     assert.equal(
       ptraceAs(execUser, pid),
       'Operation not permitted',
-      'the executor user attached to the egress process',
+      'the slot process user attached to the egress process',
     );
   });
 });

@@ -119,7 +119,8 @@ describe('health', () => {
     assert.equal(operator.running, 1);
     assert.equal(operator.queued, 0);
     assert.equal(typeof operator.browserRestarts, 'number');
-    assert.equal(typeof operator.executorRestarts, 'number');
+    assert.equal(typeof operator.slotRestarts, 'number');
+    assert.equal(operator.executorRestarts, operator.slotRestarts, 'the deprecated name, for one release');
     const use = operator.memory as Record<string, number | undefined>;
     assert.equal(
       use.reservedMb,
@@ -207,7 +208,7 @@ describe('the browser', () => {
       assert.equal(r.status, 500, r.text);
       assert.equal(r.body.code, 'INTERNAL_SERVER_ERROR');
       assert.match(String(r.body.error), /browser/);
-      // The status arrives from the executor: wait for the new Chromium, not the old one's last report.
+      // The status arrives from the slot process: wait for the new Chromium, not the old one's last report.
       // A launch on a loaded machine (the whole suite beside it) may pass the default ten seconds.
       await until(() => own.service.browser.ready && own.service.browser.pid !== pid, 'the relaunch', {
         timeoutMs: 60_000,
@@ -259,7 +260,7 @@ describe('the browser', () => {
   });
 
   test('a fresh context opens no browser UI of its own (the omnibox popups cost a renderer and ~400 ms of CPU per context)', async () => {
-    // The service's Chromium is in an executor process; this looks at one launched the same way, here.
+    // The service's Chromium is in a slot process; this looks at one launched the same way, here.
     // Its contexts are pointed at a closed port (as when the guard is down): it loads nothing.
     const host = new BrowserHost({
       executablePath: svc.service.config.executablePath,
@@ -312,7 +313,7 @@ describe('the browser', () => {
       }
       await until(() => own.service.browser.recycles >= 2, 'two recycles');
       for (const p of own.service.browser.pids) pids.add(p);
-      // One Chromium per slot (lanes). The executor reports their pids every 100 ms, so a generation that lived
+      // One Chromium per slot (lanes). The slot process reports their pids every 100 ms, so a generation that lived
       // less than that may never be seen here: the recycles count says how many there were; a pid at the end
       // must be one that was not there at the start.
       assert.ok(

@@ -61,7 +61,7 @@ const files = (dir: string): string[] =>
 
 describe('a slot user and its own groups’ files', { skip }, () => {
   test('it cannot reset its cpuacct.usage: its jobs stay billed by what they used', async () => {
-    const acct = svc.service.executors.cpuAcctGroupDir(0);
+    const acct = svc.service.slots.cpuAcctGroupDir(0);
     assert.ok(acct !== undefined, 'slot 0 has a cpuacct count');
     const usage = join(acct, 'cpuacct.usage');
     // The slot process and its Chromium have used CPU by now (their start).
@@ -78,7 +78,7 @@ describe('a slot user and its own groups’ files', { skip }, () => {
 
   test('it can write no file of its groups nor of the service’s groups above them (caps, weights, counts)', async () => {
     // A job's limits are written back at rest once its context is closed, after its reply.
-    await until(() => !svc.service.executors.busySlots.some(Boolean), 'the slots to be free');
+    await until(() => !svc.service.slots.busySlots.some(Boolean), 'the slots to be free');
     for (const slot of [0, 1]) {
       const dirs = slotGroups(svc, slot);
       // Its Chromium's memory group within its slot's: only cgroup.procs and tasks are the slot user's (to join it).

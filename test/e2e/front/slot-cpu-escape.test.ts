@@ -43,7 +43,7 @@ after(async () => {
   await fixtures.close();
 });
 
-const group = (slot: number): string => svc.service.executors.cpuGroupDir(slot) as string;
+const group = (slot: number): string => svc.service.slots.cpuGroupDir(slot) as string;
 
 /**
  * A CPU-bound process of slot `slot`'s user in the slot's group, outside its
@@ -93,7 +93,7 @@ describe('a process that left its slot’s tree', { skip }, () => {
       url: fixtures.url('/example'),
       script: 'await page.evaluate(() => new Promise((r) => setTimeout(r, 4000))); return 1',
     });
-    const pid = svc.service.executors.slotPids[slot] as number;
+    const pid = svc.service.slots.slotPids[slot] as number;
     const orphan = await orphanIn(slot);
     const other = svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
     // Its Chromium, orphaned by the kill, is still in the slot's group for a moment.
@@ -123,7 +123,7 @@ describe('a process that left its slot’s tree', { skip }, () => {
   });
 
   test('a spinner left in the group of a service that was killed is killed by the next service, which removes the group', async () => {
-    const user = svc.service.executors.users?.[0];
+    const user = svc.service.slots.users?.[0];
     assert.ok(user);
     // The group a service killed before its close left, with what escaped its slot still spinning there.
     const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });

@@ -55,7 +55,7 @@ after(async () => {
 
 /** The service's cpuacct groups' directory, where v1 mounts cpuacct apart from cpu. */
 function acctDir(): string | undefined {
-  const cpu = svc.service.executors.cpuGroupDir(0) as string;
+  const cpu = svc.service.slots.cpuGroupDir(0) as string;
   if (found?.version !== 1 || existsSync(join(cpu, 'cpuacct.usage'))) return undefined;
   const dir = findV1Cgroup(
     'cpuacct',
@@ -77,9 +77,9 @@ describe('a CPU cgroup per slot', { skip }, () => {
   test('each slot process and its whole Chromium are in their slot’s group, and only there', async () => {
     const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
     assert.equal(r.status, 200, r.text);
-    const pids = svc.service.executors.slotPids;
+    const pids = svc.service.slots.slotPids;
     assert.equal(pids.length, 2);
-    const dirs = [0, 1].map((i) => svc.service.executors.cpuGroupDir(i) as string);
+    const dirs = [0, 1].map((i) => svc.service.slots.cpuGroupDir(i) as string);
     assert.notEqual(dirs[0], dirs[1]);
     // Equal weights; the slots together weigh one busy thread against the front and the egress process.
     const weight = (dir: string): number =>
@@ -104,13 +104,13 @@ describe('a CPU cgroup per slot', { skip }, () => {
   });
 
   test('a slot user cannot move a process or thread out of its group, into the other slot’s, change a weight or quota, or make a group', () => {
-    const [pid] = svc.service.executors.slotPids;
+    const [pid] = svc.service.slots.slotPids;
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
     const gid = Number(/^Gid:\s+(\d+)/m.exec(status)?.[1]);
     assert.notEqual(uid, 0, 'as root, a slot runs as a slot user');
-    const dir0 = svc.service.executors.cpuGroupDir(0) as string;
-    const dir1 = svc.service.executors.cpuGroupDir(1) as string;
+    const dir0 = svc.service.slots.cpuGroupDir(0) as string;
+    const dir1 = svc.service.slots.cpuGroupDir(1) as string;
     const weight = found?.version === 1 ? 'cpu.shares' : 'cpu.weight';
     for (const [file, text] of [
       [join(dirname(dirname(dir0)), 'cgroup.procs'), 'self'],
@@ -128,7 +128,7 @@ describe('a CPU cgroup per slot', { skip }, () => {
       // Its memory limit, and the one of the slots together.
       [
         join(
-          svc.service.executors.memoryGroupDir(0) as string,
+          svc.service.slots.memoryGroupDir(0) as string,
           found?.version === 1 ? 'memory.limit_in_bytes' : 'memory.max',
         ),
         '-1',
@@ -160,7 +160,7 @@ describe('a CPU cgroup per slot', { skip }, () => {
   });
 
   test("each slot's memory group holds its tree: its share of the plan at rest, its level and the request's share during a job", async () => {
-    const x = svc.service.executors;
+    const x = svc.service.slots;
     const { config } = svc.service;
     const plan = config.memory;
     const rest = (plan.slotBaseMb + plan.laneBaseMb + plan.perRequestMb) * MB;
@@ -202,20 +202,20 @@ describe('a CPU cgroup per slot', { skip }, () => {
 
   test('a second service in the same process has groups of its own, and closing it leaves the first’s', async () => {
     const second = await startTestService({ EGRESS_ALLOWLIST: fixtures.allowEntry, MAX_CONCURRENCY: '1' });
-    const mine = dirname(svc.service.executors.cpuGroupDir(0) as string);
-    const its = dirname(second.service.executors.cpuGroupDir(0) as string);
+    const mine = dirname(svc.service.slots.cpuGroupDir(0) as string);
+    const its = dirname(second.service.slots.cpuGroupDir(0) as string);
     assert.notEqual(its, mine);
     await second.close();
     assert.equal(existsSync(its), false);
     assert.ok(existsSync(join(mine, 'slot-0')) && existsSync(join(mine, 'slot-1')));
-    const pid = svc.service.executors.slotPids[0] as number;
+    const pid = svc.service.slots.slotPids[0] as number;
     assert.ok(members(join(mine, 'slot-0')).has(pid), 'the first service’s slot is still in its group');
   });
 
   test('each slot process is in its slot’s cpuacct group, whose count weighs its jobs (cgroup v1 with cpuacct apart)', (t) => {
     const acct = acctDir();
     if (acct === undefined) return t.skip('cpuacct is mounted with cpu, or not at all');
-    for (const [i, pid] of svc.service.executors.slotPids.entries()) {
+    for (const [i, pid] of svc.service.slots.slotPids.entries()) {
       assert.ok(pid !== undefined);
       assert.ok(members(join(acct, `slot-${i}`)).has(pid), `slot ${i}'s process is in its cpuacct group`);
       assert.ok(Number(readFileSync(join(acct, `slot-${i}`, 'cpuacct.usage'), 'utf8')) > 0);
@@ -223,8 +223,8 @@ describe('a CPU cgroup per slot', { skip }, () => {
   });
 
   test('the groups are gone when the service is closed', async () => {
-    const base = dirname(svc.service.executors.cpuGroupDir(0) as string);
-    const memory = dirname(svc.service.executors.memoryGroupDir(0) as string);
+    const base = dirname(svc.service.slots.cpuGroupDir(0) as string);
+    const memory = dirname(svc.service.slots.memoryGroupDir(0) as string);
     const acct = acctDir();
     assert.ok(existsSync(base));
     closed = true;
@@ -252,7 +252,7 @@ describe("a page past its request's share of memory, with slot cgroups", { skip 
   });
 
   test('is killed by the kernel: 400 MEMORY_LIMIT_EXCEEDED for its request alone; the other slot and the next request are served', async () => {
-    const x = small.service.executors;
+    const x = small.service.slots;
     const file = found?.version === 1 ? 'memory.oom_control' : 'memory.events';
     // The slot's group and, on v1, its Chromium's within it (v1 counts a kill where the limit was passed).
     const kills = (slot: number): number =>

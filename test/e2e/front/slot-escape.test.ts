@@ -78,14 +78,14 @@ async function events(svc: TestService, cls: string): Promise<number> {
  * its reply and the pid of the slot process that served it.
  */
 async function whileHeld(svc: TestService, act: (user: RunAs) => Promise<void>): Promise<{ r: Reply; pid: number }> {
-  await until(() => svc.service.executors.readyPids.length === 1, 'the slot process to be ready', {
+  await until(() => svc.service.slots.readyPids.length === 1, 'the slot process to be ready', {
     timeoutMs: START_WAIT_MS,
   });
-  const pid = svc.service.executors.slotPids[0] as number;
+  const pid = svc.service.slots.slotPids[0] as number;
   const n = held.length;
   const reply = svc.post({ url: fixtures.url('/hold'), script: 'return await page.title()' });
   await until(() => held.length > n, 'the request’s page to reach the fixture');
-  const user = svc.service.executors.users?.[0];
+  const user = svc.service.slots.users?.[0];
   assert.ok(user, 'as root, the slot has a user');
   try {
     await act(user);
@@ -117,8 +117,8 @@ s.on('error', (e) => console.log(e.code));`;
 async function replaced(svc: TestService, pid: number): Promise<void> {
   await until(
     () => {
-      const now = svc.service.executors.slotPids[0];
-      return now !== undefined && now !== pid && svc.service.executors.readyPids.includes(now);
+      const now = svc.service.slots.slotPids[0];
+      return now !== undefined && now !== pid && svc.service.slots.readyPids.includes(now);
     },
     'slot 0 to have a new process',
     { timeoutMs: START_WAIT_MS },
@@ -139,7 +139,7 @@ describe('signs of an escape into a slot', { skip }, () => {
     assert.equal(r.status, 200, r.text);
     const next = await svc.post({ url: fixtures.url('/ok'), script: 'return await page.title()' });
     assert.equal(next.status, 200, next.text);
-    assert.equal(svc.service.executors.slotPids[0], pid, 'the same process served both');
+    assert.equal(svc.service.slots.slotPids[0], pid, 'the same process served both');
     assert.equal(await events(svc, 'kernel-lock'), 0);
     assert.equal(await events(svc, 'stray-process'), 0);
   });

@@ -1,4 +1,4 @@
-// An executor or the egress process that hangs without dying (here: stopped
+// A slot process or the egress process that hangs without dying (here: stopped
 // with SIGSTOP, as a deadlock or a thread stuck in native code would leave it).
 // The front's questions to the egress process fail at their deadline instead of
 // waiting for ever, or at once when it exits; a request given to a hung slot
@@ -47,7 +47,7 @@ after(async () => {
 /** Stops slot 0's process (a ready one: the tests wait for that first), the only slot. */
 function stop(): number {
   assert.ok(svc.service.browser.ready, 'a slot process is ready');
-  const [pid] = svc.service.executors.slotPids;
+  const [pid] = svc.service.slots.slotPids;
   assert.ok(pid !== undefined);
   stopped.add(pid);
   process.kill(pid, 'SIGSTOP');
@@ -95,14 +95,14 @@ describe('an egress process that hangs without dying', () => {
   });
 });
 
-describe('an executor that hangs without dying', () => {
+describe('a slot process that hangs without dying', () => {
   test('a request whose script runs in it is answered 400 at its deadline by the front; the slot process is killed and replaced', async () => {
-    await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
+    await until(() => svc.service.browser.ready, 'a slot process to be ready', { timeoutMs: 60_000 });
     // Served once first: a slot is given a job only with the current egress process's channel (the tests
     // above replaced that process), so the next request goes to this process.
     const warm = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
     assert.equal(warm.status, 200, warm.text);
-    const restarts = svc.service.executors.restarts;
+    const restarts = svc.service.slots.restarts;
     const hits = fixtures.hits.get('/script-running') ?? 0;
     const pending = svc.post({
       url: fixtures.url('/example'),
@@ -127,7 +127,7 @@ describe('an executor that hangs without dying', () => {
     assert.equal(hung.pid, pid);
     assert.equal(hung.deadlineMs, deadlineMs);
     // Answered first, then killed: its exit is counted once it is seen.
-    await until(() => svc.service.executors.restarts === restarts + 1, 'the hung slot process to be replaced');
+    await until(() => svc.service.slots.restarts === restarts + 1, 'the hung slot process to be replaced');
     await until(() => !alive(pid), 'the hung slot process to be gone');
     const next = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
     assert.equal(next.status, 200, next.text);
@@ -138,13 +138,13 @@ describe('an executor that hangs without dying', () => {
     await until(() => svc.service.browser.contextsReady >= 1, 'a spare context', { timeoutMs: 30_000 });
     const warm = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
     assert.equal(warm.status, 200, warm.text);
-    const restarts = svc.service.executors.restarts;
+    const restarts = svc.service.slots.restarts;
     const pid = stop();
     const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
     // Its lease never answered by the deadline: a 503 another slot makes good within the queue time.
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.data, 'Example Domain');
-    await until(() => svc.service.executors.restarts === restarts + 1, 'the hung slot process to be replaced');
+    await until(() => svc.service.slots.restarts === restarts + 1, 'the hung slot process to be replaced');
     await until(() => !alive(pid), 'the hung slot process to be gone');
   });
 });

@@ -56,13 +56,13 @@ const TITLE = 'return await page.title()';
 async function bothReady(): Promise<[number, number]> {
   await until(
     () => {
-      const [a, b] = svc.service.executors.slotPids;
+      const [a, b] = svc.service.slots.slotPids;
       return a !== undefined && b !== undefined && svc.service.browser.contextsReady >= 2;
     },
     'both slot processes to be ready',
     { timeoutMs: 60_000 },
   );
-  const [a, b] = svc.service.executors.slotPids as [number, number];
+  const [a, b] = svc.service.slots.slotPids as [number, number];
   return [a, b];
 }
 
@@ -74,12 +74,12 @@ async function attackerInSlot0(): Promise<{ reply: Promise<Reply>; pid: number }
   const [pid] = await bothReady();
   // The last test's requests are answered before their contexts close: until then their slots are busy, and the
   // attacker's request would take slot 1 while the test attacks slot 0's process (seen under npm test's load).
-  await until(() => svc.service.executors.busySlots.every((busy) => !busy), 'both slots to be free');
+  await until(() => svc.service.slots.busySlots.every((busy) => !busy), 'both slots to be free');
   const reply = run(LONG);
   // Its job is handed to slot 0's process; what the test does next reaches that process after it.
-  await until(() => svc.service.executors.busySlots[0] === true, 'the attacker’s request to be in slot 0');
+  await until(() => svc.service.slots.busySlots[0] === true, 'the attacker’s request to be in slot 0');
   // Its script runs: a process that stops while a request is still being prepared gives it to another slot.
-  await until(() => svc.service.executors.jobPhases[0] === 'script', 'the attacker’s script to run');
+  await until(() => svc.service.slots.jobPhases[0] === 'script', 'the attacker’s script to run');
   return { reply, pid };
 }
 
@@ -97,7 +97,7 @@ async function nextServed(old: number): Promise<void> {
   const [r1, r2] = await Promise.all([run(TITLE), run(TITLE)]);
   assert.equal(r1.status, 200, r1.text);
   assert.equal(r2.status, 200, r2.text);
-  assert.ok(!svc.service.executors.slotPids.includes(old), 'a fresh slot process serves the slot');
+  assert.ok(!svc.service.slots.slotPids.includes(old), 'a fresh slot process serves the slot');
 }
 
 describe('a slot process in trouble fails only its own request', () => {
@@ -137,7 +137,7 @@ describe('a slot process in trouble fails only its own request', () => {
 
   test('a hung slot (its main thread never yields) past the deadline: its caller gets 400 at the deadline, the neighbour is unaffected', async () => {
     const { reply, pid } = await attackerInSlot0();
-    svc.service.executors.fault('hang', undefined, 0);
+    svc.service.slots.fault('hang', undefined, 0);
     await neighbourServed();
     const r = await reply;
     assert.equal(r.status, 400, r.text);
@@ -159,7 +159,7 @@ describe('a slot process in trouble fails only its own request', () => {
 
   test('a slot whose host side blows its V8 heap: its request is 400 MEMORY_LIMIT_EXCEEDED naming the host side; the neighbour is served', async () => {
     const { reply, pid } = await attackerInSlot0();
-    svc.service.executors.fault('oom', undefined, 0);
+    svc.service.slots.fault('oom', undefined, 0);
     const r = await reply;
     assert.equal(r.status, 400, r.text);
     assert.equal(r.body.code, 'MEMORY_LIMIT_EXCEEDED');
@@ -170,11 +170,11 @@ describe('a slot process in trouble fails only its own request', () => {
 
   test('a slot whose resident memory passes its ceiling: 400 MEMORY_LIMIT_EXCEEDED, and the process is replaced (by the kernel with slot cgroups, else by the front reading /proc)', async () => {
     const { reply, pid } = await attackerInSlot0();
-    svc.service.executors.fault('bloat', undefined, 0);
+    svc.service.slots.fault('bloat', undefined, 0);
     const r = await reply;
     assert.equal(r.status, 400, r.text);
     assert.equal(r.body.code, 'MEMORY_LIMIT_EXCEEDED', r.text);
-    if (svc.service.executors.slotCgroups === 'on') {
+    if (svc.service.slots.slotCgroups === 'on') {
       // The kernel's limit on the slot's memory group (the slot's level and the request's share) stopped it.
       assert.match(String(r.body.error), /used more than its \d+ MiB share; its host side was stopped/);
     } else {

@@ -53,7 +53,7 @@ const hostile = (body: unknown): Promise<Reply> => svc.post(body, { 'x-gateway-k
 /** The innocent key's job right after the hostile one: answered, and billed only for its own CPU. */
 async function innocentAfter(left: Promise<Reply>): Promise<void> {
   // Sent while the hostile job still runs: it is queued for the slot, and takes it as soon as the slot is free.
-  await until(() => svc.service.executors.busySlots[0] === true, 'the hostile job to have the slot');
+  await until(() => svc.service.slots.busySlots[0] === true, 'the hostile job to have the slot');
   const innocent = svc.post({ url: fixtures.url('/example'), script: WAITS });
   await left;
   const r = await innocent;

@@ -54,8 +54,8 @@ after(async () => {
 const skipFor = (field: string): string | false =>
   !root ? 'the service is not root here' : health[field] === 'on' ? false : `${field}: ${String(health[field])}`;
 
-const slotPid = (): number => svc.service.executors.slotPids[0] as number;
-const user = (): { uid: number; gid: number } => svc.service.executors.users?.[0] as { uid: number; gid: number };
+const slotPid = (): number => svc.service.slots.slotPids[0] as number;
+const user = (): { uid: number; gid: number } => svc.service.slots.users?.[0] as { uid: number; gid: number };
 const cmdline = (pid: number): string => {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
@@ -145,7 +145,7 @@ describe("a slot's writable places", () => {
     if (skip) return t.skip(skip);
     const u = user();
     const pid = slotPid();
-    const memoryDir = svc.service.executors.memoryGroupDir(0);
+    const memoryDir = svc.service.slots.memoryGroupDir(0);
     const usage = (): number =>
       memoryDir === undefined ? NaN : Number(readFileSync(join(memoryDir, 'memory.usage_in_bytes'), 'utf8'));
     const before = usage();
@@ -202,7 +202,7 @@ describe("a slot's writable places", () => {
     const answered = await running;
     assert.equal(answered.status, 200, JSON.stringify(answered.body));
     // The slot is free once its job's context is closed and its tmpfs emptied: before the next request.
-    await until(() => svc.service.executors.busySlots[0] === false, 'the slot to be free again');
+    await until(() => svc.service.slots.busySlots[0] === false, 'the slot to be free again');
     assert.equal(slotPid(), pid, 'the same slot process serves on');
     const left = readdirSync(inSlot);
     assert.deepEqual(

@@ -31,9 +31,9 @@ test(`a slot process is retired after ${EVERY} requests and replaced; every requ
     const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
     assert.equal(r.status, 200, r.text);
     // The replacement is started as the retired process closes: the next request waits for it if need be.
-    await until(() => svc.service.executors.slotPids[0] !== undefined, 'the slot to have a process');
-    pids.add(svc.service.executors.slotPids[0] as number);
+    await until(() => svc.service.slots.slotPids[0] !== undefined, 'the slot to have a process');
+    pids.add(svc.service.slots.slotPids[0] as number);
   }
-  await until(() => svc.service.executors.recycles === 2, 'two retirements');
+  await until(() => svc.service.slots.recycles === 2, 'two retirements');
   assert.equal(pids.size, 3, `processes seen: ${[...pids].join(', ')}`);
 });

@@ -4,10 +4,10 @@
 // machine, holding a core past any deadline. isolated-vm reports the case it
 // sees (its own time limit on the script's first turn: a catastrophic error,
 // "Script failed to terminate"); the sandbox sees the rest (an isolate still
-// busy 10 s after it was disposed). Either way the executor ends, as
+// busy 10 s after it was disposed). Either way the slot process ends, as
 // isolated-vm's README says it must: the script's own request has had its
-// timeout, the other request running on that executor fails with 500, the
-// queued one is served by a fresh executor, and the restart is counted.
+// timeout, the other request running on that slot process fails with 500, the
+// queued one is served by a fresh slot process, and the restart is counted.
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
@@ -16,7 +16,7 @@ import { capturingLogger, startTestService, type Reply, type TestService } from 
 import { alive } from '../../helpers/system.js';
 import { until } from '../../helpers/wait.js';
 
-/** Responses held open: a navigation that is still running when the executor ends. */
+/** Responses held open: a navigation that is still running when the slot process ends. */
 const held = new Set<ServerResponse>();
 const fixtures = new FixtureServer({
   '/example': html(EXAMPLE_DOMAIN_HTML),
@@ -54,13 +54,13 @@ const health = async (): Promise<Record<string, unknown>> => (await svc.raw('GET
 
 /** The process of the busy slot (other than the one of `besides`). */
 function runningIn(besides?: number): number | undefined {
-  const { busySlots, slotPids } = svc.service.executors;
+  const { busySlots, slotPids } = svc.service.slots;
   return slotPids.find((pid, i) => busySlots[i] === true && pid !== undefined && pid !== besides);
 }
 
 async function runaway(script: string, logged: RegExp): Promise<void> {
   await until(() => svc.service.browser.pid !== undefined, 'the first slot process to report its Chromium');
-  const restarts = svc.service.executors.restarts;
+  const restarts = svc.service.slots.restarts;
   // Another tenant's request, still navigating, in the first slot's process.
   const other = run('/hold', 'return 1');
   await until(async () => (await health()).running === 1, 'the other request to run');
@@ -85,17 +85,18 @@ async function runaway(script: string, logged: RegExp): Promise<void> {
   held.clear();
   const r = await other;
   assert.equal(r.status, 200, r.text);
-  assert.ok(svc.service.executors.pids.includes(otherPid), "the other request's slot process lived");
+  assert.ok(svc.service.slots.pids.includes(otherPid), "the other request's slot process lived");
   const next = await queued;
   assert.equal(next.status, 200, next.text);
   assert.equal(next.body.data, 'Example Domain');
   // The slot process ends itself ISOLATE_STOP_GRACE_MS (10 s) after the disposal: the wait covers that whatever
   // else took (the default 10 s did not, once the other requests were served sooner).
-  await until(async () => (await health()).executorRestarts === restarts + 1, "the bomb's slot process replaced", {
+  await until(async () => (await health()).slotRestarts === restarts + 1, "the bomb's slot process replaced", {
     timeoutMs: 30_000,
   });
   const metrics = await svc.raw('GET', '/metrics', AUTH);
-  assert.match(metrics.text, new RegExp(`^pagescript_executor_restarts_total ${restarts + 1}$`, 'm'));
+  assert.match(metrics.text, new RegExp(`^pagescript_slot_restarts_total ${restarts + 1}$`, 'm'));
+  assert.match(metrics.text, new RegExp(`^pagescript_executor_restarts_total ${restarts + 1}$`, 'm'), 'deprecated');
   const fatal = log.lines.find((l) => l.level === 50 && l.fatal === true && logged.test(JSON.stringify(l.err)));
   assert.ok(fatal, `logged: ${logged}`);
   // It ended itself: exit() would have waited for ever on the stuck thread, leaving the front's deadline to kill it.
@@ -104,11 +105,11 @@ async function runaway(script: string, logged: RegExp): Promise<void> {
 }
 
 describe('a script that its isolate cannot stop', () => {
-  test('in its first turn: isolated-vm’s catastrophic error ends the executor; the other running request is served', async () => {
+  test('in its first turn: isolated-vm’s catastrophic error ends the slot process; the other running request is served', async () => {
     await runaway(`${UNSTOPPABLE} return 1`, /Script failed to terminate/);
   });
 
-  test('after a page call: the isolate still busy after its disposal ends the executor; the other running request is served', async () => {
+  test('after a page call: the isolate still busy after its disposal ends the slot process; the other running request is served', async () => {
     await runaway(`await page.title(); ${UNSTOPPABLE} return 1`, /went on running 10000 ms after it was disposed/);
   });
 });

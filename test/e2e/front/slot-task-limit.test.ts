@@ -43,7 +43,7 @@ after(async () => {
   await fixtures.close();
 });
 
-const tasksGroup = (slot: number): string => svc.service.executors.tasksGroupDir(slot) as string;
+const tasksGroup = (slot: number): string => svc.service.slots.tasksGroupDir(slot) as string;
 const read = (slot: number, file: string): string => readFileSync(join(tasksGroup(slot), file), 'utf8');
 const refusals = (slot: number): number => Number(/^max (\d+)$/m.exec(read(slot, 'pids.events'))?.[1] ?? 0);
 
@@ -62,7 +62,7 @@ describe('a fork bomb in a slot', { skip }, () => {
   test('each slot’s tasks are capped, and its user cannot raise the cap', () => {
     for (const slot of [0, 1]) {
       assert.equal(read(slot, 'pids.max').trim(), String(CAP));
-      const user = svc.service.executors.users?.[slot];
+      const user = svc.service.slots.users?.[slot];
       assert.ok(user);
       const raise = spawnSync('sh', ['-c', `echo max > ${join(tasksGroup(slot), 'pids.max')}`], {
         uid: user.uid,

@@ -1,9 +1,9 @@
-// What an executor says cannot end the front. An executor runs hostile scripts
+// What a slot process says cannot end the front. A slot process runs hostile scripts
 // and pages; one that escaped its isolate could send the front any message. The
-// front reads each against its shape: one it cannot read kills that executor
+// front reads each against its shape: one it cannot read kills that slot process
 // (its requests fail, a fresh one serves the next), and the front goes on. The
 // forged messages are sent through the test seam (a fault that sends a given
-// message as it is), from the real executor process over the real channel.
+// message as it is), from the real slot process over the real channel.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../../helpers/fixtures.js';
@@ -13,17 +13,17 @@ import { until, within } from '../../helpers/wait.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const log = capturingLogger();
-// faults: the executors send what the test gives them, as a compromised one would.
+// faults: the slot processes send what the test gives them, as a compromised one would.
 const svc = serviceFor(fixtures, {}, { egressSeam: { faults: true } }, log.logger);
 
 /** Whether there is a slot process and every one there is is ready (an idle slot may have none). */
 function allSlotsReady(): boolean {
-  const { pids, readyPids } = svc.service.executors;
+  const { pids, readyPids } = svc.service.slots;
   return pids.length > 0 && pids.every((pid) => readyPids.includes(pid));
 }
 
 /**
- * The executor sends `message` (`raw`: writes bytes to its wire's descriptor past its framing, RawFault); it is killed
+ * The slot process sends `message` (`raw`: writes bytes to its wire's descriptor past its framing, RawFault); it is killed
  * for it, replaced, and the front serves the next request. Resolves with the kills' log lines.
  */
 async function forged(message: unknown, kind: 'send' | 'raw' = 'send'): Promise<Array<Record<string, unknown>>> {
@@ -33,11 +33,11 @@ async function forged(message: unknown, kind: 'send' | 'raw' = 'send'): Promise<
     timeoutMs: 60_000,
   });
   // Each sends it and is killed for it: wait for all of them, or the next request may meet one being killed.
-  const pids = svc.service.executors.readyPids;
-  svc.service.executors.fault(kind, message);
+  const pids = svc.service.slots.readyPids;
+  svc.service.slots.fault(kind, message);
   // Up to two minutes: a message cut at its bound (69.5 MiB at the defaults) is read whole first, on a loaded machine.
   await until(
-    () => !svc.service.executors.pids.some((pid) => pids.includes(pid)),
+    () => !svc.service.slots.pids.some((pid) => pids.includes(pid)),
     'every slot process that sent it to be killed',
     { timeoutMs: 120_000 },
   );
@@ -57,7 +57,7 @@ async function forged(message: unknown, kind: 'send' | 'raw' = 'send'): Promise<
 }
 
 describe('a message the front cannot read', () => {
-  test('a browser status that is not one (read again when the executor exits): the front goes on', async () => {
+  test('a browser status that is not one (read again when the slot process exits): the front goes on', async () => {
     await forged({ type: 'status', browser: null });
   });
 
@@ -129,7 +129,7 @@ describe('a message the front cannot read', () => {
 });
 
 test('the largest answer a slot process may send (a result of MAX_RESULT_BYTES, V8 keeping it at two bytes a character, and logs) is within the bound', async () => {
-  await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
+  await until(() => svc.service.browser.ready, 'a slot process to be ready', { timeoutMs: 60_000 });
   const linesBefore = log.lines.length;
   // MAX_RESULT_BYTES at its default, 10 MiB of JSON text; one '€' makes V8 keep the whole string at two bytes a character.
   const chars = 10 * 2 ** 20 - 2 - 3 - 64;
@@ -144,21 +144,24 @@ test('the largest answer a slot process may send (a result of MAX_RESULT_BYTES, 
   assert.deepEqual(cut, [], 'no slot process was cut for it');
 });
 
-test('an executor’s log line cannot pass for another process’s: the front writes which executor it came from', async () => {
-  await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
-  const pids = svc.service.executors.pids;
-  svc.service.executors.fault('send', {
+test('a slot process’s log line cannot pass for another process’s: the front writes which slot process it came from', async () => {
+  await until(() => svc.service.browser.ready, 'a slot process to be ready', { timeoutMs: 60_000 });
+  const pids = svc.service.slots.pids;
+  svc.service.slots.fault('send', {
     type: 'log',
-    line: JSON.stringify({ level: 30, msg: 'scrape done', requestId: 'forged-request', executor: 1 }),
+    line: JSON.stringify({ level: 30, msg: 'scrape done', requestId: 'forged-request', slotPid: 1, executor: 1 }),
   });
   await until(() => log.lines.some((l) => l.requestId === 'forged-request'), 'the line to be logged');
   // Each slot process up sent it; each line names the process it came from, never the forged 1.
   const lines = log.lines.filter((l) => l.requestId === 'forged-request');
-  for (const line of lines) assert.ok(pids.includes(line.executor as number), String(line.executor));
+  for (const line of lines) {
+    assert.ok(pids.includes(line.slotPid as number), String(line.slotPid));
+    assert.equal(line.executor, line.slotPid, 'executor: the deprecated name of slotPid, for one release');
+  }
 });
 
 test("a slot process that forges what a request cost does not change the CPU the front reports: the kernel's count stands", async () => {
-  await until(() => svc.service.browser.ready, 'an executor to be ready', { timeoutMs: 60_000 });
+  await until(() => svc.service.browser.ready, 'a slot process to be ready', { timeoutMs: 60_000 });
   // The request waits on a page request the test holds open, so it is running when the claim is sent.
   let open = (): void => undefined;
   const arrived = new Promise<void>((resolve) =>
@@ -174,12 +177,12 @@ test("a slot process that forges what a request cost does not change the CPU the
   await arrived;
   const HOUR_MS = 3_600_000;
   // Sent by the slot that runs the job, for its job (a message about any other id kills the process).
-  const slot = svc.service.executors.jobIds.findIndex((id) => id !== undefined);
-  svc.service.executors.fault(
+  const slot = svc.service.slots.jobIds.findIndex((id) => id !== undefined);
+  svc.service.slots.fault(
     'send',
     {
       type: 'done',
-      id: svc.service.executors.jobIds[slot],
+      id: svc.service.slots.jobIds[slot],
       outcome: { json: '"forged"', logs: [], executionTimeMs: 1, timings: {}, usage: { cpuMs: HOUR_MS } },
     },
     slot,
@@ -211,9 +214,9 @@ async function held(
     script: `return await page.evaluate(() => fetch('/${name}').then((r) => r.text()))`,
   });
   await arrived;
-  await until(() => svc.service.executors.jobPhases.includes('script'), 'the job to be in its script');
-  const slot = svc.service.executors.jobPhases.indexOf('script');
-  const id = svc.service.executors.jobIds[slot];
+  await until(() => svc.service.slots.jobPhases.includes('script'), 'the job to be in its script');
+  const slot = svc.service.slots.jobPhases.indexOf('script');
+  const id = svc.service.slots.jobIds[slot];
   assert.ok(id !== undefined);
   return { reply, slot, id, release: () => release() };
 }
@@ -221,8 +224,8 @@ async function held(
 describe('a message out of its job’s order (phases forward, one answer, then closed)', () => {
   test('a job closed before it was answered (its deadline would be disarmed): the process is killed, its caller answered', async () => {
     const job = await held('closed-early');
-    const pid = svc.service.executors.slotPids[job.slot];
-    svc.service.executors.fault('send', { type: 'closed', id: job.id }, job.slot);
+    const pid = svc.service.slots.slotPids[job.slot];
+    svc.service.slots.fault('send', { type: 'closed', id: job.id }, job.slot);
     // A job the front forgot is never answered: a minute is far past any answer.
     const r = await within(job.reply, 'the caller to be answered', 60_000).finally(job.release);
     assert.equal(r.status, 500, r.text);
@@ -233,8 +236,8 @@ describe('a message out of its job’s order (phases forward, one answer, then c
 
   test('a phase stepped back to lease (its death would pass for the service’s own, retried and charged to no one): the process is killed, its own request fails', async () => {
     const job = await held('back-to-lease');
-    const pid = svc.service.executors.slotPids[job.slot];
-    svc.service.executors.fault('send', { type: 'phase', id: job.id, phase: 'lease' }, job.slot);
+    const pid = svc.service.slots.slotPids[job.slot];
+    svc.service.slots.fault('send', { type: 'phase', id: job.id, phase: 'lease' }, job.slot);
     // A job the front forgot is never answered: a minute is far past any answer.
     const r = await within(job.reply, 'the caller to be answered', 60_000).finally(job.release);
     // Not 503 (another slot's preparation), nor the page's 200: its own process ended under it.
@@ -245,8 +248,8 @@ describe('a message out of its job’s order (phases forward, one answer, then c
 
   test('a failure claimed as the service’s own preparation once its script runs (its script run again, charged to no key): the process is killed, its own request fails', async () => {
     const job = await held('forged-housekeeping');
-    const pid = svc.service.executors.slotPids[job.slot];
-    svc.service.executors.fault(
+    const pid = svc.service.slots.slotPids[job.slot];
+    svc.service.slots.fault(
       'send',
       { type: 'failed', id: job.id, error: { code: 'SERVICE_UNAVAILABLE', message: 'x', housekeeping: 'lease' } },
       job.slot,
@@ -263,7 +266,7 @@ describe('a message out of its job’s order (phases forward, one answer, then c
 
   test('a duration past its job’s deadline (the histogram made +Inf for good): the process is killed, the metric stays finite', async () => {
     const job = await held('forged-observe');
-    svc.service.executors.fault('send', { type: 'observe', metric: 'script', seconds: 1e308 }, job.slot);
+    svc.service.slots.fault('send', { type: 'observe', metric: 'script', seconds: 1e308 }, job.slot);
     const r = await within(job.reply, 'the caller to be answered', 60_000).finally(job.release);
     assert.equal(r.status, 500, r.text);
     const metrics = await svc.raw('GET', '/metrics');
@@ -286,10 +289,10 @@ test('a slot process that closes its wire and lives on (the next job would wait 
   await until(() => svc.service.browser.ready && allSlotsReady(), 'every slot process to be ready', {
     timeoutMs: 60_000,
   });
-  const pids = svc.service.executors.readyPids;
-  svc.service.executors.fault('unwire');
+  const pids = svc.service.slots.readyPids;
+  svc.service.slots.fault('unwire');
   await until(
-    () => !svc.service.executors.pids.some((pid) => pids.includes(pid)),
+    () => !svc.service.slots.pids.some((pid) => pids.includes(pid)),
     'every slot process that closed its wire to be gone',
   );
   const killed = log.lines.filter((l) => /wire closed while it runs; killing it/.test(String(l.msg)));

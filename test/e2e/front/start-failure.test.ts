@@ -9,10 +9,10 @@ import { readFileSync } from 'node:fs';
 import { until } from '../../helpers/wait.js';
 import { request } from 'undici';
 
-const executors = (): number[] =>
+const slots = (): number[] =>
   descendants(process.pid).filter((p) => {
     try {
-      return /executor\.js|slot\/main\.ts/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'));
+      return /slot\.js|slot\/main\.ts/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'));
     } catch {
       return false;
     }
@@ -33,7 +33,7 @@ test('when the slot processes cannot start (no Chromium), the start fails and th
     s.once('error', () => resolve(true));
   });
   assert.ok(refused, 'the HTTP port is closed again');
-  await until(() => executors().length === 0, 'no executor left');
+  await until(() => slots().length === 0, 'no slot process left');
 });
 
 test(

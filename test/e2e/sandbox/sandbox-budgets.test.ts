@@ -140,7 +140,7 @@ describe('membrane budgets', () => {
 
   // Attack (host memory for the price of a loop): Puppeteer keeps every preload script's source on the host until
   // the page closes, and the script's calls gave their budget back as each ended. One 15 Mi-character script set
-  // again and again held ~15 MB more of the executor per call (measured: 6 calls, +125 MB), shared by all tenants.
+  // again and again held ~15 MB more of the slot process per call (measured: 6 calls, +125 MB), shared by all tenants.
   test('preload scripts are bounded: the 65th set at once, or past 16 Mi characters together, is refused; removing one makes room', async () => {
     const r = await run(`
       const ids = [];
@@ -173,7 +173,7 @@ describe('membrane budgets', () => {
     await thenNormalRequestSucceeds();
   });
 
-  // Attack (the executor's thread): the isolate subscribes to a page event on the host only once, by a check
+  // Attack (the slot process's thread): the isolate subscribes to a page event on the host only once, by a check
   // of the runtime's own (a Set), which the script can change. With Set.prototype.has answering false, each
   // page.on added a host listener, each encoding and queueing every event of that kind once more.
   test('page.on with the runtime Set changed still adds one host listener per event', async () => {

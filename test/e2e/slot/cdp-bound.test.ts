@@ -1,10 +1,10 @@
 // No DevTools message from the page is read whole before its size is checked
 // (src/slot/browser/cdp-transport.ts). Before the bound, one page.evaluate(() =>
-// 'x'.repeat(100e6)) took the executor from 119 to 696 MB and blocked it ~11 s,
+// 'x'.repeat(100e6)) took the slot process from 119 to 696 MB and blocked it ~11 s,
 // and four in flight made another tenant's navigation time out. Each attack here
 // makes answers or events of 30-100 MB from the page while another key's
-// request runs on the same executor; each asserts the script's named error, the
-// executor's peak memory growth (VmHWM, read from /proc; no timing) and the other
+// request runs on the same slot process; each asserts the script's named error, the
+// slot process's peak memory growth (VmHWM, read from /proc; no timing) and the other
 // request's success. The renderer may use up to 1 GiB here, so that what ends
 // the attack is the message limit, not PAGE_MEMORY_MB.
 import assert from 'node:assert/strict';
@@ -24,7 +24,7 @@ import { MAX_CDP_MESSAGE_BYTES } from '../../../src/slot/limits.js';
 const OTHER_KEY = 'other-tenant-key-0123456789';
 const LIMIT_MIB = MAX_CDP_MESSAGE_BYTES / 2 ** 20;
 /**
- * What the executor's peak resident memory may grow by during an attack (with the
+ * What the slot process's peak resident memory may grow by during an attack (with the
  * other tenant's request beside it). Without the bound, measured: 583 MiB for
  * the 100 MB evaluate, 451 for content(), 381 for $eval, 193 for the exception,
  * 198 for the console line; with it 0-96 MiB: a dropped message holds at most
@@ -67,12 +67,12 @@ after(async () => {
 const attack = (script: string): Promise<Attack> => attackBeside(svc, fixtures, OTHER_KEY, script);
 
 function assertBounded(r: Attack, t: TestContext): void {
-  t.diagnostic(`executor peak growth ${Math.round(r.growthMb)} MiB`);
+  t.diagnostic(`slot process peak growth ${Math.round(r.growthMb)} MiB`);
   assert.equal(r.innocent.status, 200, r.innocent.text);
   assert.equal(r.innocent.body.data, 'Innocent');
   assert.ok(
     r.growthMb < MAX_GROWTH_MB,
-    `the executor's peak grew by ${Math.round(r.growthMb)} MiB (at most ${MAX_GROWTH_MB})`,
+    `the slot process's peak grew by ${Math.round(r.growthMb)} MiB (at most ${MAX_GROWTH_MB})`,
   );
 }
 
@@ -84,7 +84,7 @@ const named = (method: string): RegExp =>
 /**
  * The attack: setup (page code that makes the big thing), then call, whose
  * answer is over the limit. The script gets the named error for method, the
- * executor stays small, another key's request beside it is served, and so is
+ * slot process stays small, another key's request beside it is served, and so is
  * the next request.
  */
 async function assertRefused(t: TestContext, setup: string, call: string, method: string): Promise<void> {
@@ -99,10 +99,10 @@ async function assertRefused(t: TestContext, setup: string, call: string, method
 }
 
 describe('a page answer over the DevTools message limit is dropped unread: the script gets a named error', () => {
-  test("page.evaluate(() => 'x'.repeat(100e6)): a RangeError, the executor stays small, another key is served", (t) =>
+  test("page.evaluate(() => 'x'.repeat(100e6)): a RangeError, the slot process stays small, another key is served", (t) =>
     assertRefused(t, '', "page.evaluate(() => 'x'.repeat(100e6))", 'evaluate'));
 
-  test('four evaluates of 30 MB answers in flight at once, twice: each a RangeError, the executor stays small', async (t) => {
+  test('four evaluates of 30 MB answers in flight at once, twice: each a RangeError, the slot process stays small', async (t) => {
     const r = await attack(`
       const out = [];
       for (let round = 0; round < 2; round++) {
@@ -119,7 +119,7 @@ describe('a page answer over the DevTools message limit is dropped unread: the s
     await assertServesNormally(svc, fixtures.url('/page'), 'Fixture');
   });
 
-  test('page.content() of a DOM with a 100 MB comment: a RangeError, the executor stays small, another key is served', (t) =>
+  test('page.content() of a DOM with a 100 MB comment: a RangeError, the slot process stays small, another key is served', (t) =>
     assertRefused(
       t,
       "await page.evaluate(() => document.body.append(document.createComment('y'.repeat(100e6))));",
@@ -127,7 +127,7 @@ describe('a page answer over the DevTools message limit is dropped unread: the s
       'content',
     ));
 
-  test('$eval returning the 100 MB text of a hidden element: a RangeError, the executor stays small, another key is served', (t) =>
+  test('$eval returning the 100 MB text of a hidden element: a RangeError, the slot process stays small, another key is served', (t) =>
     assertRefused(
       t,
       `await page.evaluate(() => {
@@ -141,12 +141,12 @@ describe('a page answer over the DevTools message limit is dropped unread: the s
       '$eval',
     ));
 
-  test('an exception with a 50 MB message (twice in the answer) thrown by the page function: a RangeError, the executor stays small', (t) =>
+  test('an exception with a 50 MB message (twice in the answer) thrown by the page function: a RangeError, the slot process stays small', (t) =>
     assertRefused(t, '', "page.evaluate(() => { throw new Error('q'.repeat(50e6)); })", 'evaluate'));
 });
 
 describe('a page event over the DevTools message limit is dropped unread and logged', () => {
-  test('console.log of a 50 MB string with a listener: the event never arrives, later ones do, the executor stays small', async (t) => {
+  test('console.log of a 50 MB string with a listener: the event never arrives, later ones do, the slot process stays small', async (t) => {
     const dropsBefore = droppedEventLines('Runtime.consoleAPICalled');
     const r = await attack(`
       const seen = [];
@@ -162,7 +162,7 @@ describe('a page event over the DevTools message limit is dropped unread and log
     await assertServesNormally(svc, fixtures.url('/page'), 'Fixture');
   });
 
-  test('an uncaught page exception with a 50 MB message (pageerror): the event is dropped, the executor stays small', async (t) => {
+  test('an uncaught page exception with a 50 MB message (pageerror): the event is dropped, the slot process stays small', async (t) => {
     const dropsBefore = droppedEventLines('Runtime.exceptionThrown');
     const r = await attack(`
       const seen = [];
@@ -184,7 +184,7 @@ describe('a page event over the DevTools message limit is dropped unread and log
   });
 });
 
-/** Lines the executor logged for a dropped DevTools event of this name. */
+/** Lines the slot process logged for a dropped DevTools event of this name. */
 function droppedEventLines(event: string): number {
   return log.lines.filter((l) => l.msg === 'devtools message over the size limit dropped' && l.event === event).length;
 }

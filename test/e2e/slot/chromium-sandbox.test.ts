@@ -25,7 +25,7 @@ const svc = (): TestService => {
 
 before(async () => {
   await fixtures.start();
-  // Readable and runnable by the executor user.
+  // Readable and runnable by the slot process user.
   chmodSync(dir, 0o755);
   writeFileSync(
     wrapper,
@@ -51,7 +51,7 @@ after(async () => {
 const warnings = (): Array<Record<string, unknown>> =>
   log.lines.filter((l) => l.level === 40 && /without its own sandbox/.test(String(l.msg)));
 /** The slot processes that warned (each slot process launches its own Chromium and warns for it). */
-const warnedBy = (): unknown[] => warnings().map((l) => l.executor);
+const warnedBy = (): unknown[] => warnings().map((l) => l.slotPid);
 
 test('without a usable sandbox Chromium starts anyway, /health says chromiumSandbox: false, requests are served', async () => {
   const health = await svc().raw('GET', '/health');

@@ -45,7 +45,7 @@ test('a request whose large answers were all read (one 8 MB message) leaves its 
 // budget whose page logged a burst of console lines had its Chromium relaunched whenever the burst had paused the
 // pipe (more than BACKLOG_MESSAGES queued) within the last second, though all of it had been read before the
 // request ended (the evaluate's answer comes after its events) and Chromium had nothing left to send. On the old
-// code this test failed in 1 of 3 runs here (whether the executor fell behind the burst depends on the machine);
+// code this test failed in 1 of 3 runs here (whether the slot process fell behind the burst depends on the machine);
 // with the fix it cannot fail that way: nothing of the request's is left to drop after it ends.
 test('a request whose console burst was all read before it ended does not get its Chromium relaunched', async () => {
   const recycles = svc.service.browser.recycles;

@@ -2,7 +2,7 @@
 // Chromium ends as 400 MEMORY_LIMIT_EXCEEDED, and the next request is served.
 // PAGE_MEMORY_MB is 256 here, so no test takes more than ~0.5 GB; the script
 // deadline is long, so that what ends each request is the memory limit. The
-// service runs as the suite does (as root: executors as the executor user,
+// service runs as the suite does (as root: slot processes as their slots' users,
 // Chromium in its own sandbox; the headless shell or the full browser, as
 // CHROMIUM says), so the watchdog is shown to read and end sandboxed renderers.
 import assert from 'node:assert/strict';
@@ -116,7 +116,7 @@ describe('page memory over PAGE_MEMORY_MB is 400 MEMORY_LIMIT_EXCEEDED, and the 
   });
 
   test('typed arrays in the page; the memory is given back and counted in /metrics', async (t) => {
-    // The executors report every second: the previous test's kill may not be in /metrics yet (it was not,
+    // The slot processes report every second: the previous test's kill may not be in /metrics yet (it was not,
     // once requests got faster). The count from before is the one that held over more than a report's interval.
     let kills = await metric(/^pagescript_page_memory_kills_total (\d+)$/m);
     let heldSince = Date.now();
@@ -129,7 +129,7 @@ describe('page memory over PAGE_MEMORY_MB is 400 MEMORY_LIMIT_EXCEEDED, and the 
       t,
       'await page.evaluate(() => { const a = []; for (;;) a.push(new Uint8Array(16 << 20).fill(1)) }); return 1',
     );
-    // The executors report every second.
+    // The slot processes report every second.
     await until(
       async () => (await metric(/^pagescript_page_memory_kills_total (\d+)$/m)) === kills + 1,
       'the kill to be counted',
@@ -297,8 +297,9 @@ test('/health shows the memory budget to all, and what is in use only with the m
   const trusted = await svc.raw('GET', '/health', { headers: { authorization: `Bearer ${TOKEN}` } });
   const use = trusted.body.memory as Record<string, number>;
   assert.ok(use.inUseMb !== undefined && use.inUseMb > 0);
-  assert.ok((use.chromiumMb ?? 0) > 0, 'the executors report their Chromium');
-  assert.ok((use.executorsMb ?? 0) > 0);
+  assert.ok((use.chromiumMb ?? 0) > 0, 'the slot processes report their Chromium');
+  assert.ok((use.slotsMb ?? 0) > 0);
+  assert.equal(use.executorsMb, use.slotsMb, 'the deprecated name, for one release');
 });
 
 describe('the service memory ceiling', () => {

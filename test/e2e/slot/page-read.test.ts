@@ -61,21 +61,21 @@ describe('a request without a script', () => {
   });
 
   test('a dialog the page opens after loading is dismissed: 200, the slot process kept', async () => {
-    const pids = svc.service.executors.pids;
+    const pids = svc.service.slots.pids;
     for (const asHtml of [false, true]) {
       const r = await get('/alert', asHtml);
       assert.equal(r.status, 200, r.text);
     }
-    assert.deepEqual(svc.service.executors.pids, pids);
+    assert.deepEqual(svc.service.slots.pids, pids);
   });
 
   test('a page that spins after loading is a 400 at the script time, the slot process kept', async () => {
-    const pids = svc.service.executors.pids;
+    const pids = svc.service.slots.pids;
     const r = await get('/spin');
     assert.equal(r.status, 400, r.text);
     assert.equal(r.body.code, 'SCRAPING_FAILED');
     assert.match(String(r.body.error), /did not give its title within 3000 ms/);
-    assert.deepEqual(svc.service.executors.pids, pids);
+    assert.deepEqual(svc.service.slots.pids, pids);
     const next = await get('/landed');
     assert.equal(next.status, 200, next.text);
   });

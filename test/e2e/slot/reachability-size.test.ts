@@ -1,5 +1,5 @@
 // Without a script, the page itself chooses the size of the answer (its HTML, its
-// title). It crosses from the executor to the front and back to the client, so
+// title). It crosses from the slot process to the front and back to the client, so
 // it is held to MAX_RESULT_BYTES as a script's result is: measured before this,
 // a page that grew its body to 20 MB cost the front ~100 MB at the peak per
 // request, with nothing but the navigation's time to bound it.

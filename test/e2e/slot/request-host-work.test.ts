@@ -5,7 +5,7 @@
 // are encoded, and counted (MAX_WAITING_EVENTS, MAX_WAITING_EXPOSED_CALLS,
 // MAX_HANDLE_CHARS); page data decodes with its own keys. Each attack runs as
 // one tenant while another tenant's plain request runs beside it on the same
-// executor; the assertions are outcomes, their order, and the executor's peak
+// slot process; the assertions are outcomes, their order, and the slot process's peak
 // memory growth (VmHWM, read from /proc), never a time.
 import assert from 'node:assert/strict';
 import { after, before, describe, test, type TestContext } from 'node:test';
@@ -19,7 +19,7 @@ const OTHER_KEY = 'other-tenant-key-0123456789';
 /** The script time limit of the tests whose attacker runs until it (source tests end at their deadline). */
 const SCRIPT_TIMEOUT_MS = 8_000;
 /**
- * What the executor's peak resident memory may grow by during a flood. What the host may keep for one is the
+ * What the slot process's peak resident memory may grow by during a flood. What the host may keep for one is the
  * events' queue into the isolate (8 Mi characters) with its copies and the handle table (32 Mi characters);
  * the peak adds what the collector has not yet taken of the dropped ones (measured: 142 MiB for the console
  * flood, 52 MiB for the exposed-function one).
@@ -64,10 +64,10 @@ function assertInnocentServed(r: Attack): void {
 }
 
 function assertBounded(r: Attack, t: TestContext): void {
-  t.diagnostic(`executor peak growth ${Math.round(r.growthMb)} MiB`);
+  t.diagnostic(`slot process peak growth ${Math.round(r.growthMb)} MiB`);
   assert.ok(
     r.growthMb < MAX_GROWTH_MB,
-    `the executor's peak grew by ${Math.round(r.growthMb)} MiB (at most ${MAX_GROWTH_MB})`,
+    `the slot process's peak grew by ${Math.round(r.growthMb)} MiB (at most ${MAX_GROWTH_MB})`,
   );
 }
 
@@ -91,8 +91,8 @@ function assertTimedOut(r: Reply): void {
 describe('page function sources', () => {
   serviceWith(SCRIPT_TIMEOUT_MS);
 
-  // Attack (the executor's one thread): Puppeteer's arrow test backtracked quadratically on this text: measured,
-  // 200,000 characters held the executor ~21 s (the neighbour's page.title() took 21.7 s instead of 336 ms) and
+  // Attack (the slot process's one thread): Puppeteer's arrow test backtracked quadratically on this text: measured,
+  // 200,000 characters held the slot process ~21 s (the neighbour's page.title() took 21.7 s instead of 336 ms) and
   // the attacker got 200 long past its budgets.
   test('a 200k-character async source does not freeze the neighbour', async () => {
     const r = await attack(`${FORGED_FUNCTION}
@@ -107,7 +107,7 @@ describe('page function sources', () => {
     assert.ok(logsOf(r.attacker).filter((l) => l === '7').length >= 2, logsOf(r.attacker).slice(0, 5).join('\n'));
   });
 
-  // Attack: 1,200,000 characters froze the executor ~120 s, until the front killed it: the neighbour got 500.
+  // Attack: 1,200,000 characters froze the slot process ~120 s, until the front killed it: the neighbour got 500.
   test('a 1.2M-character async source is refused with a named error, and does not freeze the neighbour', async () => {
     const r = await attack(`${FORGED_FUNCTION}
       const src = 'async'.repeat(240000) + 'x(){return 7}';
@@ -130,7 +130,7 @@ describe('a page flooding a busy script', () => {
 
   // Attack (host memory): each console event was encoded and its message registered with its text before the
   // full queue dropped it, and kept until the request ended: 2,000 x 256 KB lines beside a busy isolate grew
-  // the executor by ~500 MB, and the reply was 200. Here 200 lines (as many as a loaded test machine's page logs
+  // the slot process by ~500 MB, and the reply was 200. Here 200 lines (as many as a loaded test machine's page logs
   // in a few seconds): past what the queue into the isolate takes, the rest are dropped and counted.
   test('a console flood while the isolate is busy: 200, the events it cannot take dropped and counted, memory bounded', async (t) => {
     const r = await attack(`page.on('console', () => {});

@@ -14,7 +14,7 @@ const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const svc = serviceFor(fixtures, { MAX_CONCURRENCY: '1', METRICS_TOKEN: TOKEN });
 
 test('a slot is free again only with its next context made: every request leases a context made ahead', async () => {
-  const x = svc.service.executors;
+  const x = svc.service.slots;
   for (let i = 0; i < 5; i++) {
     const r = await svc.post({ url: fixtures.url('/example'), script: 'return await page.title()' });
     assert.equal(r.status, 200, r.text);

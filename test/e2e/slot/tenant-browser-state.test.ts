@@ -5,7 +5,7 @@
 // Chromium has no reason to have: the test makes a throw-away one (openssl) and
 // trusts it by its key (BrowserHost's testTrustedSpki, Chromium's
 // --ignore-certificate-errors-spki-list) in a BrowserHost of its own, launched
-// as the executor launches it, behind a real egress guard with a context port
+// as the slot process launches it, behind a real egress guard with a context port
 // per lease. Chromium keeps HSTS only for names (never for an IP address or
 // localhost), so the origin is a name the guard's injected resolver answers
 // with 127.0.0.1. (Shared dictionaries need a certificate with a known root or

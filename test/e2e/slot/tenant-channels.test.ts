@@ -227,7 +227,7 @@ async function pasteInto(page: PageLease['page']): Promise<string> {
 }
 
 /**
- * A BrowserHost launched as an executor's is, here, outside the membrane. Pages are set with setContent: the
+ * A BrowserHost launched as a slot process's is, here, outside the membrane. Pages are set with setContent: the
  * contexts need no network (a closed port, as when the guard is down).
  */
 function offlineHost(prewarmedContexts: number, emptyClipboard?: EmptyClipboard): BrowserHost {

@@ -1,4 +1,4 @@
-// The hosts a request's key refused, as the guard tells the executor of them
+// The hosts a request's key refused, as the guard tells the slot process of them
 // (docs/keys-and-limits.md): each host:port once, the first MAX_REFUSED_HOSTS.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

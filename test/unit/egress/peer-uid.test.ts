@@ -1,6 +1,6 @@
 // Who owns the other end of a loopback connection, read from the kernel's socket
 // tables (src/egress/peer-uid.ts): the egress guard serves a context's port only
-// to the executors' user.
+// to the slot processes' user.
 import assert from 'node:assert/strict';
 import { createServer, connect, type Socket } from 'node:net';
 import { test } from 'node:test';

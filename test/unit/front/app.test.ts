@@ -12,17 +12,17 @@ import { until } from '../../helpers/wait.js';
 const KEY = 'unit-key-0123456789abcdef';
 const browser = { ready: false, pid: undefined, pids: [], restarts: 0, recycles: 0, contextsReady: 0 };
 /** Whether a slot process serves, as the front sees it. */
-const slots = { serving: false };
+const frontView = { serving: false };
 /**
- * Executors whose slots serve as `slots` says, whose Chromium is as `browser` (the slots' word) says, and whose
- * jobs fail with a detail no caller may see.
+ * Slot processes that serve as `frontView` says, whose Chromium is as `browser` (the slots' word) says, and
+ * whose jobs fail with a detail no caller may see.
  */
-const executors = {
+const slots = {
   get browser() {
     return { ...browser };
   },
   get serving() {
-    return slots.serving;
+    return frontView.serving;
   },
   restarts: 0,
   chromiumSandbox: true,
@@ -30,7 +30,7 @@ const executors = {
   run: async (): Promise<never> => {
     throw new Error('secret internal detail /srv/app/src/browser.ts:42');
   },
-  memory: { executorBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 },
+  memory: { slotBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 },
   slotCgroups: 'off: SLOT_CGROUPS=off',
   slotNonDumpable: 'off: the service is not root',
   slotPrivateTmp: 'off: the service is not root',
@@ -42,7 +42,7 @@ let base = '';
 before(async () => {
   const app = buildApp({
     config: loadConfig({ API_KEYS: KEY, LOG_LEVEL: 'silent' }),
-    executors,
+    slots,
     logger: silentLogger(),
     kernelLock: { on: false, why: 'not root' },
   });
@@ -57,19 +57,19 @@ after(async () => {
 });
 
 test('GET /health is 503 until a slot process serves, then 200', async () => {
-  slots.serving = false;
+  frontView.serving = false;
   browser.ready = true;
   const starting = await request(`${base}/health`);
   assert.equal(starting.statusCode, 503);
   assert.equal(((await starting.body.json()) as { status: string }).status, 'starting');
-  slots.serving = true;
+  frontView.serving = true;
   const ready = await request(`${base}/health`);
   assert.equal(ready.statusCode, 200);
   await ready.body.dump();
 });
 
 test('a slot that says its Chromium is not ready decides neither /ready nor /health: the front’s own view does', async () => {
-  slots.serving = true;
+  frontView.serving = true;
   browser.ready = false;
   const health = await request(`${base}/health`);
   assert.equal(health.statusCode, 200);
@@ -103,7 +103,7 @@ test('an unexpected failure is 500 INTERNAL_SERVER_ERROR with no detail, path or
 test('GET /ready says starting, ready, then draining at once when the drain begins; GET /live stays 200 throughout', async () => {
   const app = buildApp({
     config: loadConfig({ API_KEYS: KEY, LOG_LEVEL: 'silent' }),
-    executors,
+    slots,
     logger: silentLogger(),
     kernelLock: { on: false, why: 'not root' },
   });
@@ -115,10 +115,10 @@ test('GET /ready says starting, ready, then draining at once when the drain begi
     return [r.statusCode, await r.body.json()];
   };
   try {
-    slots.serving = false;
+    frontView.serving = false;
     assert.deepEqual(await probe('/ready'), [503, { status: 'starting' }]);
     assert.deepEqual(await probe('/live'), [200, { status: 'alive' }]);
-    slots.serving = true;
+    frontView.serving = true;
     assert.deepEqual(await probe('/ready'), [200, { status: 'ready' }]);
     app.drain();
     assert.deepEqual(await probe('/ready'), [503, { status: 'draining' }]);
@@ -143,7 +143,7 @@ test('GET /ready says starting, ready, then draining at once when the drain begi
 test('a defect in /health or /metrics is 500, one error line and a count: the front keeps serving', async () => {
   const raw: string[] = [];
   const broken = {
-    ...executors,
+    ...slots,
     get slotCgroups(): string {
       throw new Error('health defect');
     },
@@ -153,7 +153,7 @@ test('a defect in /health or /metrics is 500, one error line and a count: the fr
   };
   const app = buildApp({
     config: loadConfig({ API_KEYS: KEY, LOG_LEVEL: 'silent' }),
-    executors: broken,
+    slots: broken,
     logger: createLogger('info', { write: (line: string) => void raw.push(line) }),
     kernelLock: { on: false, why: 'not root' },
   });

@@ -18,7 +18,7 @@ import {
   writeChildLine,
   type ReadyWatch,
 } from '../../../src/front/children/child-start.js';
-import { createLogger } from '../../../src/common/log.js';
+import { createLogger, slotPidFields } from '../../../src/common/log.js';
 import { until } from '../../helpers/wait.js';
 
 type Msg = { readonly type: 'ready' } | { readonly type: 'note'; readonly n: number };
@@ -191,33 +191,43 @@ test("a child's directory that cannot be removed (its user's process writing on 
 test("a child's fatal line is written as an error (pino writes a fatal line synchronously: a child's flood of them froze the front)", () => {
   const { child } = fakeChild();
   const log = logLines();
-  writeChildLine(child, log.logger, JSON.stringify({ level: 60, msg: 'forged fatal' }), { executor: 4242 }, 'executor');
+  writeChildLine(child, log.logger, JSON.stringify({ level: 60, msg: 'forged fatal' }), { slotPid: 4242 }, 'slot');
   const line = log.lines().find((l) => l.msg === 'forged fatal');
   assert.equal(line?.level, 50);
   assert.equal(line?.fatal, true);
+  assert.equal(line?.slotPid, 4242);
+});
+
+test("a slot process's line names it by slotPid and, for one release, by executor, its deprecated name; a forged one is overwritten", () => {
+  const { child } = fakeChild();
+  const log = logLines();
+  const forged = JSON.stringify({ level: 30, msg: 'said', slotPid: 1, executor: 1 });
+  writeChildLine(child, log.logger, forged, { ...slotPidFields(4242), slot: 0 }, 'slot process');
+  const line = log.lines().find((l) => l.msg === 'said');
+  assert.equal(line?.slotPid, 4242);
   assert.equal(line?.executor, 4242);
 });
 
 test("a child's stdout and stderr are logged line by line with who wrote them; a long line is cut, with the count", async () => {
   const { child, stdout, stderr } = fakeChild();
   const log = logLines();
-  logChildOutput(child, log.logger, { executor: 4242 }, 'child output');
+  logChildOutput(child, log.logger, { slotPid: 4242 }, 'child output');
   stdout.write('first\nsec');
   stdout.write('ond\n');
   stderr.write('x'.repeat(MAX_OUTPUT_LINE + 10) + '\n');
   const output = (): Array<Record<string, unknown>> => log.lines().filter((l) => l.msg === 'child output');
   await until(() => output().length === 3, 'the three lines to be logged');
-  const lines = output().map(({ executor, stream, line, cutChars, level }) => ({
-    executor,
+  const lines = output().map(({ slotPid, stream, line, cutChars, level }) => ({
+    slotPid,
     stream,
     line,
     cutChars,
     level,
   }));
   assert.deepEqual(lines, [
-    { executor: 4242, stream: 'stdout', line: 'first', cutChars: undefined, level: 40 },
-    { executor: 4242, stream: 'stdout', line: 'second', cutChars: undefined, level: 40 },
-    { executor: 4242, stream: 'stderr', line: 'x'.repeat(MAX_OUTPUT_LINE), cutChars: 10, level: 40 },
+    { slotPid: 4242, stream: 'stdout', line: 'first', cutChars: undefined, level: 40 },
+    { slotPid: 4242, stream: 'stdout', line: 'second', cutChars: undefined, level: 40 },
+    { slotPid: 4242, stream: 'stderr', line: 'x'.repeat(MAX_OUTPUT_LINE), cutChars: 10, level: 40 },
   ]);
 });
 
@@ -248,7 +258,7 @@ test('stopChild: a child that exits when asked is not killed; one that does not 
 });
 
 test('a child given a heap gets its old-space limit and a bounded young generation; one given none gets neither', () => {
-  const slot = childEntry('executor', { oldMb: 94, semiSpaceMb: 16 }).execArgv;
+  const slot = childEntry('slot', { oldMb: 94, semiSpaceMb: 16 }).execArgv;
   assert.ok(slot.includes('--max-old-space-size=94'), slot.join(' '));
   assert.ok(slot.includes('--max-semi-space-size=16'), slot.join(' '));
   const egress = childEntry('egress-process').execArgv;
@@ -259,6 +269,6 @@ test('a child given a profile directory writes a CPU profile there; one given no
   const profiled = childEntry('egress-process', undefined, '/tmp/profiles/egress').execArgv;
   assert.ok(profiled.includes('--cpu-prof'), profiled.join(' '));
   assert.ok(profiled.includes('--cpu-prof-dir=/tmp/profiles/egress'), profiled.join(' '));
-  const plain = childEntry('executor', { oldMb: 94, semiSpaceMb: 16 }).execArgv;
+  const plain = childEntry('slot', { oldMb: 94, semiSpaceMb: 16 }).execArgv;
   assert.ok(!plain.some((a) => a.startsWith('--cpu-prof')), plain.join(' '));
 });

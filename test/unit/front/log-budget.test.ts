@@ -15,7 +15,7 @@ test('a child flooding the front with log lines gets its budget a second, and th
   t.mock.timers.enable({ apis: ['setTimeout'] });
   let now = 0;
   const log = logLines();
-  const budget = new LogBudget(log.logger, { executor: 7 }, { linesPerS: 10, bytesPerS: 1000, now: () => now });
+  const budget = new LogBudget(log.logger, { slotPid: 7 }, { linesPerS: 10, bytesPerS: 1000, now: () => now });
   // Two seconds' worth at once after a quiet spell: 20 lines.
   let admitted = 0;
   for (let i = 0; i < 100; i++) if (budget.admit(10)) admitted++;
@@ -33,6 +33,6 @@ test('a child flooding the front with log lines gets its budget a second, and th
   t.mock.timers.tick(1000);
   const report = log.lines().filter((l) => l.msg === 'log lines of a child process dropped past its budget');
   assert.equal(report.length, 1, 'one report a second, not a line per drop');
-  assert.equal(report[0]?.executor, 7);
+  assert.equal(report[0]?.slotPid, 7);
   assert.equal(report[0]?.droppedTotal, 171);
 });

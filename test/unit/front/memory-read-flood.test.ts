@@ -7,24 +7,24 @@ import { loadConfig } from '../../../src/common/config.js';
 import { MEMORY_READ_REUSE_MS, SlotStatus } from '../../../src/front/children/slot-status.js';
 import type { SlotProcess } from '../../../src/front/children/slot-process.js';
 import { memoryReport } from '../../../src/front/memory-report.js';
-import type { ExecutorMemory } from '../../../src/protocol/slot-wire.js';
+import type { SlotMemory } from '../../../src/protocol/slot-wire.js';
 
 test('a /health flood without the token reads no slot memory', () => {
   let reads = 0;
-  const executors = {
-    get memory(): ExecutorMemory {
+  const slots = {
+    get memory(): SlotMemory {
       reads++;
-      return { executorBytes: 2 ** 30, chromiumBytes: 2 ** 30, pageBytes: 2 ** 20, pageLimitKills: 0 };
+      return { slotBytes: 2 ** 30, chromiumBytes: 2 ** 30, pageBytes: 2 ** 20, pageLimitKills: 0 };
     },
   };
   const config = loadConfig({}, () => 4096);
   for (let i = 0; i < 1000; i++) {
-    const m = memoryReport(config, 0, executors, false);
+    const m = memoryReport(config, 0, slots, false);
     assert.equal(m.inUseMb, 0);
     assert.equal(m.serviceMb, config.serviceMemoryMb);
   }
   assert.equal(reads, 0);
-  assert.equal(memoryReport(config, 0, executors).executorsMb, 1024);
+  assert.equal(memoryReport(config, 0, slots).slotsMb, 1024);
   assert.equal(reads, 1);
 });
 
@@ -46,7 +46,7 @@ test('a /metrics flood walks the slots at most once per reuse period', () => {
   } as unknown as SlotProcess;
   const status = new SlotStatus(new Set([proc]), () => undefined);
   const start = performance.now();
-  for (let i = 0; i < 200; i++) assert.ok(status.memory.executorBytes > 0);
+  for (let i = 0; i < 200; i++) assert.ok(status.memory.slotBytes > 0);
   const periods = Math.ceil((performance.now() - start) / MEMORY_READ_REUSE_MS) + 1;
   assert.ok(walks >= 1 && walks <= periods, `${walks} walks in ${periods} periods`);
 });

@@ -9,7 +9,7 @@ const sources = (running: number): MetricsSources => ({
   contextsReady: () => 0,
   browserRestarts: () => 0,
   browserRecycles: () => 0,
-  executorRestarts: () => 0,
+  slotRestarts: () => 0,
   egressRestarts: () => 0,
   keyFileStale: () => false,
   keyFileReloadFailures: () => 0,
@@ -22,7 +22,7 @@ const sources = (running: number): MetricsSources => ({
     reservedMb: 1024,
     inUseMb: 300,
     frontMb: 80,
-    executorsMb: 70,
+    slotsMb: 70,
     chromiumMb: 150,
     pagesMb: 20,
   }),
@@ -60,6 +60,16 @@ test('the memory budget, what is reserved, what each kind of process holds and p
   assert.match(t, new RegExp(`^pagescript_memory_reserved_bytes ${1024 * MB}$`, 'm'));
   assert.match(t, new RegExp(`^pagescript_memory_in_use_bytes\\{process="front"\\} ${80 * MB}$`, 'm'));
   assert.match(t, new RegExp(`^pagescript_memory_in_use_bytes\\{process="chromium"\\} ${150 * MB}$`, 'm'));
+  assert.match(t, new RegExp(`^pagescript_memory_in_use_bytes\\{process="slots"\\} ${70 * MB}$`, 'm'));
+  // process="executors": the deprecated name of process="slots", for one release.
+  assert.match(t, new RegExp(`^pagescript_memory_in_use_bytes\\{process="executors"\\} ${70 * MB}$`, 'm'));
   assert.match(t, new RegExp(`^pagescript_page_memory_bytes ${20 * MB}$`, 'm'));
   assert.match(t, /^pagescript_page_memory_kills_total 3$/m);
+});
+
+test('slot restarts are counted under pagescript_slot_restarts_total and, for one release, its deprecated name', async () => {
+  const t = await new Metrics({ ...sources(0), slotRestarts: () => 5 }).text();
+  assert.match(t, /^pagescript_slot_restarts_total 5$/m);
+  assert.match(t, /^pagescript_executor_restarts_total 5$/m);
+  assert.match(t, /^# HELP pagescript_executor_restarts_total Deprecated: pagescript_slot_restarts_total/m);
 });

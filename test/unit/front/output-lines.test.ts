@@ -1,4 +1,4 @@
-// What the front keeps of an executor's stdout and stderr: lines, each cut to a
+// What the front keeps of a slot process's stdout and stderr: lines, each cut to a
 // maximum as it arrives, so that output without a newline costs bounded memory.
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
@@ -20,7 +20,7 @@ test('lines are split on \\n (and \\r\\n), whatever the chunks', () => {
   assert.ok(lines.every((l) => l.cutChars === 0));
 });
 
-test('an executor writing 64 MiB without a newline: at most the maximum is held, the rest is counted', () => {
+test('a slot process writing 64 MiB without a newline: at most the maximum is held, the rest is counted', () => {
   const lines: OutputLine[] = [];
   const s = new LineSplitter(4096, (l) => lines.push(l));
   const chunk = 'x'.repeat(65_536);

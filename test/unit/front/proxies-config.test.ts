@@ -12,10 +12,10 @@ import { ConfigError, loadConfig, parseProxies } from '../../../src/common/confi
 import { requestProxy } from '../../../src/front/http/validate.js';
 import { egressInitMessage } from '../../../src/front/children/egress-supervisor.js';
 import { egressInit } from '../../../src/protocol/egress-messages.js';
-import { executorConfig } from '../../../src/protocol/slot-wire.js';
+import { slotConfig } from '../../../src/protocol/slot-wire.js';
 import { silentLogger } from '../../../src/common/log.js';
 import { chooseProxy, OptionsError, parseRequestOptions } from '../../../src/protocol/request-options.js';
-import { executorInit } from '../../../src/front/children/supervisor.js';
+import { slotInit } from '../../../src/front/children/supervisor.js';
 import { hashKey, parseKeyFile } from '../../../src/front/tenancy/keyfile.js';
 import { KeyRing } from '../../../src/front/tenancy/keyring.js';
 
@@ -103,23 +103,23 @@ test('a bad PROXIES entry is named by its position and name, never by its text: 
     assert.ok(text.includes(p), `${p} in\n${text}`);
 });
 
-test('the executor is given no proxy: the credentials go to the egress guard at its start, by themselves', () => {
+test('the slot process is given no proxy: the credentials go to the egress guard at its start, by themselves', () => {
   const config = loadConfig({ PROXIES: `de=http://alice:${encodeURIComponent(SECRET)}@proxy.example:3128` });
-  const toExecutor = executorConfig(config);
-  assert.deepEqual(toExecutor.proxies, []);
-  assert.ok(!JSON.stringify(toExecutor).includes(encodeURIComponent(SECRET)));
-  assert.ok(!JSON.stringify(toExecutor).includes('alice'));
+  const toSlot = slotConfig(config);
+  assert.deepEqual(toSlot.proxies, []);
+  assert.ok(!JSON.stringify(toSlot).includes(encodeURIComponent(SECRET)));
+  assert.ok(!JSON.stringify(toSlot).includes('alice'));
   assert.equal(egressInit(config).proxies[0]?.password, SECRET);
 });
 
-test("the init message the front sends an executor carries no proxy URL, user or password; the egress process's carries them", () => {
+test("the init message the front sends a slot process carries no proxy URL, user or password; the egress process's carries them", () => {
   const config = loadConfig({
     PROXIES: `de=http://alice:${encodeURIComponent(SECRET)}@proxy.example:3128,geo=socks5://carol:${PLAIN_SECRET}@10.0.0.5:1080;resolve`,
   });
   const seam = { loopbackOnly: true, reportDials: true, faults: true, hosts: { 'x.test': [['127.0.0.1']] } };
-  const toExecutor = JSON.stringify(executorInit(config, 'info', 40_000, seam));
+  const toSlot = JSON.stringify(slotInit(config, 'info', 40_000, seam));
   for (const s of [SECRET, encodeURIComponent(SECRET), PLAIN_SECRET, 'alice', 'carol', 'proxy.example', '10.0.0.5'])
-    assert.ok(!toExecutor.includes(s), `${s} in the executor's init`);
+    assert.ok(!toSlot.includes(s), `${s} in the slot process's init`);
   const toEgress = egressInitMessage(config, 'info', 3000, 0, seam);
   assert.deepEqual(
     toEgress.egress.proxies.map((p) => [p.name, p.password]),
@@ -162,7 +162,7 @@ test("chooseProxy: the request's choice if the key may use it, else its key's de
   refused('nowhere', ['nowhere']);
 });
 
-test('the job an executor receives names the proxy, without options.proxy or any credential', () => {
+test('the job a slot process receives names the proxy, without options.proxy or any credential', () => {
   const job = requestProxy(
     { url: 'http://example.com/', outputFormat: 'json', options: { proxy: 'de', userAgent: 'x' } },
     { allowed: ['de'] },

@@ -25,14 +25,14 @@ async function withApp(
   }) => void,
 ): Promise<void> {
   const raw: string[] = [];
-  const executors = {
+  const slots = {
     browser: { ready: true, pid: undefined, pids: [], restarts: 0, recycles: 0, contextsReady: 1 },
     serving: true,
     restarts: 0,
     chromiumSandbox: true,
     egress: { ready: true, restarts: 0 },
     run: async (): Promise<JobOutcome> => outcome,
-    memory: { executorBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 },
+    memory: { slotBytes: 0, chromiumBytes: 0, pageBytes: 0, pageLimitKills: 0 },
     slotCgroups: 'off: SLOT_CGROUPS=off',
     slotNonDumpable: 'off: the service is not root',
     slotPrivateTmp: 'off: the service is not root',
@@ -40,7 +40,7 @@ async function withApp(
   };
   const app = buildApp({
     config: loadConfig({ API_KEYS: KEY, LOG_LEVEL: 'info' }),
-    executors,
+    slots,
     logger: createLogger('info', { write: (line: string) => void raw.push(line) }),
     kernelLock: { on: false, why: 'not root' },
   });

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { createLogger } from '../../../src/common/log.js';
 import { onSlotMessage, type SlotMessageHooks } from '../../../src/front/children/slot-messages.js';
 import { SlotProcess, type Pending, type Slot } from '../../../src/front/children/slot-process.js';
-import type { FromExecutor } from '../../../src/protocol/slot-wire.js';
+import type { FromSlot } from '../../../src/protocol/slot-wire.js';
 import type { JobOutcome } from '../../../src/protocol/jobs.js';
 
 const ok = { json: '"t"', logs: [], executionTimeMs: 1, timings: {} };
@@ -49,7 +49,7 @@ function running(): { proc: SlotProcess; hooks: SlotMessageHooks; answers: JobOu
   return { proc, hooks, answers, ended: () => ended + closed };
 }
 
-const say = (proc: SlotProcess, hooks: SlotMessageHooks, ...msgs: FromExecutor[]): void => {
+const say = (proc: SlotProcess, hooks: SlotMessageHooks, ...msgs: FromSlot[]): void => {
   for (const msg of msgs) onSlotMessage(proc, msg, hooks);
 };
 

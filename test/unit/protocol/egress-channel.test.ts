@@ -1,4 +1,4 @@
-// The channel between an executor and the egress process (src/protocol/egress-channel.ts)
+// The channel between a slot process and the egress process (src/protocol/egress-channel.ts)
 // and the pair of sockets the front makes for it (socketPair): the front never
 // reads either end (a copy it still holds after handing it over would swallow
 // what the children say), and each side reads the other's messages as untrusted.
@@ -19,7 +19,7 @@ import {
   channelMac,
   checkChannelHello,
   checkFromEgressChannel,
-  checkFromExecutorChannel,
+  checkFromSlotChannel,
 } from '../../../src/protocol/egress-channel.js';
 import { RemoteGuard } from '../../../src/slot/egress-client/remote.js';
 import { Grants, serveChannel, type Channels } from '../../../src/egress/channels.js';
@@ -37,19 +37,19 @@ async function polled(): Promise<void> {
 }
 
 test("the front reads neither end of a channel it makes: what one side writes waits for the other side's process", async () => {
-  const [egressEnd, executorEnd] = await socketPair(dir);
+  const [egressEnd, slotEnd] = await socketPair(dir);
   try {
     // Node keeps the front's copy of a sent socket until the child acknowledges it;
     // a copy that reads throws away what arrives meanwhile (the ~10 s lost question).
     await new Promise<void>((resolve, reject) =>
-      executorEnd.write('{"op":"open","q":1}\n', (e) => (e ? reject(e) : resolve())),
+      slotEnd.write('{"op":"open","q":1}\n', (e) => (e ? reject(e) : resolve())),
     );
     await new Promise<void>((resolve, reject) =>
       egressEnd.write('{"op":"answer","q":1,"ok":true}\n', (e) => (e ? reject(e) : resolve())),
     );
     await polled();
     assert.equal(egressEnd.bytesRead, 0, 'the egress end was read in the front');
-    assert.equal(executorEnd.bytesRead, 0, 'the executor end was read in the front');
+    assert.equal(slotEnd.bytesRead, 0, 'the slot process end was read in the front');
     // Nothing is lost: whoever takes an end reads what was written to it.
     const first = (s: typeof egressEnd): Promise<string> =>
       new Promise((resolve) => {
@@ -58,40 +58,40 @@ test("the front reads neither end of a channel it makes: what one side writes wa
         s.resume();
       });
     assert.equal(await first(egressEnd), '{"op":"open","q":1}\n');
-    assert.equal(await first(executorEnd), '{"op":"answer","q":1,"ok":true}\n');
+    assert.equal(await first(slotEnd), '{"op":"answer","q":1,"ok":true}\n');
   } finally {
     egressEnd.destroy();
-    executorEnd.destroy();
+    slotEnd.destroy();
   }
 });
 
-test("a channel's hello is taken only with the front's mark: another key, another executor or uid, or no hello is refused", () => {
+test("a channel's hello is taken only with the front's mark: another key, another slot process or uid, or no hello is refused", () => {
   const key = randomBytes(32);
-  const hello = { op: 'hello', executor: 7, channel: 3, uid: 1001, mac: channelMac(key, 7, 3, 1001) };
+  const hello = { op: 'hello', slotProcess: 7, channel: 3, uid: 1001, mac: channelMac(key, 7, 3, 1001) };
   assert.deepEqual(checkChannelHello(hello, key), hello);
-  const noUid = { op: 'hello', executor: 7, channel: 4, mac: channelMac(key, 7, 4, undefined) };
+  const noUid = { op: 'hello', slotProcess: 7, channel: 4, mac: channelMac(key, 7, 4, undefined) };
   assert.deepEqual(checkChannelHello(noUid, key), noUid);
-  // What an executor that connected on its own could say: it holds no key.
+  // What a slot process that connected on its own could say: it holds no key.
   assert.throws(
     () => checkChannelHello({ ...hello, mac: channelMac(randomBytes(32), 7, 3, 1001) }, key),
     /not the front/,
   );
-  assert.throws(() => checkChannelHello({ ...hello, executor: 8 }, key), /not the front/);
+  assert.throws(() => checkChannelHello({ ...hello, slotProcess: 8 }, key), /not the front/);
   assert.throws(() => checkChannelHello({ ...hello, uid: 1002 }, key), /not the front/);
   assert.throws(() => checkChannelHello({ ...hello, uid: undefined }, key), /not the front/);
   assert.throws(() => checkChannelHello({ ...hello, mac: 'ab' }, key), /did not begin with a hello/);
   assert.throws(() => checkChannelHello({ op: 'open', q: 1 }, key), /did not begin with a hello/);
 });
 
-test("an executor's bind names the request's proxy by a short name, and carries nothing else", () => {
+test("a slot process's bind names the request's proxy by a short name, and carries nothing else", () => {
   const bind = { op: 'bind', q: 1, s: 2, requestId: 'r-1' };
-  assert.deepEqual(checkFromExecutorChannel(bind), bind);
-  assert.deepEqual(checkFromExecutorChannel({ ...bind, proxy: 'de' }), { ...bind, proxy: 'de' });
+  assert.deepEqual(checkFromSlotChannel(bind), bind);
+  assert.deepEqual(checkFromSlotChannel({ ...bind, proxy: 'de' }), { ...bind, proxy: 'de' });
   for (const proxy of [42, null, { url: 'http://u:p@h:1' }, 'x'.repeat(MAX_PROXY_NAME + 1)])
-    assert.throws(() => checkFromExecutorChannel({ ...bind, proxy }), /cannot read \(bind\)/, JSON.stringify(proxy));
+    assert.throws(() => checkFromSlotChannel({ ...bind, proxy }), /cannot read \(bind\)/, JSON.stringify(proxy));
 });
 
-test("the egress process's counts reach the executor with the proxy failures it counted, and nothing it did not", () => {
+test("the egress process's counts reach the slot process with the proxy failures it counted, and nothing it did not", () => {
   const stats = { connections: 1, refused: 0, bytesSent: 10, bytesReceived: 20 };
   const ok = { op: 'stats', s: 1, stats: { ...stats, proxyAuthRefused: 1, proxyUnreachable: 2 } };
   assert.deepEqual(checkFromEgressChannel(ok), ok);
@@ -103,20 +103,20 @@ test("the egress process's counts reach the executor with the proxy failures it 
     assert.throws(() => checkFromEgressChannel({ op: 'stats', s: 1, stats: bad }), /cannot read \(stats\)/);
 });
 
-test('a channel handed to an executor while its channel is up replaces it without a drained report', async () => {
+test('a channel handed to a slot process while its channel is up replaces it without a drained report', async () => {
   const said: string[] = [];
   const remote = new RemoteGuard({
     logger: silentLogger(),
     onLost: () => said.push('lost'),
     onDrained: () => said.push('drained'),
   });
-  const [egressA, executorA] = await socketPair(dir);
-  const [egressB, executorB] = await socketPair(dir);
+  const [egressA, slotA] = await socketPair(dir);
+  const [egressB, slotB] = await socketPair(dir);
   try {
-    remote.attach(executorA);
+    remote.attach(slotA);
     const closedA = once(egressA, 'close');
     egressA.resume();
-    remote.attach(executorB);
+    remote.attach(slotB);
     // The replaced channel is closed (the egress process closes its sessions with it)...
     await closedA;
     await polled();
@@ -129,11 +129,11 @@ test('a channel handed to an executor while its channel is up replaces it withou
     assert.deepEqual(said, ['lost', 'drained']);
   } finally {
     remote.close();
-    for (const s of [egressA, executorA, egressB, executorB]) s.destroy();
+    for (const s of [egressA, slotA, egressB, slotB]) s.destroy();
   }
 });
 
-test('a host refused for its key reaches the executor as a host and a port, bounded, and nothing else', () => {
+test('a host refused for its key reaches the slot process as a host and a port, bounded, and nothing else', () => {
   const ok = { op: 'refused-host', s: 1, host: 'other.example', port: 443 };
   assert.deepEqual(checkFromEgressChannel(ok), ok);
   for (const bad of [
@@ -146,7 +146,7 @@ test('a host refused for its key reaches the executor as a host and a port, boun
 });
 
 test('a slot that asks and never reads the answers is read no further until they drain, and loses none (it grew the egress process 270 MB a second)', async () => {
-  const [egressEnd, executorEnd] = await socketPair(dir);
+  const [egressEnd, slotEnd] = await socketPair(dir);
   try {
     let bad = 0;
     let maxUnsent = 0;
@@ -163,15 +163,15 @@ test('a slot that asks and never reads the answers is read no further until they
     );
     const asked = 60_000;
     // Asked at once and not read: ~7 MiB of answers, more than the pause.
-    executorEnd.write(Array.from({ length: asked }, (_, q) => `{"q":${q}}\n`).join(''));
+    slotEnd.write(Array.from({ length: asked }, (_, q) => `{"q":${q}}\n`).join(''));
     await until(() => egressEnd.isPaused(), 'the egress end to stop reading the questions');
     assert.ok(maxUnsent <= CHANNEL_PAUSE_BYTES + 2 ** 20, `unsent at most: ${maxUnsent}`);
     // The slot reads now: every question is answered, in order.
     let answered = 0;
     let buffered = '';
-    executorEnd.setEncoding('utf8');
+    slotEnd.setEncoding('utf8');
     await new Promise<void>((resolve) => {
-      executorEnd.on('data', (chunk: string) => {
+      slotEnd.on('data', (chunk: string) => {
         buffered += chunk;
         const lines = buffered.split('\n');
         buffered = lines.pop() ?? '';
@@ -179,18 +179,18 @@ test('a slot that asks and never reads the answers is read no further until they
         if (answered === asked) resolve();
       });
       // socketPair's ends come paused.
-      executorEnd.resume();
+      slotEnd.resume();
     });
     assert.equal(bad, 0);
     assert.ok(!end.closed);
   } finally {
     egressEnd.destroy();
-    executorEnd.destroy();
+    slotEnd.destroy();
   }
 });
 
 test('a slot that never reads what it is sent unasked is cut off past the bound', async () => {
-  const [egressEnd, executorEnd] = await socketPair(dir);
+  const [egressEnd, slotEnd] = await socketPair(dir);
   try {
     let bad: unknown;
     const end = new ChannelEnd(
@@ -206,12 +206,12 @@ test('a slot that never reads what it is sent unasked is cut off past the bound'
     assert.match(String(bad), /did not read \d+ bytes/);
   } finally {
     egressEnd.destroy();
-    executorEnd.destroy();
+    slotEnd.destroy();
   }
 });
 
 test('a slot flooding its channel with valid questions is read at a bounded pace, and loses none (it held the core all traffic goes through)', async () => {
-  const [egressEnd, executorEnd] = await socketPair(dir);
+  const [egressEnd, slotEnd] = await socketPair(dir);
   try {
     const seen: number[] = [];
     let bad = 0;
@@ -223,7 +223,7 @@ test('a slot flooding its channel with valid questions is read at a bounded pace
       EGRESS_END_LIMITS,
     );
     const asked = 3 * CHANNEL_MESSAGES_PER_WINDOW;
-    executorEnd.write(Array.from({ length: asked }, (_, q) => `{"q":${q}}\n`).join(''));
+    slotEnd.write(Array.from({ length: asked }, (_, q) => `{"q":${q}}\n`).join(''));
     await until(() => seen.length === asked, 'every question to be read');
     assert.ok(end.pace.pauses > 0, 'the egress process stopped reading it for a while');
     assert.deepEqual(
@@ -234,13 +234,13 @@ test('a slot flooding its channel with valid questions is read at a bounded pace
     assert.equal(bad, 0);
   } finally {
     egressEnd.destroy();
-    executorEnd.destroy();
+    slotEnd.destroy();
   }
 });
 
 /** The egress process's side of a channel (serveChannel) on a socket pair, with a guard that opens fake sessions. */
 async function served() {
-  const [egressEnd, executorEnd] = await socketPair(dir);
+  const [egressEnd, slotEnd] = await socketPair(dir);
   const key = randomBytes(32);
   const told: FromEgress[] = [];
   const channels: Channels = new Map();
@@ -266,15 +266,15 @@ async function served() {
   });
   const answers: Array<Record<string, unknown>> = [];
   let buffered = '';
-  executorEnd.setEncoding('utf8');
-  executorEnd.on('data', (chunk: string) => {
+  slotEnd.setEncoding('utf8');
+  slotEnd.on('data', (chunk: string) => {
     const lines = (buffered + chunk).split('\n');
     buffered = lines.pop() ?? '';
     for (const line of lines) answers.push(JSON.parse(line) as Record<string, unknown>);
   });
-  executorEnd.resume();
-  const say = (m: unknown): boolean => executorEnd.write(`${JSON.stringify(m)}\n`);
-  say({ op: 'hello', executor: 7, channel: 1, mac: channelMac(key, 7, 1, undefined) });
+  slotEnd.resume();
+  const say = (m: unknown): boolean => slotEnd.write(`${JSON.stringify(m)}\n`);
+  say({ op: 'hello', slotProcess: 7, channel: 1, mac: channelMac(key, 7, 1, undefined) });
   /** Asks question `q` and waits for its answer. */
   const ask = async (m: { q: number } & Record<string, unknown>): Promise<Record<string, unknown>> => {
     say(m);
@@ -283,7 +283,7 @@ async function served() {
   };
   const close = (): void => {
     egressEnd.destroy();
-    executorEnd.destroy();
+    slotEnd.destroy();
   };
   return { say, ask, told, channels, close };
 }
@@ -304,7 +304,7 @@ test('a slot naming an egress session its channel never gave is cut off, and the
       await until(() => told.some((m) => m.type === 'channel-closed'), 'the channel to close');
       assert.deepEqual(
         told.map((m) => m.type),
-        ['executor-misbehaved', 'channel-closed'],
+        ['slot-misbehaved', 'channel-closed'],
         JSON.stringify(forged),
       );
       assert.equal(channels.size, 0);

@@ -1,4 +1,4 @@
-// The request's options as the front and the executor both check them
+// The request's options as the front and the slot process both check them
 // (src/protocol/request-options.ts), and the pieces of a failure's description that can
 // be tested without a browser: the caller's frames and the bounded call log.
 import assert from 'node:assert/strict';
@@ -125,7 +125,7 @@ test('waitUntil, media type, locale and time zone take only known values', () =>
   assert.equal(field({ timezoneId: '../../etc/localtime' }), 'options.timezoneId');
 });
 
-test('the executor checks the options again and refuses a selector the membrane would refuse', () => {
+test('the slot process checks the options again and refuses a selector the membrane would refuse', () => {
   assert.equal(recheckOptions(undefined, URL_), undefined);
   assert.deepEqual(recheckOptions({ javaScriptEnabled: false }, URL_), { javaScriptEnabled: false });
   assert.throws(

@@ -1,12 +1,12 @@
-// What the front takes from an executor: every field it reads is checked
-// before it is believed (src/protocol/messages.ts checkFromExecutor). An executor runs
+// What the front takes from a slot process: every field it reads is checked
+// before it is believed (src/protocol/messages.ts checkFromSlot). A slot process runs
 // hostile scripts and pages; one that escaped its isolate could send any
 // message, and the front must neither end nor grow from it. The e2e test
 // (test/e2e/front/slot-wire.test.ts) shows a refused message kills only that
-// executor; these show which messages are refused.
+// slot process; these show which messages are refused.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkFromExecutor } from '../../../src/protocol/slot-wire.js';
+import { checkFromSlot } from '../../../src/protocol/slot-wire.js';
 import { HOUSEKEEPING_CAUSES, INTERNAL_CAUSES } from '../../../src/common/errors.js';
 
 const OUTCOME = { logs: ['a'], executionTimeMs: 12, timings: { lease: 1.5, navigation: 30 } };
@@ -20,10 +20,10 @@ const done = (outcome: Record<string, unknown>): unknown => ({
 const failed = (error: Record<string, unknown>): unknown => ({ type: 'failed', id: 1, error: { ...ERROR, ...error } });
 
 test('well-formed outcomes and failures are taken, with every optional field', () => {
-  checkFromExecutor(done({}));
-  checkFromExecutor(done({ json: '1', egress: { bytesSent: 10, refused: 0 } }));
-  checkFromExecutor(failed({}));
-  checkFromExecutor(
+  checkFromSlot(done({}));
+  checkFromSlot(done({ json: '1', egress: { bytesSent: 10, refused: 0 } }));
+  checkFromSlot(failed({}));
+  checkFromSlot(
     failed({
       logs: ['x'],
       timeout: 'script',
@@ -47,31 +47,31 @@ test('well-formed outcomes and failures are taken, with every optional field', (
 });
 
 test('a failure whose timeout is not one of the two phases is refused (it would become a metric label)', () => {
-  assert.throws(() => checkFromExecutor(failed({ timeout: 'phase-0001' })), /failed message the front cannot read/);
-  assert.throws(() => checkFromExecutor(failed({ timeout: 1 })));
+  assert.throws(() => checkFromSlot(failed({ timeout: 'phase-0001' })), /failed message the front cannot read/);
+  assert.throws(() => checkFromSlot(failed({ timeout: 1 })));
 });
 
 test('a failure whose internal cause, housekeeping step or phase is not of its closed set is refused (metric labels)', () => {
   for (const internal of INTERNAL_CAUSES)
-    assert.doesNotThrow(() => checkFromExecutor(failed({ code: 'INTERNAL_SERVER_ERROR', internal, phase: 'script' })));
+    assert.doesNotThrow(() => checkFromSlot(failed({ code: 'INTERNAL_SERVER_ERROR', internal, phase: 'script' })));
   for (const housekeeping of HOUSEKEEPING_CAUSES)
-    assert.doesNotThrow(() => checkFromExecutor(failed({ code: 'SERVICE_UNAVAILABLE', housekeeping, phase: 'lease' })));
-  assert.throws(() => checkFromExecutor(failed({ internal: 'cause-0001' })), /failed message the front cannot read/);
-  assert.throws(() => checkFromExecutor(failed({ housekeeping: 'step-0001' })));
-  assert.throws(() => checkFromExecutor(failed({ phase: 'phase-0001' })));
-  assert.throws(() => checkFromExecutor(failed({ internal: 1 })));
-  for (const phase of ['lease', 'navigation', 'script']) checkFromExecutor({ type: 'phase', id: 1, phase });
-  assert.throws(() => checkFromExecutor({ type: 'phase', id: 1, phase: 'phase-0001' }));
-  assert.throws(() => checkFromExecutor({ type: 'phase', id: -1, phase: 'script' }));
+    assert.doesNotThrow(() => checkFromSlot(failed({ code: 'SERVICE_UNAVAILABLE', housekeeping, phase: 'lease' })));
+  assert.throws(() => checkFromSlot(failed({ internal: 'cause-0001' })), /failed message the front cannot read/);
+  assert.throws(() => checkFromSlot(failed({ housekeeping: 'step-0001' })));
+  assert.throws(() => checkFromSlot(failed({ phase: 'phase-0001' })));
+  assert.throws(() => checkFromSlot(failed({ internal: 1 })));
+  for (const phase of ['lease', 'navigation', 'script']) checkFromSlot({ type: 'phase', id: 1, phase });
+  assert.throws(() => checkFromSlot({ type: 'phase', id: 1, phase: 'phase-0001' }));
+  assert.throws(() => checkFromSlot({ type: 'phase', id: -1, phase: 'script' }));
 });
 
 test('egress figures that are not counts are refused, in a failure and in an outcome', () => {
-  assert.throws(() => checkFromExecutor(failed({ egress: null })));
-  assert.throws(() => checkFromExecutor(failed({ egress: { bytesSent: -1 } })));
-  assert.throws(() => checkFromExecutor(done({ egress: { bytesSent: '1' } })));
-  assert.throws(() => checkFromExecutor(done({ egress: [1, 2] })));
+  assert.throws(() => checkFromSlot(failed({ egress: null })));
+  assert.throws(() => checkFromSlot(failed({ egress: { bytesSent: -1 } })));
+  assert.throws(() => checkFromSlot(done({ egress: { bytesSent: '1' } })));
+  assert.throws(() => checkFromSlot(done({ egress: [1, 2] })));
   const wide = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`f${i}`, 1]));
-  assert.throws(() => checkFromExecutor(done({ egress: wide })), 'a summary of 65 fields is not one');
+  assert.throws(() => checkFromSlot(done({ egress: wide })), 'a summary of 65 fields is not one');
 });
 
 test('failure details of the wrong kinds are refused (they are copied into the reply)', () => {
@@ -89,30 +89,30 @@ test('failure details of the wrong kinds are refused (they are copied into the r
     { screenshot: 1 },
     { screenshotOmitted: null },
   ])
-    assert.throws(() => checkFromExecutor(failed({ failure })), JSON.stringify(failure));
+    assert.throws(() => checkFromSlot(failed({ failure })), JSON.stringify(failure));
 });
 
 test('logs, detail and timings of the wrong kinds are refused', () => {
-  assert.throws(() => checkFromExecutor(failed({ logs: 'x' })));
-  assert.throws(() => checkFromExecutor(failed({ logs: [1] })));
-  assert.throws(() => checkFromExecutor(failed({ detail: {} })));
-  assert.throws(() => checkFromExecutor(failed({ timings: { lease: -1 } })));
-  assert.throws(() => checkFromExecutor(failed({ timings: { script: Number.POSITIVE_INFINITY } })));
-  assert.throws(() => checkFromExecutor(done({ timings: { navigation: '3' } })));
-  assert.throws(() => checkFromExecutor(done({ timings: null })));
-  assert.throws(() => checkFromExecutor(done({ json: 1 })));
+  assert.throws(() => checkFromSlot(failed({ logs: 'x' })));
+  assert.throws(() => checkFromSlot(failed({ logs: [1] })));
+  assert.throws(() => checkFromSlot(failed({ detail: {} })));
+  assert.throws(() => checkFromSlot(failed({ timings: { lease: -1 } })));
+  assert.throws(() => checkFromSlot(failed({ timings: { script: Number.POSITIVE_INFINITY } })));
+  assert.throws(() => checkFromSlot(done({ timings: { navigation: '3' } })));
+  assert.throws(() => checkFromSlot(done({ timings: null })));
+  assert.throws(() => checkFromSlot(done({ json: 1 })));
 });
 
 test('failure details, page calls and timings with a field the front does not check are refused (copied whole into the reply)', () => {
-  assert.throws(() => checkFromExecutor(failed({ failure: { phase: 'script', extra: 10n } })));
+  assert.throws(() => checkFromSlot(failed({ failure: { phase: 'script', extra: 10n } })));
   const cycle: Record<string, unknown> = { phase: 'script' };
   cycle.self = cycle;
-  assert.throws(() => checkFromExecutor(failed({ failure: cycle })));
+  assert.throws(() => checkFromSlot(failed({ failure: cycle })));
   assert.throws(() =>
-    checkFromExecutor(failed({ failure: { pageCalls: [{ method: 'title', durationMs: 1, outcome: 'ok', x: 1n }] } })),
+    checkFromSlot(failed({ failure: { pageCalls: [{ method: 'title', durationMs: 1, outcome: 'ok', x: 1n }] } })),
   );
-  assert.throws(() => checkFromExecutor(done({ timings: { lease: 1, 'a\r\nSet-Cookie: x': 1 } })));
-  assert.throws(() => checkFromExecutor(failed({ timings: { serialize: 1 } })));
+  assert.throws(() => checkFromSlot(done({ timings: { lease: 1, 'a\r\nSet-Cookie: x': 1 } })));
+  assert.throws(() => checkFromSlot(failed({ timings: { serialize: 1 } })));
 });
 
 /** An array of `length` holes but one: structured clone sends it in a few bytes, and it is built sparse (no store of holes). */
@@ -122,17 +122,17 @@ function sparse(length: number, item: unknown): unknown[] {
   return a;
 }
 
-test('lists with holes or past any length an executor sends are refused, before the front walks them', () => {
-  assert.throws(() => checkFromExecutor(done({ logs: sparse(2, 'a') })), 'a hole is not a log line');
-  assert.throws(() => checkFromExecutor(done({ logs: sparse(10_000_000, 'a') })), 'ten million log lines');
-  assert.throws(() => checkFromExecutor(failed({ logs: sparse(10_000_000, 'a') })));
+test('lists with holes or past any length a slot process sends are refused, before the front walks them', () => {
+  assert.throws(() => checkFromSlot(done({ logs: sparse(2, 'a') })), 'a hole is not a log line');
+  assert.throws(() => checkFromSlot(done({ logs: sparse(10_000_000, 'a') })), 'ten million log lines');
+  assert.throws(() => checkFromSlot(failed({ logs: sparse(10_000_000, 'a') })));
   assert.throws(() =>
-    checkFromExecutor(
+    checkFromSlot(
       failed({ failure: { pageCalls: sparse(10_000_000, { method: 'x', durationMs: 1, outcome: 'ok' }) } }),
     ),
   );
   const status = { ready: true, restarts: 0, recycles: 0, contextsReady: 0 };
-  checkFromExecutor({ type: 'status', browser: { ...status, pids: [12, 13] } });
-  // Read again by /health (flatMap) and by the continue of a dead executor's stopped processes.
-  assert.throws(() => checkFromExecutor({ type: 'status', browser: { ...status, pids: sparse(10_000_000, 12) } }));
+  checkFromSlot({ type: 'status', browser: { ...status, pids: [12, 13] } });
+  // Read again by /health (flatMap) and by the continue of a dead slot process's stopped processes.
+  assert.throws(() => checkFromSlot({ type: 'status', browser: { ...status, pids: sparse(10_000_000, 12) } }));
 });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'node:test';
-import { egressPids, executorPids } from '../../../scripts/bench/proc.js';
+import { egressPids, slotPids } from '../../../scripts/bench/proc.js';
 import tsupConfig from '../../../tsup.config.js';
 
 /** The service's entry names in tsup.config.ts: what dist/ holds and the front forks. */
@@ -21,7 +21,7 @@ function entries(): string[] {
 
 test('the bench tells the egress process and the slot processes apart by their built entry files', async (t) => {
   const names = entries();
-  assert.deepEqual(names.sort(), ['egress-process', 'executor', 'server']);
+  assert.deepEqual(names.sort(), ['egress-process', 'server', 'slot']);
   // A child whose command line names the built file, as the front's children's do.
   const child = (file: string) => {
     const c = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)', `/srv/pagescript/dist/${file}.js`], {
@@ -31,8 +31,8 @@ test('the bench tells the egress process and the slot processes apart by their b
     return c;
   };
   const egress = child('egress-process');
-  const slot = child('executor');
+  const slot = child('slot');
   await Promise.all([once(egress, 'spawn'), once(slot, 'spawn')]);
   assert.deepEqual(egressPids(process.pid), [egress.pid]);
-  assert.deepEqual(executorPids(process.pid), [slot.pid]);
+  assert.deepEqual(slotPids(process.pid), [slot.pid]);
 });

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { parseArgs } from '../../../scripts/bench/args.js';
 import { type CpuProfile, readProfiles, selfTimes, shortUrl } from '../../../scripts/bench/profile.js';
 
-const frame = (functionName: string, url = 'file:///srv/app/dist/executor.js', lineNumber = 9) => ({
+const frame = (functionName: string, url = 'file:///srv/app/dist/slot.js', lineNumber = 9) => ({
   functionName,
   url,
   lineNumber,
@@ -23,7 +23,7 @@ const PROFILE: CpuProfile = {
     { id: 1, callFrame: frame('(root)', '', -1) },
     { id: 2, callFrame: frame('(idle)', '', -1) },
     { id: 3, callFrame: frame('parse') },
-    { id: 4, callFrame: frame('send', 'file:///srv/app/dist/executor.js', 19) },
+    { id: 4, callFrame: frame('send', 'file:///srv/app/dist/slot.js', 19) },
     { id: 5, callFrame: frame('parse') },
     { id: 6, callFrame: frame('', 'file:///srv/app/node_modules/puppeteer-core/lib/x.js', 0) },
   ],
@@ -64,7 +64,7 @@ test('two functions of one name in different places are counted apart', () => {
       .map((f) => [f.url, f.selfMs]),
     [
       ['file:///srv/app/dist/x.js', 3],
-      ['file:///srv/app/dist/executor.js', 2.5],
+      ['file:///srv/app/dist/slot.js', 2.5],
     ],
   );
 });
@@ -112,7 +112,7 @@ test("each profiled process's file is read from its folder, with its pid and no 
 });
 
 test('a script is named under the repository or from node_modules on', () => {
-  assert.equal(shortUrl('file:///srv/app/dist/executor.js', '/srv/app'), 'dist/executor.js');
+  assert.equal(shortUrl('file:///srv/app/dist/slot.js', '/srv/app'), 'dist/slot.js');
   assert.equal(
     shortUrl('file:///srv/app/node_modules/.pnpm/undici/node_modules/undici/lib/a.js', '/srv/app'),
     'node_modules/undici/lib/a.js',

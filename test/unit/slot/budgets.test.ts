@@ -83,7 +83,7 @@ describe('calls in flight', () => {
 
 describe('calls the script stopped waiting for', () => {
   // Measured before the fix: 60 evaluate calls of 12 MiB each, each aborted at once, took the
-  // executor from 116 MB to 1.5 GB (1.3 GB still held after the request ended) and made the
+  // slot process from 116 MB to 1.5 GB (1.3 GB still held after the request ended) and made the
   // next request's navigation time out: the abort gave the budget back while the host still
   // held and sent the arguments.
   test("an aborted call that still runs on the host keeps its arguments' characters in flight", () => {
@@ -346,7 +346,7 @@ describe('preload scripts (page.evaluateOnNewDocument)', () => {
 
   // Attack (host memory past the preload budget): the page removes a frame of another site while
   // Puppeteer sends it the new script. The call fails, and its budget was given back, but Puppeteer
-  // had kept the script already: call after failing call, the executor kept them all (100 here;
+  // had kept the script already: call after failing call, the slot process kept them all (100 here;
   // any number of 16 Mi characters each, for the price of a frame removed in a loop).
   test('a call that fails after Puppeteer kept its script keeps its budget: no more are kept than the budget allows', async () => {
     const { page, kept } = preloadPage(() => true);
@@ -360,9 +360,9 @@ describe('preload scripts (page.evaluateOnNewDocument)', () => {
     assert.equal(refused.length, 100 - MAX_PRELOAD_SCRIPTS);
   });
 
-  // Attack (the executor's thread, per frame): Puppeteer writes every preload script, as JSON, to each frame
+  // Attack (the slot process's thread, per frame): Puppeteer writes every preload script, as JSON, to each frame
   // of another site the page attaches. 16 Mi control characters (each \\u0001 in JSON) were within the budget
-  // counted as kept, and each frame then cost 96 Mi characters of JSON.stringify on the executor's one thread.
+  // counted as kept, and each frame then cost 96 Mi characters of JSON.stringify on the slot process's one thread.
   test('preload scripts are counted as written to a frame (JSON): control characters count six each', async () => {
     const { page, kept } = preloadPage(() => false);
     const { call } = membrane(page);
@@ -409,7 +409,7 @@ describe('preload scripts (page.evaluateOnNewDocument)', () => {
   });
 });
 
-// Attack (host memory and the executor's thread, per frame): page.setExtraHTTPHeaders, setUserAgent,
+// Attack (host memory and the slot process's thread, per frame): page.setExtraHTTPHeaders, setUserAgent,
 // emulate, emulateTimezone, emulateMediaFeatures and authenticate each took a string as long as one
 // membrane message (16 Mi characters). Puppeteer keeps each on the host until the page closes (with a
 // time zone Chromium refuses, too: it keeps the state before applying it) and writes it again, as JSON,
@@ -518,7 +518,7 @@ class CdpConsoleMessage {
 describe('a page flooding a busy script', () => {
   // Attack (host memory): each console event was encoded, its message registered in the handle table with its
   // text, and only then dropped for a full queue; the handle stayed until the request ended (2,000 x 256 KB
-  // console lines beside a busy isolate grew the executor by 500 MB and the reply was still 200).
+  // console lines beside a busy isolate grew the slot process by 500 MB and the reply was still 200).
   test('console events a busy isolate cannot take are dropped and counted, and keep no handle', async () => {
     const handlers: ((p: unknown) => void)[] = [];
     // Room for every message in the table by count: what bounds it is the queue into the isolate.
@@ -638,7 +638,7 @@ describe('page functions', () => {
     }
   });
 
-  // Attack (the executor's one thread): Puppeteer's arrow test on 'async'.repeat(40000) + 'x(){…}' ran ~20 s.
+  // Attack (the slot process's one thread): Puppeteer's arrow test on 'async'.repeat(40000) + 'x(){…}' ran ~20 s.
   test('a 200k-character async source reaches Puppeteer as the text it would make, which its own tests pass at once', async () => {
     let given: unknown;
     const { call, sent } = membrane({

@@ -355,7 +355,7 @@ test('messages sent in one turn that together pass the longest string V8 makes a
   // (evaluateOnNewDocument, each up to the membrane's 16 Mi characters, kept on
   // the host after their calls end) to every out-of-process frame the page
   // attaches, all in one turn, and a send that throws there rejects where
-  // nobody catches it (the executor ends on an unhandled rejection).
+  // nobody catches it (the slot process ends on an unhandled rejection).
   const big = `{"id":1,"method":"Page.addScriptToEvaluateOnNewDocument","params":{"source":"${'x'.repeat(16 * 2 ** 20)}"}}`;
   const n = 33;
   const { pipe, bytes } = countingPipe();

@@ -1,8 +1,8 @@
 // Locator.race polls every locator it holds, on the host and in the page, until
 // it settles. A race may hold races: each counts for the locators it polls, so
 // nesting cannot multiply the 32 a race may poll (measured before the bound:
-// three levels of 32 made 32,768 locators, 13.7 s of executor CPU, 700 MB more
-// executor memory, and the request ended 35 s after its deadline).
+// three levels of 32 made 32,768 locators, 13.7 s of slot process CPU, 700 MB more
+// slot process memory, and the request ended 35 s after its deadline).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'puppeteer';

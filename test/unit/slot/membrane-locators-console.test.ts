@@ -150,10 +150,10 @@ test("locator.timeout reads the timeout as the host clamped it, never the script
   assert.deepEqual(sync((short.v as WireHandle).id, 'timeout', []), { ok: true, v: 300 });
 });
 
-// Attack (the executor's thread, for every tenant): the isolate asks the host to subscribe to a page
+// Attack (the slot process's thread, for every tenant): the isolate asks the host to subscribe to a page
 // event only once per event, but that check is the runtime's Set, which the script may change
 // (Set.prototype.has = () => false). Each page.on then added a host listener, each encoding and
-// queueing every event again: 100,000 listeners made one event cost 261 ms of the executor's thread.
+// queueing every event again: 100,000 listeners made one event cost 261 ms of the slot process's thread.
 test('subscribing to the same page event again and again adds no listener on the host', () => {
   const counts = new Map<string, number>();
   const page = {

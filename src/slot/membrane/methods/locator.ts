@@ -29,7 +29,7 @@ export const MAX_RACED_LOCATORS = 32;
 
 /**
  * How many locators each race polls (absent: 1). SECURITY: a race may hold races,
- * so without the count three levels of 32 poll 32,768 locators, on the executor's
+ * so without the count three levels of 32 poll 32,768 locators, on the slot process's
  * CPU and memory. Weak: it keeps no locator alive.
  */
 const racedCount = new WeakMap<Locator<unknown>, number>();
