@@ -6,9 +6,9 @@
 // front's own view of its slot processes (Supervisor.serving).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
-import { serviceFor } from '../helpers/service.js';
-import { until } from '../helpers/wait.js';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../../helpers/fixtures.js';
+import { serviceFor } from '../../helpers/service.js';
+import { until } from '../../helpers/wait.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const svc = serviceFor(

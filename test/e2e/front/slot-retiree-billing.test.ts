@@ -5,10 +5,10 @@
 // the next key's job is billed for the retiree's spin.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
-import { TEST_KEY, capturingLogger, startTestService, type Reply, type TestService } from '../helpers/service.js';
-import { SLOT_GROUPS_SKIP as skip } from '../helpers/slot-groups.js';
-import { until, within } from '../helpers/wait.js';
+import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../../helpers/fixtures.js';
+import { TEST_KEY, capturingLogger, startTestService, type Reply, type TestService } from '../../helpers/service.js';
+import { SLOT_GROUPS_SKIP as skip } from '../../helpers/slot-groups.js';
+import { until, within } from '../../helpers/wait.js';
 
 const HOSTILE = 'ps_hostile_retire_0123456789abcdefghij';
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
