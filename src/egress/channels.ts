@@ -58,7 +58,7 @@ interface Grant {
 /**
  * SECURITY: what the front allowed each slot process to bind. A bind names a request
  * and a proxy; it is refused unless an unused grant for that slot process names
- * both: the key's proxy rules hold here too, not only in the front, and an
+ * both: the key's proxy rules hold here too, not only in the front, and a
  * slot process cannot take another request's id.
  */
 export class Grants {

@@ -25,7 +25,7 @@ export interface EgressInit {
  * chosen one by one (an allow-list, unlike the slot process's deny-list), so a
  * setting added later reaches it only when it is named here. SECURITY: the
  * front hands the egress process its configuration (and, with upstream proxies,
- * their credentials) directly over this channel; nothing of it passes through an
+ * their credentials) directly over this channel; nothing of it passes through a
  * slot process.
  */
 export interface EgressConfig {
