@@ -177,7 +177,7 @@ export const ERRORS = {
     status: 503,
     message: 'Service unavailable',
     meaning:
-      'The service is shutting down (`Service unavailable: shutting down`), or not started yet (`Service unavailable: starting`), or its own preparation of a browser context for the request (emptying the clipboard, a context, its egress port, a Chromium launch, an isolate) failed in every slot it could wait for within `QUEUE_TIMEOUT_MS` (`Service unavailable: no browser context could be prepared in time`, with `Retry-After`; nothing of the request ran). (A client that goes away gets no reply; it is logged as `CLIENT_CLOSED`, see Operations.)',
+      'The service is shutting down (`Service unavailable: shutting down`), or not started yet (`Service unavailable: starting`), or its own preparation of a browser context for the request (emptying the clipboard, a context, its egress port, a Chromium launch, an isolate) failed, or took over 20 s, in every slot it could wait for within `QUEUE_TIMEOUT_MS` (`Service unavailable: no browser context could be prepared in time`, with `Retry-After`; nothing of the request ran). (A client that goes away gets no reply; it is logged as `CLIENT_CLOSED`, see Operations.)',
     action: 'Retry after `Retry-After` seconds when it is sent, else on another instance.',
   },
 } as const satisfies Record<string, ErrorEntry>;

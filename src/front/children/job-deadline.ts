@@ -18,6 +18,17 @@ import { answer, type SlotProcess } from './slot-process.js';
 export const JOB_GRACE_MS = 5_000;
 
 /**
+ * How long a slot process may take to prepare a job (its context, clipboard,
+ * egress port, Chromium relaunch, isolate) before the front takes it for hung:
+ * the request then waits for another slot within its queue time (503 where none
+ * comes), instead of until the job's deadline. Past the slot's own waits in
+ * preparation (EGRESS_WAIT_TIMEOUT_MS while the egress process is replaced,
+ * LOOKUP_DEADLINE_MS for the page's name), which answer first when it works;
+ * the job's deadline when that is lower.
+ */
+export const LEASE_DEADLINE_MS = 20_000;
+
+/**
  * How long a slot process that has answered may take to close the job's context
  * before it is taken for hung (and replaced): counted from the deadline, or
  * from the answer when that came later.
@@ -62,14 +73,29 @@ export interface DeadlineJob {
 }
 
 /**
- * Sets job `id`'s deadline in its slot process: unanswered at it, the caller is
- * answered deadlineError and the process killed; answered but still closing
+ * Sets job `id`'s deadlines in its slot process: still preparing at
+ * LEASE_DEADLINE_MS, or unanswered at the job's deadline, the caller is
+ * answered (503 notPrepared, or deadlineError) and the process killed; answered but still closing
  * the job's context, the process is killed JOB_CLOSE_GRACE_MS later. Returns
  * what clears both timers (once the context is closed).
  */
 export function armDeadline(job: DeadlineJob): () => void {
   const { proc, id, requestId, deadlineMs, logger, kill } = job;
   let closeTimer: NodeJS.Timeout | undefined;
+  const leaseMs = Math.min(LEASE_DEADLINE_MS, deadlineMs);
+  const lease = setTimeout(() => {
+    const pending = proc.jobs.get(id);
+    if (pending === undefined || pending.answered || pending.phase !== 'lease') return;
+    logger.warn(
+      { pid: proc.child.pid, slot: proc.slot.index, job: id, requestId, leaseMs },
+      'a slot process did not prepare for a request in time; it waits for another slot, and the process is replaced',
+    );
+    // SECURITY: a slot stopped or looping before the page is no one's request yet: the caller is not held to
+    // the job's deadline by it, and the process, which may be what an earlier tenant left, goes.
+    answer(pending, notPrepared('lease', new Error(`the slot did not prepare within ${leaseMs} ms`)));
+    kill(proc);
+  }, leaseMs);
+  lease.unref();
   const deadline = setTimeout(() => {
     const pending = proc.jobs.get(id);
     if (pending === undefined) return;
@@ -101,6 +127,7 @@ export function armDeadline(job: DeadlineJob): () => void {
   }, deadlineMs);
   deadline.unref();
   return () => {
+    clearTimeout(lease);
     clearTimeout(deadline);
     clearTimeout(closeTimer);
   };
