@@ -29,14 +29,17 @@ export interface WireLimits {
   readonly bytesPerWindow: number;
   /** How many tokens (as maxTokens) this end reads a window, owed as bytes are; counted only where lines are scanned. */
   readonly tokensPerWindow: number;
+  /** The clock the windows are counted by (ms); performance.now unless a test stops it, so that a pace trips whatever the reader's speed. */
+  readonly clock?: () => number;
 }
 
 /** The window in which what is read is counted (WireLimits.messagesPerWindow, bytesPerWindow, tokensPerWindow). */
 export const PACE_WINDOW_MS = 100;
 
-/** How often an end stopped reading the other side for sending too much (tests). */
+/** How often, and for how long in all (ms), an end stopped reading the other side for sending too much (tests). */
 export interface WirePace {
   pauses: number;
+  pausedMs: number;
 }
 
 const NEWLINE = 0x0a;
@@ -57,11 +60,12 @@ export class WireEnd<In, Out> {
   /** Paused for what the other side has not read, or for its pace: reading resumes when neither holds. */
   #pausedUnsent = false;
   #pausedPace = false;
-  #windowStart = performance.now();
+  readonly #now: () => number;
+  #windowStart: number;
   #messagesInWindow = 0;
   #bytesInWindow = 0;
   #tokensInWindow = 0;
-  readonly pace: WirePace = { pauses: 0 };
+  readonly pace: WirePace = { pauses: 0, pausedMs: 0 };
   readonly #onClose = new Set<() => void>();
 
   constructor(
@@ -74,6 +78,8 @@ export class WireEnd<In, Out> {
     this.#socket = socket;
     this.#onBad = onBad;
     this.#limits = limits;
+    this.#now = limits.clock ?? (() => performance.now());
+    this.#windowStart = this.#now();
     socket.setNoDelay?.(true);
     socket.on('data', (chunk: Buffer) => {
       if (this.#closed) return;
@@ -158,7 +164,7 @@ export class WireEnd<In, Out> {
    * rate holds whatever the sizes. A flood of valid messages, small or large, cannot hold the reader's core.
    */
   #count(bytes: number, tokens: number): void {
-    const now = performance.now();
+    const now = this.#now();
     if (now - this.#windowStart >= PACE_WINDOW_MS) {
       this.#windowStart = now;
       this.#messagesInWindow = 0;
@@ -172,20 +178,19 @@ export class WireEnd<In, Out> {
     if (this.#pausedPace || (messages <= messagesPerWindow && read <= bytesPerWindow && scanned <= tokensPerWindow))
       return;
     const windows = Math.max(1, Math.ceil(read / bytesPerWindow), Math.ceil(scanned / tokensPerWindow));
+    const pauseMs = Math.max(1, windows * PACE_WINDOW_MS - (now - this.#windowStart));
     this.#pausedPace = true;
     this.pace.pauses++;
+    this.pace.pausedMs += pauseMs;
     this.#socket.pause();
-    setTimeout(
-      () => {
-        this.#pausedPace = false;
-        this.#windowStart = performance.now();
-        this.#messagesInWindow = 0;
-        this.#bytesInWindow = 0;
-        this.#tokensInWindow = 0;
-        if (!this.#closed && !this.#pausedUnsent) this.#socket.resume();
-      },
-      Math.max(1, windows * PACE_WINDOW_MS - (now - this.#windowStart)),
-    ).unref();
+    setTimeout(() => {
+      this.#pausedPace = false;
+      this.#windowStart = this.#now();
+      this.#messagesInWindow = 0;
+      this.#bytesInWindow = 0;
+      this.#tokensInWindow = 0;
+      if (!this.#closed && !this.#pausedUnsent) this.#socket.resume();
+    }, pauseMs).unref();
   }
 
   get closed(): boolean {

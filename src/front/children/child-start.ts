@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../common/log.js';
-import { FRONT_WIRE_FD, WireEnd } from '../../protocol/wire.js';
+import { FRONT_WIRE_FD, WireEnd, type WirePace } from '../../protocol/wire.js';
 import type { RunAs } from './users.js';
 import { LogBudget } from './log-budget.js';
 import { readBoundedLines } from './output-lines.js';
@@ -108,6 +108,8 @@ export interface ReadyWatch<M extends { readonly type: string }> {
   readonly bytesPerWindow?: number;
   /** How many JSON tokens of its messages the front reads each PACE_WINDOW_MS; TOKENS_PER_WINDOW when absent. */
   readonly tokensPerWindow?: number;
+  /** The clock of those windows (wire.ts, WireLimits.clock): tests only. */
+  readonly clock?: () => number;
   /** What the front may send it that it has not read before it is killed; MAX_UNSENT_TO_CHILD_BYTES when absent. */
   readonly maxUnsentBytes?: number;
   /** Sends the child its first message, once every listener is in place; a throw rejects the wait. */
@@ -191,6 +193,7 @@ export function awaitReady<M extends { readonly type: string }>(
         messagesPerWindow: watch.messagesPerWindow ?? MESSAGES_PER_WINDOW,
         bytesPerWindow: watch.bytesPerWindow ?? BYTES_PER_WINDOW,
         tokensPerWindow: watch.tokensPerWindow ?? TOKENS_PER_WINDOW,
+        ...(watch.clock === undefined ? {} : { clock: watch.clock }),
       },
     );
     wires.set(child, wire);
@@ -277,8 +280,8 @@ export function onWireClosed(child: ChildProcess, fn: () => void): void {
 }
 
 /** The pace at which the front has read `child` (tests). */
-export function wirePauses(child: ChildProcess): number {
-  return wires.get(child)?.pace.pauses ?? 0;
+export function wirePace(child: ChildProcess): WirePace {
+  return wires.get(child)?.pace ?? { pauses: 0, pausedMs: 0 };
 }
 
 /** A private home for a child (mode 0700), given to its user when it has one of its own. */
