@@ -123,16 +123,24 @@ export class SecurityRecord {
     else this.#omitted += n;
   }
 
-  /** Adds a report (checked with isSecurityReport) of another process's record. */
+  /**
+   * Adds a report (checked with isSecurityReport) of another process's record. Its events
+   * not described here (those it did not describe, and those past this record's bound) are omitted.
+   */
   addReport(r: SecurityReport): void {
+    let events = 0;
     for (const t of r.tallies) {
       const k = `${t.class} ${t.via}`;
       this.#counts.set(k, (this.#counts.get(k) ?? 0) + t.n);
+      events += t.n;
     }
+    let described = 0;
     for (const d of r.details) {
-      if (this.#details.length < MAX_SECURITY_DETAILS) this.#details.push(cutDetail(d));
-      else this.#omitted++;
+      if (this.#details.length >= MAX_SECURITY_DETAILS) break;
+      this.#details.push(cutDetail(d));
+      described++;
     }
+    this.#omitted += Math.max(0, events - described);
   }
 
   get empty(): boolean {

@@ -13,6 +13,8 @@ import {
   type SecurityStateFile,
 } from '../../../src/front/tenancy/file-security-store.js';
 import { until } from '../../helpers/wait.js';
+import { capturingLogger } from '../../helpers/service.js';
+import type { Logger } from '../../../src/common/log.js';
 import type { SecuritySettings } from '../../../src/common/config.js';
 import { ApiError } from '../../../src/common/errors.js';
 import { silentLogger } from '../../../src/common/log.js';
@@ -33,7 +35,7 @@ const SETTINGS: SecuritySettings = {
   coolOffMaxMs: 86_400_000,
 };
 
-function setup(settings: SecuritySettings = SETTINGS) {
+function setup(settings: SecuritySettings = SETTINGS, logger: Logger = silentLogger()) {
   let t = 1_700_000_000_000;
   const now = () => t;
   const blocks: string[] = [];
@@ -41,7 +43,7 @@ function setup(settings: SecuritySettings = SETTINGS) {
   const monitor = new SecurityMonitor({
     settings,
     store: new MemorySecurityStore(now),
-    logger: silentLogger(),
+    logger,
     now,
     metrics: {
       countKeyBlock: (k) => blocks.push(k),
@@ -182,6 +184,71 @@ test('a slot process that died under its request is a slot-died event, weighed b
   assert.deepEqual(out.security, { 'slot-died': 1 });
   assert.deepEqual(events, [['k', { 'slot-died': 1 }]]);
   assert.equal(await blockedCode(monitor, 'k'), 'KEY_BLOCKED');
+});
+
+test("a request's events are one `security events` warn line: its counts by class, 20 details, the rest counted as omitted", async () => {
+  const log = capturingLogger();
+  const { monitor } = setup(SETTINGS, log.logger);
+  const e = monitor.begin('req-1', 'k');
+  // The guard's refusals of the page's connections, while it runs.
+  for (let port = 1; port <= 3; port++) monitor.egressRefused('req-1', 'loopback', '127.0.0.1', port);
+  // The slot's report: 25 refused navigations, of which it describes its first 20.
+  const slot = new SecurityRecord();
+  for (let i = 0; i < 25; i++) slot.add('private', 'navigation', `http://10.0.0.${i}/`);
+  const out = await monitor.finish('req-1', e, { report: slot.report(), threshold: SETTINGS.threshold });
+  assert.deepEqual(out.security, { loopback: 3, private: 25 });
+  const lines = log.lines.filter((l) => l.msg === 'security events');
+  assert.equal(lines.length, 1, 'one line per request');
+  const [line] = lines;
+  assert.deepEqual(
+    [line?.level, line?.requestId, line?.keyName, line?.security],
+    [40, 'req-1', 'k', { loopback: 3, private: 25 }],
+  );
+  const details = line?.details as string[];
+  assert.equal(details.length, MAX_SECURITY_DETAILS);
+  assert.deepEqual(details.slice(0, 4), [
+    'loopback (page): 127.0.0.1:1',
+    'loopback (page): 127.0.0.1:2',
+    'loopback (page): 127.0.0.1:3',
+    'private (navigation): http://10.0.0.0/',
+  ]);
+  // 28 events, 20 described: the slot's 5 it did not describe and the 3 of its 20 past the bound.
+  assert.equal(line?.omitted, 28 - MAX_SECURITY_DETAILS);
+  // A request without events logs none.
+  const quiet = monitor.begin('req-2', 'k');
+  assert.deepEqual(await monitor.finish('req-2', quiet, { threshold: SETTINGS.threshold }), {});
+  assert.equal(log.lines.filter((l) => l.msg === 'security events').length, 1);
+});
+
+test("a block is one `key blocked` warn line: the key, the window's counts by class, and its last 20 requests as evidence", async () => {
+  const log = capturingLogger();
+  const { monitor } = setup(SETTINGS, log.logger);
+  // 19 refused navigations (190 points) and a page target (1), then refused methods: 5 each.
+  for (let i = 1; i <= 19; i++) await probeByUrl(monitor, 'prober', `p-${i}`);
+  const page = monitor.begin('p-page', 'prober');
+  monitor.egressRefused('p-page', 'private', '10.0.0.1', 22);
+  await monitor.finish('p-page', page, { threshold: SETTINGS.threshold });
+  assert.equal(log.lines.filter((l) => l.msg === 'key blocked').length, 0, 'no block below the threshold');
+  for (const id of ['m-1', 'm-2']) {
+    const e = monitor.begin(id, 'prober');
+    const r = new SecurityRecord();
+    r.add('refused-method', 'script', 'page.browser()');
+    await monitor.finish(id, e, { report: r.report(), threshold: SETTINGS.threshold });
+  }
+  // Another key's events are not in the line.
+  await probeByUrl(monitor, 'other', 'o-1');
+  const lines = log.lines.filter((l) => l.msg === 'key blocked');
+  assert.equal(lines.length, 1, 'one line per block');
+  const [line] = lines;
+  assert.equal(line?.level, 40);
+  assert.equal(line?.keyName, 'prober');
+  assert.deepEqual(line?.counts, { 'link-local': 19, private: 1, 'refused-method': 2 });
+  assert.deepEqual([line?.score, line?.threshold, line?.block], [201, SETTINGS.threshold, 1]);
+  assert.match(String(line?.until), /^\d{4}-\d\d-\d\dT/);
+  // The evidence: the ids of the window's requests with points, the last 20 of its 22.
+  const ids = [...Array.from({ length: 19 }, (_, i) => `p-${i + 1}`), 'p-page', 'm-1', 'm-2'];
+  assert.deepEqual(line?.requestIds, ids.slice(-20));
+  assert.ok(!JSON.stringify(line).includes('o-1'));
 });
 
 test('the cool-off doubles with each repeat block, up to its cap; the window slides', async () => {
