@@ -318,7 +318,7 @@ export function scrapeRoute(
       ...(cause === undefined ? {} : { internal: cause }),
       level: 'info',
       message: timedOut ? 'scrape failed: request not received in time' : 'scrape abandoned: the client went away',
-      fields: cause === undefined ? {} : { cause },
+      fields: { ...(cause === undefined ? {} : { cause }), ...(p.security ? { security: p.security } : {}) },
       namesProxy: false,
     };
   }
