@@ -22,7 +22,9 @@ import { EgressChecker } from '../../../src/egress/checker.js';
 import { judgeAddress } from '../../../src/egress/policy.js';
 import { securityThreshold } from '../../../src/front/tenancy/key-policy.js';
 import { SecurityMonitor } from '../../../src/front/tenancy/security-monitor.js';
-import { coolOffMs, MemorySecurityStore } from '../../../src/front/tenancy/security-store.js';
+import { FallbackSecurityStore } from '../../../src/front/tenancy/fallback-security-store.js';
+import type { RedisStore } from '../../../src/front/tenancy/redis-store.js';
+import { coolOffMs, MemorySecurityStore, type SecurityStore } from '../../../src/front/tenancy/security-store.js';
 import { loadConfig } from '../../../src/common/config.js';
 import { isSecurityReport, MAX_SECURITY_DETAILS, SecurityRecord } from '../../../src/protocol/security.js';
 
@@ -459,4 +461,74 @@ test('a state file that cannot be written is told once; blocks are kept in memor
   assert.ok(r.block !== undefined);
   assert.ok((await store.blockedUntil('k')) !== undefined);
   assert.equal(errors.length, 1);
+});
+
+/**
+ * Redis as the fallback store sees it: whether it is up, and its scores (a memory store standing for
+ * the Lua scripts, shared by the "instances" given it) whose named commands throw, as a command that
+ * times out does.
+ */
+function fakeRedis(shared: SecurityStore = new MemorySecurityStore()) {
+  const failing = new Set<keyof SecurityStore>();
+  const calls: string[] = [];
+  const status = { up: true, client: {} as RedisStore['client'] };
+  const store: SecurityStore = {
+    add: (...a) => run('add', () => shared.add(...a)),
+    blockedUntil: (...a) => run('blockedUntil', () => shared.blockedUntil(...a)),
+    unblock: (...a) => run('unblock', () => shared.unblock(...a)),
+    events: (...a) => run('events', () => shared.events(...a)),
+  };
+  function run<T>(op: keyof SecurityStore, fn: () => Promise<T>): Promise<T> {
+    calls.push(op);
+    if (!status.up) throw new Error(`Redis is down, yet ${op} was sent to it`);
+    return failing.has(op) ? Promise.reject(new Error('Command timed out')) : fn();
+  }
+  return { status, store, failing, calls, shared };
+}
+
+function monitorOn(store: SecurityStore): SecurityMonitor {
+  return new SecurityMonitor({ settings: SETTINGS, store, logger: silentLogger() });
+}
+
+test('Redis away: each instance scores and blocks in memory, and sends Redis nothing', async () => {
+  const redis = fakeRedis();
+  redis.status.up = false;
+  const monitor = monitorOn(new FallbackSecurityStore(redis.status, new MemorySecurityStore(), redis.store));
+  const needed = SETTINGS.threshold / SETTINGS.weights.navigation;
+  for (let i = 1; i <= needed; i++) {
+    assert.equal(await blockedCode(monitor, 'prober'), undefined, `request ${i} is served`);
+    await probeByUrl(monitor, 'prober', `p-${i}`);
+  }
+  assert.equal(await blockedCode(monitor, 'prober'), 'KEY_BLOCKED');
+  assert.equal(await blockedCode(monitor, 'honest'), undefined);
+  assert.equal((await monitor.store.events('prober', SETTINGS)).requests.length, needed, 'every request scored');
+  assert.deepEqual(redis.calls, []);
+});
+
+test('a Redis command that fails: its request is scored in memory, not lost, and the block it makes holds', async () => {
+  const redis = fakeRedis();
+  const store = new FallbackSecurityStore(redis.status, new MemorySecurityStore(), redis.store);
+  const monitor = monitorOn(store);
+  // Redis answers whether a key is blocked, but every score it is sent fails (a command that times out).
+  redis.failing.add('add');
+  const needed = SETTINGS.threshold / SETTINGS.weights.navigation;
+  for (let i = 1; i <= needed; i++) await probeByUrl(monitor, 'prober', `p-${i}`);
+  assert.equal((await redis.shared.events('prober', SETTINGS)).requests.length, 0, 'Redis holds none of them');
+  assert.equal(await blockedCode(monitor, 'prober'), 'KEY_BLOCKED', 'blocked though Redis says it is not');
+  assert.equal(await blockedCode(monitor, 'honest'), undefined);
+  // Redis back whole: the block made here still holds, and so does one made on Redis by another instance.
+  redis.failing.clear();
+  assert.equal(await blockedCode(monitor, 'prober'), 'KEY_BLOCKED');
+  const other = monitorOn(new FallbackSecurityStore(redis.status, new MemorySecurityStore(), redis.store));
+  for (let i = 1; i <= needed; i++) await probeByUrl(other, 'elsewhere', `e-${i}`);
+  assert.equal(await blockedCode(monitor, 'elsewhere'), 'KEY_BLOCKED', "another instance's block, through Redis");
+  // Every command failing: the memory store answers them all.
+  redis.failing.add('add').add('blockedUntil').add('unblock').add('events');
+  assert.equal(await blockedCode(monitor, 'prober'), 'KEY_BLOCKED');
+  assert.equal(await blockedCode(monitor, 'honest'), undefined);
+  assert.equal((await store.events('prober', SETTINGS)).blocks, 1);
+  // An unblock ends the block wherever it is.
+  redis.failing.clear();
+  assert.equal(await store.unblock('prober'), true);
+  assert.equal(await blockedCode(monitor, 'prober'), undefined);
 });
