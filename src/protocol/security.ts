@@ -50,7 +50,8 @@ export const EGRESS_REFUSAL_KINDS: readonly EgressRefusalKind[] = SECURITY_CLASS
 /**
  * How an event came about, which says how much it weighs:
  * - navigation: the request's own url, or a navigation the script made through the membrane (goto, frame.goto, request.continue)
- * - page: a connection the page made (a subresource, a redirect, a fetch): the guard cannot tell the script's from the page's
+ * - page: a connection the page made (a subresource, a redirect, a fetch, what HTML set by setContent makes): the guard
+ *   cannot tell the script's from the page's
  * - script: a call the script made that the isolate refused
  * - process: the slot process itself
  */

@@ -59,6 +59,7 @@ export function frameMethods(label: string): Table<Frame> {
       f.goto(await c.navigationUrl(gotoUrl(url), `${label}.goto`), options(opts, GOTO, c.clock, `${label}.goto`)),
     title: (f) => f.title(),
     content: (f) => f.content(),
+    // What the HTML makes (frames, a meta refresh, fetches) is the page's, weighed as such (docs/security.md "The score").
     setContent: (f, [html, opts], c) =>
       f.setContent(str(html, `${label}.setContent: html`), options(opts, NAV, c.clock, `${label}.setContent`)),
     waitForFunction: (f, [fn, opts, ...rest], c) =>
