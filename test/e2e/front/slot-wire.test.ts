@@ -198,6 +198,7 @@ test("a slot process that forges what a request cost does not change the CPU the
 /** A request held on its page (`/held-N`), running in its slot; `release` ends its page's request. */
 async function held(
   name: string,
+  headers: Record<string, string> = {},
 ): Promise<{ reply: ReturnType<typeof svc.post>; slot: number; id: number; release: () => void }> {
   await until(() => svc.service.browser.ready && allSlotsReady(), 'every slot process to be ready', {
     timeoutMs: 60_000,
@@ -209,10 +210,13 @@ async function held(
       resolve();
     }),
   );
-  const reply = svc.post({
-    url: fixtures.url('/example'),
-    script: `return await page.evaluate(() => fetch('/${name}').then((r) => r.text()))`,
-  });
+  const reply = svc.post(
+    {
+      url: fixtures.url('/example'),
+      script: `return await page.evaluate(() => fetch('/${name}').then((r) => r.text()))`,
+    },
+    headers,
+  );
   await arrived;
   await until(() => svc.service.slots.jobPhases.includes('script'), 'the job to be in its script');
   const slot = svc.service.slots.jobPhases.indexOf('script');
@@ -272,6 +276,26 @@ describe('a message out of its job’s order (phases forward, one answer, then c
     const metrics = await svc.raw('GET', '/metrics');
     const sum = /^pagescript_script_seconds_sum(?:\{[^}]*\})? (\S+)$/m.exec(metrics.text)?.[1];
     assert.ok(Number.isFinite(Number(sum)), `pagescript_script_seconds_sum ${String(sum)}`);
+  });
+
+  test("a slot process killed for a forged message during a request is a slot-died security event for the request's key", async () => {
+    const requestId = 'forged-slot-died';
+    const job = await held('forged-slot-died', { 'x-request-id': requestId });
+    const pid = svc.service.executors.slotPids[job.slot];
+    svc.service.executors.fault('send', { type: 'constructor' }, job.slot);
+    const r = await within(job.reply, 'the caller to be answered', 60_000).finally(job.release);
+    assert.equal(r.status, 500, r.text);
+    assert.ok(log.lines.some((l) => l.msg === 'bad message from a slot process; killing it' && l.pid === pid));
+    const line = log.lines.find((l) => l.requestId === requestId && l.msg === 'scrape failed');
+    assert.deepEqual([line?.cause, line?.security], ['runner-stopped', { 'slot-died': 1 }]);
+    const events = log.lines.find((l) => l.requestId === requestId && l.msg === 'security events');
+    assert.equal(events?.keyName, line?.keyName);
+    assert.match(
+      String((events?.details as string[] | undefined)?.[0]),
+      new RegExp(`^slot-died \\(process\\): slot process ${String(pid)} exited`),
+    );
+    const metrics = await svc.raw('GET', '/metrics');
+    assert.match(metrics.text, /^pagescript_security_events_total\{[^}]*class="slot-died"[^}]*\} [1-9]/m);
   });
 
   test('a duration with no job running: the front goes on', async () => {
