@@ -281,8 +281,8 @@ describe('a message out of its job’s order (phases forward, one answer, then c
   test("a slot process killed for a forged message during a request is a slot-died security event for the request's key", async () => {
     const requestId = 'forged-slot-died';
     const job = await held('forged-slot-died', { 'x-request-id': requestId });
-    const pid = svc.service.executors.slotPids[job.slot];
-    svc.service.executors.fault('send', { type: 'constructor' }, job.slot);
+    const pid = svc.service.slots.slotPids[job.slot];
+    svc.service.slots.fault('send', { type: 'constructor' }, job.slot);
     const r = await within(job.reply, 'the caller to be answered', 60_000).finally(job.release);
     assert.equal(r.status, 500, r.text);
     assert.ok(log.lines.some((l) => l.msg === 'bad message from a slot process; killing it' && l.pid === pid));
