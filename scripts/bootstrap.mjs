@@ -24,9 +24,9 @@
 //      uids 59000…59063; SLOT_USERS=N for N of them) and the egress process runs
 //      as (EGRESS_USER, default pagescript-egress), without a home or a login shell;
 //   5. as root on Debian: nftables (nft), with which the service sets its kernel
-//      lock (src/front/children/kernel-lock.ts) unless EGRESS_KERNEL_LOCK=off;
+//      lock (src/front/host/kernel-lock.ts) unless EGRESS_KERNEL_LOCK=off;
 //      and Chromium's SUID sandbox helper (chromium-sandbox), with which its
-//      processes run non-dumpable (src/front/children/slot-privacy.ts).
+//      processes run non-dumpable (src/front/host/slot-privacy.ts).
 // Each step leaves a stamp and is skipped on the next run when nothing changed.
 import { Buffer } from 'node:buffer';
 import { spawn, spawnSync } from 'node:child_process';
@@ -235,12 +235,12 @@ function ensureBuild(nodeBin, force) {
 
 /**
  * As root, the service runs each request slot's process and Chromium as an
- * unprivileged user of the slot's own, and its egress process as another (src/front/children/supervisor.ts,
- * src/front/children/egress-supervisor.ts); this creates them. They need to read dist/ and
+ * unprivileged user of the slot's own, and its egress process as another (src/front/slots/supervisor.ts,
+ * src/front/egress-process/egress-supervisor.ts); this creates them. They need to read dist/ and
  * node_modules (world-readable as npm and tsup leave them) and must not read the
  * key file (written 0600 by npm run key).
  */
-/** The slot users' first uid and how many are made unless SLOT_USERS says (src/front/children/users.ts). */
+/** The slot users' first uid and how many are made unless SLOT_USERS says (src/front/host/users.ts). */
 const SLOT_UID_BASE = 59000;
 const SLOT_USERS = 64;
 
@@ -264,7 +264,7 @@ function ensureServiceUsers() {
     say(`creating the system user ${egress} that the egress process runs as`);
     addUser(egress);
   }
-  // A user per request slot, with consecutive uids from pagescript.slotUidBase (src/front/children/users.ts):
+  // A user per request slot, with consecutive uids from pagescript.slotUidBase (src/front/host/users.ts):
   // slot i's process and Chromium run as SLOT_USER_PREFIX + i, so that no slot can ptrace or signal another's.
   const prefix = process.env.SLOT_USER_PREFIX || 'pagescript-slot-';
   const count = Number(process.env.SLOT_USERS || SLOT_USERS);
@@ -288,7 +288,7 @@ function ensureServiceUsers() {
     say(`created ${created.length} slot users (${created[0]}…, uids from ${SLOT_UID_BASE}) that request slots run as`);
 }
 
-/** Where Debian's nftables puts nft (src/front/children/kernel-lock.ts looks there too). */
+/** Where Debian's nftables puts nft (src/front/host/kernel-lock.ts looks there too). */
 const NFT_PATHS = ['/usr/sbin/nft', '/sbin/nft', '/usr/bin/nft'];
 
 /**
@@ -537,7 +537,7 @@ function runTests(nodeBin, env, files, { isolation = 'process', coverage = false
   }
   // Every caller built dist/ just before (ensureBuild): the services the tests start in-process fork
   // their slot and egress processes from it, as production does, not through tsx (~1 s less a start;
-  // src/front/children/child-start.ts childEntry).
+  // src/front/child-guard/child-start.ts childEntry).
   const testEnv = { ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', PAGESCRIPT_CHILDREN_FROM_DIST: '1' };
   // A TAP copy beside the spec output: a file whose process died (a signal, an
   // exit code) shows only 'test failed' in the spec summary; the digest printed

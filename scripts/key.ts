@@ -16,9 +16,9 @@ import { loadConfig, PROXY_NAME } from '../src/common/config.js';
 import { parseKeyPolicy, POLICY_LIMITS, type KeyPolicy, type PolicyLimit } from '../src/front/tenancy/key-policy.js';
 import { sumUsage } from '../src/front/usage.js';
 import { Redis } from 'ioredis';
-import { FileSecurityStore, securityStatePath } from '../src/front/tenancy/file-security-store.js';
-import { RedisSecurityStore } from '../src/front/tenancy/redis-security-store.js';
-import type { SecurityStore } from '../src/front/tenancy/security-store.js';
+import { FileSecurityStore, securityStatePath } from '../src/front/security/file-security-store.js';
+import { RedisSecurityStore } from '../src/front/security/redis-security-store.js';
+import type { SecurityStore } from '../src/front/security/security-store.js';
 import {
   ALL_PROXIES,
   formatRate,

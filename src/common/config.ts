@@ -150,10 +150,10 @@ export interface Config {
   readonly playground: boolean;
   /**
    * Cgroups per slot (CPU, memory, tasks) where the front may make them
-   * (src/front/children/slot-groups.ts); SLOT_CGROUPS=off (or the deprecated SLOT_CPU_GROUPS=off): never.
+   * (src/front/cgroups/slot-groups.ts); SLOT_CGROUPS=off (or the deprecated SLOT_CPU_GROUPS=off): never.
    */
   readonly slotCgroups: boolean;
-  /** Each slot's cap on tasks (processes and threads) with its CPU groups (src/front/children/task-limits.ts); SLOT_MAX_TASKS. */
+  /** Each slot's cap on tasks (processes and threads) with its CPU groups (src/front/cgroups/task-limits.ts); SLOT_MAX_TASKS. */
   readonly slotMaxTasks: number;
   /**
    * CPU_PROFILE_DIR: where the egress process and slot 0's process write a V8 CPU profile (`--cpu-prof`) when
@@ -167,13 +167,13 @@ export interface Config {
   readonly proxies: readonly UpstreamProxy[];
   readonly chromium: ChromiumMode;
   readonly executablePath: string;
-  /** As root, slot i's process and Chromium run as the user `${slotUserPrefix}${i}` (src/front/children/users.ts). */
+  /** As root, slot i's process and Chromium run as the user `${slotUserPrefix}${i}` (src/front/host/users.ts). */
   readonly slotUserPrefix: string;
   /** As root, the egress process's user: none of the slots' (SECURITY: it will hold proxy credentials). */
   readonly egressUser: string;
   /**
    * The loopback ports the egress guard listens on (EGRESS_PORTS), inclusive: the
-   * only ones the kernel lets a slot's user reach (src/front/children/kernel-lock.ts).
+   * only ones the kernel lets a slot's user reach (src/front/host/kernel-lock.ts).
    */
   readonly egressPorts: { readonly first: number; readonly last: number };
   /** As root, whether the kernel refuses the slots' users every connection but to the guard (EGRESS_KERNEL_LOCK). */

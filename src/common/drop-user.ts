@@ -1,5 +1,5 @@
 // Dropping a process from root to one unprivileged user, in-process: the front
-// from the machine's root (src/front/host-root-drop.ts) and each slot process
+// from the machine's root (src/front/host/host-root-drop.ts) and each slot process
 // to its slot's user (src/slot/drop-user.ts).
 import { readFileSync } from 'node:fs';
 

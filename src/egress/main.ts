@@ -1,4 +1,4 @@
-// The egress process's entry point: a process the front forks (src/front/children/egress-supervisor.ts)
+// The egress process's entry point: a process the front forks (src/front/egress-process/egress-supervisor.ts)
 // to hold the egress guard, apart from the slot processes. It runs no script and no
 // Chromium; as root it runs as a user of its own (EGRESS_USER), not the
 // slot processes', so code that escapes an isolate or a renderer cannot read its

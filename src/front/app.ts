@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../common/errors.js';
-import { infoRoutes, type InfoDeps } from './http/info-routes.js';
-import { playgroundRoutes } from './http/playground-page.js';
+import { infoRoutes, type InfoDeps } from './info/info-routes.js';
+import { playgroundRoutes } from './info/playground-page.js';
 import { sendError } from './http/reply.js';
 import { scrapeRoute } from './http/scrape-route.js';
 import { memoryReport } from './memory-report.js';
@@ -16,12 +16,12 @@ import { MemoryStore, type LimitStore } from './tenancy/store.js';
 import { background } from '../common/background.js';
 import type { Config } from '../common/config.js';
 import type { Logger } from '../common/log.js';
-import type { KernelLockStatus } from './children/kernel-lock.js';
-import type { Supervisor } from './children/supervisor.js';
+import type { KernelLockStatus } from './host/kernel-lock.js';
+import type { Supervisor } from './slots/supervisor.js';
 import { UsageLog } from './usage.js';
-import { SecurityMonitor } from './tenancy/security-monitor.js';
-import { MemorySecurityStore, type SecurityStore } from './tenancy/security-store.js';
-import { FileSecurityStore, securityStatePath } from './tenancy/file-security-store.js';
+import { SecurityMonitor } from './security/security-monitor.js';
+import { MemorySecurityStore, type SecurityStore } from './security/security-store.js';
+import { FileSecurityStore, securityStatePath } from './security/file-security-store.js';
 
 /** Keys and the store limits are counted in; the service builds them from the config (file, Redis). */
 export interface Tenancy {
@@ -39,7 +39,7 @@ export interface AppDeps {
   /** What /health and /metrics read (InfoDeps), and the jobs' entry. */
   readonly slots: InfoDeps['slots'] & Pick<Supervisor, 'run'>;
   readonly tenancy?: Tenancy;
-  /** Whether the kernel backs the guard (src/front/children/kernel-lock.ts), for /health. */
+  /** Whether the kernel backs the guard (src/front/host/kernel-lock.ts), for /health. */
   readonly kernelLock: KernelLockStatus;
 }
 

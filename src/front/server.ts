@@ -1,8 +1,8 @@
 // The process shell: read the configuration, start the service, print the
 // generated key, and shut down cleanly on SIGTERM/SIGINT. The only file that
 // touches process signals.
-// SECURITY: first, before anything else runs: the machine's root never serves (src/front/host-root-drop.ts).
-import { droppedFromHostRoot } from './host-root-drop.js';
+// SECURITY: first, before anything else runs: the machine's root never serves (src/front/host/host-root-drop.ts).
+import { droppedFromHostRoot } from './host/host-root-drop.js';
 import { ConfigError, loadConfig } from '../common/config.js';
 import { createLogger } from '../common/log.js';
 import { startService } from './service.js';

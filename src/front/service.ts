@@ -1,5 +1,5 @@
 // Wires the front together and starts it: keys and limits, the HTTP server, and
-// the slot processes (other processes, see src/front/children/supervisor.ts). Used by
+// the slot processes (other processes, see src/front/slots/supervisor.ts). Used by
 // server.ts (the process) and by the end-to-end tests.
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -13,12 +13,12 @@ import type { BrowserStatus } from '../protocol/slot-wire.js';
 import type { SlotTestSeam } from '../protocol/test-seams.js';
 import type { Logger } from '../common/log.js';
 import { collectWhenIdle } from '../common/idle-gc.js';
-import { EgressSupervisor } from './children/egress-supervisor.js';
-import { Supervisor } from './children/supervisor.js';
-import { setKernelLock, type KernelLockStatus } from './children/kernel-lock.js';
-import { slotUsers } from './children/users.js';
+import { EgressSupervisor } from './egress-process/egress-supervisor.js';
+import { Supervisor } from './slots/supervisor.js';
+import { setKernelLock, type KernelLockStatus } from './host/kernel-lock.js';
+import { slotUsers } from './host/users.js';
 import { FallbackStore } from './tenancy/fallback-store.js';
-import { FallbackSecurityStore } from './tenancy/fallback-security-store.js';
+import { FallbackSecurityStore } from './security/fallback-security-store.js';
 import { KeyRing } from './tenancy/keyring.js';
 import { RedisStore } from './tenancy/redis-store.js';
 
@@ -29,7 +29,7 @@ export interface Service {
   readonly slots: Supervisor;
   /** The egress process: the guard every Chromium's traffic goes through. */
   readonly egress: EgressSupervisor;
-  /** Whether the kernel refuses the slots' users every connection but to the guard (src/front/children/kernel-lock.ts). */
+  /** Whether the kernel refuses the slots' users every connection but to the guard (src/front/host/kernel-lock.ts). */
   readonly kernelLock: KernelLockStatus;
   /** The slot processes' Chromium, as one (pid, ready, restarts, recycles). */
   readonly browser: BrowserStatus;

@@ -14,7 +14,7 @@ import type { EgressTestSeam, FaultKind } from './test-seams.js';
  * What the egress guard is given at its start, apart from the policy: the
  * upstream proxies with their credentials. SECURITY: a secret; whoever holds
  * the guard holds this, and nothing else of the service should: the front sends
- * it to the egress process (src/front/children/egress-supervisor.ts), never to a slot process.
+ * it to the egress process (src/front/egress-process/egress-supervisor.ts), never to a slot process.
  */
 export interface EgressInit {
   readonly proxies: readonly UpstreamProxy[];

@@ -78,7 +78,7 @@ export type ToSlot =
       /**
        * Execute-only copies of Chromium and of the shell that puts it in its
        * cgroup, exec'd instead of the readable ones: its processes are then
-       * non-dumpable (src/front/children/slot-privacy.ts).
+       * non-dumpable (src/front/host/slot-privacy.ts).
        */
       readonly execOnly?: { readonly chromium: string; readonly shell: string };
       readonly seam?: SlotTestSeam;

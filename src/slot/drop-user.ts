@@ -1,6 +1,6 @@
 // Imported first by the slot process's entry point (main.ts). Where the front
 // runs as root it starts each slot process as root (in the slot's own mount
-// namespace, src/front/children/slot-privacy.ts) with `--run-as=<uid>:<gid>`,
+// namespace, src/front/host/slot-privacy.ts) with `--run-as=<uid>:<gid>`,
 // and the process drops to its slot's user here, before it reads any message.
 // SECURITY: the kernel makes a process that changes its user itself
 // non-dumpable: no process of the slot's user (code a tenant left behind) can

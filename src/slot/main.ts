@@ -1,5 +1,5 @@
 // A slot process's entry point (built to dist/slot.js): the front forks one
-// per request slot (src/front/children/supervisor.ts) and gives it one job at a
+// per request slot (src/front/slots/supervisor.ts) and gives it one job at a
 // time. It holds its slot's Chromium (through Puppeteer) and the isolates, and no
 // secret; the egress guard Chromium's traffic goes through runs in a process of
 // its own (src/egress/main.ts), reached over a channel the front gives it at its

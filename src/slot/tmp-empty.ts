@@ -3,7 +3,7 @@
 // that escaped) is gone before the next request of any key; only the live
 // Chromium's own profile stays. Where the slot has a mount namespace of its
 // own, that directory is its tmpfs, which is also its /var/tmp, /dev/shm and
-// /run/lock (src/front/children/slot-privacy.ts). Done as the slot's user, who
+// /run/lock (src/front/host/slot-privacy.ts). Done as the slot's user, who
 // owns everything there: a tree it made unwritable is made writable first.
 import { chmod, lstat, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';

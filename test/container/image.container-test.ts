@@ -24,7 +24,7 @@ import { CHROMIUM_PATHS, loadConfig } from '../../src/common/config.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../helpers/fixtures.js';
 import { until } from '../helpers/wait.js';
 import { hashKey } from '../../src/front/tenancy/keyfile.js';
-import { slotTmpMb } from '../../src/front/children/slot-privacy.js';
+import { slotTmpMb } from '../../src/front/host/slot-privacy.js';
 import { PROFILE_PREFIX } from '../../src/slot/browser/chromium-process.js';
 import {
   IMAGE_UID,

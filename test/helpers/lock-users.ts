@@ -3,7 +3,7 @@
 // on this machine (an older one whose guard listens outside EGRESS_PORTS), so
 // these tests lock users no other service runs as (SLOT_USER_PREFIX).
 import { spawnSync } from 'node:child_process';
-import { lookupUser } from '../../src/front/children/users.js';
+import { lookupUser } from '../../src/front/host/users.js';
 
 export const LOCK_USER_PREFIX = 'pagescript-lock-';
 /** Above the slot users' 59000-59255 (scripts/bootstrap.mjs). */

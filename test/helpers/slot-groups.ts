@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findCpuCgroup } from '../../src/front/children/slot-groups.js';
+import { findCpuCgroup } from '../../src/front/cgroups/slot-groups.js';
 import { startTestService, type TestService } from './service.js';
 import { until } from './wait.js';
 

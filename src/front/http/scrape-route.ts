@@ -14,7 +14,7 @@ import {
   type JobTimings,
 } from '../../protocol/jobs.js';
 import type { Logger } from '../../common/log.js';
-import type { Supervisor } from '../children/supervisor.js';
+import type { Supervisor } from '../slots/supervisor.js';
 import type { Client, KeyRing } from '../tenancy/keyring.js';
 import type { FairScheduler } from '../tenancy/scheduler.js';
 import type { LimitStore } from '../tenancy/store.js';
@@ -27,7 +27,7 @@ import { parseScrapeRequest, requestProxy } from './validate.js';
 import { background } from '../../common/background.js';
 import { checkAgainstPolicy, jobLimits, securityThreshold } from '../tenancy/key-policy.js';
 import { jobUsage, usageHeaders, type RequestUsage, type UsageLog } from '../usage.js';
-import type { SecurityMonitor } from '../tenancy/security-monitor.js';
+import type { SecurityMonitor } from '../security/security-monitor.js';
 import { RUNNER_STOPPED } from '../../protocol/jobs.js';
 import type { SecurityClass } from '../../protocol/security.js';
 

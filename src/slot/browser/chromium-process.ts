@@ -41,7 +41,7 @@ export interface ChromiumStartOptions {
   /**
    * A cgroup's cgroup.procs: the process joins that group before it becomes
    * Chromium, so that every process Chromium starts is born there (the kernel
-   * holds the page's memory: src/front/children/memory-limits.ts). Chromium is
+   * holds the page's memory: src/front/cgroups/memory-limits.ts). Chromium is
    * not started when it cannot join.
    */
   readonly cgroupProcs?: string;

@@ -201,7 +201,7 @@ export class RemoteGuard {
     }
     // SECURITY: a channel handed while one is up replaces it without a report: its
     // sessions end (the egress process closes their ports with it), but the
-    // slot process does not say it drained a channel nobody lost (src/front/children/slot-channels.ts
+    // slot process does not say it drained a channel nobody lost (src/front/egress-process/slot-channels.ts
     // free(): a drained report the front did not expect changes nothing).
     const replaced = this.#end;
     if (replaced) {

@@ -15,7 +15,7 @@ import { pretendSlot as pretend } from '../../helpers/pretend-slot.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { MAX_CHECKS_IN_FLIGHT_PER_CHANNEL } from '../../../src/protocol/egress-channel.js';
 import { loadConfig } from '../../../src/common/config.js';
-import { slotUsers } from '../../../src/front/children/users.js';
+import { slotUsers } from '../../../src/front/host/users.js';
 
 /** As root, slot 0's user (its Chromium's): only the slots' sockets are served on a context's port. */
 const SLOT_USER = slotUsers(loadConfig({}))?.[0];

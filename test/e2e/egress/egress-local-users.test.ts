@@ -12,7 +12,7 @@ import { FixtureServer, html } from '../../helpers/fixtures.js';
 import { connectAs } from '../../helpers/connect-as.js';
 import { pretendSlot, type PretendSlot } from '../../helpers/pretend-slot.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
-import { lookupUser, slotUsers } from '../../../src/front/children/users.js';
+import { lookupUser, slotUsers } from '../../../src/front/host/users.js';
 
 const fixtures = new FixtureServer({ '/': html('<title>target</title>') });
 const ROOT = process.getuid?.() === 0;

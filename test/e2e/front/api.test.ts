@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { realpathSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { EXEC_ONLY_DIR } from '../../../src/front/children/slot-privacy.js';
+import { EXEC_ONLY_DIR } from '../../../src/front/host/slot-privacy.js';
 import { describe, test } from 'node:test';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../../helpers/fixtures.js';
 import { TEST_KEY, serviceFor, startTestService, type TestService } from '../../helpers/service.js';
@@ -364,7 +364,7 @@ describe('authentication and routing', () => {
     if (process.env.CHROMIUM) assert.equal(chromium, process.env.CHROMIUM);
     const pid = svc.service.browser.pid;
     assert.ok(pid);
-    // As root with its SUID sandbox helper, its execute-only copy (src/front/children/slot-privacy.ts).
+    // As root with its SUID sandbox helper, its execute-only copy (src/front/host/slot-privacy.ts).
     const exe = realpathSync(`/proc/${pid}/exe`);
     if (r.body.slotNonDumpable === 'on') {
       assert.equal(dirname(dirname(exe)), EXEC_ONLY_DIR);

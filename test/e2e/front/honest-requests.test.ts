@@ -12,7 +12,7 @@ import { until } from '../../helpers/wait.js';
 import { createLogger } from '../../../src/common/log.js';
 import { readOr } from '../../../src/common/proc.js';
 import { residentBytes } from '../../../src/common/service-memory.js';
-import { SLOT_RESTART_BACKOFF_MS } from '../../../src/front/children/child-start.js';
+import { SLOT_RESTART_BACKOFF_MS } from '../../../src/front/child-guard/child-start.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const SCRIPT = 'return await page.title()';

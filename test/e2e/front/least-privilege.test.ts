@@ -18,7 +18,7 @@ import { RedisServer } from '../../helpers/redis.js';
 import { TEST_KEY } from '../../helpers/service.js';
 import { alive, descendants } from '../../helpers/system.js';
 import { until } from '../../helpers/wait.js';
-import { lookupUser } from '../../../src/front/children/users.js';
+import { lookupUser } from '../../../src/front/host/users.js';
 
 const FILE_KEY = 'file-key-0123456789abcdef';
 const TOKEN = 'metrics-token-secret-0123456789';

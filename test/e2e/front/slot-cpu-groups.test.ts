@@ -1,4 +1,4 @@
-// Cgroups per slot (src/front/children/slot-groups.ts): each slot's whole tree
+// Cgroups per slot (src/front/cgroups/slot-groups.ts): each slot's whole tree
 // — its process, its Chromium, every renderer — is in its slot's groups, so
 // the kernel weighs a slot as one and holds its memory however many processes
 // its page makes; a slot user cannot leave its group or change its weight or
@@ -16,7 +16,7 @@ import { inItsOwnSlot, startTestService, type TestService } from '../../helpers/
 import { descendants } from '../../helpers/system.js';
 import { until } from '../../helpers/wait.js';
 import { CPU_CGROUP as found, SLOT_GROUPS_SKIP as skip, startSlotsService } from '../../helpers/slot-groups.js';
-import { findV1Cgroup } from '../../../src/front/children/slot-groups.js';
+import { findV1Cgroup } from '../../../src/front/cgroups/slot-groups.js';
 import { dying } from '../../../src/common/proc.js';
 
 const MB = 2 ** 20;

@@ -11,7 +11,7 @@ import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../../helpers/fixtures
 import { capturingLogger, startTestService, type TestService } from '../../helpers/service.js';
 import { alive } from '../../helpers/system.js';
 import { until } from '../../helpers/wait.js';
-import { jobDeadlineMs } from '../../../src/front/children/job-deadline.js';
+import { jobDeadlineMs } from '../../../src/front/jobs/job-deadline.js';
 
 const fixtures = new FixtureServer({
   '/example': html(EXAMPLE_DOMAIN_HTML),

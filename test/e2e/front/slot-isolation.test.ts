@@ -11,7 +11,7 @@ import { capturingLogger, startTestService, type Reply, type TestService } from 
 import { alive } from '../../helpers/system.js';
 import { until } from '../../helpers/wait.js';
 import { SLOT_SEMI_SPACE_MB } from '../../../src/common/config.js';
-import { JOB_GRACE_MS } from '../../../src/front/children/job-deadline.js';
+import { JOB_GRACE_MS } from '../../../src/front/jobs/job-deadline.js';
 
 const fixtures = new FixtureServer({ '/example': html(EXAMPLE_DOMAIN_HTML) });
 const log = capturingLogger();

@@ -9,7 +9,7 @@ import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../../helpers/fixtures
 import { capturingLogger, startTestService, type TestService } from '../../helpers/service.js';
 import { alive } from '../../helpers/system.js';
 import { until } from '../../helpers/wait.js';
-import { jobDeadlineMs, LEASE_DEADLINE_MS } from '../../../src/front/children/job-deadline.js';
+import { jobDeadlineMs, LEASE_DEADLINE_MS } from '../../../src/front/jobs/job-deadline.js';
 import { LOOKUP_DEADLINE_MS } from '../../../src/egress/checker.js';
 import { EGRESS_WAIT_TIMEOUT_MS } from '../../../src/slot/egress-client/remote.js';
 

@@ -1,6 +1,6 @@
 // What code a tenant left behind in a slot can reach of the slot's later
 // tenants, tried as such code would (a process of the slot's user beside the
-// running service; src/front/children/slot-privacy.ts):
+// running service; src/front/host/slot-privacy.ts):
 // - the memory and environment of the slot process and of every process of
 //   its Chromium, while a request runs there: refused (non-dumpable);
 // - the slot's /tmp, /var/tmp and /dev/shm: one tmpfs of the slot's own,
@@ -12,7 +12,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { PROFILE_PREFIX } from '../../../src/slot/browser/chromium-process.js';
-import { slotTmpMb } from '../../../src/front/children/slot-privacy.js';
+import { slotTmpMb } from '../../../src/front/host/slot-privacy.js';
 import { EXAMPLE_DOMAIN_HTML, FixtureServer, html } from '../../helpers/fixtures.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { slotGroups } from '../../helpers/slot-groups.js';

@@ -1,4 +1,4 @@
-// How the front starts a child (src/front/children/child-start.ts), with a stand-in child: a
+// How the front starts a child (src/front/child-guard/child-start.ts), with a stand-in child: a
 // child that never says ready is killed at its deadline; one that sends what
 // the front cannot read is killed, not the front; its output is logged line by
 // line, each line bounded.
@@ -17,7 +17,7 @@ import {
   stopChild,
   writeChildLine,
   type ReadyWatch,
-} from '../../../src/front/children/child-start.js';
+} from '../../../src/front/child-guard/child-start.js';
 import { createLogger, slotPidFields } from '../../../src/common/log.js';
 import { until } from '../../helpers/wait.js';
 

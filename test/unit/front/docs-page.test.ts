@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadConfig } from '../../../src/common/config.js';
 import { ERRORS, type ErrorCode } from '../../../src/common/errors.js';
-import { renderDocs } from '../../../src/front/http/docs-page.js';
+import { renderDocs } from '../../../src/front/info/docs-page.js';
 import { openApiDocument } from '../../../src/front/openapi.js';
 import { docSection } from '../../helpers/docs.js';
 

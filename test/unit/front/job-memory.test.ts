@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadConfig } from '../../../src/common/config.js';
-import { limitJobMemory } from '../../../src/front/children/job-memory.js';
-import type { MemoryLimits, Part } from '../../../src/front/children/memory-limits.js';
+import { limitJobMemory } from '../../../src/front/jobs/job-memory.js';
+import type { MemoryLimits, Part } from '../../../src/front/cgroups/memory-limits.js';
 
 const MiB = 2 ** 20;
 

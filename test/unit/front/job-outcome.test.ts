@@ -1,11 +1,11 @@
 // A job's outcome is a value: its error is made whole and never changed, and
 // what the job measured travels beside it, each step adding to a new outcome
-// (src/protocol/jobs.ts, src/front/children/wire-error.ts, slot-process.ts).
+// (src/protocol/jobs.ts, src/front/child-guard/wire-error.ts, slot-process.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ApiError, notPrepared } from '../../../src/common/errors.js';
-import { answer, type Pending } from '../../../src/front/children/slot-process.js';
-import { fromWire } from '../../../src/front/children/wire-error.js';
+import { answer, type Pending } from '../../../src/front/slots/slot-process.js';
+import { fromWire } from '../../../src/front/child-guard/wire-error.js';
 import { failedJob, fromWireResult, toWireResult, withTelemetry, type JobOutcome } from '../../../src/protocol/jobs.js';
 
 test('a success crosses the wire and back as the same result and telemetry', () => {

@@ -1,4 +1,4 @@
-// The nft script of the kernel lock (src/front/children/kernel-lock.ts): what it
+// The nft script of the kernel lock (src/front/host/kernel-lock.ts): what it
 // lets a slot's user reach, and that nothing else of the machine is named in it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -6,8 +6,8 @@ import { loadConfig, DEFAULT_EGRESS_PORTS } from '../../../src/common/config.js'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { lockScript, runNft } from '../../../src/front/children/kernel-lock.js';
-import { NftReader } from '../../../src/front/children/nft-reader.js';
+import { lockScript, runNft } from '../../../src/front/host/kernel-lock.js';
+import { NftReader } from '../../../src/front/host/nft-reader.js';
 import { silentLogger } from '../../../src/common/log.js';
 
 const TABLE = 'pagescript_1234_5678_1';

@@ -1,8 +1,8 @@
-// How much a child may have the front log (src/front/children/log-budget.ts):
+// How much a child may have the front log (src/front/child-guard/log-budget.ts):
 // a budget of lines and bytes a second, the rest dropped, counted and reported.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { LogBudget } from '../../../src/front/children/log-budget.js';
+import { LogBudget } from '../../../src/front/child-guard/log-budget.js';
 import { createLogger } from '../../../src/common/log.js';
 
 function logLines() {

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadConfig } from '../../../src/common/config.js';
-import { MEMORY_READ_REUSE_MS, SlotStatus } from '../../../src/front/children/slot-status.js';
-import type { SlotProcess } from '../../../src/front/children/slot-process.js';
+import { MEMORY_READ_REUSE_MS, SlotStatus } from '../../../src/front/slots/slot-status.js';
+import type { SlotProcess } from '../../../src/front/slots/slot-process.js';
 import { memoryReport } from '../../../src/front/memory-report.js';
 import type { SlotMemory } from '../../../src/protocol/slot-wire.js';
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
-import { LineSplitter, readBoundedLines, type OutputLine } from '../../../src/front/children/output-lines.js';
+import { LineSplitter, readBoundedLines, type OutputLine } from '../../../src/front/child-guard/output-lines.js';
 
 test('lines are split on \\n (and \\r\\n), whatever the chunks', () => {
   const lines: OutputLine[] = [];

@@ -1,5 +1,5 @@
-// Which root the front is (src/front/privileges.ts), and the drop of the
-// machine's root to the image's user (src/front/host-root-drop.ts): read from
+// Which root the front is (src/front/host/privileges.ts), and the drop of the
+// machine's root to the image's user (src/front/host/host-root-drop.ts): read from
 // the texts /proc gives in each case, as seen on this machine and in podman
 // containers with and without a user namespace.
 import assert from 'node:assert/strict';
@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { hostRootDropTarget } from '../../../src/front/host-root-drop.js';
-import { hasCap, isHostUserNamespace, lacking, privileges } from '../../../src/front/privileges.js';
-import { whyNoUsers } from '../../../src/front/children/users.js';
+import { hostRootDropTarget } from '../../../src/front/host/host-root-drop.js';
+import { hasCap, isHostUserNamespace, lacking, privileges } from '../../../src/front/host/privileges.js';
+import { whyNoUsers } from '../../../src/front/host/users.js';
 
 /** /proc/self/uid_map as the machine's root, and as root of a container's user namespace (podman --uidmap). */
 const HOST_MAP = '         0          0 4294967295\n';

@@ -10,12 +10,12 @@ import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import { ConfigError, loadConfig, parseProxies } from '../../../src/common/config.js';
 import { requestProxy } from '../../../src/front/http/validate.js';
-import { egressInitMessage } from '../../../src/front/children/egress-supervisor.js';
+import { egressInitMessage } from '../../../src/front/egress-process/egress-supervisor.js';
 import { egressInit } from '../../../src/protocol/egress-messages.js';
 import { slotConfig } from '../../../src/protocol/slot-wire.js';
 import { silentLogger } from '../../../src/common/log.js';
 import { chooseProxy, OptionsError, parseRequestOptions } from '../../../src/protocol/request-options.js';
-import { slotInit } from '../../../src/front/children/supervisor.js';
+import { slotInit } from '../../../src/front/slots/supervisor.js';
 import { hashKey, parseKeyFile } from '../../../src/front/tenancy/keyfile.js';
 import { KeyRing } from '../../../src/front/tenancy/keyring.js';
 

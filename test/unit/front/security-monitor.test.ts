@@ -11,7 +11,7 @@ import {
   securityStatePath,
   STATE_WRITE_MS,
   type SecurityStateFile,
-} from '../../../src/front/tenancy/file-security-store.js';
+} from '../../../src/front/security/file-security-store.js';
 import { until } from '../../helpers/wait.js';
 import { capturingLogger } from '../../helpers/service.js';
 import type { Logger } from '../../../src/common/log.js';
@@ -21,10 +21,10 @@ import { silentLogger } from '../../../src/common/log.js';
 import { EgressChecker } from '../../../src/egress/checker.js';
 import { judgeAddress } from '../../../src/egress/policy.js';
 import { securityThreshold } from '../../../src/front/tenancy/key-policy.js';
-import { SecurityMonitor } from '../../../src/front/tenancy/security-monitor.js';
-import { FallbackSecurityStore } from '../../../src/front/tenancy/fallback-security-store.js';
+import { SecurityMonitor } from '../../../src/front/security/security-monitor.js';
+import { FallbackSecurityStore } from '../../../src/front/security/fallback-security-store.js';
 import type { RedisStore } from '../../../src/front/tenancy/redis-store.js';
-import { coolOffMs, MemorySecurityStore, type SecurityStore } from '../../../src/front/tenancy/security-store.js';
+import { coolOffMs, MemorySecurityStore, type SecurityStore } from '../../../src/front/security/security-store.js';
 import { loadConfig } from '../../../src/common/config.js';
 import { isSecurityReport, MAX_SECURITY_DETAILS, SecurityRecord } from '../../../src/protocol/security.js';
 

@@ -1,8 +1,8 @@
-// Which free slot a job takes (src/front/children/slot-choice.ts choose): not the
+// Which free slot a job takes (src/front/slots/slot-choice.ts choose): not the
 // slot another key is between two requests on, then one with a context ready.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { choose } from '../../../src/front/children/slot-choice.js';
+import { choose } from '../../../src/front/slots/slot-choice.js';
 import { ACTIVE_GRACE_MS } from '../../../src/front/tenancy/scheduler.js';
 
 const browser = (

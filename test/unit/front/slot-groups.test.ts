@@ -1,8 +1,8 @@
-// Finding the front's CPU cgroup (src/front/children/slot-groups.ts) from
+// Finding the front's CPU cgroup (src/front/cgroups/slot-groups.ts) from
 // /proc/self/cgroup and /proc/self/mountinfo, as machines and containers have them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { findCpuCgroup, findV1Cgroup } from '../../../src/front/children/slot-groups.js';
+import { findCpuCgroup, findV1Cgroup } from '../../../src/front/cgroups/slot-groups.js';
 
 const V1_MOUNTS = [
   '25 24 0:22 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755',

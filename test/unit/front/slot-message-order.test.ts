@@ -1,13 +1,13 @@
 // A slot process speaks of its jobs in one order: phases forward, one answer,
-// then `closed` (src/front/children/slot-messages.ts). A message out of that
+// then `closed` (src/front/slots/slot-messages.ts). A message out of that
 // order is one a compromised process forged: it throws, and the front kills
 // the process for it (child-start.ts awaitReady), failing its own job alone.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { test } from 'node:test';
 import { createLogger } from '../../../src/common/log.js';
-import { onSlotMessage, type SlotMessageHooks } from '../../../src/front/children/slot-messages.js';
-import { SlotProcess, type Pending, type Slot } from '../../../src/front/children/slot-process.js';
+import { onSlotMessage, type SlotMessageHooks } from '../../../src/front/slots/slot-messages.js';
+import { SlotProcess, type Pending, type Slot } from '../../../src/front/slots/slot-process.js';
 import type { FromSlot } from '../../../src/protocol/slot-wire.js';
 import type { JobOutcome } from '../../../src/protocol/jobs.js';
 

@@ -1,5 +1,5 @@
 // The pieces of a slot's privacy that need no running service
-// (src/front/children/slot-privacy.ts, src/slot/drop-user.ts, src/slot/tmp-empty.ts).
+// (src/front/host/slot-privacy.ts, src/slot/drop-user.ts, src/slot/tmp-empty.ts).
 import assert from 'node:assert/strict';
 import {
   chmodSync,
@@ -16,7 +16,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { execOnlyCopy, privateTmpScript, slotTmpMb } from '../../../src/front/children/slot-privacy.js';
+import { execOnlyCopy, privateTmpScript, slotTmpMb } from '../../../src/front/host/slot-privacy.js';
 import { runAsArgument } from '../../../src/slot/drop-user.js';
 import { emptyTmp } from '../../../src/slot/tmp-empty.js';
 

@@ -1,9 +1,9 @@
-// When a slot process is retired (src/front/children/slot-process.ts retireAfter):
+// When a slot process is retired (src/front/slots/slot-process.ts retireAfter):
 // after SLOT_RECYCLE_REQUESTS requests, the first process of each slot earlier by
 // its share, so that the slots' replacements do not all fall together.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { retireAfter } from '../../../src/front/children/slot-process.js';
+import { retireAfter } from '../../../src/front/slots/slot-process.js';
 
 test('0 is never', () => {
   for (const i of [0, 1, 3]) assert.equal(retireAfter(0, i, 4, false), 0);

@@ -1,4 +1,4 @@
-// As root, each request slot runs as a user of its own (src/front/children/users.ts),
+// As root, each request slot runs as a user of its own (src/front/host/users.ts),
 // created by scripts/bootstrap.mjs: the service refuses to start when a slot has
 // no user, naming how many slots were asked and how many users exist.
 import assert from 'node:assert/strict';
@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { DEFAULT_SLOT_USERS, SLOT_UID_BASE, slotUsers } from '../../../src/front/children/users.js';
+import { DEFAULT_SLOT_USERS, SLOT_UID_BASE, slotUsers } from '../../../src/front/host/users.js';
 
 const ROOT = process.getuid?.() === 0;
 

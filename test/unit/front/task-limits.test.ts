@@ -1,4 +1,4 @@
-// Each slot's cap on tasks (src/front/children/task-limits.ts) on both cgroup
+// Each slot's cap on tasks (src/front/cgroups/task-limits.ts) on both cgroup
 // versions, against directories that stand in for the hierarchies: this
 // machine has cgroup v1 only, so the v2 path is checked here by the files it
 // writes; test/e2e/front/slot-task-limit.test.ts runs a fork bomb against v1's.
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { silentLogger } from '../../../src/common/log.js';
-import { TaskLimits, slotTaskCap, taskSpace } from '../../../src/front/children/task-limits.js';
+import { TaskLimits, slotTaskCap, taskSpace } from '../../../src/front/cgroups/task-limits.js';
 import { capturingLogger } from '../../helpers/service.js';
 
 const root = mkdtempSync(join(tmpdir(), 'pagescript-task-limits-'));

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { socketPair } from '../../../src/front/children/egress-supervisor.js';
+import { socketPair } from '../../../src/front/egress-process/egress-supervisor.js';
 import {
   CHANNEL_MESSAGES_PER_WINDOW,
   CHANNEL_PAUSE_BYTES,

@@ -1,5 +1,5 @@
 // What a child can make the front hold or throw through its wire (src/protocol/wire.ts, read by
-// awaitReady in src/front/children/child-start.ts), with real children spawned the way the front
+// awaitReady in src/front/child-guard/child-start.ts), with real children spawned the way the front
 // spawns its slot and egress processes (forkChild), doing what code that escaped into one could:
 // writing hostile bytes to the wire's descriptor (FRONT_WIRE_FD) past any framing of ours.
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { awaitReady, forkChild, sendToChild, wirePace } from '../../../src/front/children/child-start.js';
+import { awaitReady, forkChild, sendToChild, wirePace } from '../../../src/front/child-guard/child-start.js';
 import { createLogger } from '../../../src/common/log.js';
 import { MAX_SLOT_MESSAGE_TOKENS } from '../../../src/protocol/slot-wire.js';
 import { FRONT_WIRE_FD, PACE_WINDOW_MS } from '../../../src/protocol/wire.js';

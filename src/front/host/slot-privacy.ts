@@ -38,7 +38,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
-import { lacking, privileges, type Privileges } from '../privileges.js';
+import { lacking, privileges, type Privileges } from './privileges.js';
 
 /** Where the execute-only copies are kept, one directory per Chromium build (copied once, at the first start). */
 export const EXEC_ONLY_DIR = '/var/lib/pagescript/exec-only';

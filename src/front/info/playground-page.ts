@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import { ApiError } from '../../common/errors.js';
-import { HTML_TYPE, sendError } from './reply.js';
+import { HTML_TYPE, sendError } from '../http/reply.js';
 
 export const PLAYGROUND_PATH = '/playground';
 const SCRIPT_PATH = '/playground/playground.js';

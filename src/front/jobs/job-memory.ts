@@ -4,7 +4,7 @@
 import type { Config } from '../../common/config.js';
 import { ApiError } from '../../common/errors.js';
 import type { JobRequest } from '../../protocol/jobs.js';
-import type { MemoryLimits } from './memory-limits.js';
+import type { MemoryLimits } from '../cgroups/memory-limits.js';
 
 /** What the kernel holds for one job in its slot's memory groups: their levels and OOM kills at the start. */
 export interface JobMemory {

@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import type { Config } from '../../common/config.js';
 import type { Logger } from '../../common/log.js';
 import { parseStat, readOr } from '../../common/proc.js';
-import { hasCap, privileges, type Privileges } from '../privileges.js';
+import { hasCap, privileges, type Privileges } from './privileges.js';
 import { NftReader } from './nft-reader.js';
 
 /** Whether the kernel lock holds, and why not when it does not (/health, the start's log line). */

@@ -5,8 +5,8 @@
 // root is the machine's: the front drops to the image's one unprivileged user
 // (DROP_HOST_ROOT_TO, which the Dockerfile sets) before anything else runs, and
 // runs as any non-root service does. On a host nothing sets it: root stays root.
-import { dropToUser } from '../common/drop-user.js';
-import { lookupUser, type RunAs } from './children/users.js';
+import { dropToUser } from '../../common/drop-user.js';
+import { lookupUser, type RunAs } from './users.js';
 import { privileges, type Privileges } from './privileges.js';
 
 /**

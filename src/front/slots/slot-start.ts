@@ -10,11 +10,18 @@ import { join } from 'node:path';
 import { background } from '../../common/background.js';
 import { SLOT_SEMI_SPACE_MB } from '../../common/config.js';
 import { slotPidFields, type Logger } from '../../common/log.js';
-import { childDir, childEntry, childEnv, forkChild, logChildOutput, removeChildDir } from './child-start.js';
-import type { SlotGroups } from './slot-groups.js';
+import {
+  childDir,
+  childEntry,
+  childEnv,
+  forkChild,
+  logChildOutput,
+  removeChildDir,
+} from '../child-guard/child-start.js';
+import type { SlotGroups } from '../cgroups/slot-groups.js';
 import { HEAP_EXHAUSTED } from './slot-memory.js';
 import { SlotProcess, type Slot } from './slot-process.js';
-import { privateTmpCommand, type SlotPrivacy } from './slot-privacy.js';
+import { privateTmpCommand, type SlotPrivacy } from '../host/slot-privacy.js';
 
 /**
  * Forks slot `slot`'s process, named `index` at the egress process, with its channel to it (`egressChannel`,

@@ -8,14 +8,14 @@ import type { Metrics } from '../metrics.js';
 import { memoryReport } from '../memory-report.js';
 import { openApiDocument } from '../openapi.js';
 import type { LimitsMode } from '../tenancy/fallback-store.js';
-import type { EgressSupervisor } from '../children/egress-supervisor.js';
-import type { KernelLockStatus } from '../children/kernel-lock.js';
-import type { Supervisor } from '../children/supervisor.js';
-import { whyNoUsers } from '../children/users.js';
+import type { EgressSupervisor } from '../egress-process/egress-supervisor.js';
+import type { KernelLockStatus } from '../host/kernel-lock.js';
+import type { Supervisor } from '../slots/supervisor.js';
+import { whyNoUsers } from '../host/users.js';
 import type { KeyFileStatus } from '../tenancy/keyring.js';
 import type { FairScheduler } from '../tenancy/scheduler.js';
 import { DOCS_CSP, renderDocs } from './docs-page.js';
-import { HTML_TYPE, JSON_TYPE, sendBody, sendError, sendJson } from './reply.js';
+import { HTML_TYPE, JSON_TYPE, sendBody, sendError, sendJson } from '../http/reply.js';
 
 export interface InfoDeps {
   readonly config: Config;

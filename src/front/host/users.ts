@@ -4,7 +4,7 @@
 // process or Chromium cannot ptrace, signal or read the memory of another's.
 import { readFileSync } from 'node:fs';
 import type { Config } from '../../common/config.js';
-import { hasCap, privileges, type Privileges } from '../privileges.js';
+import { hasCap, privileges, type Privileges } from './privileges.js';
 
 /** The unprivileged user a child runs as, when the front runs as root. */
 export interface RunAs {

@@ -9,7 +9,7 @@ import { ApiError, notPrepared } from '../../common/errors.js';
 import type { Logger } from '../../common/log.js';
 import type { JobRequest } from '../../protocol/jobs.js';
 import { clampNavigationTimeoutMs } from '../../protocol/request-options.js';
-import { answer, type SlotProcess } from './slot-process.js';
+import { answer, type SlotProcess } from '../slots/slot-process.js';
 
 /**
  * What a job gets past its navigation and script limits before the front ends

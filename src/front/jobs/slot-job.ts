@@ -16,13 +16,13 @@ import { background } from '../../common/background.js';
 import type { EgressStats } from '../../protocol/egress.js';
 import { failedJob, withTelemetry, type JobOutcome, type JobRequest, type JobUsage } from '../../protocol/jobs.js';
 import { SecurityRecord } from '../../protocol/security.js';
-import type { EgressSupervisor } from './egress-supervisor.js';
+import type { EgressSupervisor } from '../egress-process/egress-supervisor.js';
 import { lookForEscape } from './escape-signs.js';
-import type { KernelLock } from './kernel-lock.js';
+import type { KernelLock } from '../host/kernel-lock.js';
 import { armDeadline, jobDeadlineMs } from './job-deadline.js';
 import { kernelMemoryError, limitJobMemory, type JobMemory } from './job-memory.js';
-import type { SlotGroups } from './slot-groups.js';
-import type { SlotProcess } from './slot-process.js';
+import type { SlotGroups } from '../cgroups/slot-groups.js';
+import type { SlotProcess } from '../slots/slot-process.js';
 
 export interface SlotJobOptions {
   readonly config: Config;

@@ -21,7 +21,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { readOr } from '../../common/proc.js';
 import { makeParallel, placeIn, removeTree, staleServices } from './parallel-groups.js';
-import type { RunAs } from './users.js';
+import type { RunAs } from '../host/users.js';
 
 /** Each version's files: the limit, the limit with swap, the level now, the peak, the OOM kill count. */
 const FILES = {

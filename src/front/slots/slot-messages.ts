@@ -9,9 +9,9 @@
 import { JOB_PHASES } from '../../common/errors.js';
 import { slotPidFields, type Logger } from '../../common/log.js';
 import type { FromSlot } from '../../protocol/slot-wire.js';
-import { writeChildLine } from './child-start.js';
+import { writeChildLine } from '../child-guard/child-start.js';
 import { answer, type Pending, type SlotProcess } from './slot-process.js';
-import { fromWire } from './wire-error.js';
+import { fromWire } from '../child-guard/wire-error.js';
 import { fromWireResult, withTelemetry } from '../../protocol/jobs.js';
 
 export interface SlotEvents {

@@ -22,7 +22,7 @@ import { CpuAccounting } from './cpu-accounting.js';
 import { MemoryLimits, type RestLimits } from './memory-limits.js';
 import { removeTree, staleServices } from './parallel-groups.js';
 import { TaskLimits } from './task-limits.js';
-import type { RunAs } from './users.js';
+import type { RunAs } from '../host/users.js';
 
 /** How the front's own CPU cgroup was found: the hierarchy's version and its directory. */
 export interface CpuCgroup {

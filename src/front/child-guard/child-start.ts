@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../common/log.js';
 import { FRONT_WIRE_FD, WireEnd, type WirePace } from '../../protocol/wire.js';
-import type { RunAs } from './users.js';
+import type { RunAs } from '../host/users.js';
 import { LogBudget } from './log-budget.js';
 import { readBoundedLines } from './output-lines.js';
 

@@ -7,9 +7,9 @@ import type { ChildProcess } from 'node:child_process';
 import { ApiError, type JobPhase } from '../../common/errors.js';
 import type { BrowserStatus, SlotMemoryReport, ToSlot } from '../../protocol/slot-wire.js';
 import { failedJob, withTelemetry, type JobOutcome } from '../../protocol/jobs.js';
-import { onWireClosed, sendToChild, wireOpen } from './child-start.js';
-import type { JobMemory } from './job-memory.js';
-import type { RunAs } from './users.js';
+import { onWireClosed, sendToChild, wireOpen } from '../child-guard/child-start.js';
+import type { JobMemory } from '../jobs/job-memory.js';
+import type { RunAs } from '../host/users.js';
 
 /** How long an exiting slot process's last stderr lines are waited for before its job's failure is chosen. */
 const EXIT_OUTPUT_WAIT_MS = 1_000;

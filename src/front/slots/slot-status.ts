@@ -5,7 +5,7 @@
 import { treeResidentBytes } from '../../common/proc.js';
 import { residentBytes } from '../../common/service-memory.js';
 import type { BrowserStatus, SlotMemory } from '../../protocol/slot-wire.js';
-import type { SlotGroups } from './slot-groups.js';
+import type { SlotGroups } from '../cgroups/slot-groups.js';
 import type { SlotProcess } from './slot-process.js';
 
 /** How long what the slots hold, once read, answers again (/metrics asks for it several times per scrape). */

@@ -12,7 +12,7 @@ import { ApiError, internalFailure, notPrepared } from '../../common/errors.js';
 import type { Logger } from '../../common/log.js';
 import { EGRESS_STOPPED } from '../../protocol/jobs.js';
 import type { EgressSupervisor } from './egress-supervisor.js';
-import { answer, type SlotProcess } from './slot-process.js';
+import { answer, type SlotProcess } from '../slots/slot-process.js';
 
 export interface SlotChannelsOptions {
   readonly egress: EgressSupervisor;

@@ -5,7 +5,7 @@
 // used again. A block made here holds on this instance until its cool-off ends,
 // Redis back or not: a request scored here is not lost to the key's score.
 import type { SecuritySettings } from '../../common/config.js';
-import type { RedisStore } from './redis-store.js';
+import type { RedisStore } from '../tenancy/redis-store.js';
 import { RedisSecurityStore } from './redis-security-store.js';
 import {
   MemorySecurityStore,

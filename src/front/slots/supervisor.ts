@@ -50,23 +50,23 @@ import {
   onWireClosed,
   restartBackoffMs,
   stopChild,
-} from './child-start.js';
+} from '../child-guard/child-start.js';
 import type { SecurityRecord } from '../../protocol/security.js';
-import type { EgressSupervisor } from './egress-supervisor.js';
-import { killOrphansOf } from './escape-signs.js';
-import type { KernelLock } from './kernel-lock.js';
-import { SlotChannels } from './slot-channels.js';
-import type { RestLimits } from './memory-limits.js';
-import { SlotGroups } from './slot-groups.js';
-import { prepareSlotPrivacy, type ExecOnly, type SlotPrivacy } from './slot-privacy.js';
-import { runInSlot, type SlotJobOptions } from './slot-job.js';
+import type { EgressSupervisor } from '../egress-process/egress-supervisor.js';
+import { killOrphansOf } from '../jobs/escape-signs.js';
+import type { KernelLock } from '../host/kernel-lock.js';
+import { SlotChannels } from '../egress-process/slot-channels.js';
+import type { RestLimits } from '../cgroups/memory-limits.js';
+import { SlotGroups } from '../cgroups/slot-groups.js';
+import { prepareSlotPrivacy, type ExecOnly, type SlotPrivacy } from '../host/slot-privacy.js';
+import { runInSlot, type SlotJobOptions } from '../jobs/slot-job.js';
 import { SLOT_MEMORY_POLL_MS, hostMemoryError, overRest, watchMemory } from './slot-memory.js';
 import { onSlotMessage, type SlotEvents, type SlotMessageHooks } from './slot-messages.js';
 import { answer, retireAfter, type Slot, type SlotProcess } from './slot-process.js';
 import { cleanUpSlot, forkSlot } from './slot-start.js';
 import { SlotStatus } from './slot-status.js';
 import { SlotTable } from './slot-table.js';
-import { slotUsers, type RunAs } from './users.js';
+import { slotUsers, type RunAs } from '../host/users.js';
 
 /**
  * The first message a slot process gets. SECURITY: its configuration has every

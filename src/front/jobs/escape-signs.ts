@@ -13,9 +13,9 @@ import { readdirSync } from 'node:fs';
 import type { Logger } from '../../common/log.js';
 import { dying, parseStat, readOr } from '../../common/proc.js';
 import type { SecurityRecord } from '../../protocol/security.js';
-import type { KernelLock } from './kernel-lock.js';
-import { inTree, type SlotGroups } from './slot-groups.js';
-import type { SlotProcess } from './slot-process.js';
+import type { KernelLock } from '../host/kernel-lock.js';
+import { inTree, type SlotGroups } from '../cgroups/slot-groups.js';
+import type { SlotProcess } from '../slots/slot-process.js';
 
 /** At most this many of a slot user's processes outside its tree are walked up per look (the rest wait for the next). */
 const MAX_STRAYS_PER_LOOK = 4096;

@@ -39,9 +39,9 @@ import {
   sendToChild,
   wireOpen,
   writeChildLine,
-} from './child-start.js';
-import { awaitReady, forkChild, logChildOutput, removeChildDir, stopChild } from './child-start.js';
-import { lookupUser, slotUsers, whyNoUsers, type RunAs } from './users.js';
+} from '../child-guard/child-start.js';
+import { awaitReady, forkChild, logChildOutput, removeChildDir, stopChild } from '../child-guard/child-start.js';
+import { lookupUser, slotUsers, whyNoUsers, type RunAs } from '../host/users.js';
 
 /**
  * As root, the egress process's user: it must exist (scripts/bootstrap.mjs

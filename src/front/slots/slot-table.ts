@@ -8,7 +8,7 @@ import { ApiError } from '../../common/errors.js';
 import type { Logger } from '../../common/log.js';
 import { choose } from './slot-choice.js';
 import type { Slot } from './slot-process.js';
-import type { RunAs } from './users.js';
+import type { RunAs } from '../host/users.js';
 
 export interface SlotTableOptions {
   readonly count: number;
