@@ -286,10 +286,32 @@ class ScrapeJob {
 
   /** The request's URL, checked before anything is leased: a failed outcome when it may not be reached. */
   async checkTarget(): Promise<JobOutcome | undefined> {
+    // SECURITY: the URL's name lookup is the request's own navigation, within its navigation limit. Past the
+    // front's deadline it would count as the service's preparation: answered as such and retried in another
+    // slot, each of whose processes is killed, while the key's own name server holds them.
+    const { timeoutMs } = navigationWait(this.#req.options, this.#config.navigationTimeoutMs);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            scrapingFailed(
+              `navigation to ${this.#url.href} failed: its address was not found within the navigation limit (${timeoutMs} ms)`,
+              undefined,
+              { timeout: 'navigation' },
+            ),
+          ),
+        timeoutMs,
+      );
+    });
+    const checked = this.#checkUrl(this.#url);
+    checked.catch(() => undefined);
     try {
-      await this.#checkUrl(this.#url);
+      await Promise.race([checked, late]);
       return undefined;
     } catch (e) {
+      if (e instanceof ApiError && e.timeout === 'navigation')
+        return failedJob(await describeFailure(e, { phase: 'navigation', screenshot: false }));
       // Nothing of the request ran: the egress process's silence is the service's own preparation failing.
       if (e instanceof ApiError && e.internal === 'egress-unavailable')
         return failedJob(notPrepared('egress-check', e.cause), { phase: 'lease' });
@@ -299,6 +321,8 @@ class ScrapeJob {
         await describeFailure(refused, { phase: 'navigation', screenshot: false }),
         this.#security.empty ? {} : { security: this.#security.report() },
       );
+    } finally {
+      clearTimeout(timer);
     }
   }
 
