@@ -21,10 +21,10 @@ import { background } from '../common/background.js';
 import { BrowserHost } from './browser/browser-host.js';
 import { emptyClipboard, type EmptyClipboard } from './browser/clipboard.js';
 import { rendererHeapMb } from './browser/chromium-flags.js';
-import { BrowserLanes } from './browser/lanes.js';
 import { liveProfiles } from './browser/chromium-process.js';
 import { emptyTmp } from './tmp-empty.js';
 import { cgroupSource, PageMemoryWatchdog } from './browser/page-memory.js';
+import { WatchedLeases } from './browser/watched-lease.js';
 import { RemoteGuard } from './egress-client/remote.js';
 import { ApiError, ERRORS, internalFailure, type JobPhase } from '../common/errors.js';
 import { type FromSlot, type ToSlot } from '../protocol/slot-wire.js';
@@ -169,7 +169,6 @@ async function start(init: Init): Promise<void> {
     {
       guardPort: init.guardPort,
       chromiumPids: slot.browser.pids,
-      lanes: slot.browser.lanes,
       chromiumSandbox: slot.browser.sandboxed,
     },
     'slot process ready',
@@ -183,7 +182,9 @@ class SlotRuntime {
   readonly #log: Logger;
   readonly #jobs = new Map<number, AbortController>();
   readonly #remote: RemoteGuard;
-  readonly browser: BrowserLanes;
+  readonly browser: BrowserHost;
+  /** The browser's leases, one at a time, their page memory watched. */
+  readonly #leases: WatchedLeases;
   readonly #sandboxes: SandboxPool;
   readonly #deps: ScrapeDeps;
   /** Whether the browser's state is told to the front when it changes (once the slot has started). */
@@ -201,12 +202,13 @@ class SlotRuntime {
     this.#config = init.config;
     this.#log = log;
     // The browser opens egress sessions only once started (start()), after its channel is attached here.
+    this.#leases = this.#makeLeases();
     this.browser = this.#makeBrowser();
     this.#remote = this.#connectEgress();
     this.#sandboxes = this.#makeSandboxes();
     this.#deps = {
       config: this.#config,
-      browser: this.browser,
+      browser: this.#leases,
       sandboxes: this.#sandboxes,
       checker: this.#remote,
       logger: log,
@@ -236,46 +238,47 @@ class SlotRuntime {
   }
 
   /**
-   * One Chromium, this slot's (src/slot/browser/lanes.ts), so that its request's
-   * page memory can be counted and bounded (PAGE_MEMORY_MB).
+   * One Chromium, this slot's, serving one request at a time (src/slot/browser/watched-lease.ts),
+   * so that its request's page memory can be counted and bounded (PAGE_MEMORY_MB).
    */
-  #makeBrowser(): BrowserLanes {
+  #makeBrowser(): BrowserHost {
     const init = this.#init;
     const config = this.#config;
     const emptyClipboard = clipboardSeam(init);
-    return new BrowserLanes({
-      count: 1,
-      makeHost: (lane, onOutput, onSpares) =>
-        new BrowserHost({
-          // SECURITY: its execute-only copy where there is one: Chromium's processes are then non-dumpable.
-          executablePath: init.execOnly?.chromium ?? config.executablePath,
-          ...(init.execOnly === undefined ? {} : { readablePath: config.executablePath }),
-          chromium: config.chromium,
-          guardPort: init.guardPort,
-          openEgress: () => this.#remote.openSession(),
-          protocolTimeoutMs: config.scriptTimeoutMs + config.navigationTimeoutMs + PROTOCOL_TIMEOUT_MARGIN_MS,
-          // A lane serves one request at a time: one context made ahead is enough.
-          prewarmedContexts: Math.min(1, config.prewarmedContexts),
-          recycleAfterContexts: config.browserRecycleContexts,
-          rendererHeapMb: rendererHeapMb(config.pageMemoryMb),
-          ...(init.chromiumCgroup === undefined ? {} : { cgroupProcs: init.chromiumCgroup }),
-          ...(init.execOnly === undefined ? {} : { shellPath: init.execOnly.shell }),
-          ...(init.seam?.trustedSpki ? { testTrustedSpki: init.seam.trustedSpki } : {}),
-          ...(emptyClipboard ? { emptyClipboard } : {}),
-          onOutput,
-          onSpares,
-          logger: this.#log.child({ lane }),
-        }),
-      // Where the kernel holds the page's memory (its Chromium's cgroup), nothing is polled during a request.
-      watchdog: new PageMemoryWatchdog({
-        limitBytes: config.pageMemoryMb * 2 ** 20,
-        ...(init.chromiumCgroup === undefined ? {} : { pollMs: 0, source: cgroupSource(init.chromiumCgroup) }),
-      }),
-      // The front closes an idle slot's whole process (IDLE_SLOT_CLOSE_MS), its Chromium with it.
-      idleCloseMs: 0,
-      onChange: () => {
+    return new BrowserHost({
+      // SECURITY: its execute-only copy where there is one: Chromium's processes are then non-dumpable.
+      executablePath: init.execOnly?.chromium ?? config.executablePath,
+      ...(init.execOnly === undefined ? {} : { readablePath: config.executablePath }),
+      chromium: config.chromium,
+      guardPort: init.guardPort,
+      openEgress: () => this.#remote.openSession(),
+      protocolTimeoutMs: config.scriptTimeoutMs + config.navigationTimeoutMs + PROTOCOL_TIMEOUT_MARGIN_MS,
+      // One request at a time: one context made ahead is enough.
+      prewarmedContexts: Math.min(1, config.prewarmedContexts),
+      recycleAfterContexts: config.browserRecycleContexts,
+      rendererHeapMb: rendererHeapMb(config.pageMemoryMb),
+      ...(init.chromiumCgroup === undefined ? {} : { cgroupProcs: init.chromiumCgroup }),
+      ...(init.execOnly === undefined ? {} : { shellPath: init.execOnly.shell }),
+      ...(init.seam?.trustedSpki ? { testTrustedSpki: init.seam.trustedSpki } : {}),
+      ...(emptyClipboard ? { emptyClipboard } : {}),
+      onOutput: (text) => this.#leases.chromiumOutput(text),
+      // A context made ahead began to be made, or is ready: the status may have changed.
+      onSpares: () => {
         if (this.#reporting) this.#reportStatus();
       },
+      logger: this.#log,
+    });
+  }
+
+  #makeLeases(): WatchedLeases {
+    const init = this.#init;
+    return new WatchedLeases({
+      open: (requestId, proxy) => this.browser.lease(requestId, proxy),
+      // Where the kernel holds the page's memory (its Chromium's cgroup), nothing is polled during a request.
+      watchdog: new PageMemoryWatchdog({
+        limitBytes: this.#config.pageMemoryMb * 2 ** 20,
+        ...(init.chromiumCgroup === undefined ? {} : { pollMs: 0, source: cgroupSource(init.chromiumCgroup) }),
+      }),
       logger: this.#log,
     });
   }
@@ -345,8 +348,8 @@ class SlotRuntime {
     send({
       type: 'memory',
       memory: {
-        pageBytes: this.browser.pageMemoryBytes,
-        pageLimitKills: (this.#killsSent = this.browser.memoryKills),
+        pageBytes: this.#leases.pageMemoryBytes,
+        pageLimitKills: (this.#killsSent = this.#leases.memoryKills),
       },
     });
   }
@@ -361,6 +364,7 @@ class SlotRuntime {
       const steps: [string, () => Promise<void> | void][] = [
         ['isolates', () => this.#sandboxes.close()],
         ['chromium', () => this.browser.close()],
+        ['page memory watch', () => this.#leases.close()],
         ['egress channel', () => this.#remote.close()],
         ['code caches', () => releaseBundleCache()],
       ];
@@ -431,7 +435,7 @@ class SlotRuntime {
       this.#memoryTimer = undefined;
     }
     // A renderer's own out-of-memory death is this slot's count to tell, with or without the kernel's limit.
-    if (this.#init.chromiumCgroup === undefined || this.browser.memoryKills !== this.#killsSent) this.#reportMemory();
+    if (this.#init.chromiumCgroup === undefined || this.#leases.memoryKills !== this.#killsSent) this.#reportMemory();
     this.#reportStatus();
     // Not closed: the process is exiting, and its slot will not be offered again until it is replaced.
     if (emptied) send({ type: 'closed', id });

@@ -1,8 +1,9 @@
-// A lane's Chromium host: its generations (launched, relaunched if it dies,
+// The slot's Chromium host: its generations (launched, relaunched if it dies,
 // recycled after so many contexts, discarded when a heavy request left it
-// backed up, closed when idle), and a lease per request: a fresh incognito
-// context and page, closed afterwards. The parts: launch.ts, chromium-flags.ts,
-// lease.ts, spares.ts, clipboard.ts.
+// backed up), and a lease per request: a fresh incognito context and page,
+// closed afterwards. The parts: launch.ts, chromium-flags.ts, lease.ts,
+// spares.ts, clipboard.ts; watched-lease.ts gives its leases to the slot's
+// requests one at a time, their page memory watched.
 import { background } from '../../common/background.js';
 import { ApiError, notPrepared } from '../../common/errors.js';
 import { emptyClipboard, type EmptyClipboard } from './clipboard.js';
@@ -229,20 +230,6 @@ export class BrowserHost {
     } catch (e) {
       throw e instanceof ApiError ? e : notPrepared('lease', e);
     }
-  }
-
-  /**
-   * Closes this host's Chromium while no request's context is open in it (its
-   * contexts made ahead are dropped); the next lease launches another. Not a
-   * restart and not a recycle. Returns whether it was closed.
-   */
-  closeIdle(): boolean {
-    const gen = this.#current;
-    if (gen === undefined || this.#closed || this.#launching || gen.retiring || gen.successor) return false;
-    if (this.#requestContexts(gen) > 0) return false;
-    this.#retire(gen);
-    if (gen.live <= 0) background(this.#closeGeneration(gen), 'closing an idle Chromium', this.#opts.logger);
-    return true;
   }
 
   /**

@@ -3,7 +3,7 @@
 // everything on every path.
 import { randomUUID } from 'node:crypto';
 import { TimeoutError, type Browser, type HTTPResponse, type Page } from 'puppeteer';
-import type { BrowserLanes, LaneLease } from '../browser/lanes.js';
+import type { WatchedLease, WatchedLeases } from '../browser/watched-lease.js';
 import type { Config } from '../../common/config.js';
 import { defaultPort, unmaskNetError, type RecentFailure } from '../egress-client/net-errors.js';
 import { ApiError, internalFailure, notPrepared, scrapingFailed, type JobPhase } from '../../common/errors.js';
@@ -38,8 +38,8 @@ import {
 /** What a job needs from the service; passed in, so tests can substitute parts. */
 export interface ScrapeDeps {
   readonly config: Config;
-  /** One Chromium per request slot: the lease's page memory is watched (PAGE_MEMORY_MB). */
-  readonly browser: BrowserLanes;
+  /** The slot's Chromium, one request at a time: the lease's page memory is watched (PAGE_MEMORY_MB). */
+  readonly browser: WatchedLeases;
   readonly sandboxes: SandboxPool;
   /** The egress policy (the guard's own checker, in the egress process). */
   readonly checker: EgressCheck;
@@ -57,7 +57,7 @@ export interface JobMetrics {
 
 /**
  * A page that crashed may have died of memory: Chromium writes so on its stderr
- * as the renderer dies, and the lane reads it, but the crash may be reported
+ * as the renderer dies, and the slot reads it, but the crash may be reported
  * first. How long the job waits for that line after a crash before calling it a
  * plain crash.
  */
@@ -79,7 +79,7 @@ const toMb = (bytes: number): number => Math.round((bytes / 2 ** 20) * 10) / 10;
  * heap statistics read by the host. The front adds the CPU and the guard's counts.
  */
 async function measuredUsage(
-  lease: LaneLease | undefined,
+  lease: WatchedLease | undefined,
   sandbox: ScriptSandbox | undefined,
 ): Promise<Partial<Record<keyof JobUsage, number>>> {
   return {
@@ -247,7 +247,7 @@ class ScrapeJob {
   /** What the request tried that looks like a probe, as this slot sees it (the front adds the guard's). */
   readonly #security = new SecurityRecord();
   readonly #refusedMethods = new Set<string>();
-  #lease: LaneLease | undefined;
+  #lease: WatchedLease | undefined;
   #sandbox: ScriptSandbox | undefined;
   #membrane: Membrane | undefined;
   /** Rejects when the page goes over its memory, so that nothing waits on a page that is gone. */
@@ -346,7 +346,7 @@ class ScrapeJob {
   }
 
   /** The context and the isolate, made at the same time; their failure is the service's own (a 503). */
-  async #leaseAndIsolate(): Promise<LaneLease> {
+  async #leaseAndIsolate(): Promise<WatchedLease> {
     const { browser, sandboxes } = this.#deps;
     const pageLimit = this.#byKey ? this.#config.pageMemoryMb * 2 ** 20 : undefined;
     const [leased, made] = await Promise.allSettled([
@@ -365,9 +365,9 @@ class ScrapeJob {
   }
 
   /** Ends the script (and what waits on the page) when the page goes over its memory or crashes. */
-  #watchPage(lease: LaneLease): RecentFailure {
+  #watchPage(lease: WatchedLease): RecentFailure {
     const { page, egress } = lease;
-    // Over PAGE_MEMORY_MB the lane has killed the renderers already: end the script now...
+    // Over PAGE_MEMORY_MB the watchdog has killed the renderers already: end the script now...
     lease.onMemoryExceeded(() => this.#sandbox?.abort(this.#memoryExceeded()));
     // ...and whatever the job waits on in the page (a navigation to a page that died
     // as it loaded waits otherwise for the protocol timeout).
@@ -376,7 +376,7 @@ class ScrapeJob {
     );
     this.#memoryGone.catch(() => undefined);
     // A crashed renderer rejects pending calls only at the protocol timeout: end
-    // the script now, as a plain crash unless the lane learns (within the grace)
+    // the script now, as a plain crash unless the slot learns (within the grace)
     // that the renderer died of memory.
     page.once('error', () => {
       this.#crashed = new Promise<void>((resolve) => {
@@ -425,7 +425,7 @@ class ScrapeJob {
   }
 
   /** Without a script: the page's HTML, or its summary. */
-  async #readPage(lease: LaneLease, response: HTTPResponse | null): Promise<JobResult> {
+  async #readPage(lease: WatchedLease, response: HTTPResponse | null): Promise<JobResult> {
     const { page } = lease;
     const config = this.#config;
     const req = this.#req;
@@ -457,7 +457,7 @@ class ScrapeJob {
   }
 
   /** The script, in its isolate, against the page through the membrane; its console lines go with its error. */
-  async #runScript(lease: LaneLease, box: ScriptSandbox, recentFailure: RecentFailure): Promise<JobResult> {
+  async #runScript(lease: WatchedLease, box: ScriptSandbox, recentFailure: RecentFailure): Promise<JobResult> {
     const { page } = lease;
     const config = this.#config;
     const scriptDeadline = performance.now() + config.scriptTimeoutMs;
