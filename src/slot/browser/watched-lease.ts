@@ -51,7 +51,10 @@ export class WatchedLeases {
   chromiumOutput(text: string): void {
     const seen = this.#tail + text;
     this.#tail = seen.slice(-200);
-    if (OOM_OUTPUT.test(seen)) this.#onOom?.();
+    if (!OOM_OUTPUT.test(seen)) return;
+    // Matched once: kept, the line would match again with the next chunk, perhaps in the next request.
+    this.#tail = '';
+    this.#onOom?.();
   }
 
   /** Page memory of the request running now, in bytes. */

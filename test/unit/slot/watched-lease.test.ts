@@ -215,6 +215,18 @@ test("a renderer that dies of V8's own heap limit (Chromium says so on stderr) e
   await a.close();
 });
 
+test('an out-of-memory line written between requests does not end the next request at its next line of output', async () => {
+  const { l, procs } = leases();
+  procs.trees.set(1000, [browser(1000, 50)]);
+  // The renderer of a request already closed, or a spare's.
+  l.chromiumOutput('[1:1:ERROR:v8_oom.cc(49)] V8 javascript OOM (Reached heap limit).\n');
+  const a = await l.lease('req');
+  l.chromiumOutput('[1:1:WARNING:some_file.cc(1)] another line\n');
+  assert.equal(a.memoryExceeded, undefined, 'the next line of output is not the earlier one again');
+  await a.close();
+  assert.equal(l.memoryKills, 0);
+});
+
 test('a second lease while one is held is refused at once, with a clear error; once the first is closed, the next is given', async () => {
   const { l, procs } = leases();
   procs.trees.set(1000, [browser(1000, 50)]);
