@@ -322,7 +322,7 @@ export const MAX_SHUTDOWN_GRACE_MS = 600_000;
  * outgoing connection, and shared by every instance of a machine (each takes free ones).
  */
 export const DEFAULT_EGRESS_PORTS = Object.freeze({ first: 28_000, last: 28_999 });
-/** The fewest ports EGRESS_PORTS may hold: the browser-wide one and a few per lane. */
+/** The fewest ports EGRESS_PORTS may hold: the browser-wide one and a few per slot. */
 export const MIN_EGRESS_PORTS = 64;
 
 /**

@@ -23,8 +23,8 @@ import type { EgressGuard } from './guard.js';
 import type { EgressSession } from './session.js';
 
 /**
- * Sessions (ports) one slot process may hold at once. A slot process needs a few per
- * lane (the request's, a spare, one closing); SECURITY: one that escaped its
+ * Sessions (ports) one slot process may hold at once. A slot process needs a few at a
+ * time (the request's, a spare, one closing); SECURITY: one that escaped its
  * code cannot take every port and descriptor of this process from the others.
  */
 export const MAX_SESSIONS_PER_CHANNEL = 256;

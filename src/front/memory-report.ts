@@ -10,13 +10,13 @@ const MB = 2 ** 20;
 export interface MemoryReport {
   /** SERVICE_MEMORY_MB. */
   readonly serviceMb: number;
-  /** What the service may use with every slot busy (FRONT + slot processes + lanes at rest + perRequestMb per slot). */
+  /** What the service may use with every slot busy (FRONT + slot processes + their Chromiums at rest + perRequestMb per slot). */
   readonly plannedMb: number;
   /** What one running request may add: PAGE_MEMORY_MB + SCRIPT_MEMORY_MB + its host-side queues. */
   readonly perRequestMb: number;
   readonly pageLimitMb: number;
   readonly scriptLimitMb: number;
-  /** What the plan holds now: the base, the lanes at rest, and perRequestMb per running request. */
+  /** What the plan holds now: the base, the slots at rest, and perRequestMb per running request. */
   readonly reservedMb: number;
   /** Resident now (anonymous + shared): the front, the slot processes and every Chromium. */
   readonly inUseMb: number;

@@ -24,7 +24,7 @@ export const MAX_CHANNEL_HOST = 1024;
 /**
  * URL checks one slot process may have in flight at once (each may hold one of the
  * resolver's few threads, shared by every slot process). A slot process asks one per
- * navigation of a request (a handful per lane); SECURITY: one that escaped its
+ * navigation of a request (a handful per request); SECURITY: one that escaped its
  * code cannot take the resolver from the others. The next is refused at once.
  */
 export const MAX_CHECKS_IN_FLIGHT_PER_CHANNEL = 64;

@@ -10,7 +10,7 @@ export const isSeconds = (v: unknown): boolean => typeof v === 'number' && Numbe
 
 /**
  * More items than any list a slot process sends holds (MAX_LOG_LINES is at most
- * 100 000, pids one per lane, page calls a few dozen).
+ * 100 000, pids one per Chromium of a slot, page calls a few dozen).
  */
 export const MAX_WIRE_LIST = 200_000;
 

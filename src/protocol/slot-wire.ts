@@ -36,9 +36,9 @@ export function slotConfig(config: Config): SlotConfig {
 /** What the slot process says about its Chromium, whenever it changes. */
 export interface BrowserStatus {
   readonly ready: boolean;
-  /** The first lane's Chromium (the one a lone request uses). */
+  /** The slot's current Chromium. */
   readonly pid: number | undefined;
-  /** Every lane's Chromium. */
+  /** Every Chromium of the slot: the current one and those retiring, which may still serve a request. */
   readonly pids: readonly number[];
   readonly restarts: number;
   readonly recycles: number;

@@ -18,10 +18,11 @@
 // Messages are then handed to Puppeteer one per turn of the event loop, from a
 // queue of bounded size (the pipe is not read while it is full), and the events
 // of a request's context stop being decoded once the request is over. So a
-// page's flood of events cannot keep the slot process's one thread from another
-// tenant's request: the other lane's messages take turns with it, the flood
-// waits in its own Chromium (whose memory is the request's, PAGE_MEMORY_MB),
-// and what is left of it when the request ends is dropped unread.
+// page's flood of events cannot keep the slot process's one thread from its
+// other work (the front's messages, the script's calls): they take turns with
+// it, the flood waits in its own Chromium (whose memory is the request's,
+// PAGE_MEMORY_MB), and what is left of it when the request ends is dropped
+// unread.
 import type { Readable, Writable } from 'node:stream';
 import type { ConnectionTransport } from 'puppeteer';
 import { MAX_CDP_MESSAGE_BYTES, OVERSIZED_MESSAGE } from '../limits.js';
@@ -41,7 +42,7 @@ export const QUEUE_RESUME_BYTES = 2 ** 18;
 /**
  * Events of a retired context dropped in one turn at most, before the next turn
  * (dropping costs no parse, ~1-2 µs each: a turn stays near a millisecond, as
- * another lane's next message waits for it; the backlog of a page's console
+ * the slot process's other work waits for it; the backlog of a page's console
  * flood, sent by Chromium after its request ended, is ~1e5 events).
  */
 const DROPS_PER_TURN = 512;
@@ -321,8 +322,8 @@ export class BoundedPipeTransport implements ConnectionTransport {
    * was not read (more than QUEUE_PAUSE_BYTES waiting here, in BACKLOG_MESSAGES
    * or more messages) within the last BACKLOG_RECENT_MS, and Chromium keeps what
    * it could not send in its own memory. One large answer does not count. Recent,
-   * not only now: a lane that ran a moment ago (a run window of its pause) may
-   * have just drained its queue while Chromium still has the rest. And now,
+   * not only now: a queue that drained a moment ago (the pipe read again) may
+   * leave Chromium still holding the rest. And now,
    * however long ago it paused: a pipe still paused with a flood queued (held
    * longer than BACKLOG_RECENT_MS) has Chromium keeping the rest as ever.
    */
@@ -427,12 +428,12 @@ export class BoundedPipeTransport implements ConnectionTransport {
   /**
    * One turn: hands on the next message (dropping retired contexts' events
    * before it, up to DROPS_PER_TURN) and leaves the rest to later turns, so a
-   * Chromium that floods the pipe takes turns with every other lane's and with
-   * the slot process's own work. Each message in a turn of its own, in order, is
-   * also what Puppeteer's own pipe transport does and needs: it sets up a new
-   * target's session and execution contexts in the turns between messages, and
-   * a console event handed on in the same turn as its context's creation is
-   * lost.
+   * Chromium that floods the pipe takes turns with another Chromium's pipe (a
+   * retiring one beside its successor) and with the slot process's own work.
+   * Each message in a turn of its own, in order, is also what Puppeteer's own
+   * pipe transport does and needs: it sets up a new target's session and
+   * execution contexts in the turns between messages, and a console event
+   * handed on in the same turn as its context's creation is lost.
    */
   readonly #pump = (): void => {
     let message: Buffer | undefined;

@@ -1,11 +1,11 @@
-// Chromium's command line: what every lane's Chromium is started with, the
+// Chromium's command line: what every slot's Chromium is started with, the
 // proxy each context gets, and the renderers' heap limit.
 
 /**
  * The V8 heap of each renderer, in MiB, when no page memory limit says otherwise.
  * With PAGE_MEMORY_MB the heap limit is set above it (see rendererHeapMb): near its
  * own limit V8 collects garbage for a long time before it gives up, while the page
- * memory watchdog ends the page within a poll once the lane's memory passes PAGE_MEMORY_MB.
+ * memory watchdog ends the page within a poll once the request's memory passes PAGE_MEMORY_MB.
  */
 export const RENDERER_HEAP_MB = 512;
 
@@ -45,9 +45,9 @@ export function contextProxy(port: number): { proxyServer: string; proxyBypassLi
  * GPU) and its network service run as the browser process does: the same user,
  * its namespaces, no seccomp filter (read in /proc here; only renderers are
  * sandboxed). Run in the browser process, they cross no privilege boundary and
- * save two processes per lane, their memory and their IPC with the browser on
+ * save two processes per Chromium, their memory and their IPC with the browser on
  * every request (docs/performance.md). The cost is crash isolation: a crash in
- * either is the lane's Chromium crashing, which fails its one request and is
+ * either is the slot's Chromium crashing, which fails its one request and is
  * relaunched (docs/chromium.md). The full browser keeps them apart.
  */
 export const SHELL_IN_PROCESS_ARGS = ['--in-process-gpu', '--enable-features=NetworkServiceInProcess2'] as const;

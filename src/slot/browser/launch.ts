@@ -1,4 +1,4 @@
-// Launching a lane's Chromium: a generation (one Chromium process and what it
+// Launching a slot's Chromium: a generation (one Chromium process and what it
 // has served), started with its flags, with its own sandbox when it can have
 // it, and the DevTools messages dropped over the size limit counted.
 import type { Browser } from 'puppeteer';
@@ -10,7 +10,7 @@ import { startChromium, type ChromiumProcess } from './chromium-process.js';
 
 /** Wait between relaunch attempts after Chromium dies. */
 export const RELAUNCH_BACKOFF_MS = 500;
-/** Dropped DevTools messages logged one by one per lane; past that, every 1000th. */
+/** Dropped DevTools messages logged one by one per slot; past that, every 1000th. */
 const DROPPED_LOGGED = 20;
 
 /** One Chromium process and what it has served. */
@@ -127,7 +127,7 @@ export class Launcher {
     const browser = chromium.browser;
     // Chromium opens a blank page in its default context at launch (Puppeteer's
     // launch arguments ask for one); nothing uses it, and its renderer is ~18 MB
-    // of PSS per lane at rest (measured): it is closed.
+    // of PSS per Chromium at rest (measured): it is closed.
     await closeStartupPages(browser, this.#opts.logger);
     const gen: Generation = {
       chromium,
@@ -190,7 +190,7 @@ export class Launcher {
   /**
    * A DevTools message over MAX_CDP_MESSAGE_BYTES was dropped (a response was
    * answered with an error for its call). Logged up to DROPPED_LOGGED times per
-   * lane, then counted only: a page can make such messages in a loop.
+   * slot, then counted only: a page can make such messages in a loop.
    */
   #droppedMessage(d: DroppedMessage): void {
     this.#dropped++;
@@ -203,7 +203,7 @@ export class Launcher {
 
   /** Once per process: Chromium runs without its own sandbox, and why. */
   #warnUnsandboxed(reason: string): void {
-    // One warning for the slot process, whichever of its lanes' Chromium tells it first.
+    // One warning for the slot process, whichever of its Chromiums (a relaunch, a recycle) tells it first.
     if (warnedUnsandboxed) return;
     warnedUnsandboxed = true;
     this.#opts.logger.warn(

@@ -137,7 +137,7 @@ export function procfsSource(): ProcessSource {
  * front reads the group's peak. SECURITY: the tree is still the root's: a
  * member counts only when its chain of parents within the group reaches
  * `rootPid` (what left the tree, or a previous Chromium's last processes, is
- * not the lane's), and no descendant can be outside the group: a process of
+ * not the request's), and no descendant can be outside the group: a process of
  * the slot's user may write only this group's member list, not another's.
  */
 export function cgroupSource(procsPath: string): ProcessSource {
@@ -180,17 +180,17 @@ export function cgroupSource(procsPath: string): ProcessSource {
 /** A Chromium has a few dozen processes; this bounds a walk of a tree gone wrong. */
 const MAX_TREE = 2_000;
 
-/** How often a watched lane's memory is read. A read of one lane costs ~1 ms of CPU (measured). */
+/** How often a watched Chromium's memory is read. A read of one costs ~1 ms of CPU (measured). */
 export const PAGE_MEMORY_POLL_MS = 100;
 
 export interface PageMemoryUse {
   /**
-   * What the lane's processes grew by since the watch began (a process that
+   * What the Chromium's processes grew by since the watch began (a process that
    * started since counts whole), in bytes: the request's pages, frames, popups
    * and workers, and what the browser side keeps for its context.
    */
   readonly bytes: number;
-  /** Renderers of the lane now. */
+  /** Renderers of the Chromium now. */
   readonly renderers: number;
 }
 
@@ -199,7 +199,7 @@ export interface Watch {
   readonly use: PageMemoryUse;
   /** The most the request's processes held at any reading (PageMemoryUse.bytes), in bytes. */
   readonly peakBytes: number;
-  /** Reads the lane once more for the peak alone (no kill; not where nothing is polled); returns the peak. */
+  /** Reads the Chromium once more for the peak alone (no kill; not where nothing is polled); returns the peak. */
   readPeak(): number;
   /** Set once the limit was passed; the renderers were killed then. */
   readonly exceeded: PageMemoryUse | undefined;
@@ -214,21 +214,21 @@ export interface Watch {
 export interface PageMemoryWatchdogOptions {
   readonly limitBytes: number;
   readonly source?: ProcessSource;
-  /** How often a watched lane is read; 0: only at the lease, readPeak() and stop() (the kernel holds the limit). */
+  /** How often a watched Chromium is read; 0: only at the lease, readPeak() and stop() (the kernel holds the limit). */
   readonly pollMs?: number;
 }
 
 const identity = (p: ProcessMemory): string => `${p.pid}:${p.start}`;
 
 /**
- * Measures a lane's Chromium for one request. Every process of the lane counts
+ * Measures a slot's Chromium for one request. Every process of it counts
  * by how much it grew since the watch began, and one that started since counts
  * whole: renderers (pages, frames of other sites, popups, dedicated and shared
  * workers) and the browser, GPU, network and storage processes, which is where
- * an incognito context keeps IndexedDB, Cache Storage and blobs. What the lane
+ * an incognito context keeps IndexedDB, Cache Storage and blobs. What the Chromium
  * held before the request (its browser, the blank page the request was given,
  * a page of the service's own) is not the request's. Over the limit, the
- * lane's renderers are killed at once (the memory goes back to the system)
+ * Chromium's renderers are killed at once (the memory goes back to the system)
  * and onExceeded is called.
  */
 export class PageMemoryWatchdog {
@@ -253,11 +253,11 @@ export class PageMemoryWatchdog {
   }
 
   /**
-   * Watches the lane of rootPid for one request. limitBytes is this request's
+   * Watches the Chromium of rootPid for one request. limitBytes is this request's
    * limit (its key's, when lower than PAGE_MEMORY_MB).
    */
   watch(rootPid: number, onExceeded: (use: PageMemoryUse) => void, limitBytes: number = this.limitBytes): Watch {
-    // Read before anything of the request's runs in the lane: the types here are Chromium's own.
+    // Read before anything of the request's runs in the Chromium: the types here are Chromium's own.
     const baseline = new Map<string, { bytes: number; type: string }>();
     const first = this.measure(rootPid);
     for (const p of first) baseline.set(identity(p), { bytes: p.bytes, type: p.type });
@@ -267,7 +267,7 @@ export class PageMemoryWatchdog {
     // what a process says of itself now: a compromised renderer can rewrite its
     // command line, not its history or its place in the tree. The browser, the
     // zygotes, the GPU process and what the browser launched are not ended:
-    // they serve the lane's next request.
+    // they serve the slot's next request.
     const toEnd = (p: ProcessMemory): boolean => {
       if (p.depth === 0) return false;
       const before = baseline.get(identity(p));
@@ -277,7 +277,7 @@ export class PageMemoryWatchdog {
     let peakBytes = 0;
     let exceeded: PageMemoryUse | undefined;
     let stopped = false;
-    /** What the lane's processes grew by since the lease (a process started since, whole). */
+    /** What the Chromium's processes grew by since the lease (a process started since, whole). */
     const grown = (p: ProcessMemory): number => Math.max(0, p.bytes - (baseline.get(identity(p))?.bytes ?? 0));
     const check = (read?: readonly ProcessMemory[]): void => {
       if (stopped) return;
@@ -295,7 +295,7 @@ export class PageMemoryWatchdog {
         onExceeded(use);
       }
     };
-    // The first poll is the baseline's own reading (one walk of the lane at the lease, not two).
+    // The first poll is the baseline's own reading (one walk of the Chromium at the lease, not two).
     check(first);
     const timer = this.#pollMs > 0 ? setInterval(check, this.#pollMs) : undefined;
     timer?.unref();

@@ -313,7 +313,7 @@ describe('the browser', () => {
       }
       await until(() => own.service.browser.recycles >= 2, 'two recycles');
       for (const p of own.service.browser.pids) pids.add(p);
-      // One Chromium per slot (lanes). The slot process reports their pids every 100 ms, so a generation that lived
+      // One Chromium per slot. The slot process reports their pids every 100 ms, so a generation that lived
       // less than that may never be seen here: the recycles count says how many there were; a pid at the end
       // must be one that was not there at the start.
       assert.ok(

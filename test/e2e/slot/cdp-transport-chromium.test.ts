@@ -2,8 +2,8 @@
 // Puppeteer): what is sent in one turn is joined into one write at its end
 // (small messages) or written at once (large ones), and what matters to
 // Chromium is that every message arrives whole, in the order sent, including
-// one sent in the same turn as the transport's close (Browser.close at a lane's
-// close), and while Chromium is stopped (the lane pause: SIGSTOP) and cannot read.
+// one sent in the same turn as the transport's close (Browser.close at a slot's
+// close), and while Chromium is stopped (SIGSTOP) and cannot read.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -41,7 +41,7 @@ test('a request whose large answers were all read (one 8 MB message) leaves its 
 });
 
 // Attack (relaunch for the price of a burst): a launch and its contexts cost ~500 ms of CPU (measured: a headless
-// shell and two contexts, 470-540 ms), paid beside every other lane's requests. A request only just past its CPU
+// shell and two contexts, 470-540 ms), paid beside every other slot's requests. A request only just past its CPU
 // budget whose page logged a burst of console lines had its Chromium relaunched whenever the burst had paused the
 // pipe (more than BACKLOG_MESSAGES queued) within the last second, though all of it had been read before the
 // request ended (the evaluate's answer comes after its events) and Chromium had nothing left to send. On the old

@@ -134,7 +134,7 @@ describe('page memory over PAGE_MEMORY_MB is 400 MEMORY_LIMIT_EXCEEDED, and the 
       async () => (await metric(/^pagescript_page_memory_kills_total (\d+)$/m)) === kills + 1,
       'the kill to be counted',
     );
-    // The lane's Chromium is back near its size at rest (~150-300 MB), far under what the page held.
+    // The slot's Chromium is back near its size at rest (~150-300 MB), far under what the page held.
     await until(
       async () => (await metric(/^pagescript_memory_in_use_bytes\{process="chromium"\} (\d+)$/m)) < 2 ** 20 * 400,
       "Chromium's memory to go back",
@@ -327,7 +327,7 @@ describe('the service memory ceiling', () => {
     try {
       assert.equal(own.service.config.maxConcurrency, 1);
       assert.equal(own.service.config.maxConcurrencyAsked, 4);
-      assert.equal(own.service.browser.pids.length, 1, 'one lane: one Chromium');
+      assert.equal(own.service.browser.pids.length, 1, 'one slot: one Chromium');
       const slow = own.post({
         url: fixtures.url('/page'),
         script: "return await page.evaluate(() => fetch('/hold').then((r) => r.text()))",

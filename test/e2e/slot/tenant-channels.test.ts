@@ -891,7 +891,7 @@ describe('other state Chromium keeps', () => {
   });
 
   test("picture-in-picture: nothing of A's video window is left to the next request on the same Chromium", async () => {
-    // Lanes: a lone request takes the first lane's Chromium, so A then B run in the same browser, one after the other.
+    // A then B, one after the other, in the same Chromium (checked below).
     // (Before the Blink setting, on the full browser: A's window closed with A's context, and B's opened as if first.)
     const pid = svc.service.browser.pid;
     const open = pictureInPicture['a video in picture-in-picture']?.open ?? '';

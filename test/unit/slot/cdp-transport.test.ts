@@ -151,7 +151,7 @@ async function turns(done: () => boolean, max = 100_000): Promise<void> {
   for (let i = 0; i < max && !done(); i++) await new Promise((r) => setImmediate(r));
 }
 
-test('a Chromium that floods its pipe takes turns: another lane’s message is handed on between two of the flood’s', async () => {
+test('a Chromium that floods its pipe takes turns: another Chromium’s message is handed on between two of the flood’s', async () => {
   const floodPipe = new PassThrough();
   const otherPipe = new PassThrough();
   const flood = new BoundedPipeTransport(new PassThrough(), floodPipe);
@@ -160,7 +160,7 @@ test('a Chromium that floods its pipe takes turns: another lane’s message is h
   let floodSeenWhenOtherArrived = -1;
   flood.onmessage = () => void floodSeen++;
   other.onmessage = () => (floodSeenWhenOtherArrived = floodSeen);
-  // 1000 events in one chunk, then one message on the other lane.
+  // 1000 events in one chunk, then one message on the other pipe.
   floodPipe.write(Buffer.from('{"method":"Runtime.consoleAPICalled","params":{}}\0'.repeat(1000)));
   await new Promise((r) => setImmediate(r));
   otherPipe.write('{"id":1,"result":{}}\0');
@@ -168,7 +168,7 @@ test('a Chromium that floods its pipe takes turns: another lane’s message is h
   assert.equal(floodSeen, 1000);
   assert.ok(
     floodSeenWhenOtherArrived >= 0 && floodSeenWhenOtherArrived < 20,
-    `the other lane waited for ${floodSeenWhenOtherArrived} of the flood's messages`,
+    `the other pipe waited for ${floodSeenWhenOtherArrived} of the flood's messages`,
   );
 });
 

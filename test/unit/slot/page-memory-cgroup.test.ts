@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { cgroupSource } from '../../../src/slot/browser/page-memory.js';
 
-test('a process in the Chromium group outside its tree (a double fork) is not the lane’s', (t) => {
+test('a process in the Chromium group outside its tree (a double fork) is not the request’s', (t) => {
   // A child of this process (in the tree, depth 1), and an orphan: its parent
   // shell exited, so it was reparented out of the tree, as an escape would be.
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });
@@ -36,6 +36,6 @@ test('a process in the Chromium group outside its tree (a double fork) is not th
   assert.ok(tree.every((p) => p.bytes === 0));
 });
 
-test('a lane’s tree from its group lists no process when the group cannot be read', () => {
+test('a Chromium’s tree from its group lists no process when the group cannot be read', () => {
   assert.deepEqual(cgroupSource('/nonexistent/cgroup.procs').tree(process.pid), []);
 });
