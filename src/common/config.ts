@@ -195,7 +195,7 @@ const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debu
 /**
  * The service's own memory, before any request, in MiB (anonymous + shared
  * resident memory): the front, a slot process (Node, Puppeteer, its prepared
- * isolate), and one slot's Chromium with its spare context (LANE_BASE_MB, by
+ * isolate), and one slot's Chromium with its spare context (CHROMIUM_BASE_MB, by
  * Chromium mode), each what it holds at rest with room (docs/performance.md,
  * "Why the constants are what they are"); the egress process's is EGRESS_BASE_MB.
  */
@@ -217,7 +217,7 @@ export const SLOT_SEMI_SPACE_MB = 16;
  * are bounded by the guard's limits per connection.
  */
 export const EGRESS_BASE_MB = 64;
-export const LANE_BASE_MB: Readonly<Record<ChromiumMode, number>> = { shell: 192, full: 320 };
+export const CHROMIUM_BASE_MB: Readonly<Record<ChromiumMode, number>> = { shell: 192, full: 320 };
 /**
  * What the host may hold for one request beyond its isolate, in MiB: what
  * src/slot/membrane/budgets.ts lets wait on the membrane (32 M characters in flight and
@@ -236,7 +236,7 @@ export interface MemoryPlan {
   /** One slot process at rest (Node, Puppeteer, a prepared isolate); there is one per slot (MAX_CONCURRENCY). */
   readonly slotBaseMb: number;
   /** One slot's Chromium at rest. */
-  readonly laneBaseMb: number;
+  readonly chromiumBaseMb: number;
   /** What one running request may add: PAGE_MEMORY_MB + SCRIPT_MEMORY_MB + its host-side queues. */
   readonly perRequestMb: number;
   /**
@@ -260,14 +260,14 @@ export function memoryPlan(opts: {
   readonly maxResultBytes: number;
 }): MemoryPlan {
   const baseMb = FRONT_BASE_MB + EGRESS_BASE_MB;
-  const laneBaseMb = LANE_BASE_MB[opts.chromium];
+  const chromiumBaseMb = CHROMIUM_BASE_MB[opts.chromium];
   const hostMb = hostRequestMb(opts.maxResultBytes);
   const perRequestMb = opts.pageMemoryMb + opts.scriptMemoryMb + hostMb;
-  const plannedMb = baseMb + opts.concurrency * (SLOT_BASE_MB + laneBaseMb + perRequestMb);
+  const plannedMb = baseMb + opts.concurrency * (SLOT_BASE_MB + chromiumBaseMb + perRequestMb);
   return {
     baseMb,
     slotBaseMb: SLOT_BASE_MB,
-    laneBaseMb,
+    chromiumBaseMb,
     perRequestMb,
     slotHostLimitMb: SLOT_BASE_MB + opts.scriptMemoryMb + hostMb,
     slotHeapMb: SLOT_HEAP_BASE_MB + hostMb,

@@ -255,7 +255,8 @@ export async function startService(base: Config, logger: Logger, opts: ServiceOp
       kernelLock: kernelLock.status.on ? 'on' : `off: ${kernelLock.status.why}`,
       maxConcurrency: config.maxConcurrency,
       serviceMemoryMb: config.serviceMemoryMb,
-      memoryPlan: config.memory,
+      // Deprecated: laneBaseMb, chromiumBaseMb's old name; kept one release (docs/operations.md).
+      memoryPlan: { ...config.memory, laneBaseMb: config.memory.chromiumBaseMb },
       keys: tenancy.keys.activeKeys,
       limits: tenancy.mode(),
     },

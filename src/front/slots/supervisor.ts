@@ -171,8 +171,8 @@ export class Supervisor {
     this.#heapMb = opts.seam?.heapMb ?? config.memory.slotHeapMb;
     const plan = config.memory;
     this.#rest = {
-      slotBytes: (plan.slotBaseMb + plan.laneBaseMb + plan.perRequestMb) * 2 ** 20,
-      chromiumBytes: (plan.laneBaseMb + config.pageMemoryMb) * 2 ** 20,
+      slotBytes: (plan.slotBaseMb + plan.chromiumBaseMb + plan.perRequestMb) * 2 ** 20,
+      chromiumBytes: (plan.chromiumBaseMb + config.pageMemoryMb) * 2 ** 20,
     };
     this.#users = slotUsers(config);
     // Once the service stops and its egress process is gone (a whole group's SIGTERM), no slot can serve

@@ -163,7 +163,7 @@ describe('a CPU cgroup per slot', { skip }, () => {
     const x = svc.service.slots;
     const { config } = svc.service;
     const plan = config.memory;
-    const rest = (plan.slotBaseMb + plan.laneBaseMb + plan.perRequestMb) * MB;
+    const rest = (plan.slotBaseMb + plan.chromiumBaseMb + plan.perRequestMb) * MB;
     const file = found?.version === 1 ? 'memory.limit_in_bytes' : 'memory.max';
     const limit = (slot: number, sub = ''): number =>
       Number(readFileSync(join(x.memoryGroupDir(slot) as string, sub, file), 'utf8'));
@@ -179,7 +179,7 @@ describe('a CPU cgroup per slot', { skip }, () => {
       const tree = descendants(pid).filter((p) => !dying(p));
       assert.ok(tree.length > 3 && tree.every((p) => chromium.has(p)), `slot ${i}'s Chromium is in its Chromium group`);
       assert.ok(!chromium.has(pid), 'the slot process is not');
-      assert.equal(limit(i, 'chromium'), (plan.laneBaseMb + config.pageMemoryMb) * MB);
+      assert.equal(limit(i, 'chromium'), (plan.chromiumBaseMb + config.pageMemoryMb) * MB);
     }
     const held = fixtures.hits.get('/hold') ?? 0;
     const { reply, slot } = await inItsOwnSlot(svc, {

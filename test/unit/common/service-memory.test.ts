@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { cpus } from 'node:os';
 import {
+  CHROMIUM_BASE_MB,
   EGRESS_BASE_MB,
   FRONT_BASE_MB,
-  LANE_BASE_MB,
   SLOT_BASE_MB,
   SLOT_HEAP_BASE_MB,
   concurrencyByMemory,
@@ -65,12 +65,12 @@ test('the plan: the front and egress at rest, a slot process and a Chromium per 
   const one = memoryPlan({ ...shape, concurrency: 1 });
   assert.equal(one.perRequestMb, 512 + 128 + hostRequestMb(10 << 20));
   assert.equal(one.baseMb, FRONT_BASE_MB + EGRESS_BASE_MB);
-  assert.equal(one.plannedMb, one.baseMb + SLOT_BASE_MB + LANE_BASE_MB.shell + one.perRequestMb);
+  assert.equal(one.plannedMb, one.baseMb + SLOT_BASE_MB + CHROMIUM_BASE_MB.shell + one.perRequestMb);
   // Three slots: three slot processes, three Chromium at rest, three requests.
   const three = memoryPlan({ ...shape, concurrency: 3 });
   assert.equal(
     three.plannedMb,
-    FRONT_BASE_MB + EGRESS_BASE_MB + 3 * (SLOT_BASE_MB + LANE_BASE_MB.shell) + 3 * three.perRequestMb,
+    FRONT_BASE_MB + EGRESS_BASE_MB + 3 * (SLOT_BASE_MB + CHROMIUM_BASE_MB.shell) + 3 * three.perRequestMb,
   );
 });
 
@@ -116,7 +116,7 @@ test('an explicit MAX_CONCURRENCY larger than what fits is cut to what fits (a r
 test('the full browser is planned with a larger Chromium at rest', () => {
   const shell = memoryPlan({ ...shape, concurrency: 2 });
   const full = memoryPlan({ ...shape, chromium: 'full', concurrency: 2 });
-  assert.equal(full.plannedMb - shell.plannedMb, 2 * (LANE_BASE_MB.full - LANE_BASE_MB.shell));
+  assert.equal(full.plannedMb - shell.plannedMb, 2 * (CHROMIUM_BASE_MB.full - CHROMIUM_BASE_MB.shell));
 });
 
 test('without SERVICE_MEMORY_MB the detected memory is used; bad values are named', () => {
