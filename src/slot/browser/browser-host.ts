@@ -19,7 +19,7 @@ export interface BrowserHostOptions extends LaunchOptions {
   readonly prewarmedContexts: number;
   /** Chromium is replaced after this many contexts (0: never), without failing requests in flight. */
   readonly recycleAfterContexts: number;
-  /** A context made ahead began to be made, or is ready (or failed): makingSpares may have changed. */
+  /** A context made ahead began to be made, or is ready (or failed): contextsReady may have changed. */
   readonly onSpares?: () => void;
   /** How a leased page empties its Chromium's clipboard (clipboard.ts); tests inject a failing one. */
   readonly emptyClipboard?: EmptyClipboard;
@@ -81,11 +81,6 @@ export class BrowserHost {
     return this.#spares.ready;
   }
 
-  /** A context is being made ahead of demand now: work for the next request, not for one running. */
-  get makingSpares(): boolean {
-    return this.#spares.making;
-  }
-
   /** The current Chromium process id, for tests and health checks. */
   get pid(): number | undefined {
     return this.#current?.chromium.pid;
@@ -98,11 +93,6 @@ export class BrowserHost {
   get pids(): number[] {
     const all = [...this.#retiring, ...(this.#current ? [this.#current] : [])];
     return [...new Set(all.map((g) => g.chromium.pid))];
-  }
-
-  /** DevTools messages dropped for being over MAX_CDP_MESSAGE_BYTES (see cdp-transport.ts). */
-  get droppedMessages(): number {
-    return this.#launcher.droppedMessages;
   }
 
   async start(): Promise<void> {

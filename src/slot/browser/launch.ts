@@ -88,11 +88,6 @@ export class Launcher {
     return this.#sandboxed;
   }
 
-  /** DevTools messages dropped for being over MAX_CDP_MESSAGE_BYTES (see cdp-transport.ts). */
-  get droppedMessages(): number {
-    return this.#dropped;
-  }
-
   /** A new generation; onDisconnected is called once when its Chromium's DevTools connection is gone. */
   async launch(onDisconnected: (gen: Generation) => void): Promise<Generation> {
     const t0 = Date.now();

@@ -197,12 +197,11 @@ export interface PageMemoryUse {
 export interface Watch {
   /** The last reading. */
   readonly use: PageMemoryUse;
-  /** The most the request's processes held at any reading (PageMemoryUse.bytes), in bytes. */
-  readonly peakBytes: number;
-  /** Reads the Chromium once more for the peak alone (no kill; not where nothing is polled); returns the peak. */
+  /**
+   * Reads the Chromium once more for the peak alone (no kill; not where nothing is polled); returns the most
+   * the request's processes held at any reading (PageMemoryUse.bytes), in bytes.
+   */
   readPeak(): number;
-  /** Set once the limit was passed; the renderers were killed then. */
-  readonly exceeded: PageMemoryUse | undefined;
   /**
    * No more readings and no more kills; safe to call more than once. endOwn:
    * the request's own processes (chosen as for the memory kill) are killed
@@ -245,11 +244,6 @@ export class PageMemoryWatchdog {
   /** Every process of a Chromium now, read once. */
   measure(rootPid: number): ProcessMemory[] {
     return this.#source.tree(rootPid);
-  }
-
-  /** All of a Chromium's memory now (anonymous and shared), in bytes. */
-  totalBytes(rootPid: number): number {
-    return this.measure(rootPid).reduce((n, p) => n + p.bytes, 0);
   }
 
   /**
@@ -302,12 +296,6 @@ export class PageMemoryWatchdog {
     return {
       get use() {
         return use;
-      },
-      get exceeded() {
-        return exceeded;
-      },
-      get peakBytes() {
-        return peakBytes;
       },
       readPeak: () => {
         // Where the kernel holds the page's memory, the front reads its peak from the page's cgroup.

@@ -21,7 +21,7 @@ export interface SparesOptions {
   readonly current: () => Generation | undefined;
   /** The host is shut down: no more are made. */
   readonly closed: () => boolean;
-  /** A spare began to be made, or is ready (or failed): `making` may have changed. */
+  /** A spare began to be made, or is ready (or failed): `ready` may have changed. */
   readonly onChange?: () => void;
   readonly logger: Logger;
 }
@@ -37,11 +37,6 @@ export class Spares {
   /** Open and not yet used. */
   get ready(): number {
     return this.#spares.filter((s) => s.ready).length;
-  }
-
-  /** One is being made now: work for the next request, not for one running. */
-  get making(): boolean {
-    return this.#spares.some((s) => !s.ready);
   }
 
   /** Spares in gen (counted in its live contexts, but no request's). */
