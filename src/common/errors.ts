@@ -1,6 +1,6 @@
 // Every public error code, declared once: its HTTP status, its default message,
 // what it means to a caller and what they should do (Markdown). The OpenAPI
-// document (src/front/openapi.ts) is built from this table, and the error table of
+// document (src/front/info/openapi.ts) is built from this table, and the error table of
 // docs/api.md must say the same, row for row (test/unit/common/errors.test.ts checks both
 // directions). A new code: add it here, then its row in docs/api.md and a CHANGELOG line.
 

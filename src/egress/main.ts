@@ -65,7 +65,7 @@ function onFront(msg: ToEgress): void {
   else if (msg.type === 'shutdown') process.exit(0);
 }
 
-function ipcLogger(level: string): Logger {
+function wireLogger(level: string): Logger {
   return pino(
     { level, base: { egress: process.pid } },
     { write: (line: string) => send({ type: 'log', line: line.trimEnd() }) },
@@ -120,7 +120,7 @@ function seamConnector(seam: EgressTestSeam): Connector {
 
 async function start(init: Extract<ToEgress, { type: 'init' }>): Promise<void> {
   const { config, seam } = init;
-  const log = ipcLogger(init.logLevel);
+  const log = wireLogger(init.logLevel);
   logger = log;
   const interfaces = seam?.localAddresses ? (): readonly string[] => seam.localAddresses ?? [] : systemAddresses();
   let guard: EgressGuard | undefined;

@@ -1,6 +1,7 @@
 // The service's memory budget (SERVICE_MEMORY_MB and how it is shared out) and
 // what is in use now, for /health and /metrics. The front reads its own memory;
-// each slot process reports its own and its Chromium's every second over IPC.
+// each slot process reports its own and its Chromium's every second while a job runs (without slot
+// cgroups; with them the front reads the groups), over its wire.
 import type { Config } from '../common/config.js';
 import type { SlotMemory } from '../protocol/slot-wire.js';
 import { residentBytes } from '../common/service-memory.js';

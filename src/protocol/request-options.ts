@@ -403,7 +403,7 @@ export function clampNavigationTimeoutMs(requested: number | undefined, serverLi
   return requested === undefined || requested === 0 ? serverLimitMs : Math.min(requested, serverLimitMs);
 }
 
-/** The JSON Schema of `options`, for the OpenAPI document (src/front/openapi.ts); the checks above are the authority. */
+/** The JSON Schema of `options`, for the OpenAPI document (src/front/info/openapi.ts); the checks above are the authority. */
 export function requestOptionsSchema(): Record<string, unknown> {
   const b = VIEWPORT_BOUNDS;
   const side = { type: 'number', minimum: b.minSide, maximum: b.maxSide };

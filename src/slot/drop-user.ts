@@ -5,7 +5,7 @@
 // SECURITY: the kernel makes a process that changes its user itself
 // non-dumpable: no process of the slot's user (code a tenant left behind) can
 // read its memory or environment, or ptrace it, as it serves later tenants. A
-// process forked straight as its user (fork's uid option) execs node after the
+// process spawned straight as its user (spawn's uid option) execs node after the
 // change, and is dumpable.
 import { dropToUser } from '../common/drop-user.js';
 

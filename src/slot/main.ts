@@ -90,7 +90,7 @@ function onFront(msg: ToSlot): void {
 }
 
 /** The slot process's logger: pino lines, sent to the front, which writes them with its own. */
-function ipcLogger(level: string): Logger {
+function wireLogger(level: string): Logger {
   return pino(
     { level, base: slotPidFields(process.pid) },
     { write: (line: string) => send({ type: 'log', line: line.trimEnd() }) },
@@ -159,7 +159,7 @@ function toWire(e: unknown, t: JobTelemetry = {}): WireError {
 type Init = Extract<ToSlot, { type: 'init' }>;
 
 async function start(init: Init): Promise<void> {
-  const log = ipcLogger(init.logLevel);
+  const log = wireLogger(init.logLevel);
   logger = log;
   const slot = new SlotRuntime(init, log);
   await slot.start();

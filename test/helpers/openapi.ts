@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { loadConfig } from '../../src/common/config.js';
-import { openApiDocument } from '../../src/front/openapi.js';
+import { openApiDocument } from '../../src/front/info/openapi.js';
 
 type Json = Record<string, unknown>;
 

@@ -6,7 +6,7 @@
 // the CPU each used by the kernel's count (cpu-accounting.ts). The front makes
 // them under its own cgroups when it may (root, a writable cgroup v1 hierarchy
 // or a cgroup v2 tree with the controllers delegated), places each slot
-// process in its groups as it is forked (Chromium and its children inherit
+// process in its groups as it is spawned (Chromium and its children inherit
 // them), and removes them when it closes. Where it may not (the container's
 // non-root user), the watchdogs hold memory and admission alone divides the
 // CPU (docs/budgets.md).
@@ -217,7 +217,7 @@ export class SlotGroups {
   }
 
   /**
-   * Moves process `pid` (a slot process just forked, before it has started
+   * Moves process `pid` (a slot process just spawned, before it has started
    * anything) into slot `index`'s group; what it starts later is born there.
    * A failure is logged: the slot still runs, without its weight.
    */

@@ -47,7 +47,7 @@ export const MAX_UNSENT_TO_CHILD_BYTES = 64 * 2 ** 20;
  * `egressChannel` (a slot's channel to the egress process, EGRESS_CHANNEL_FD).
  * No Node IPC: Node opens every other descriptor close-on-exec.
  */
-export function forkChild(
+export function spawnChild(
   file: string,
   execArgv: string[],
   env: Record<string, string>,
@@ -140,7 +140,7 @@ export interface ReadyWatch<M extends { readonly type: string }> {
  * message is checked and handed to `watch.onMessage` (a malformed one, one
  * longer than `watch.maxMessageBytes` or one that cannot be deserialized kills
  * the child, not the front). Resolves at its first `ready`; rejects if it
- * exits before it was ready. Call it in the tick the child was forked in.
+ * exits before it was ready. Call it in the tick the child was spawned in.
  * The child is killed if it has not said `ready` within `watch.timeoutMs`.
  */
 export function awaitReady<M extends { readonly type: string }>(

@@ -40,7 +40,7 @@ import {
   wireOpen,
   writeChildLine,
 } from '../child-guard/child-start.js';
-import { awaitReady, forkChild, logChildOutput, removeChildDir, stopChild } from '../child-guard/child-start.js';
+import { awaitReady, spawnChild, logChildOutput, removeChildDir, stopChild } from '../child-guard/child-start.js';
 import { lookupUser, slotUsers, whyNoUsers, type RunAs } from '../host/users.js';
 
 /**
@@ -404,7 +404,7 @@ export class EgressSupervisor {
     const dir = childDir('pagescript-egress-', this.#runAs);
     const profileDir = config.cpuProfileDir === undefined ? undefined : join(config.cpuProfileDir, 'egress');
     const { file, execArgv } = childEntry('egress-process', undefined, profileDir);
-    const child = forkChild(file, execArgv, childEnv(dir), this.#runAs);
+    const child = spawnChild(file, execArgv, childEnv(dir), this.#runAs);
     this.#child = child;
     this.#childDir = dir;
     this.#channelPath = join(dir, 'channels.sock');

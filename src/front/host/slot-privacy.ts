@@ -108,7 +108,7 @@ export function privateTmpScript(tmp: PrivateTmp): string {
   ].join('\n');
 }
 
-/** The command a slot process is forked through (fork's execPath and the arguments before node's own). */
+/** The command a slot process is spawned through (the executable and the arguments before node's own). */
 export function privateTmpCommand(tmp: PrivateTmp): { execPath: string; prefix: string[] } {
   return {
     execPath: tmp.unshare,

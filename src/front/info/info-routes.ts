@@ -6,7 +6,7 @@ import type { Config } from '../../common/config.js';
 import { ApiError } from '../../common/errors.js';
 import type { Metrics } from '../metrics.js';
 import { memoryReport } from '../memory-report.js';
-import { openApiDocument } from '../openapi.js';
+import { openApiDocument } from './openapi.js';
 import type { LimitsMode } from '../tenancy/fallback-store.js';
 import type { EgressSupervisor } from '../egress-process/egress-supervisor.js';
 import type { KernelLockStatus } from '../host/kernel-lock.js';

@@ -87,7 +87,7 @@ export class SlotProcess {
   escapeLook: Promise<void> | undefined;
   /** Requests it has served (SLOT_RECYCLE_REQUESTS). */
   served = 0;
-  /** When it was forked (performance.now()), and whether a request asked for it (its slot had none). */
+  /** When it was spawned (performance.now()), and whether a request asked for it (its slot had none). */
   readonly startedAt = performance.now();
   onDemand = false;
   /** Its resident memory as the front last read it from /proc. */

@@ -1,4 +1,4 @@
-// Making a slot process and cleaning up after it. SECURITY: each is forked
+// Making a slot process and cleaning up after it. SECURITY: each is spawned
 // with a home and temporary directory of its slot's own, an environment from
 // the allow-list (childEnv: no key, key file, Redis URL or metrics token), a
 // hard V8 heap limit from the memory plan, its slot's user when the front runs
@@ -14,7 +14,7 @@ import {
   childDir,
   childEntry,
   childEnv,
-  forkChild,
+  spawnChild,
   logChildOutput,
   removeChildDir,
 } from '../child-guard/child-start.js';
@@ -30,7 +30,7 @@ import { privateTmpCommand, type SlotPrivacy } from '../host/slot-privacy.js';
  * With `privacy` (the front is root), it starts as root and drops to its user itself, in its own mount
  * namespace where one can be made (slot-privacy.ts).
  */
-export function forkSlot(
+export function spawnSlot(
   slot: Slot,
   index: number,
   heapMb: number,
@@ -57,7 +57,7 @@ export function forkSlot(
   // SECURITY: the V8 heap of a slot's host side has a hard limit from the memory plan,
   // and its young generation a bound (config.ts SLOT_SEMI_SPACE_MB: unbounded, it ate the old space's room).
   const { file, execArgv } = childEntry('slot', { oldMb: heapMb, semiSpaceMb: SLOT_SEMI_SPACE_MB }, profileDir);
-  const child = forkChild(
+  const child = spawnChild(
     file,
     execArgv,
     env,

@@ -6,7 +6,7 @@
 // itself, kills that process (SIGKILL) and starts another; the other slots go on
 // serving. A slot process gets an environment from an allow-list (no key, key
 // file, Redis URL or metrics token), no file descriptor of the front but its
-// stdio and the IPC channel, and, when the front runs as root, a user of its own
+// stdio and its wire, and, when the front runs as root, a user of its own
 // slot's (users.ts slotUsers), so that slots cannot reach each other.
 //
 // This file ties the parts together: a slot process's life (started at start,
@@ -14,7 +14,7 @@
 // SLOT_RECYCLE_REQUESTS; its exit and restart with backoff) and the service's
 // view of the slots. Each part is a file of its own: slot-process.ts (a slot
 // and its process), slot-start.ts, slot-table.ts and slot-choice.ts (which slot
-// a job takes), slot-job.ts (one job over IPC) and job-deadline.ts,
+// a job takes), slot-job.ts (one job over the wire) and job-deadline.ts,
 // slot-messages.ts and wire-error.ts, slot-channels.ts (the egress channels),
 // slot-groups.ts (the kernel's budgets), slot-memory.ts and slot-status.ts.
 import type { Socket } from 'node:net';
@@ -63,7 +63,7 @@ import { runInSlot, type SlotJobOptions } from '../jobs/slot-job.js';
 import { SLOT_MEMORY_POLL_MS, hostMemoryError, overRest, watchMemory } from './slot-memory.js';
 import { onSlotMessage, type SlotEvents, type SlotMessageHooks } from './slot-messages.js';
 import { answer, retireAfter, type Slot, type SlotProcess } from './slot-process.js';
-import { cleanUpSlot, forkSlot } from './slot-start.js';
+import { cleanUpSlot, spawnSlot } from './slot-start.js';
 import { SlotStatus } from './slot-status.js';
 import { SlotTable } from './slot-table.js';
 import { slotUsers, type RunAs } from '../host/users.js';
@@ -524,7 +524,7 @@ export class Supervisor {
     }
     let proc: SlotProcess;
     try {
-      proc = forkSlot(
+      proc = spawnSlot(
         slot,
         index,
         this.#heapMb,

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { loadConfig } from '../../../src/common/config.js';
 import { ERRORS, type ErrorCode } from '../../../src/common/errors.js';
-import { openApiDocument } from '../../../src/front/openapi.js';
+import { openApiDocument } from '../../../src/front/info/openapi.js';
 import { docSection } from '../../helpers/docs.js';
 
 /** The rows of docs/api.md's "## Errors" table: code → [status, meaning, what to do]. */

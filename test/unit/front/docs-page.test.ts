@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { loadConfig } from '../../../src/common/config.js';
 import { ERRORS, type ErrorCode } from '../../../src/common/errors.js';
 import { renderDocs } from '../../../src/front/info/docs-page.js';
-import { openApiDocument } from '../../../src/front/openapi.js';
+import { openApiDocument } from '../../../src/front/info/openapi.js';
 import { docSection } from '../../helpers/docs.js';
 
 const KEYS = { API_KEYS: 'docs-test-key-0123456789' };

@@ -1,6 +1,6 @@
 // What a child can make the front hold or throw through its wire (src/protocol/wire.ts, read by
 // awaitReady in src/front/child-guard/child-start.ts), with real children spawned the way the front
-// spawns its slot and egress processes (forkChild), doing what code that escaped into one could:
+// spawns its slot and egress processes (spawnChild), doing what code that escaped into one could:
 // writing hostile bytes to the wire's descriptor (FRONT_WIRE_FD) past any framing of ours.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { awaitReady, forkChild, sendToChild, wirePace } from '../../../src/front/child-guard/child-start.js';
+import { awaitReady, spawnChild, sendToChild, wirePace } from '../../../src/front/child-guard/child-start.js';
 import { createLogger } from '../../../src/common/log.js';
 import { MAX_SLOT_MESSAGE_TOKENS } from '../../../src/protocol/slot-wire.js';
 import { FRONT_WIRE_FD, PACE_WINDOW_MS } from '../../../src/protocol/wire.js';
@@ -39,7 +39,7 @@ type Msg = { readonly type: 'ready' } | { readonly type: 'note'; readonly n?: nu
 function child(name: string, body: string): ChildProcess {
   const file = join(dir, `${name}.mjs`);
   writeFileSync(file, PRELUDE + body);
-  return forkChild(file, [], { PATH: process.env.PATH ?? '' }, undefined);
+  return spawnChild(file, [], { PATH: process.env.PATH ?? '' }, undefined);
 }
 
 /** The front's pace of a child, where a test sets it (the defaults of awaitReady otherwise). */

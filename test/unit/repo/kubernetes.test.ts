@@ -19,7 +19,7 @@ import type { IContainer } from 'kubernetes-models/v1';
 import type { IDeployment } from 'kubernetes-models/apps/v1';
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { loadConfig } from '../../../src/common/config.js';
-import { openApiDocument } from '../../../src/front/openapi.js';
+import { openApiDocument } from '../../../src/front/info/openapi.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const KUSTOMIZE = join(ROOT, 'deploy', 'kubernetes');

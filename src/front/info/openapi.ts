@@ -1,11 +1,11 @@
 // The OpenAPI 3.1 document of the service, served at GET /openapi.json and
 // rendered at GET /docs. Built from the error table and the running
 // configuration, so its codes and limits are always the service's own.
-import type { Config } from '../common/config.js';
-import { ERRORS, MAX_ERROR_SCREENSHOT_BYTES, MAX_PAGE_CALLS, type ErrorCode } from '../common/errors.js';
-import { MAX_REFUSED_HOSTS } from '../protocol/egress.js';
-import { requestOptionsSchema } from '../protocol/request-options.js';
-import { VERSION } from '../common/version.js';
+import type { Config } from '../../common/config.js';
+import { ERRORS, MAX_ERROR_SCREENSHOT_BYTES, MAX_PAGE_CALLS, type ErrorCode } from '../../common/errors.js';
+import { MAX_REFUSED_HOSTS } from '../../protocol/egress.js';
+import { requestOptionsSchema } from '../../protocol/request-options.js';
+import { VERSION } from '../../common/version.js';
 
 type Json = Record<string, unknown>;
 
