@@ -8,6 +8,7 @@ import type { EgressAllowEntry } from '../common/config.js';
 import { embedded4, format4, isLocalName, judgeAddress, parse6 } from './policy.js';
 import { type EgressDecision } from '../protocol/egress.js';
 import type { EgressRefusalKind } from '../protocol/security.js';
+import { within } from '../common/within.js';
 
 export interface ResolvedAddress {
   readonly address: string;
@@ -45,26 +46,18 @@ export function dnsResolver(servers: readonly string[]): Resolver {
   const resolver = new DnsResolver({ timeout: DNS_TRY_TIMEOUT_MS, tries: DNS_TRIES });
   if (servers.length > 0) resolver.setServers([...servers]);
   return async (host) => {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(
-        () => reject(Object.assign(new Error(`lookup of ${host} timed out`), { code: 'ETIMEOUT' })),
-        LOOKUP_DEADLINE_MS,
-      );
-    });
-    try {
-      const [v4, v6] = await Promise.race([
-        Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]),
-        deadline,
-      ]);
-      const out: ResolvedAddress[] = [];
-      if (v4.status === 'fulfilled') for (const address of v4.value) out.push({ address, family: 4 });
-      if (v6.status === 'fulfilled') for (const address of v6.value) out.push({ address, family: 6 });
-      if (out.length === 0) throw v4.status === 'rejected' ? v4.reason : new Error(`ENOTFOUND ${host}`);
-      return out;
-    } finally {
-      clearTimeout(timer);
-    }
+    const [v4, v6] = await within(
+      Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]),
+      LOOKUP_DEADLINE_MS,
+      () => {
+        throw Object.assign(new Error(`lookup of ${host} timed out`), { code: 'ETIMEOUT' });
+      },
+    );
+    const out: ResolvedAddress[] = [];
+    if (v4.status === 'fulfilled') for (const address of v4.value) out.push({ address, family: 4 });
+    if (v6.status === 'fulfilled') for (const address of v6.value) out.push({ address, family: 6 });
+    if (out.length === 0) throw v4.status === 'rejected' ? v4.reason : new Error(`ENOTFOUND ${host}`);
+    return out;
   };
 }
 

@@ -36,6 +36,7 @@ import { slotPidFields, type Logger } from '../common/log.js';
 import { releaseBundleCache } from './membrane/bundle.js';
 import { SandboxPool } from './membrane/pool.js';
 import { runScrape, type ScrapeDeps } from './scrape/job.js';
+import { within } from '../common/within.js';
 
 /** Extra time Puppeteer's protocol calls get beyond the request's own budget. */
 const PROTOCOL_TIMEOUT_MARGIN_MS = 10_000;
@@ -319,12 +320,11 @@ class SlotRuntime {
 
   /** Its spare context and isolate, made ahead; bounded, and never a failure: one not made is made again later. */
   async #prepared(): Promise<void> {
-    let warmTimer: NodeJS.Timeout | undefined;
-    await Promise.race([
+    await within(
       Promise.all([this.browser.warm(), this.#sandboxes.made()]).catch(() => undefined),
-      new Promise<void>((resolve) => (warmTimer = setTimeout(resolve, WARM_WAIT_MS))),
-    ]);
-    clearTimeout(warmTimer);
+      WARM_WAIT_MS,
+      () => undefined,
+    );
   }
 
   /** Tells the front of the browser's state when it changed. */

@@ -104,13 +104,8 @@ export function armDeadline(job: DeadlineJob): () => void {
         { pid: proc.child.pid, slot: proc.slot.index, job: id, requestId, deadlineMs },
         'a request reached its deadline in its slot process; answering it and replacing the process',
       );
-      // Still leasing (the service's own preparation was late): a 503 another slot may make good, not the caller's.
-      answer(
-        pending,
-        pending.phase === 'lease'
-          ? notPrepared('lease', new Error(`the slot's preparation passed the job's deadline (${deadlineMs} ms)`))
-          : deadlineError(deadlineMs),
-      );
+      // Never still leasing here: the lease deadline (at most this one, and set first) has answered that.
+      answer(pending, deadlineError(deadlineMs));
       kill(proc);
       return;
     }

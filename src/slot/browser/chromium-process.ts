@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import puppeteer, { type Browser } from 'puppeteer';
+import { within } from '../../common/within.js';
 import { BoundedPipeTransport, type DroppedMessage } from './cdp-transport.js';
 
 /** The start of each profile directory's name, in the temporary directory. */
@@ -108,13 +109,9 @@ export function chromiumCommandLine(
 
 /** Settles with the value, or rejects with `message` after ms. */
 function withDeadline<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(message)), ms).unref();
-    }),
-  ]).finally(() => clearTimeout(timer));
+  return within(p, ms, () => {
+    throw new Error(message);
+  });
 }
 
 export async function startChromium(opts: ChromiumStartOptions): Promise<ChromiumProcess> {

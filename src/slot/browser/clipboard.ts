@@ -2,6 +2,7 @@
 // page empties it before the request is given that page, so nothing the
 // request before copied is there to read.
 import type { Page } from 'puppeteer';
+import { within } from '../../common/within.js';
 
 /**
  * How long emptying the clipboard in a leased page may take before its
@@ -70,17 +71,9 @@ async function emptyBoth(page: Page, selection: boolean): Promise<boolean> {
 }
 
 export const emptyClipboard: EmptyClipboard = async (page, selection) => {
-  let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([
-      emptyBoth(page, selection),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), CLIPBOARD_EMPTY_TIMEOUT_MS).unref();
-      }),
-    ]);
+    return await within(emptyBoth(page, selection), CLIPBOARD_EMPTY_TIMEOUT_MS, () => false);
   } catch {
     return false;
-  } finally {
-    clearTimeout(timer);
   }
 };

@@ -2,6 +2,7 @@
 // isolated-vm on the host side (nothing the script says of itself): sampled
 // while the script runs and read once more at its end (docs/keys-and-limits.md).
 import type ivm from 'isolated-vm';
+import { within } from '../../common/within.js';
 
 /** How often a running script's isolate heap is read for its peak (one reading in flight at a time). */
 export const HEAP_SAMPLE_MS = 100;
@@ -57,14 +58,7 @@ export class HeapPeak {
    */
   async final(): Promise<number> {
     if (this.#isolate.isDisposed) return this.#peakBytes;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      this.#sample(),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, HEAP_FINAL_READ_MS);
-      }),
-    ]);
-    clearTimeout(timer);
+    await within(this.#sample(), HEAP_FINAL_READ_MS, () => undefined);
     return this.#peakBytes;
   }
 }

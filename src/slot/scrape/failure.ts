@@ -4,6 +4,7 @@
 // the caller's stack come from the isolate (src/slot/membrane/script-errors.ts).
 import type { Page } from 'puppeteer';
 import { MAX_ERROR_SCREENSHOT_BYTES, type ApiError, type PageCall } from '../../common/errors.js';
+import { within } from '../../common/within.js';
 
 /** How long the screenshot of a failed page may take; a page that does not answer gets none. */
 export const ERROR_SCREENSHOT_TIMEOUT_MS = 3_000;
@@ -24,15 +25,11 @@ export interface FailureContext {
 /** The page as it is, PNG in Base64, or why there is none. Every path ends within the timeout. */
 async function screenshotOf(page: Page): Promise<{ screenshot: string } | { screenshotOmitted: string }> {
   if (page.isClosed() || !page.browser().connected) return { screenshotOmitted: 'the page is closed' };
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), ERROR_SCREENSHOT_TIMEOUT_MS);
-  });
   const taking = page.screenshot({ type: 'png', encoding: 'base64', captureBeyondViewport: false });
   // A screenshot still running at the timeout ends with the context; its failure then is nobody's.
   taking.catch(() => undefined);
   try {
-    const shot = await Promise.race([taking, late]);
+    const shot = await within(taking, ERROR_SCREENSHOT_TIMEOUT_MS, () => 'late' as const);
     if (shot === 'late')
       return { screenshotOmitted: `the page did not answer within ${ERROR_SCREENSHOT_TIMEOUT_MS} ms` };
     const bytes = Buffer.byteLength(shot, 'base64');
@@ -41,8 +38,6 @@ async function screenshotOf(page: Page): Promise<{ screenshot: string } | { scre
     return { screenshot: shot };
   } catch {
     return { screenshotOmitted: 'the page could not be captured (it may have crashed)' };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -14,6 +14,7 @@ import { cleanMessage } from '../membrane/wire-errors.js';
 import { MembraneError } from '../membrane/options.js';
 import type { SandboxPool } from '../membrane/pool.js';
 import { background } from '../../common/background.js';
+import { within } from '../../common/within.js';
 import {
   failedJob,
   type JobOutcome,
@@ -213,7 +214,11 @@ export async function runScrape(
 ): Promise<JobOutcome> {
   const job = new ScrapeJob(req, deps, signal, onPhase);
   const refused = await job.checkTarget();
-  if (refused) return refused;
+  if (refused) {
+    if (deferClose) deferClose(job.checking);
+    else await job.checking;
+    return refused;
+  }
   const onAbort = (): void => job.cancel();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
@@ -257,6 +262,7 @@ class ScrapeJob {
   #phase: 'navigation' | 'script' = 'navigation';
   /** Stop watching the browser, and dismissing the dialogs of a page no script answers. */
   readonly #stops: (() => void)[] = [];
+  #checking: Promise<void> = Promise.resolve();
 
   constructor(req: JobRequest, deps: ScrapeDeps, signal?: AbortSignal, onPhase?: (phase: JobPhase) => void) {
     // The key's limits, each at most the service's (the front cut them): this request runs under them.
@@ -290,24 +296,22 @@ class ScrapeJob {
     // front's deadline it would count as the service's preparation: answered as such and retried in another
     // slot, each of whose processes is killed, while the key's own name server holds them.
     const { timeoutMs } = navigationWait(this.#req.options, this.#config.navigationTimeoutMs);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            scrapingFailed(
-              `navigation to ${this.#url.href} failed: its address was not found within the navigation limit (${timeoutMs} ms)`,
-              undefined,
-              { timeout: 'navigation' },
-            ),
-          ),
-        timeoutMs,
-      );
-    });
     const checked = this.#checkUrl(this.#url);
-    checked.catch(() => undefined);
+    // SECURITY: a check answered by the limit still runs in the egress process (up to LOOKUP_DEADLINE_MS): the
+    // slot is not offered again before it ends, so that no key piles its lookups up in the slot's channel, whose
+    // checks in flight are bounded, and makes the next tenant's checks refused.
+    this.#checking = checked.then(
+      () => undefined,
+      () => undefined,
+    );
     try {
-      await Promise.race([checked, late]);
+      await within(checked, timeoutMs, () => {
+        throw scrapingFailed(
+          `navigation to ${this.#url.href} failed: its address was not found within the navigation limit (${timeoutMs} ms)`,
+          undefined,
+          { timeout: 'navigation' },
+        );
+      });
       return undefined;
     } catch (e) {
       if (e instanceof ApiError && e.timeout === 'navigation')
@@ -321,9 +325,12 @@ class ScrapeJob {
         await describeFailure(refused, { phase: 'navigation', screenshot: false }),
         this.#security.empty ? {} : { security: this.#security.report() },
       );
-    } finally {
-      clearTimeout(timer);
     }
+  }
+
+  /** The URL check, settled (whatever it answered): what the slot waits for before it is offered again. */
+  get checking(): Promise<void> {
+    return this.#checking;
   }
 
   /** The caller went away or the service ends the job: the script is stopped and the context closed. */

@@ -8,6 +8,7 @@ import type { Dialog, Page } from 'puppeteer';
 import { ApiError, scrapingFailed } from '../../common/errors.js';
 import { MAX_CDP_MESSAGE_BYTES } from '../limits.js';
 import { cleanMessage, oversizedAnswerError } from '../membrane/wire-errors.js';
+import { within } from '../../common/within.js';
 
 /** How many times a read is made again after the page navigated under it. */
 export const PAGE_READ_ATTEMPTS = 5;
@@ -39,14 +40,10 @@ export async function readPage<T>(read: () => Promise<T>, what: string, timeoutM
   for (let attempt = 1; ; attempt++) {
     const left = deadline - performance.now();
     if (left <= 0) throw notInTime(what, timeoutMs);
-    let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([
-        read(),
-        new Promise<never>((_resolve, reject) => {
-          timer = setTimeout(() => reject(notInTime(what, timeoutMs)), left);
-        }),
-      ]);
+      return await within(read(), left, () => {
+        throw notInTime(what, timeoutMs);
+      });
     } catch (e) {
       if (e instanceof ApiError) throw e;
       if (oversizedAnswerError(e, what) !== undefined)
@@ -62,8 +59,6 @@ export async function readPage<T>(read: () => Promise<T>, what: string, timeoutM
           e,
         );
       await new Promise((resolve) => setTimeout(resolve, Math.min(SETTLE_MS * attempt, Math.max(0, left))));
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

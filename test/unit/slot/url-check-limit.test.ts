@@ -10,8 +10,11 @@ import { silentLogger } from '../../../src/common/log.js';
 import type { EgressDecision } from '../../../src/protocol/egress.js';
 import { runScrape, type ScrapeDeps } from '../../../src/slot/scrape/job.js';
 
-/** Deps whose egress checker answers after `ms` (never, when undefined); nothing past the check is reachable. */
-function deps(ms?: number): ScrapeDeps {
+/**
+ * Deps whose egress checker answers after `ms` (never, when undefined, unless `release` is called); nothing past
+ * the check is reachable.
+ */
+function deps(ms?: number, release?: { answer?: () => void }): ScrapeDeps {
   const unreachable = (): never => assert.fail('nothing is leased for a URL whose check did not end');
   return {
     config: loadConfig({ API_KEYS: 'unit-key-0123456789abcdef', NAVIGATION_TIMEOUT_MS: '30000' }),
@@ -20,8 +23,9 @@ function deps(ms?: number): ScrapeDeps {
     checker: {
       check: () =>
         new Promise<EgressDecision>((resolve) => {
-          if (ms !== undefined)
-            setTimeout(() => resolve({ ok: false, reason: 'loopback', code: 'NOT_ALLOWED', kind: 'loopback' }), ms);
+          const refuse = (): void => resolve({ ok: false, reason: 'loopback', code: 'NOT_ALLOWED', kind: 'loopback' });
+          if (ms !== undefined) setTimeout(refuse, ms);
+          if (release) release.answer = refuse;
         }),
     },
     logger: silentLogger(),
@@ -37,7 +41,7 @@ test(
       { url: 'http://slow-name.example/', outputFormat: 'json', options: { navigationTimeoutMs: 50 } },
       deps(),
       undefined,
-      undefined,
+      () => undefined, // the slot's wait for the abandoned check (next test)
       (p) => phases.push(p),
     );
     assert.equal(out.ok, false);
@@ -61,3 +65,35 @@ test('a check that ends within the limit is answered by it (here a refusal), not
   assert.equal(out.error.timeout, undefined);
   assert.doesNotMatch(out.error.message, /navigation limit/);
 });
+
+test(
+  'checks answered by the limit cannot pile up in the slot: it is not offered again before the abandoned check ends',
+  { timeout: 10_000 },
+  async () => {
+    // SECURITY: a key with navigationTimeoutMs 1 and a name server that never answers would otherwise leave a
+    // lookup in the egress process per request, up to the channel's bound, and the next tenant's checks refused.
+    const release: { answer?: () => void } = {};
+    let held: Promise<void> | undefined;
+    const out = await runScrape(
+      { url: 'http://silent-name.example/', outputFormat: 'json', options: { navigationTimeoutMs: 20 } },
+      deps(undefined, release),
+      undefined,
+      (closing) => {
+        held = closing;
+      },
+    );
+    assert.equal(out.ok, false, 'the caller is answered at its limit');
+    assert.ok(held, 'the slot is handed what it waits for before its next job');
+    let settled = false;
+    held.then(
+      () => (settled = true),
+      () => undefined,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(settled, false, 'the slot waits while the abandoned lookup is in flight');
+    assert.ok(release.answer, 'the check was asked');
+    release.answer();
+    await held;
+    assert.equal(settled, true);
+  },
+);
