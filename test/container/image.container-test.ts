@@ -32,11 +32,14 @@ import {
   Podman,
   USERNS_BASE,
   USERNS_SIZE,
+  askInside,
   ensureTools,
   freePort,
   keysDirectory,
   mustRun,
+  processesOf,
   run,
+  type InsideReply,
 } from './podman.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -212,14 +215,7 @@ describe('the container image', { skip }, () => {
 
   test("the service runs as root of the container's user namespace, each child as its own user, none as this machine's root", async () => {
     assert.equal(await inspect('{{.Config.User}}'), '');
-    const top = await podman.mustPodman(['top', NAME, 'user', 'huser', 'args'], { timeoutMs: PODMAN_TIMEOUT_MS });
-    const rows = top
-      .trim()
-      .split('\n')
-      .slice(1)
-      .map((row) => row.trim().split(/\s+/))
-      .map(([user = '', huser = '', ...args]) => ({ user, huser, args: args.join(' ') }));
-    const of = (re: RegExp): string[] => [...new Set(rows.filter((r) => re.test(r.args)).map((r) => r.user))];
+    const { text: top, rows, usersOf: of } = await processesOf(podman, NAME, PODMAN_TIMEOUT_MS);
     assert.deepEqual(of(/dist\/server\.js/), ['root'], top);
     assert.deepEqual(of(/egress-process\.js/), ['pagescript-egress'], top);
     assert.deepEqual(of(/slot\.js|chromium-headless-shell/), ['pagescript-slot-0'], top);
@@ -454,29 +450,16 @@ describe(
       });
 
     /** A request from a client on the container's own loopback. */
-    const api = async (
-      path: string,
-      body?: unknown,
-    ): Promise<{ status: number; body: Record<string, unknown>; text: string }> => {
-      const r = await exec([
-        'node',
-        '-e',
-        `const [url, body, key] = process.argv.slice(1);
-       fetch(url, body ? { method: 'POST', headers: { 'content-type': 'application/json', 'x-gateway-key': key }, body } : {})
-         .then(async (r) => console.log(JSON.stringify({ status: r.status, text: await r.text() })), (e) => { console.error(String(e)); process.exit(1); });`,
-        `http://127.0.0.1:${INNER_PORT}${path}`,
-        body === undefined ? '' : JSON.stringify(body),
-        KEY,
-      ]);
-      assert.equal(r.code, 0, r.stderr);
-      const { status, text } = JSON.parse(r.stdout) as { status: number; text: string };
-      let parsed: Record<string, unknown> = {};
-      try {
-        parsed = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        // not JSON
-      }
-      return { status, body: parsed, text };
+    const api = async (path: string, body?: unknown): Promise<InsideReply> => {
+      const r = await askInside(
+        podman,
+        NETNS_NAME,
+        { port: INNER_PORT, key: KEY, timeoutMs: PODMAN_TIMEOUT_MS },
+        path,
+        body,
+      );
+      assert.notEqual(r.status, 0, r.text);
+      return r;
     };
 
     const probe = async (user: string): Promise<Seen> => {

@@ -294,6 +294,8 @@ export class Podman {
         "# No ulimits of podman's own: the machine's hard limits may be lower than its defaults.",
         'default_ulimits = []',
         'log_driver = "k8s-file"',
+        '# --userns=auto (a pod with hostUsers: false) maps 65,536 uids, as Kubernetes does (podman: 1,024).',
+        `userns_size = ${USERNS_SIZE}`,
         '[engine]',
         'cgroup_manager = "cgroupfs"',
         "# crun refuses this machine's mixed cgroup v1/v2 layout; runc works.",
@@ -496,4 +498,71 @@ function slimDown(root: string, mirror: Mirror | undefined): void {
   }
   for (const p of ['var/cache/apt/pkgcache.bin', 'var/cache/apt/srcpkgcache.bin'])
     rmSync(join(root, p), { force: true });
+}
+
+/** What a client inside a container got: status 0 (and its error as text) when it could not ask at all. */
+export interface InsideReply {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+  readonly text: string;
+}
+
+/**
+ * A request to the service from a client in `container` (podman exec, the image's node), on the container's
+ * own loopback port `port`, with `key`: a GET without a body, a JSON POST with one.
+ */
+export async function askInside(
+  podman: Podman,
+  container: string,
+  opts: { readonly port: number; readonly key: string; readonly timeoutMs: number },
+  path: string,
+  body?: unknown,
+): Promise<InsideReply> {
+  const r = await podman.podman(
+    [
+      'exec',
+      container,
+      'node',
+      '-e',
+      `const [url, body, key] = process.argv.slice(1);
+       fetch(url, body ? { method: 'POST', headers: { 'content-type': 'application/json', 'x-gateway-key': key }, body } : {})
+         .then(async (r) => console.log(JSON.stringify({ status: r.status, text: await r.text() })), (e) => { console.error(String(e)); process.exit(1); });`,
+      `http://127.0.0.1:${opts.port}${path}`,
+      body === undefined ? '' : JSON.stringify(body),
+      opts.key,
+    ],
+    { timeoutMs: opts.timeoutMs },
+  );
+  if (r.code !== 0) return { status: 0, body: {}, text: r.stderr };
+  const { status, text } = JSON.parse(r.stdout) as { status: number; text: string };
+  let parsed: Record<string, unknown> = {};
+  try {
+    parsed = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    // not JSON
+  }
+  return { status, body: parsed, text };
+}
+
+/** A container's processes as podman top lists them: each one's user in it, its uid on this machine, its command. */
+export interface Processes {
+  readonly text: string;
+  readonly rows: readonly { readonly user: string; readonly huser: string; readonly args: string }[];
+  /** The users of the processes whose command matches. */
+  usersOf(command: RegExp): string[];
+}
+
+export async function processesOf(podman: Podman, container: string, timeoutMs: number): Promise<Processes> {
+  const text = await podman.mustPodman(['top', container, 'user', 'huser', 'args'], { timeoutMs });
+  const rows = text
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((row) => row.trim().split(/\s+/))
+    .map(([user = '', huser = '', ...args]) => ({ user, huser, args: args.join(' ') }));
+  return {
+    text,
+    rows,
+    usersOf: (command) => [...new Set(rows.filter((r) => command.test(r.args)).map((r) => r.user))],
+  };
 }

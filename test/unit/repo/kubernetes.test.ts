@@ -15,7 +15,7 @@ import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { Namespace, Secret, Service } from 'kubernetes-models/v1';
-import type { IContainer } from 'kubernetes-models/v1';
+import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
 import type { IDeployment } from 'kubernetes-models/apps/v1';
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { loadConfig } from '../../../src/common/config.js';
@@ -73,6 +73,44 @@ function one<T>(objects: K8sObject[], kind: string, name: string): T {
   return found[0] as T;
 }
 
+/** The capabilities Kubernetes' Baseline Pod Security Standard lets a container add. */
+const BASELINE_CAPABILITIES = new Set([
+  'AUDIT_WRITE',
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FOWNER',
+  'FSETID',
+  'KILL',
+  'MKNOD',
+  'NET_BIND_SERVICE',
+  'SETFCAP',
+  'SETGID',
+  'SETPCAP',
+  'SETUID',
+  'SYS_CHROOT',
+]);
+
+/**
+ * What of a pod breaks the Baseline Pod Security Standard (kubernetes.io/docs/concepts/security/pod-security-standards),
+ * for the fields these manifests can hold: host namespaces, privileged containers, added capabilities, hostPath
+ * volumes, host ports, an unconfined seccomp profile.
+ */
+function baselineViolations(pod: IPodSpec): string[] {
+  const out: string[] = [];
+  for (const field of ['hostNetwork', 'hostPID', 'hostIPC'] as const) if (pod[field] === true) out.push(field);
+  const containers = [...pod.containers, ...(pod.initContainers ?? [])];
+  for (const c of containers) {
+    if (c.securityContext?.privileged === true) out.push(`privileged container ${c.name}`);
+    for (const cap of c.securityContext?.capabilities?.add ?? [])
+      if (!BASELINE_CAPABILITIES.has(cap)) out.push(`capability ${cap}`);
+    for (const p of c.ports ?? []) if (p.hostPort !== undefined && p.hostPort !== 0) out.push(`hostPort ${p.hostPort}`);
+  }
+  for (const v of pod.volumes ?? []) if (v.hostPath !== undefined) out.push(`hostPath volume ${v.name}`);
+  const profiles = [pod.securityContext?.seccompProfile, ...containers.map((c) => c.securityContext?.seccompProfile)];
+  if (profiles.some((p) => p?.type === 'Unconfined')) out.push('seccomp Unconfined');
+  return out;
+}
+
 function envOf(c: IContainer): Record<string, string> {
   return Object.fromEntries((c.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value ?? '']));
 }
@@ -85,7 +123,10 @@ function mib(q: unknown): number {
 }
 
 describe('deploy/kubernetes', { skip }, () => {
-  const rendered = skip === undefined ? ['base', 'overlays/example', 'overlays/keda'].map((d) => [d, render(d)]) : [];
+  const rendered =
+    skip === undefined
+      ? ['base', 'overlays/example', 'overlays/keda', 'overlays/full-isolation'].map((d) => [d, render(d)])
+      : [];
   const byDir = Object.fromEntries(rendered) as Record<string, K8sObject[]>;
 
   test('kustomize renders the base and each overlay, and every object is valid against its Kubernetes or KEDA schema', () => {
@@ -116,20 +157,62 @@ describe('deploy/kubernetes', { skip }, () => {
   const deployment = (): IDeployment => one<IDeployment>(byDir['overlays/example'] ?? [], 'Deployment', 'pagescript');
   const container = (): IContainer => deployment().spec?.template.spec?.containers[0] as IContainer;
 
-  test('the pod runs non-root, read-only, with no capabilities, no privilege gain and the Chromium seccomp profile', () => {
+  test('the pod is root of its own user namespace, read-only, with the Chromium seccomp profile, within Baseline', () => {
     const pod = deployment().spec?.template.spec;
-    assert.equal(pod?.securityContext?.runAsNonRoot, true);
-    assert.equal(pod?.securityContext?.runAsUser, 10001);
-    assert.deepEqual(pod?.securityContext?.seccompProfile, {
+    assert.ok(pod);
+    // SECURITY: root in the pod is an unprivileged uid range on the node; each slot runs as a user of its own.
+    assert.equal(pod.hostUsers, false);
+    assert.equal(pod.securityContext?.runAsUser, 0);
+    assert.notEqual(pod.securityContext?.runAsNonRoot, true, 'runAsNonRoot would refuse to start the pod');
+    assert.deepEqual(pod.securityContext?.seccompProfile, {
       type: 'Localhost',
       localhostProfile: 'pagescript/seccomp-chromium.json',
     });
-    assert.equal(pod?.automountServiceAccountToken, false);
+    assert.equal(pod.automountServiceAccountToken, false);
     const sc = container().securityContext;
     assert.equal(sc?.readOnlyRootFilesystem, true);
     assert.equal(sc?.allowPrivilegeEscalation, false);
     assert.deepEqual(sc?.capabilities?.drop, ['ALL']);
-    assert.equal(sc?.capabilities?.add, undefined);
+    assert.deepEqual(sc?.capabilities?.add, ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'KILL', 'SETGID', 'SETUID']);
+    assert.deepEqual(baselineViolations(pod), []);
+    const ns = one<{ metadata: { labels?: Record<string, string> } }>(
+      byDir['overlays/example'] ?? [],
+      'Namespace',
+      'pagescript',
+    );
+    assert.equal(ns.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'baseline');
+  });
+
+  test('overlays/full-isolation adds the kernel lock and the private /tmp, outside Baseline, in a privileged namespace', () => {
+    const objects = byDir['overlays/full-isolation'] ?? [];
+    const pod = one<IDeployment>(objects, 'Deployment', 'pagescript').spec?.template.spec;
+    assert.ok(pod);
+    assert.equal(pod.hostUsers, false);
+    const sc = pod.containers[0]?.securityContext;
+    assert.deepEqual(sc?.capabilities?.drop, ['ALL']);
+    for (const cap of ['NET_ADMIN', 'SYS_ADMIN', 'SYS_CHROOT']) assert.ok(sc?.capabilities?.add?.includes(cap), cap);
+    // Chromium's SUID sandbox helper runs only without no_new_privs.
+    assert.equal(sc?.allowPrivilegeEscalation, true);
+    assert.deepEqual(baselineViolations(pod), ['capability NET_ADMIN', 'capability SYS_ADMIN']);
+    const ns = one<{ metadata: { labels?: Record<string, string> } }>(objects, 'Namespace', 'pagescript');
+    assert.equal(ns.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'privileged');
+  });
+
+  test('the Baseline check can fail: host namespaces, privileged, hostPath and an unconfined profile', () => {
+    const pod = structuredClone(deployment().spec?.template.spec);
+    assert.ok(pod);
+    pod.hostNetwork = true;
+    pod.securityContext = { ...pod.securityContext, seccompProfile: { type: 'Unconfined' } };
+    pod.volumes = [...(pod.volumes ?? []), { name: 'host', hostPath: { path: '/' } }];
+    const c = pod.containers[0];
+    assert.ok(c);
+    c.securityContext = { ...c.securityContext, privileged: true };
+    assert.deepEqual(baselineViolations(pod), [
+      'hostNetwork',
+      'privileged container pagescript',
+      'hostPath volume host',
+      'seccomp Unconfined',
+    ]);
   });
 
   test("the probes are the service's own readiness and liveness paths, and no probe needs a key", () => {
