@@ -3,8 +3,8 @@
 // of npm test). Each service becomes a plain `podman run` made from compose.yaml
 // (test/container/compose.ts), with the test's own ports, keys and limits; every
 // container is on the host network on its own 127.0.0.1 port. Checked under
-// load through the balancer: one rate limit, one --concurrency and one wrong-key
-// lockout across both instances; a rolling restart that loses nothing; Redis
+// load through the balancer: one rate limit, one --concurrency, one wrong-key
+// lockout and one security block across both instances; a rolling restart that loses nothing; Redis
 // away at start and mid-run (the fallback, then recovery); an instance killed.
 import assert from 'node:assert/strict';
 
@@ -33,6 +33,10 @@ const PREFIX = `pagescript-scale-test-${process.pid}`;
 const KEY = 'scale-test-plain-key-0123456789';
 const RATED = 'scale-test-rated-key-0123456789';
 const CAPPED = 'scale-test-capped-key-012345678';
+const PROBER = 'scale-test-prober-key-012345678';
+/** The defaults (docs/configuration.md): a key is blocked at SECURITY_THRESHOLD points; a refused url weighs 10. */
+const SECURITY_THRESHOLD = 200;
+const NAVIGATION_WEIGHT = 10;
 /** The rated key's limit: a burst of 3 × this over both instances must get exactly this through. */
 const RATED_LIMIT = 4;
 /** Wrong keys from one address before the next is refused with 429 (AUTH_FAILURE_LIMIT). */
@@ -166,6 +170,7 @@ describe('two instances, one Redis, HAProxy (compose.yaml)', { skip }, () => {
     keysDir = keysDirectory(podman.dir, [
       { name: 'rated', sha256: hashKey(RATED), active: true, rateLimit: RATED_LIMIT, rateLimitWindowMs: 60_000 },
       { name: 'capped', sha256: hashKey(CAPPED), active: true, maxConcurrency: 1 },
+      { name: 'prober', sha256: hashKey(PROBER), active: true },
     ]);
     // The instances first, Redis after: a REDIS_URL that cannot be reached at start is the fallback, not a crash.
     await start('pagescript-1', instanceExtras(keysDir));
@@ -269,6 +274,31 @@ describe('two instances, one Redis, HAProxy (compose.yaml)', { skip }, () => {
       key: KEY,
       body: { url: fixtures.url('/page'), script: 'return 1' },
     });
+    assert.equal(good.status, 200, good.text);
+  });
+
+  test('a security block is shared: probes split over both instances block the key at both; another key is served', async () => {
+    // Half the probes at each instance: neither alone reaches the threshold, the key's one score in Redis does.
+    // The metadata address by its literal: refused by policy, nothing is connected to.
+    const attempts = SECURITY_THRESHOLD / NAVIGATION_WEIGHT;
+    for (let n = 1; n <= attempts; n++) {
+      const r = await instance(n % 2 === 0 ? 2 : 1, '/api/scrape', {
+        key: PROBER,
+        body: { url: `http://169.254.169.254:${8000 + n}/latest/meta-data/`, script: 'return 1' },
+      });
+      assert.equal(r.status, 400, `probe ${n}: ${r.text.slice(0, 300)}`);
+    }
+    for (const i of [1, 2] as const) {
+      const r = await instance(i, '/api/scrape', {
+        key: PROBER,
+        body: { url: fixtures.url('/page'), script: 'return 1' },
+      });
+      assert.equal(r.status, 403, `instance ${i}: ${r.text}`);
+      assert.equal(r.body.code, 'KEY_BLOCKED');
+      assert.ok(Number(r.headers['retry-after']) > 0, JSON.stringify(r.headers));
+      assert.equal(await sample(i, 'pagescript_key_blocks_total{key="prober"}'), i === 1 ? 0 : 1, `instance ${i}`);
+    }
+    const good = await balancer('/api/scrape', { key: KEY, body: { url: fixtures.url('/page'), script: 'return 1' } });
     assert.equal(good.status, 200, good.text);
   });
 
