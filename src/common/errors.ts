@@ -208,6 +208,8 @@ export const HOUSEKEEPING_CAUSES = [
   'chromium-launch',
   /** The request's isolate could not be made. */
   'isolate',
+  /** The slot showed a sign of an escape before the request (a process of it outside its tree): it is replaced. */
+  'escape-signs',
 ] as const;
 export type HousekeepingCause = (typeof HOUSEKEEPING_CAUSES)[number];
 

@@ -45,15 +45,7 @@ export async function lookForEscape(
 ): Promise<void> {
   const slot = proc.slot;
   const uid = slot.runAs?.uid;
-  const roots = w.rootsOf(slot.index);
-  // What a dead slot process left is killed as it exits (supervisor.ts #onExit): it is replaced anyway.
-  const strays = proc.gone
-    ? 0
-    : w.groups
-      ? w.groups.sweep(slot.index, roots)
-      : uid === undefined
-        ? 0
-        : killOrphansOf(uid, roots);
+  const strays = killStrays(w, proc);
   if (strays > 0) record.add('stray-process', 'process', `${strays} process(es) of the slot outside its tree, killed`);
   const drops = uid === undefined ? undefined : await w.kernelLock?.drops(uid);
   if (drops !== undefined && drops > 0)
@@ -65,6 +57,21 @@ export async function lookForEscape(
       'signs of an escape into a slot; its process and Chromium are replaced before its next request',
     );
   }
+}
+
+/**
+ * Kills the processes of `proc`'s slot outside its tree (its group's, or its user's orphans where there are
+ * no groups) and returns how many: as a job ends, and before the next is given to the slot (what a process
+ * left in its Chromium forked in between is no key's). Nothing for a slot process that is gone: what it left
+ * is killed as it exits (supervisor.ts #onExit), and it is replaced anyway.
+ */
+export function killStrays(w: Pick<EscapeWatch, 'groups' | 'rootsOf'>, proc: SlotProcess): number {
+  const slot = proc.slot;
+  const uid = slot.runAs?.uid;
+  if (proc.gone) return 0;
+  const roots = w.rootsOf(slot.index);
+  if (w.groups) return w.groups.sweep(slot.index, roots);
+  return uid === undefined ? 0 : killOrphansOf(uid, roots);
 }
 
 /** The real uid of process `pid` from its status (undefined: gone). */

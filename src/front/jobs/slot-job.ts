@@ -117,9 +117,8 @@ export async function runInSlot(
     });
   };
   signal?.addEventListener('abort', onAbort, { once: true });
-  // SECURITY: what an earlier job left in the slot's groups outside its process's tree is killed first, so
-  // that neither its CPU nor its memory is this job's.
-  groups?.sweep(slot.index, opts.rootsOf(slot.index));
+  // What an earlier job left in the slot outside its process's tree was killed before the slot was given this
+  // job (supervisor.ts run, killStrays): neither its CPU nor its memory is this job's.
   const memory = groups ? limitJobMemory(config, groups.memory, slot.index, request) : undefined;
   proc.jobMemory = memory;
   // SECURITY: the request's CPU is the kernel's count for the slot's group, or its process's tree, never the slot's word.

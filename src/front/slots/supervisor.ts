@@ -53,7 +53,7 @@ import {
 } from '../child-guard/child-start.js';
 import type { SecurityRecord } from '../../protocol/security.js';
 import type { EgressSupervisor } from '../egress-process/egress-supervisor.js';
-import { killOrphansOf } from '../jobs/escape-signs.js';
+import { killOrphansOf, killStrays } from '../jobs/escape-signs.js';
 import type { KernelLock } from '../host/kernel-lock.js';
 import { SlotChannels } from '../egress-process/slot-channels.js';
 import type { RestLimits } from '../cgroups/memory-limits.js';
@@ -390,6 +390,23 @@ export class Supervisor {
     for (let tries = 1; ; tries++) {
       const slot = await this.#pickBy(until, last !== undefined, signal, client);
       if (slot === undefined) return unprepared(last);
+      const proc = slot.proc as SlotProcess;
+      // SECURITY: a process of the slot outside its tree that appeared since its last job ended (forked later by
+      // something left in its Chromium) is no key's: killed, and the slot replaced before this request meets
+      // it; the request waits for another slot, as for a failed preparation.
+      const strays = killStrays({ groups: this.#groups, rootsOf: (i) => this.#rootsOf(i) }, proc);
+      if (strays > 0) {
+        this.#opts.logger.warn(
+          { requestId: request.requestId, slot: slot.index, pid: proc.child.pid, strays },
+          'signs of an escape into a slot between its jobs; its process and Chromium are replaced before the next',
+        );
+        proc.escaped = true;
+        this.#jobEnded(proc);
+        last = failedJob(
+          notPrepared('escape-signs', new Error(`${strays} process(es) of the slot outside its tree, killed`)),
+        );
+        continue;
+      }
       this.#watchHostMemory();
       let closing: Promise<void> = Promise.resolve();
       const hold = (p: Promise<void>): void => {

@@ -175,6 +175,25 @@ describe('signs of an escape into a slot', { skip }, () => {
       await replaced(svc, pid);
     },
   );
+
+  test(
+    'a process put in the slot’s group between requests is no key’s: the slot is replaced before the next, which is served',
+    { skip: SLOT_GROUPS_SKIP },
+    async () => {
+      await until(() => svc.service.slots.readyPids.length === 1, 'the slot process to be ready', {
+        timeoutMs: START_WAIT_MS,
+      });
+      const pid = svc.service.slots.slotPids[0] as number;
+      const before = await events(svc, 'stray-process');
+      const stray = await spawnInSlot(svc, 0, 'sleep 600', started);
+      const next = await svc.post({ url: fixtures.url('/ok'), script: 'return await page.title()' });
+      assert.equal(next.status, 200, next.text);
+      if (stray.exitCode === null && stray.signalCode === null) await once(stray, 'exit');
+      assert.equal(stray.signalCode, 'SIGKILL');
+      assert.equal(await events(svc, 'stray-process'), before, 'the next request’s key is not charged with it');
+      assert.notEqual(svc.service.slots.slotPids[0], pid, 'the next request met a new slot process');
+    },
+  );
 });
 
 describe('signs of an escape into a slot without slot cgroups', { skip }, () => {
@@ -189,24 +208,34 @@ describe('signs of an escape into a slot without slot cgroups', { skip }, () => 
   test('an orphan of the slot’s user left after a request is killed, is a stray-process event, and the slot is replaced', async () => {
     let orphan = 0;
     const { r, pid } = await whileHeld(svc, async (user) => {
-      // What a double fork leaves: a process of the slot's user whose parent is init.
-      const child = spawn('sh', ['-c', 'sleep 600 & echo $!'], {
-        uid: user.uid,
-        gid: user.gid,
-        stdio: ['ignore', 'pipe', 'ignore'],
-      });
-      started.push(child);
-      let text = '';
-      child.stdout.setEncoding('utf8').on('data', (c: string) => (text += c));
-      await once(child, 'exit');
-      orphan = Number(text.trim());
-      assert.ok(orphan > 1);
+      orphan = await plantOrphan(user);
     });
     assert.equal(r.status, 200, r.text);
     try {
       await until(() => !alive(orphan), 'the orphan to be killed');
       assert.equal(await events(svc, 'stray-process'), 1);
       await replaced(svc, pid);
+    } finally {
+      if (alive(orphan)) process.kill(orphan, 'SIGKILL');
+    }
+  });
+
+  test('an orphan of the slot’s user that appears between requests is no key’s: the slot is replaced before the next, which is served', async () => {
+    await until(() => svc.service.slots.readyPids.length === 1, 'the slot process to be ready', {
+      timeoutMs: START_WAIT_MS,
+    });
+    const pid = svc.service.slots.slotPids[0] as number;
+    const before = await events(svc, 'stray-process');
+    const user = svc.service.slots.users?.[0];
+    assert.ok(user, 'as root, the slot has a user');
+    // As a process left in the slot's Chromium would fork after its request's end was looked at.
+    const orphan = await plantOrphan(user);
+    try {
+      const next = await svc.post({ url: fixtures.url('/ok'), script: 'return await page.title()' });
+      assert.equal(next.status, 200, next.text);
+      assert.equal(alive(orphan), false, 'killed before the next request ran');
+      assert.equal(await events(svc, 'stray-process'), before, 'the next request’s key is not charged with it');
+      assert.notEqual(svc.service.slots.slotPids[0], pid, 'the next request met a new slot process');
     } finally {
       if (alive(orphan)) process.kill(orphan, 'SIGKILL');
     }
@@ -225,6 +254,22 @@ describe('signs of an escape into a slot without slot cgroups', { skip }, () => 
     last.kill('SIGKILL');
   });
 });
+
+/** What a double fork leaves: a process of `user` whose parent is init (its pid). */
+async function plantOrphan(user: RunAs): Promise<number> {
+  const child = spawn('sh', ['-c', 'sleep 600 & echo $!'], {
+    uid: user.uid,
+    gid: user.gid,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  started.push(child);
+  let text = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (text += c));
+  await once(child, 'exit');
+  const orphan = Number(text.trim());
+  assert.ok(orphan > 1);
+  return orphan;
+}
 
 /** Whether process `pid` runs (a zombie counts as gone). */
 function alive(pid: number): boolean {
