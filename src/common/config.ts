@@ -153,6 +153,12 @@ export interface Config {
    * (src/front/cgroups/slot-groups.ts); SLOT_CGROUPS=off (or the deprecated SLOT_CPU_GROUPS=off): never.
    */
   readonly slotCgroups: boolean;
+  /**
+   * As root, whether a slot's Chromium runs from an execute-only copy with its SUID
+   * sandbox helper, so that its processes are non-dumpable (SLOT_NON_DUMPABLE);
+   * off: from its readable binary with its user-namespace sandbox (src/front/host/slot-privacy.ts).
+   */
+  readonly slotNonDumpable: boolean;
   /** Each slot's cap on tasks (processes and threads) with its CPU groups (src/front/cgroups/task-limits.ts); SLOT_MAX_TASKS. */
   readonly slotMaxTasks: number;
   /**
@@ -615,6 +621,10 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
   if (slotCgroups !== 'on' && slotCgroups !== 'off')
     problems.push(`${slotCgroupsName}: "${env[slotCgroupsName]}" must be on or off`);
 
+  const slotNonDumpable = (env.SLOT_NON_DUMPABLE ?? 'on').trim().toLowerCase();
+  if (slotNonDumpable !== 'on' && slotNonDumpable !== 'off')
+    problems.push(`SLOT_NON_DUMPABLE: "${env.SLOT_NON_DUMPABLE}" must be on or off`);
+
   for (const [name, why] of Object.entries(GONE_SETTINGS))
     if (env[name] !== undefined && env[name].trim() !== '') problems.push(`${name} ${why}`);
 
@@ -744,6 +754,7 @@ export function loadConfig(env: Env = process.env, detectMemoryMb: () => number 
     usageMetricsKeys: int('USAGE_METRICS_KEYS', 1000, 0, 100_000),
     playground: playground !== 'off',
     slotCgroups: slotCgroups !== 'off',
+    slotNonDumpable: slotNonDumpable !== 'off',
     slotMaxTasks: int('SLOT_MAX_TASKS', DEFAULT_SLOT_MAX_TASKS, 256, 65_536),
     cpuProfileDir,
     egressAllowlist: parseEgressAllowlist(env.EGRESS_ALLOWLIST ?? '', problems),

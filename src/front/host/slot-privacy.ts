@@ -11,6 +11,8 @@
 //   child must write its own /proc/self/uid_map, which is then root's):
 //   Chromium takes its SUID sandbox helper instead (chrome-sandbox, Debian's
 //   chromium-sandbox), found next to the copy, whose processes are non-dumpable too.
+//   The helper costs the browser a fork per renderer it starts, so SLOT_NON_DUMPABLE=off
+//   lets an operator keep the readable binary instead (docs/performance.md).
 // - A slot's writable places are its own and bounded: each slot process starts
 //   in a mount namespace of its own (unshare), where a tmpfs of
 //   slotTmpMb(PAGE_MEMORY_MB) replaces /tmp, /var/tmp, /dev/shm and /run/lock.
@@ -206,6 +208,8 @@ export function prepareSlotPrivacy(
     readonly executablePath: string;
     readonly pageMemoryMb: number;
     readonly asRoot: boolean;
+    /** SLOT_NON_DUMPABLE: false keeps Chromium's readable binary and its user-namespace sandbox. */
+    readonly nonDumpable?: boolean;
     readonly privileges?: Privileges;
   },
   logger: Logger,
@@ -221,7 +225,8 @@ export function prepareSlotPrivacy(
   let execOnly: ExecOnly | undefined;
   let nonDumpable = 'on';
   const suid = readFileSync('/proc/sys/fs/suid_dumpable', 'utf8').trim();
-  if (suid === '1') nonDumpable = 'off: fs.suid_dumpable is 1 (every process may be dumped)';
+  if (opts.nonDumpable === false) nonDumpable = 'off: SLOT_NON_DUMPABLE=off';
+  else if (suid === '1') nonDumpable = 'off: fs.suid_dumpable is 1 (every process may be dumped)';
   else if (!p.hostRoot && (p.noNewPrivs || helperLacks.length > 0))
     nonDumpable = `off: Chromium stays readable: its SUID sandbox helper cannot run here (${
       p.noNewPrivs ? 'no_new_privs is set' : `no ${helperLacks.join(', ')} in the bounding set`

@@ -221,7 +221,12 @@ export class Supervisor {
     if ('groups' in opened) this.#groups = opened.groups;
     else this.#groupsOff = opened.off;
     this.#privacy = prepareSlotPrivacy(
-      { executablePath: config.executablePath, pageMemoryMb: config.pageMemoryMb, asRoot: this.#users !== undefined },
+      {
+        executablePath: config.executablePath,
+        pageMemoryMb: config.pageMemoryMb,
+        asRoot: this.#users !== undefined,
+        nonDumpable: config.slotNonDumpable,
+      },
       logger,
     );
     await Promise.all(this.#table.slots.map((slot) => this.#spawn(slot)));

@@ -16,7 +16,9 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { execOnlyCopy, privateTmpScript, slotTmpMb } from '../../../src/front/host/slot-privacy.js';
+import { loadConfig } from '../../../src/common/config.js';
+import { execOnlyCopy, prepareSlotPrivacy, privateTmpScript, slotTmpMb } from '../../../src/front/host/slot-privacy.js';
+import { capturingLogger } from '../../helpers/service.js';
 import { runAsArgument } from '../../../src/slot/drop-user.js';
 import { emptyTmp } from '../../../src/slot/tmp-empty.js';
 
@@ -129,5 +131,38 @@ describe("Chromium's execute-only copy", () => {
       chromium: join(root, 'image', 'chromium-headless-shell'),
       shell: join(root, 'image', 'sh'),
     });
+  });
+});
+
+describe('SLOT_NON_DUMPABLE', () => {
+  // Root of a user namespace without SYS_ADMIN: nothing is copied or mounted, whatever the setting.
+  const privileges = { root: true, hostRoot: false, effective: '0', bounding: '0', noNewPrivs: false };
+  const prepare = (nonDumpable?: boolean) =>
+    prepareSlotPrivacy(
+      {
+        executablePath: '/usr/lib/chromium/chromium-headless-shell',
+        pageMemoryMb: 512,
+        asRoot: true,
+        privileges,
+        ...(nonDumpable === undefined ? {} : { nonDumpable }),
+      },
+      capturingLogger().logger,
+    );
+
+  test('is on unless set off, and only on or off', () => {
+    assert.equal(loadConfig({}).slotNonDumpable, true);
+    assert.equal(loadConfig({ SLOT_NON_DUMPABLE: 'off' }).slotNonDumpable, false);
+    assert.equal(loadConfig({ SLOT_NON_DUMPABLE: ' ON ' }).slotNonDumpable, true);
+    assert.throws(() => loadConfig({ SLOT_NON_DUMPABLE: 'maybe' }), /SLOT_NON_DUMPABLE: "maybe" must be on or off/);
+  });
+
+  test('off: Chromium keeps its readable binary, the slot process still drops in-process, and /health says why', () => {
+    const off = prepare(false);
+    assert.equal(off.nonDumpable, 'off: SLOT_NON_DUMPABLE=off');
+    assert.equal(off.execOnly, undefined);
+    assert.equal(off.dropInProcess, true);
+    // Control: without the setting, what is said is what the privileges allow, not the setting.
+    assert.match(prepare().nonDumpable, /^off: Chromium stays readable: its SUID sandbox helper cannot run here/);
+    assert.match(prepare(true).nonDumpable, /^off: Chromium stays readable/);
   });
 });
