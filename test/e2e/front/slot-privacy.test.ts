@@ -139,6 +139,49 @@ describe("a slot's processes", () => {
   });
 });
 
+describe('SLOT_NON_DUMPABLE=off', () => {
+  test("Chromium runs from its readable binary with its own sandbox, readable by the slot's user; the slot process is still not, and /health says so", async (t) => {
+    const skip = skipFor('slotNonDumpable');
+    if (skip) return t.skip(skip);
+    const off = await startTestService({
+      EGRESS_ALLOWLIST: fixtures.allowEntry,
+      MAX_CONCURRENCY: '1',
+      IDLE_SLOT_CLOSE_MS: '0',
+      SLOT_NON_DUMPABLE: 'off',
+    });
+    try {
+      assert.equal((await off.raw('GET', '/health')).body.slotNonDumpable, 'off: SLOT_NON_DUMPABLE=off');
+      const pid = off.service.slots.slotPids[0] as number;
+      const u = off.service.slots.users?.[0] as { uid: number; gid: number };
+      const running = off.post({
+        url: fixtures.url('/example'),
+        script: 'await new Promise((r) => setTimeout(r, 3000)); return await page.title()',
+      });
+      let browser: number | undefined;
+      await until(() => {
+        const tree = descendants(pid);
+        browser = tree.find((p) => /chrom/.test(cmdline(p)) && !cmdline(p).includes('--type='));
+        return browser !== undefined && tree.some((p) => cmdline(p).includes('--type=renderer'));
+      }, "the request's page to have its renderer");
+      const b = browser as number;
+      assert.doesNotMatch(cmdline(b), /exec-only/, 'the readable binary');
+      const got = attemptsAs(u, [pid, b]);
+      assert.deepEqual(got[String(pid)], {
+        mem: 'Permission denied',
+        environ: 'Permission denied',
+        ptrace: 'Operation not permitted',
+      });
+      assert.equal(got[String(b)]?.mem, 'ok', "the trade: Chromium's browser is readable by the slot's user");
+      const r = await running;
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.data, 'Example Domain');
+      assert.notEqual((await off.raw('GET', '/health')).body.chromiumSandbox, false, 'Chromium kept its own sandbox');
+    } finally {
+      await off.close();
+    }
+  });
+});
+
 describe("a slot's writable places", () => {
   test("a slot user writing 1 GiB to /dev/shm is refused at its slot's bound, counted in the slot's memory, and nothing it wrote is there for the next request", async (t) => {
     const skip = skipFor('slotPrivateTmp');
